@@ -1,0 +1,193 @@
+import type { TSchema } from 'typebox';
+import { Compile } from 'typebox/compile';
+import { type Classification, classifyRecord, describeJsonType } from './classify.js';
+import { MAJOR_VERSION } from './common.js';
+import { FAMILY_ENVELOPES } from './registry.js';
+
+/** Default cap on the errors reported for one record: a safeguard against hostile input. */
+export const DEFAULT_MAX_ERRORS = 10;
+
+/** One readable validation error: where (JSON pointer), what was expected, what arrived. */
+export interface RecordError {
+  /** JSON pointer (RFC 6901) into the record; `""` is the record itself. */
+  readonly pointer: string;
+  /** The JSON Schema keyword that failed (`type`, `required`, `const`, `anyOf`, …). */
+  readonly keyword: string;
+  /** What the schema expects at `pointer`. */
+  readonly expected: string;
+  /** What arrived: JSON type and a short, truncated preview (never a whole message). */
+  readonly received: string;
+  /** One line for people: `/created_at: expected number, got string "yesterday"`. */
+  readonly message: string;
+}
+
+/**
+ * The verdict on one parsed value:
+ * - `valid`: a v1 record type, and the record satisfies its schema;
+ * - `unknown` / `extension`: a type v1 does not define (reported as `unknown_record`, or ignored silently
+ *   for `x.<org>.<name>`), whose family envelope is valid;
+ * - `unsupported_version`: a record of another major version (skipped, never fatal);
+ * - `invalid`: not a record, or a record that breaks its schema (`invalid_record`).
+ */
+export type RecordValidation =
+  | { readonly status: 'valid' | 'unknown' | 'extension'; readonly classification: Classification }
+  | { readonly status: 'unsupported_version'; readonly classification: Classification; readonly version: number }
+  | {
+      readonly status: 'invalid';
+      readonly classification: Classification;
+      readonly errors: readonly RecordError[];
+      /** True when more errors existed than were kept. */
+      readonly truncated: boolean;
+    };
+
+/** Options for {@link validateRecord}. */
+export interface ValidateOptions {
+  /** Keep at most this many errors (default {@link DEFAULT_MAX_ERRORS}). */
+  readonly maxErrors?: number;
+}
+
+type Validator = ReturnType<typeof Compile>;
+const validators = new WeakMap<TSchema, Validator>();
+
+/** The compiled validator of a schema; each schema is compiled once, on first use. */
+export function compiledValidator(schema: TSchema): Validator {
+  let validator = validators.get(schema);
+  if (validator === undefined) {
+    validator = Compile(schema);
+    validators.set(schema, validator);
+  }
+  return validator;
+}
+
+/** True when the validation means the record is acceptable v1 data (valid, unknown type or extension). */
+export function isAcceptedRecord(validation: RecordValidation): boolean {
+  return validation.status === 'valid' || validation.status === 'unknown' || validation.status === 'extension';
+}
+
+/**
+ * Classifies and validates one parsed JSON value against the v1 schemas.
+ * Total: it returns a verdict for any input and never throws.
+ */
+export function validateRecord(value: unknown, options: ValidateOptions = {}): RecordValidation {
+  const maxErrors = Math.max(1, options.maxErrors ?? DEFAULT_MAX_ERRORS);
+  const classification = classifyRecord(value);
+  if (classification.family === 'none') {
+    const error = makeError('', 'type', 'a turn, event, run or state record', value, classification.reason);
+    return { status: 'invalid', classification, errors: [error], truncated: false };
+  }
+  if (classification.family === 'unknown') return { status: classification.kind, classification };
+
+  const version = classification.version;
+  if (typeof version === 'number' && Number.isInteger(version) && version !== MAJOR_VERSION) {
+    return { status: 'unsupported_version', classification, version };
+  }
+  const schema = classification.definition?.schema ?? (classification.family === 'state' ? undefined : FAMILY_ENVELOPES[classification.family].schema);
+  if (schema === undefined) throw new Error(`internal: no schema for ${classification.family}/${classification.type}`);
+  const validator = compiledValidator(schema);
+  if (validator.Check(value)) {
+    return { status: classification.kind === 'known' ? 'valid' : classification.kind, classification };
+  }
+  const errors = readableErrors(validator.Errors(value), value);
+  return { status: 'invalid', classification, errors: errors.slice(0, maxErrors), truncated: errors.length > maxErrors };
+}
+
+interface RawError {
+  readonly keyword: string;
+  readonly schemaPath: string;
+  readonly instancePath: string;
+  readonly params: Record<string, unknown>;
+  readonly message: string;
+}
+
+/** Turns raw JSON Schema errors into readable ones; the alternatives of one `anyOf` become one error. */
+function readableErrors(raw: readonly RawError[], root: unknown): RecordError[] {
+  const out: RecordError[] = [];
+  const alternatives = new Map<string, string[]>();
+  for (const error of raw) {
+    const anyOfAt = error.schemaPath.lastIndexOf('/anyOf/');
+    if (anyOfAt >= 0) {
+      const key = `${error.schemaPath.slice(0, anyOfAt)}\u0000${error.instancePath}`;
+      const list = alternatives.get(key) ?? [];
+      list.push(...expectationsOf(error));
+      alternatives.set(key, list);
+      continue;
+    }
+    if (error.keyword === 'anyOf') {
+      const key = `${error.schemaPath}\u0000${error.instancePath}`;
+      const expected = [...new Set(alternatives.get(key) ?? ['one of the allowed shapes'])].join(' or ');
+      alternatives.delete(key);
+      out.push(makeError(error.instancePath, 'anyOf', expected, valueAt(root, error.instancePath)));
+      continue;
+    }
+    if (error.keyword === 'required') {
+      for (const name of requiredProperties(error)) {
+        const pointer = `${error.instancePath}/${escapePointer(name)}`;
+        out.push(makeError(pointer, 'required', 'a required property', undefined, `${pointer}: required property is missing`));
+      }
+      continue;
+    }
+    out.push(makeError(error.instancePath, error.keyword, expectationsOf(error).join(', '), valueAt(root, error.instancePath)));
+  }
+  // Alternatives whose closing anyOf error was cut off by the error cap still deserve a line.
+  for (const [key, list] of alternatives) {
+    const pointer = key.slice(key.indexOf('\u0000') + 1);
+    out.push(makeError(pointer, 'anyOf', [...new Set(list)].join(' or '), valueAt(root, pointer)));
+  }
+  return out;
+}
+
+function requiredProperties(error: RawError): string[] {
+  const names = error.params.requiredProperties;
+  return Array.isArray(names) ? names.map(String) : [];
+}
+
+function expectationsOf(error: RawError): string[] {
+  const p = error.params;
+  switch (error.keyword) {
+    case 'type':
+      return [String(p.type)];
+    case 'const':
+      return [JSON.stringify(p.allowedValue)];
+    case 'required':
+      return requiredProperties(error).map((name) => `property "${name}"`);
+    case 'minLength':
+      return [`a string of at least ${String(p.limit)} character(s)`];
+    case 'minimum':
+      return [`a number >= ${String(p.limit)}`];
+    case 'not':
+      return ['a value other than the excluded ones'];
+    default:
+      return [error.message];
+  }
+}
+
+function makeError(pointer: string, keyword: string, expected: string, value: unknown, message?: string): RecordError {
+  const received = previewValue(value);
+  return { pointer, keyword, expected, received, message: message ?? `${pointer || '(record)'}: expected ${expected}, got ${received}` };
+}
+
+const PREVIEW_CHARS = 40;
+
+/** A short description of a value for error messages: its JSON type and a truncated preview. */
+export function previewValue(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  const type = describeJsonType(value);
+  if (type === 'object' || type === 'array') return type;
+  const text = JSON.stringify(value);
+  return `${type} ${text.length > PREVIEW_CHARS ? `${text.slice(0, PREVIEW_CHARS)}…` : text}`;
+}
+
+function escapePointer(segment: string): string {
+  return segment.replaceAll('~', '~0').replaceAll('/', '~1');
+}
+
+function valueAt(root: unknown, pointer: string): unknown {
+  if (pointer === '') return root;
+  let node: unknown = root;
+  for (const raw of pointer.slice(1).split('/')) {
+    const key = raw.replaceAll('~1', '/').replaceAll('~0', '~');
+    if (typeof node !== 'object' || node === null) return undefined;
+    node = (node as Record<string, unknown>)[key];
+  }
+  return node;
+}

@@ -1,0 +1,31 @@
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vitest/config';
+
+const root = dirname(fileURLToPath(import.meta.url));
+const packages = ['schema', 'reader', 'writer', 'conformance'] as const;
+
+// Tests run against the TypeScript sources, not dist: each public entry of a package's `exports` map is aliased to
+// the source file it is built from (dist/x.js <- src/x.ts), so the aliases cannot drift from the published surface.
+function sourceAliases() {
+  return packages.flatMap((name) => {
+    const manifest = JSON.parse(readFileSync(join(root, 'packages', name, 'package.json'), 'utf8')) as {
+      exports: Record<string, { default: string }>;
+    };
+    return Object.entries(manifest.exports).map(([subpath, target]) => ({
+      find: new RegExp(`^@turnjournal/${name}${subpath === '.' ? '' : subpath.slice(1).replaceAll('.', '\\.')}$`),
+      replacement: join(root, 'packages', name, target.default.replace(/^\.\/dist\//, 'src/').replace(/\.js$/, '.ts')),
+    }));
+  });
+}
+
+export default defineConfig({
+  resolve: { alias: sourceAliases() },
+  test: {
+    projects: packages.map((name) => ({
+      extends: true,
+      test: { name, include: [`packages/${name}/test/**/*.test.ts`] },
+    })),
+  },
+});
