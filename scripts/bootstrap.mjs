@@ -10,7 +10,9 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const { packageManager } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 if (typeof packageManager !== 'string' || !packageManager.startsWith('pnpm@')) {
-  console.error(`bootstrap: package.json "packageManager" must name an exact pnpm version, got ${JSON.stringify(packageManager)}`);
+  console.error(
+    `bootstrap: package.json "packageManager" must name an exact pnpm version, got ${JSON.stringify(packageManager)}`,
+  );
   process.exit(2);
 }
 

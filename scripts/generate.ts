@@ -28,7 +28,9 @@ for (const artefact of generatedArtefacts(root)) {
 
 if (check) {
   if (stale.length > 0) {
-    console.error(`stale generated files (run \`pnpm generate\` and commit):\n${stale.map((p) => `  ${p}`).join('\n')}`);
+    console.error(
+      `stale generated files (run \`pnpm generate\` and commit):\n${stale.map((p) => `  ${p}`).join('\n')}`,
+    );
     process.exit(1);
   }
   console.log('generated files are up to date');

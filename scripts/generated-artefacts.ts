@@ -1,6 +1,11 @@
-// The list of generated artefacts and how each is built from its source. Kept apart from generate.ts so tests
-// can build an artefact in memory and compare it with the committed file.
-import { buildJsonSchema } from '../packages/schema/src/v1/json-schema.ts';
+// The list of generated artefacts and how each is built from its source. Kept apart from generate.ts so tests can
+// build an artefact in memory and compare it with the committed file.
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { buildFixtureManifest, FixtureFile, loadFixtures } from '../packages/conformance/src/fixtures/index.ts';
+import { parseRequirements } from '../packages/conformance/src/requirements/parse-requirements.ts';
+import { buildRequirementsMap } from '../packages/conformance/src/requirements/requirements-map.ts';
+import { buildJsonSchema, SCHEMA_DIALECT } from '../packages/schema/src/v1/json-schema.ts';
 
 /** One generated file: its path from the repository root and the function that produces its exact text. */
 export interface GeneratedArtefact {
@@ -14,6 +19,23 @@ export function jsonText(value: unknown): string {
 }
 
 /** Every generated artefact, in the order they are written. */
-export function generatedArtefacts(_root: string): GeneratedArtefact[] {
-  return [{ path: 'spec/v1/schema.json', build: () => jsonText(buildJsonSchema()) }];
+export function generatedArtefacts(root: string): GeneratedArtefact[] {
+  const fixturesRoot = join(root, 'fixtures');
+  const specPath = join(root, 'spec/v1/spec.md');
+  return [
+    { path: 'spec/v1/schema.json', build: () => jsonText(buildJsonSchema()) },
+    {
+      path: 'fixtures/fixture.schema.json',
+      build: () => jsonText({ $schema: SCHEMA_DIALECT, ...JSON.parse(JSON.stringify(FixtureFile)) }),
+    },
+    { path: 'fixtures/manifest.json', build: () => jsonText(buildFixtureManifest(loadFixtures(fixturesRoot))) },
+    {
+      path: 'spec/v1/requirements.json',
+      build: () => {
+        if (!existsSync(specPath)) throw new Error(`${specPath} is missing`);
+        const requirements = parseRequirements(readFileSync(specPath, 'utf8'));
+        return jsonText(buildRequirementsMap(requirements, loadFixtures(fixturesRoot)));
+      },
+    },
+  ];
 }

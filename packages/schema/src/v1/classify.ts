@@ -1,5 +1,5 @@
 import { EXTENSION_TYPE_PATTERN, MAJOR_VERSION } from './common.js';
-import { type RecordDefinition, type RecordFamily, findRecordDefinition, findTypedDefinition } from './registry.js';
+import { findRecordDefinition, findTypedDefinition, type RecordDefinition, type RecordFamily } from './registry.js';
 
 /** How a record's type relates to v1: defined by it, a private `x.<org>.<name>` extension, or unknown. */
 export type RecordKind = 'known' | 'extension' | 'unknown';
@@ -19,7 +19,13 @@ export type Classification =
       /** The major version the record declares (turn `version`, event `version` or 1, header/state `schema_version`). */
       readonly version: unknown;
     }
-  | { readonly family: 'unknown'; readonly type: string; readonly kind: 'extension' | 'unknown'; readonly definition: undefined; readonly version: undefined }
+  | {
+      readonly family: 'unknown';
+      readonly type: string;
+      readonly kind: 'extension' | 'unknown';
+      readonly definition: undefined;
+      readonly version: undefined;
+    }
   | { readonly family: 'none'; readonly reason: string };
 
 /** True when the name is a private extension type, `x.<org>.<name>`. */
@@ -42,29 +48,45 @@ function kindOf(definition: RecordDefinition | undefined, type: string): RecordK
  * Pure and total: it never throws, whatever the input.
  */
 export function classifyRecord(value: unknown): Classification {
-  if (!isJsonObject(value)) return { family: 'none', reason: `a record must be a JSON object, got ${describeJsonType(value)}` };
+  if (!isJsonObject(value))
+    return { family: 'none', reason: `a record must be a JSON object, got ${describeJsonType(value)}` };
   const has = (key: string) => Object.hasOwn(value, key);
   if (!has('type')) {
     if (has('event')) {
       const event = value.event;
-      if (typeof event !== 'string') return { family: 'none', reason: `"event" must be a string, got ${describeJsonType(event)}` };
+      if (typeof event !== 'string')
+        return { family: 'none', reason: `"event" must be a string, got ${describeJsonType(event)}` };
       const definition = findRecordDefinition('turn', event);
       return { family: 'turn', type: event, kind: kindOf(definition, event), definition, version: value.version };
     }
     if (has('schema_version')) {
-      return { family: 'state', type: 'SessionState', kind: 'known', definition: findRecordDefinition('state', 'SessionState'), version: value.schema_version };
+      return {
+        family: 'state',
+        type: 'SessionState',
+        kind: 'known',
+        definition: findRecordDefinition('state', 'SessionState'),
+        version: value.schema_version,
+      };
     }
     return { family: 'none', reason: 'the object has no "type" or "event" discriminator' };
   }
   const type = value.type;
-  if (typeof type !== 'string') return { family: 'none', reason: `"type" must be a string, got ${describeJsonType(type)}` };
+  if (typeof type !== 'string')
+    return { family: 'none', reason: `"type" must be a string, got ${describeJsonType(type)}` };
   const definition = findTypedDefinition(type);
   if (definition !== undefined) {
-    return { family: definition.family, type, kind: 'known', definition, version: versionOf(definition.family, type, value) };
+    return {
+      family: definition.family,
+      type,
+      kind: 'known',
+      definition,
+      version: versionOf(definition.family, type, value),
+    };
   }
   const kind = isExtensionType(type) ? 'extension' : 'unknown';
   if (has('run_id')) return { family: 'run', type, kind, definition: undefined, version: undefined };
-  if (has('seq')) return { family: 'event', type, kind, definition: undefined, version: versionOf('event', type, value) };
+  if (has('seq'))
+    return { family: 'event', type, kind, definition: undefined, version: versionOf('event', type, value) };
   return { family: 'unknown', type, kind, definition: undefined, version: undefined };
 }
 

@@ -19,12 +19,18 @@ export function Id(description: string) {
  * Readers accept unknown values (spec TJ-COMPAT); the known values travel in the JSON Schema as `examples`.
  */
 export function OpenEnum(known: readonly string[], description: string) {
-  return Type.String({ description: `${description} Open set: known values are ${known.map((v) => `"${v}"`).join(', ')}; other values are accepted.`, examples: [...known] });
+  return Type.String({
+    description: `${description} Open set: known values are ${known.map((v) => `"${v}"`).join(', ')}; other values are accepted.`,
+    examples: [...known],
+  });
 }
 
 /** A timestamp string; RFC 3339 is recommended but not enforced, so real writers' variants stay valid. */
 export function Timestamp(description: string) {
-  return Type.String({ minLength: 1, description: `${description} RFC 3339 recommended (e.g. 2026-02-03T12:34:56.789Z).` });
+  return Type.String({
+    minLength: 1,
+    description: `${description} RFC 3339 recommended (e.g. 2026-02-03T12:34:56.789Z).`,
+  });
 }
 
 /** A non-negative integer. */

@@ -63,7 +63,11 @@ export const EventUndo = Type.Object(
   {
     ...envelope,
     type: Type.Literal('undo'),
-    payload: Type.Optional(Type.Object({ n: Type.Optional(Type.Integer({ minimum: 1, description: 'How many messages to pop; default 1.' })) })),
+    payload: Type.Optional(
+      Type.Object({
+        n: Type.Optional(Type.Integer({ minimum: 1, description: 'How many messages to pop; default 1.' })),
+      }),
+    ),
   },
   { title: 'EventUndo', description: 'The last n messages were removed.' },
 );
@@ -71,7 +75,11 @@ export const EventUndo = Type.Object(
 export type EventUndo = Static<typeof EventUndo>;
 
 /** `checkpoint`: full snapshot of the message list; recovery starts from the latest one. */
-export const EventCheckpoint = eventRecord('checkpoint', { messages: Type.Array(Message) }, 'Full snapshot of the message list.');
+export const EventCheckpoint = eventRecord(
+  'checkpoint',
+  { messages: Type.Array(Message) },
+  'Full snapshot of the message list.',
+);
 /** Full snapshot of the message list. */
 export type EventCheckpoint = Static<typeof EventCheckpoint>;
 
@@ -142,7 +150,11 @@ export const EventChatError = eventRecord(
   'chat.error',
   {
     request_id: requestId,
-    error: Type.Object({ message: Type.String(), name: Type.Optional(Type.String()), code: Type.Optional(Type.String()) }),
+    error: Type.Object({
+      message: Type.String(),
+      name: Type.Optional(Type.String()),
+      code: Type.Optional(Type.String()),
+    }),
   },
   'The run failed.',
 );

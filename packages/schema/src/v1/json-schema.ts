@@ -90,10 +90,12 @@ function familyEntry(family: Exclude<RecordFamily, 'state'>, discriminator: 'eve
     description: `Any ${family}-family record: the ${envelope.name}, plus the schema of the record type when v1 defines it.`,
     allOf: [
       ref(envelope.name),
-      ...RECORD_DEFINITIONS.filter((d) => d.family === family && !(family === 'run' && d.type === 'header')).map((d) => ({
-        if: discriminatorIs(discriminator, d.type),
-        then: ref(d.name),
-      })),
+      ...RECORD_DEFINITIONS.filter((d) => d.family === family && !(family === 'run' && d.type === 'header')).map(
+        (d) => ({
+          if: discriminatorIs(discriminator, d.type),
+          then: ref(d.name),
+        }),
+      ),
     ],
   };
 }

@@ -109,21 +109,29 @@ export type TurnEnvelope = Static<typeof TurnEnvelope>;
 
 /** What every non-header run record has, whatever its type. */
 export const RunEnvelope = Type.Object(
-  { type: Type.String({ minLength: 1 }), run_id: Type.String({ minLength: 1 }), ts: Timestamp('When the record was written.') },
+  {
+    type: Type.String({ minLength: 1 }),
+    run_id: Type.String({ minLength: 1 }),
+    ts: Timestamp('When the record was written.'),
+  },
   { title: 'RunEnvelope', description: 'Fields every run record other than the header has.' },
 );
 /** Fields every run record other than the header has. */
 export type RunEnvelope = Static<typeof RunEnvelope>;
 
 /** The envelope a record of an unknown or extension type must still satisfy, per family. */
-export const FAMILY_ENVELOPES: Readonly<Record<Exclude<RecordFamily, 'state'>, { readonly name: string; readonly schema: TSchema }>> = {
+export const FAMILY_ENVELOPES: Readonly<
+  Record<Exclude<RecordFamily, 'state'>, { readonly name: string; readonly schema: TSchema }>
+> = {
   turn: { name: 'TurnEnvelope', schema: TurnEnvelope },
   event: { name: 'EventEnvelope', schema: EventEnvelope },
   run: { name: 'RunEnvelope', schema: RunEnvelope },
 };
 
 const byFamilyAndType = new Map(RECORD_DEFINITIONS.map((d) => [`${d.family}\u0000${d.type}`, d]));
-const byType = new Map(RECORD_DEFINITIONS.filter((d) => d.family === 'run' || d.family === 'event').map((d) => [d.type, d]));
+const byType = new Map(
+  RECORD_DEFINITIONS.filter((d) => d.family === 'run' || d.family === 'event').map((d) => [d.type, d]),
+);
 
 /** The definition of a family's record type, or `undefined` when v1 does not define it. */
 export function findRecordDefinition(family: RecordFamily, type: string): RecordDefinition | undefined {

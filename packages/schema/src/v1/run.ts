@@ -8,7 +8,12 @@ export const RUN_OUTCOMES = ['completed', 'cancelled', 'error'] as const;
 
 const runId = Id('Run id (a UUID in the reference layout).');
 
-function runRecord<const T extends string, P extends TProperties>(type: T, title: string, properties: P, description: string) {
+function runRecord<const T extends string, P extends TProperties>(
+  type: T,
+  title: string,
+  properties: P,
+  description: string,
+) {
   return Type.Object(
     {
       type: Type.Literal(type),
@@ -69,7 +74,11 @@ export type RunInput = Static<typeof RunInput>;
 export const RunStart = runRecord(
   'run.start',
   'RunStart',
-  { session_id: Type.Optional(Id('Session the run belongs to.')), input: RunInput, ui_context: Type.Optional(Type.Unknown()) },
+  {
+    session_id: Type.Optional(Id('Session the run belongs to.')),
+    input: RunInput,
+    ui_context: Type.Optional(Type.Unknown()),
+  },
   'The run started with this input.',
 );
 /** The run started with this input. */
@@ -105,7 +114,11 @@ export const RunToolOutput = runRecord(
     result_raw: Type.String(),
     is_error: Type.Optional(Type.Boolean()),
     output_ref: Type.Optional(
-      Type.Object({ id: Type.String(), byte_size: Type.Optional(Count('Bytes.')), line_count: Type.Optional(Count('Lines.')) }),
+      Type.Object({
+        id: Type.String(),
+        byte_size: Type.Optional(Count('Bytes.')),
+        line_count: Type.Optional(Count('Lines.')),
+      }),
     ),
   },
   'Output of a tool call.',

@@ -81,14 +81,21 @@ export function validateRecord(value: unknown, options: ValidateOptions = {}): R
   if (typeof version === 'number' && Number.isInteger(version) && version !== MAJOR_VERSION) {
     return { status: 'unsupported_version', classification, version };
   }
-  const schema = classification.definition?.schema ?? (classification.family === 'state' ? undefined : FAMILY_ENVELOPES[classification.family].schema);
+  const schema =
+    classification.definition?.schema ??
+    (classification.family === 'state' ? undefined : FAMILY_ENVELOPES[classification.family].schema);
   if (schema === undefined) throw new Error(`internal: no schema for ${classification.family}/${classification.type}`);
   const validator = compiledValidator(schema);
   if (validator.Check(value)) {
     return { status: classification.kind === 'known' ? 'valid' : classification.kind, classification };
   }
   const errors = readableErrors(validator.Errors(value), value);
-  return { status: 'invalid', classification, errors: errors.slice(0, maxErrors), truncated: errors.length > maxErrors };
+  return {
+    status: 'invalid',
+    classification,
+    errors: errors.slice(0, maxErrors),
+    truncated: errors.length > maxErrors,
+  };
 }
 
 interface RawError {
@@ -122,11 +129,15 @@ function readableErrors(raw: readonly RawError[], root: unknown): RecordError[] 
     if (error.keyword === 'required') {
       for (const name of requiredProperties(error)) {
         const pointer = `${error.instancePath}/${escapePointer(name)}`;
-        out.push(makeError(pointer, 'required', 'a required property', undefined, `${pointer}: required property is missing`));
+        out.push(
+          makeError(pointer, 'required', 'a required property', undefined, `${pointer}: required property is missing`),
+        );
       }
       continue;
     }
-    out.push(makeError(error.instancePath, error.keyword, expectationsOf(error).join(', '), valueAt(root, error.instancePath)));
+    out.push(
+      makeError(error.instancePath, error.keyword, expectationsOf(error).join(', '), valueAt(root, error.instancePath)),
+    );
   }
   // Alternatives whose closing anyOf error was cut off by the error cap still deserve a line.
   for (const [key, list] of alternatives) {
@@ -163,7 +174,13 @@ function expectationsOf(error: RawError): string[] {
 
 function makeError(pointer: string, keyword: string, expected: string, value: unknown, message?: string): RecordError {
   const received = previewValue(value);
-  return { pointer, keyword, expected, received, message: message ?? `${pointer || '(record)'}: expected ${expected}, got ${received}` };
+  return {
+    pointer,
+    keyword,
+    expected,
+    received,
+    message: message ?? `${pointer || '(record)'}: expected ${expected}, got ${received}`,
+  };
 }
 
 const PREVIEW_CHARS = 40;

@@ -1,0 +1,2 @@
+export * from './parse-requirements.js';
+export * from './requirements-map.js';

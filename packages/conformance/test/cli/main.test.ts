@@ -1,0 +1,59 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+// Runs the CLI the way a user does, through tsx on the source, so exit codes and output are tested end to end.
+const repo = join(import.meta.dirname, '../../../..');
+const main = join(repo, 'packages/conformance/src/cli/main.ts');
+const tsx = join(repo, 'node_modules/.bin/tsx');
+
+function turnjournal(...args: string[]) {
+  const result = spawnSync(tsx, [main, ...args], { encoding: 'utf8', cwd: repo });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+function tempFile(name: string, text: string | Uint8Array): string {
+  const dir = mkdtempSync(join(tmpdir(), 'tj-cli-'));
+  const path = join(dir, name);
+  writeFileSync(path, text);
+  return path;
+}
+
+describe('turnjournal validate', () => {
+  it('exits 0 on the example store and counts every record', () => {
+    const run = turnjournal('validate', 'examples/store');
+    expect(run.status).toBe(0);
+    expect(run.stdout).toMatch(/^5 file\(s\), 35 record\(s\), 0 problem\(s\)/);
+  });
+
+  it('exits 1 and names line and field when a record breaks its schema', () => {
+    const ok = '{"version":1,"event":"worker_started","turn_id":"t1","created_at":1}';
+    const bad = '{"version":1,"event":"worker_started","turn_id":"t1","created_at":"yesterday"}';
+    const run = turnjournal('validate', tempFile('s.jsonl', `${ok}\n${bad}\n`));
+    expect(run.status).toBe(1);
+    expect(run.stdout).toContain('line 2: invalid_record: /created_at: expected number, got string "yesterday"');
+  });
+
+  it('reports invalid UTF-8 and non-JSON lines as malformed, and a torn tail without failing', () => {
+    const bytes = Buffer.concat([Buffer.from([0xff, 0xfe, 0x0a]), Buffer.from('not json\n{"version":1,"eve')]);
+    const run = turnjournal('validate', '--format', 'json', tempFile('d.jsonl', bytes));
+    expect(run.status).toBe(1);
+    const report = JSON.parse(run.stdout) as { files: { problems: { code: string; line: number }[] }[] };
+    expect(report.files[0]?.problems.map((p) => [p.line, p.code])).toEqual([
+      [1, 'malformed_line'],
+      [2, 'malformed_line'],
+      [3, 'torn_tail'],
+    ]);
+  });
+
+  it('exits 2 on usage errors', () => {
+    expect(turnjournal().status).toBe(2);
+    expect(turnjournal('frobnicate').status).toBe(2);
+    expect(turnjournal('validate').status).toBe(2);
+    expect(turnjournal('validate', '/no/such/path').status).toBe(2);
+    expect(turnjournal('validate', '--format', 'xml', 'examples').status).toBe(2);
+    expect(turnjournal('validate', '--bogus', 'examples').status).toBe(2);
+  });
+});

@@ -1,0 +1,95 @@
+import { describe, expect, it } from 'vitest';
+import { classifyRecord, validateRecord } from '../../src/v1/index.js';
+
+const submitted = {
+  version: 1,
+  event: 'submitted',
+  turn_id: '20260511T001122Z-c9bd17bc9fc0',
+  session_id: 'abc123',
+  created_at: 1778458282.123,
+  role: 'user',
+  content: 'hello',
+};
+
+describe('validateRecord', () => {
+  it('names the pointer, the expectation and what arrived for a wrong type', () => {
+    const verdict = validateRecord({ ...submitted, created_at: 'yesterday' });
+    expect(verdict.status).toBe('invalid');
+    if (verdict.status !== 'invalid') return;
+    expect(verdict.errors).toEqual([
+      {
+        pointer: '/created_at',
+        keyword: 'type',
+        expected: 'number',
+        received: 'string "yesterday"',
+        message: '/created_at: expected number, got string "yesterday"',
+      },
+    ]);
+  });
+
+  it('reports a missing required field at its own pointer', () => {
+    const { turn_id: _dropped, ...rest } = submitted;
+    const verdict = validateRecord(rest);
+    expect(verdict.status === 'invalid' && verdict.errors.map((e) => e.pointer)).toEqual(['/turn_id']);
+  });
+
+  it('folds the alternatives of a nullable field into one error', () => {
+    const verdict = validateRecord({ ...submitted, model: 3 });
+    expect(verdict.status === 'invalid' && verdict.errors.map((e) => [e.pointer, e.expected])).toEqual([
+      ['/model', 'string or null'],
+    ]);
+  });
+
+  it('caps the error list and says it did', () => {
+    const verdict = validateRecord(
+      { version: 1, event: 'submitted', turn_id: 1, session_id: 2, created_at: '3', role: 4, content: 5 },
+      { maxErrors: 2 },
+    );
+    expect(verdict.status).toBe('invalid');
+    if (verdict.status !== 'invalid') return;
+    expect(verdict.errors).toHaveLength(2);
+    expect(verdict.truncated).toBe(true);
+  });
+
+  it('truncates long values in error previews so diagnostics never carry whole messages', () => {
+    const verdict = validateRecord({ ...submitted, content: 'x'.repeat(10_000), created_at: 'y'.repeat(10_000) });
+    expect(verdict.status === 'invalid' && verdict.errors[0]?.received.length).toBeLessThan(60);
+  });
+
+  it('does not throw on hostile values', () => {
+    for (const value of [
+      null,
+      0,
+      'x',
+      [],
+      [submitted],
+      { type: 5 },
+      { event: null },
+      Object.create(null),
+      { __proto__: { version: 1 } },
+    ]) {
+      expect(() => validateRecord(value)).not.toThrow();
+      expect(validateRecord(value).status).toBe('invalid');
+    }
+  });
+
+  it('skips a record of another major version instead of calling it invalid', () => {
+    expect(validateRecord({ ...submitted, version: 2 })).toMatchObject({ status: 'unsupported_version', version: 2 });
+    expect(validateRecord({ type: 'header', schema_version: 3, run_id: 'r' })).toMatchObject({
+      status: 'unsupported_version',
+      version: 3,
+    });
+  });
+});
+
+describe('classifyRecord', () => {
+  it('recognises a family from the record, never from a file name', () => {
+    expect(classifyRecord(submitted)).toMatchObject({ family: 'turn', type: 'submitted', kind: 'known' });
+    expect(classifyRecord({ type: 'tool.output', run_id: 'r' })).toMatchObject({ family: 'run', kind: 'known' });
+    expect(classifyRecord({ type: 'tool.result', seq: 1 })).toMatchObject({ family: 'event', kind: 'known' });
+    expect(classifyRecord({ type: 'x.acme.note', seq: 1 })).toMatchObject({ family: 'event', kind: 'extension' });
+    expect(classifyRecord({ type: 'telemetry' })).toMatchObject({ family: 'unknown', kind: 'unknown' });
+    expect(classifyRecord({ schema_version: 1, session_id: 's', messages: [] })).toMatchObject({ family: 'state' });
+    expect(classifyRecord({ hello: 'world' })).toMatchObject({ family: 'none' });
+  });
+});
