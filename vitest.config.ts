@@ -23,6 +23,7 @@ function sourceAliases() {
 export default defineConfig({
   resolve: { alias: sourceAliases() },
   test: {
+    globalSetup: ['scripts/vitest-global-setup.ts'],
     projects: packages.map((name) => ({
       extends: true,
       test: { name, include: [`packages/${name}/test/**/*.test.ts`] },

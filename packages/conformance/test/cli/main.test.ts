@@ -4,13 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
-// Runs the CLI the way a user does, through tsx on the source, so exit codes and output are tested end to end.
+// Runs the built bin the way a user does (the global setup builds first), so exit codes and output are tested end to end.
 const repo = join(import.meta.dirname, '../../../..');
-const main = join(repo, 'packages/conformance/src/cli/main.ts');
-const tsx = join(repo, 'node_modules/.bin/tsx');
+const bin = join(repo, 'packages/conformance/dist/cli/main.js');
 
 function turnjournal(...args: string[]) {
-  const result = spawnSync(tsx, [main, ...args], { encoding: 'utf8', cwd: repo });
+  const result = spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', cwd: repo });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 

@@ -7,8 +7,10 @@ export type RecordKind = 'known' | 'extension' | 'unknown';
 /**
  * Where one parsed JSON value belongs (spec §Family recognition):
  * - a family and type (`definition` set when v1 defines the type);
- * - `family: 'unknown'` for a typed record whose shape names no family (still accepted);
- * - `family: 'none'` for a value that is not a record of any family.
+ * - `family: 'unknown'` for an object whose type or shape names no family (rules 5 and 6; accepted, reported as
+ *   `unknown_record` unless it is an extension);
+ * - `family: 'none'` for a value that is not a record at all: not an object, or a discriminator that is not a
+ *   string (rule 7; `invalid_record`).
  */
 export type Classification =
   | {
@@ -21,7 +23,8 @@ export type Classification =
     }
   | {
       readonly family: 'unknown';
-      readonly type: string;
+      /** The `type`, or `undefined` for an object with no discriminator at all (spec §4.1 rule 6). */
+      readonly type: string | undefined;
       readonly kind: 'extension' | 'unknown';
       readonly definition: undefined;
       readonly version: undefined;
@@ -68,7 +71,7 @@ export function classifyRecord(value: unknown): Classification {
         version: value.schema_version,
       };
     }
-    return { family: 'none', reason: 'the object has no "type" or "event" discriminator' };
+    return { family: 'unknown', type: undefined, kind: 'unknown', definition: undefined, version: undefined };
   }
   const type = value.type;
   if (typeof type !== 'string')

@@ -62,7 +62,7 @@ export function buildJsonSchema(): JsonSchemaDocument {
     then: {
       if: present('event'),
       then: ref('TurnRecord'),
-      else: { if: present('schema_version'), then: ref('SessionState'), else: false },
+      else: { if: present('schema_version'), then: ref('SessionState'), else: true },
     },
     else: {
       type: 'object',

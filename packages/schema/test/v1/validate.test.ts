@@ -57,17 +57,7 @@ describe('validateRecord', () => {
   });
 
   it('does not throw on hostile values', () => {
-    for (const value of [
-      null,
-      0,
-      'x',
-      [],
-      [submitted],
-      { type: 5 },
-      { event: null },
-      Object.create(null),
-      { __proto__: { version: 1 } },
-    ]) {
+    for (const value of [null, 0, 'x', [], [submitted], { type: 5 }, { event: null }, { event: ['submitted'] }]) {
       expect(() => validateRecord(value)).not.toThrow();
       expect(validateRecord(value).status).toBe('invalid');
     }
@@ -90,6 +80,7 @@ describe('classifyRecord', () => {
     expect(classifyRecord({ type: 'x.acme.note', seq: 1 })).toMatchObject({ family: 'event', kind: 'extension' });
     expect(classifyRecord({ type: 'telemetry' })).toMatchObject({ family: 'unknown', kind: 'unknown' });
     expect(classifyRecord({ schema_version: 1, session_id: 's', messages: [] })).toMatchObject({ family: 'state' });
-    expect(classifyRecord({ hello: 'world' })).toMatchObject({ family: 'none' });
+    expect(classifyRecord({ hello: 'world' })).toMatchObject({ family: 'unknown', kind: 'unknown' });
+    expect(classifyRecord({ type: 7 })).toMatchObject({ family: 'none' });
   });
 });
