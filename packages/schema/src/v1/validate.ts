@@ -106,45 +106,78 @@ interface RawError {
   readonly message: string;
 }
 
-/** Turns raw JSON Schema errors into readable ones; the alternatives of one `anyOf` become one error. */
+/**
+ * Turns raw JSON Schema errors into readable ones. A failed union (`anyOf`) is explained through the one alternative
+ * the value was evidently meant to be, when there is exactly one (its discriminator and its JSON type fit): a text
+ * input without `text` reports `/input/text` missing, not "text or parts or another type". Otherwise the
+ * alternatives become one error at the union's location.
+ */
 function readableErrors(raw: readonly RawError[], root: unknown): RecordError[] {
   const out: RecordError[] = [];
-  const alternatives = new Map<string, string[]>();
+  const consumed = new Set<RawError>();
   for (const error of raw) {
-    const anyOfAt = error.schemaPath.lastIndexOf('/anyOf/');
-    if (anyOfAt >= 0) {
-      const key = `${error.schemaPath.slice(0, anyOfAt)}\u0000${error.instancePath}`;
-      const list = alternatives.get(key) ?? [];
-      list.push(...expectationsOf(error));
-      alternatives.set(key, list);
+    if (consumed.has(error)) continue;
+    const union = outermostUnion(error.schemaPath);
+    if (union === undefined) {
+      out.push(...plainErrors(error, root));
       continue;
     }
-    if (error.keyword === 'anyOf') {
-      const key = `${error.schemaPath}\u0000${error.instancePath}`;
-      const expected = [...new Set(alternatives.get(key) ?? ['one of the allowed shapes'])].join(' or ');
-      alternatives.delete(key);
-      out.push(makeError(error.instancePath, 'anyOf', expected, valueAt(root, error.instancePath)));
+    const members = raw.filter((e) => e.schemaPath === union || e.schemaPath.startsWith(`${union}/anyOf/`));
+    for (const member of members) consumed.add(member);
+    const marker = members.find((e) => e.schemaPath === union && e.keyword === 'anyOf');
+    const branchErrors = members.filter((e) => e !== marker);
+    const instancePath = marker?.instancePath ?? branchErrors[0]?.instancePath ?? '';
+    const branches = new Map<string, RawError[]>();
+    for (const e of branchErrors) {
+      const branch = e.schemaPath.slice(union.length).split('/')[2] ?? '';
+      branches.set(branch, [...(branches.get(branch) ?? []), e]);
+    }
+    const fitting = [...branches.values()].filter((errors) => errors.every((e) => !rulesBranchOut(e, instancePath)));
+    if (fitting.length === 1 && fitting[0] !== undefined) {
+      // Re-root the branch's errors at the branch, so unions nested inside it are explained the same way.
+      const reRooted = fitting[0].map((e) => ({
+        ...e,
+        schemaPath: `#${e.schemaPath.slice(union.length).replace(/^\/anyOf\/\d+/, '')}`,
+      }));
+      out.push(...readableErrors(reRooted, root));
       continue;
     }
-    if (error.keyword === 'required') {
-      for (const name of requiredProperties(error)) {
-        const pointer = `${error.instancePath}/${escapePointer(name)}`;
-        out.push(
-          makeError(pointer, 'required', 'a required property', undefined, `${pointer}: required property is missing`),
-        );
-      }
-      continue;
-    }
-    out.push(
-      makeError(error.instancePath, error.keyword, expectationsOf(error).join(', '), valueAt(root, error.instancePath)),
-    );
-  }
-  // Alternatives whose closing anyOf error was cut off by the error cap still deserve a line.
-  for (const [key, list] of alternatives) {
-    const pointer = key.slice(key.indexOf('\u0000') + 1);
-    out.push(makeError(pointer, 'anyOf', [...new Set(list)].join(' or '), valueAt(root, pointer)));
+    const expected = [...new Set(branchErrors.flatMap(expectationsOf))].join(' or ') || 'one of the allowed shapes';
+    out.push(makeError(instancePath, 'anyOf', expected, valueAt(root, instancePath)));
   }
   return out;
+}
+
+// The schema path of the outermost union an error belongs to, e.g. `#/properties/input` for
+// `#/properties/input/anyOf/1/properties/type`, or the union itself for its own `anyOf` error.
+function outermostUnion(schemaPath: string): string | undefined {
+  const at = schemaPath.indexOf('/anyOf/');
+  return at >= 0 ? schemaPath.slice(0, at) : undefined;
+}
+
+// A branch is not the one the value meant when its discriminator (`const`, `not`) fails, or when the value at the
+// union's own location has the wrong JSON type for it.
+function rulesBranchOut(error: RawError, unionInstancePath: string): boolean {
+  if (error.keyword === 'const' || error.keyword === 'not') return true;
+  return error.keyword === 'type' && error.instancePath === unionInstancePath;
+}
+
+function plainErrors(error: RawError, root: unknown): RecordError[] {
+  if (error.keyword === 'required') {
+    return requiredProperties(error).map((name) => {
+      const pointer = `${error.instancePath}/${escapePointer(name)}`;
+      return makeError(
+        pointer,
+        'required',
+        'a required property',
+        undefined,
+        `${pointer}: required property is missing`,
+      );
+    });
+  }
+  return [
+    makeError(error.instancePath, error.keyword, expectationsOf(error).join(', '), valueAt(root, error.instancePath)),
+  ];
 }
 
 function requiredProperties(error: RawError): string[] {

@@ -40,6 +40,34 @@ describe('validateRecord', () => {
     ]);
   });
 
+  it('explains a failed union through the one alternative the value meant', () => {
+    const messages = (value: unknown) => {
+      const verdict = validateRecord(value);
+      return verdict.status === 'invalid' ? verdict.errors.map((e) => e.message) : [];
+    };
+    const run = { type: 'run.start', run_id: 'r', ts: 't' };
+    expect(messages({ ...run, input: { type: 'text' } })).toEqual(['/input/text: required property is missing']);
+    expect(messages({ ...run, input: { type: 'parts', parts: [{ text: 'x' }] } })).toEqual([
+      '/input/parts/0/type: required property is missing',
+    ]);
+    expect(messages({ ...run, input: 'hello' })).toEqual(['/input: expected object, got string "hello"']);
+    const response = { type: 'llm.response', run_id: 'r', ts: 't', seq: 1 };
+    const usage = { model: 'm', input_tokens: 1, output_tokens: 1 };
+    expect(messages({ ...response, output: { messages: [], usage } })).toEqual([
+      '/output/usage/total_tokens: required property is missing',
+    ]);
+    expect(messages({ ...submitted, event: 'completed', assistant_message_index: -1 })).toEqual([
+      '/assistant_message_index: expected a number >= 0, got integer -1',
+    ]);
+  });
+
+  it('lists the alternatives when no single one fits', () => {
+    const verdict = validateRecord({ seq: 1, ts: 't', type: 'message_edit', payload: { index: 1 } });
+    expect(verdict.status === 'invalid' && verdict.errors.map((e) => e.message)).toEqual([
+      '/payload: expected property "message" or property "messages", got object',
+    ]);
+  });
+
   it('caps the error list and says it did', () => {
     const verdict = validateRecord(
       { version: 1, event: 'submitted', turn_id: 1, session_id: 2, created_at: '3', role: 4, content: 5 },
