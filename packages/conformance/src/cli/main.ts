@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { type FileValidation, findRecordFiles, validateFile } from './validate-files.js';
+import { type FileValidation, findRecordFiles, INFORMATIONAL_CODES, validateFile } from './validate-files.js';
 
 /** Process exit codes of the `turnjournal` CLI. */
 const EXIT = { clean: 0, violations: 1, usage: 2 } as const;
@@ -53,7 +53,7 @@ function main(argv: readonly string[]): number {
   }
   const results = findRecordFiles(paths).map(validateFile);
   process.stdout.write(format === 'json' ? `${JSON.stringify({ files: results }, null, 2)}\n` : textReport(results));
-  return results.some((r) => r.problems.some((p) => p.code !== 'torn_tail')) ? EXIT.violations : EXIT.clean;
+  return results.some((r) => r.problems.some((p) => !INFORMATIONAL_CODES.has(p.code))) ? EXIT.violations : EXIT.clean;
 }
 
 function parse(argv: readonly string[]) {

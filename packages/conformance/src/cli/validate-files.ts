@@ -13,7 +13,7 @@ export const MAX_VALIDATE_FILE_BYTES = 64 * 1024 * 1024;
 
 /** One problem found in a file, with its line (1-based; 0 for the file itself). */
 export interface FileProblem {
-  /** `invalid_record`, `malformed_line`, `unsupported_version`, `torn_tail` or `unreadable_file`. */
+  /** `invalid_record`, `malformed_line`, `unsupported_version`, `unreadable_file`, or the informational `torn_tail` and `blank_line`. */
   readonly code: string;
   /** 1-based line number; 0 when the problem concerns the whole file. */
   readonly line: number;
@@ -35,16 +35,25 @@ export interface FileValidation {
 
 const RECORD_FILE_EXTENSIONS = new Set(['.jsonl', '.json']);
 
-/** Every `.jsonl` and `.json` file under the given paths (files are taken as given), sorted for stable output. */
+/** Problems that are information only: they never make `validate` fail. */
+export const INFORMATIONAL_CODES: ReadonlySet<string> = new Set(['torn_tail', 'blank_line']);
+
+/**
+ * Every `.jsonl` and `.json` file under the given paths (files are taken as given), sorted for stable output. A path
+ * that cannot be listed or inspected (a dangling link, no permission) is returned too, so `validateFile` reports it.
+ */
 export function findRecordFiles(paths: readonly string[]): string[] {
   const found: string[] = [];
   const visit = (path: string, explicit: boolean) => {
-    const stat = statSync(path);
-    if (stat.isDirectory()) {
-      for (const entry of readdirSync(path).sort()) visit(join(path, entry), false);
-    } else if (explicit || RECORD_FILE_EXTENSIONS.has(extname(path))) {
+    let entries: string[] | undefined;
+    try {
+      entries = statSync(path).isDirectory() ? readdirSync(path).sort() : undefined;
+    } catch {
       found.push(path);
+      return;
     }
+    if (entries !== undefined) for (const entry of entries) visit(join(path, entry), false);
+    else if (explicit || RECORD_FILE_EXTENSIONS.has(extname(path))) found.push(path);
   };
   for (const path of paths) visit(path, true);
   return found;
@@ -54,16 +63,18 @@ export function findRecordFiles(paths: readonly string[]): string[] {
 export function validateFile(path: string): FileValidation {
   const counts: Record<string, number> = {};
   const problems: FileProblem[] = [];
-  const size = statSync(path).size;
-  if (size > MAX_VALIDATE_FILE_BYTES) {
-    problems.push({
-      code: 'unreadable_file',
-      line: 0,
-      message: `file is ${size} bytes; validate reads files of at most ${MAX_VALIDATE_FILE_BYTES} bytes`,
-    });
-    return { path, counts, problems };
+  let bytes: Buffer;
+  try {
+    const size = statSync(path).size;
+    if (size > MAX_VALIDATE_FILE_BYTES) {
+      const message = `file is ${size} bytes; validate reads files of at most ${MAX_VALIDATE_FILE_BYTES} bytes`;
+      return { path, counts, problems: [{ code: 'unreadable_file', line: 0, message }] };
+    }
+    bytes = readFileSync(path);
+  } catch (error) {
+    const message = `cannot read the file (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`;
+    return { path, counts, problems: [{ code: 'unreadable_file', line: 0, message }] };
   }
-  const bytes = readFileSync(path);
   const note = (line: number, validation: RecordValidation) => {
     counts[validation.status] = (counts[validation.status] ?? 0) + 1;
     if (validation.status === 'invalid') {
@@ -78,9 +89,21 @@ export function validateFile(path: string): FileValidation {
     }
   };
   if (extname(path) === '.json') {
-    const parsed = parseLine(bytes);
-    if (parsed.ok) note(1, validateRecord(parsed.value));
-    else problems.push({ code: 'malformed_line', line: 1, message: parsed.message });
+    // A .json file is read as one state document (spec TJ-FAM-008), so it must be recognised as one (§9.4).
+    const parsed = parseLine(bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? bytes.subarray(3) : bytes);
+    if (!parsed.ok) problems.push({ code: 'malformed_line', line: 1, message: parsed.message });
+    else {
+      const validation = validateRecord(parsed.value);
+      if (validation.classification.family === 'state') note(1, validation);
+      else {
+        counts.invalid = (counts.invalid ?? 0) + 1;
+        problems.push({
+          code: 'invalid_record',
+          line: 1,
+          message: 'a state document must be an object with "schema_version"',
+        });
+      }
+    }
     return { path, counts, problems };
   }
   let start = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
@@ -98,6 +121,10 @@ export function validateFile(path: string): FileValidation {
     }
     const content = bytes.subarray(start, end > start && bytes[end - 1] === 0x0d ? end - 1 : end);
     start = end + 1;
+    if (content.every((byte) => byte === 0x20 || byte === 0x09)) {
+      problems.push({ code: 'blank_line', line, message: 'blank line skipped' });
+      continue;
+    }
     const parsed = parseLine(content);
     if (parsed.ok) note(line, validateRecord(parsed.value));
     else problems.push({ code: 'malformed_line', line, message: parsed.message });
@@ -105,7 +132,8 @@ export function validateFile(path: string): FileValidation {
   return { path, counts, problems };
 }
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
+// ignoreBOM keeps a BOM inside the file as content, so a line that starts with one is not JSON (spec §3.2).
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 function parseLine(bytes: Uint8Array): { ok: true; value: unknown } | { ok: false; message: string } {
   let text: string;

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -35,7 +35,7 @@ describe('turnjournal validate', () => {
     expect(run.stdout).toContain('line 2: invalid_record: /created_at: expected number, got string "yesterday"');
   });
 
-  it('reports invalid UTF-8 and non-JSON lines as malformed, and a torn tail without failing', () => {
+  it('reports invalid UTF-8 and non-JSON lines as malformed, and the torn tail after them', () => {
     const bytes = Buffer.concat([Buffer.from([0xff, 0xfe, 0x0a]), Buffer.from('not json\n{"version":1,"eve')]);
     const run = turnjournal('validate', '--format', 'json', tempFile('d.jsonl', bytes));
     expect(run.status).toBe(1);
@@ -45,6 +45,38 @@ describe('turnjournal validate', () => {
       [2, 'malformed_line'],
       [3, 'torn_tail'],
     ]);
+  });
+
+  it('exits 0 when the only problems are a torn tail and a blank line, and reports both', () => {
+    const ok = '{"version":1,"event":"worker_started","turn_id":"t1","created_at":1}';
+    const run = turnjournal('validate', tempFile('t.jsonl', `${ok}\n\n${ok}\n{"version":1,"ev`));
+    expect(run.status).toBe(0);
+    expect(run.stdout).toContain('line 2: blank_line');
+    expect(run.stdout).toContain('line 4: torn_tail');
+  });
+
+  it('treats a BOM that starts a later line as damage, and tolerates one at the start of the file', () => {
+    const ok = '{"version":1,"event":"worker_started","turn_id":"t1","created_at":1}';
+    const run = turnjournal('validate', tempFile('b.jsonl', `\uFEFF${ok}\n\uFEFF${ok}\n`));
+    expect(run.status).toBe(1);
+    expect(run.stdout).toContain('line 2: malformed_line');
+    expect(run.stdout).not.toContain('line 1:');
+  });
+
+  it('rejects a .json file that is not a state document', () => {
+    const run = turnjournal('validate', tempFile('s.json', '{"session_id":"s","messages":[]}'));
+    expect(run.status).toBe(1);
+    expect(run.stdout).toContain('line 1: invalid_record');
+  });
+
+  it('reports a dangling link in a directory as unreadable instead of crashing', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tj-cli-'));
+    mkdirSync(join(dir, 'store'));
+    symlinkSync(join(dir, 'missing.jsonl'), join(dir, 'store', 'gone.jsonl'));
+    const run = turnjournal('validate', join(dir, 'store'));
+    expect(run.status).toBe(1);
+    expect(run.stdout).toContain('unreadable_file');
+    expect(run.stderr).toBe('');
   });
 
   it('exits 2 on usage errors', () => {

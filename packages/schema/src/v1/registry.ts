@@ -101,8 +101,9 @@ export const TurnEnvelope = Type.Object(
   {
     version: Type.Literal(1, { description: 'Major version of the turn record format.' }),
     event: Type.String({ minLength: 1 }),
+    created_at: Type.Number({ description: 'When the event was written: epoch seconds.' }),
   },
-  { title: 'TurnEnvelope', description: 'Fields every turn-family record has.' },
+  { title: 'TurnEnvelope', description: 'Fields every turn-family record has (TJ-TURN-001).' },
 );
 /** Fields every turn-family record has. */
 export type TurnEnvelope = Static<typeof TurnEnvelope>;

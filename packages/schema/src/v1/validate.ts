@@ -1,11 +1,16 @@
 import type { TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
+import { Settings } from 'typebox/system';
 import { type Classification, classifyRecord, describeJsonType } from './classify.js';
 import { MAJOR_VERSION } from './common.js';
 import { FAMILY_ENVELOPES } from './registry.js';
 
-/** Default cap on the errors reported for one record: a safeguard against hostile input. */
-export const DEFAULT_MAX_ERRORS = 10;
+/**
+ * Default cap on the errors reported for one record: a safeguard against hostile input. TypeBox also stops gathering
+ * raw errors at its own `maxErrors` setting (8 unless the application changed it); reaching either cap sets
+ * `truncated`.
+ */
+export const DEFAULT_MAX_ERRORS = 8;
 
 /** One readable validation error: where (JSON pointer), what was expected, what arrived. */
 export interface RecordError {
@@ -69,7 +74,8 @@ export function isAcceptedRecord(validation: RecordValidation): boolean {
  * Total: it returns a verdict for any input and never throws.
  */
 export function validateRecord(value: unknown, options: ValidateOptions = {}): RecordValidation {
-  const maxErrors = Math.max(1, options.maxErrors ?? DEFAULT_MAX_ERRORS);
+  const requested = options.maxErrors ?? DEFAULT_MAX_ERRORS;
+  const maxErrors = Number.isFinite(requested) ? Math.max(1, Math.floor(requested)) : DEFAULT_MAX_ERRORS;
   const classification = classifyRecord(value);
   if (classification.family === 'none') {
     const error = makeError('', 'type', 'a turn, event, run or state record', value, classification.reason);
@@ -89,12 +95,14 @@ export function validateRecord(value: unknown, options: ValidateOptions = {}): R
   if (validator.Check(value)) {
     return { status: classification.kind === 'known' ? 'valid' : classification.kind, classification };
   }
-  const errors = readableErrors(validator.Errors(value), value);
+  const raw = validator.Errors(value);
+  const errors = readableErrors(raw, value);
+  const cutByTypeBox = raw.length >= Settings.Get().maxErrors;
   return {
     status: 'invalid',
     classification,
     errors: errors.slice(0, maxErrors),
-    truncated: errors.length > maxErrors,
+    truncated: cutByTypeBox || errors.length > maxErrors,
   };
 }
 
@@ -122,17 +130,28 @@ function readableErrors(raw: readonly RawError[], root: unknown): RecordError[] 
       out.push(...plainErrors(error, root));
       continue;
     }
-    const members = raw.filter((e) => e.schemaPath === union || e.schemaPath.startsWith(`${union}/anyOf/`));
+    // One union can fail at several locations (items of an array): each failure, located by its own `anyOf` error,
+    // is explained on its own.
+    const marker = raw
+      .filter(
+        (e) =>
+          e.schemaPath === union && e.keyword === 'anyOf' && isAtOrUnderPointer(error.instancePath, e.instancePath),
+      )
+      .sort((a, b) => b.instancePath.length - a.instancePath.length)[0];
+    const at = marker?.instancePath ?? error.instancePath;
+    const members = raw.filter(
+      (e) =>
+        (e.schemaPath === union || e.schemaPath.startsWith(`${union}/anyOf/`)) &&
+        isAtOrUnderPointer(e.instancePath, at),
+    );
     for (const member of members) consumed.add(member);
-    const marker = members.find((e) => e.schemaPath === union && e.keyword === 'anyOf');
     const branchErrors = members.filter((e) => e !== marker);
-    const instancePath = marker?.instancePath ?? branchErrors[0]?.instancePath ?? '';
     const branches = new Map<string, RawError[]>();
     for (const e of branchErrors) {
       const branch = e.schemaPath.slice(union.length).split('/')[2] ?? '';
       branches.set(branch, [...(branches.get(branch) ?? []), e]);
     }
-    const fitting = [...branches.values()].filter((errors) => errors.every((e) => !rulesBranchOut(e, instancePath)));
+    const fitting = pickMeantBranches([...branches.values()], at);
     if (fitting.length === 1 && fitting[0] !== undefined) {
       // Re-root the branch's errors at the branch, so unions nested inside it are explained the same way.
       const reRooted = fitting[0].map((e) => ({
@@ -143,7 +162,7 @@ function readableErrors(raw: readonly RawError[], root: unknown): RecordError[] 
       continue;
     }
     const expected = [...new Set(branchErrors.flatMap(expectationsOf))].join(' or ') || 'one of the allowed shapes';
-    out.push(makeError(instancePath, 'anyOf', expected, valueAt(root, instancePath)));
+    out.push(makeError(at, 'anyOf', expected, valueAt(root, at)));
   }
   return out;
 }
@@ -153,6 +172,18 @@ function readableErrors(raw: readonly RawError[], root: unknown): RecordError[] 
 function outermostUnion(schemaPath: string): string | undefined {
   const at = schemaPath.indexOf('/anyOf/');
   return at >= 0 ? schemaPath.slice(0, at) : undefined;
+}
+
+// The alternatives the value plausibly meant: those not ruled out by a discriminator or a wrong JSON type; among
+// them, a branch whose every error lies deeper than the union matched the value's shape and is preferred.
+function pickMeantBranches(branches: readonly RawError[][], unionInstancePath: string): RawError[][] {
+  const fitting = branches.filter((errors) => errors.every((e) => !rulesBranchOut(e, unionInstancePath)));
+  const deeper = fitting.filter((errors) => errors.every((e) => e.instancePath !== unionInstancePath));
+  return deeper.length === 1 ? deeper : fitting;
+}
+
+function isAtOrUnderPointer(at: string, pointer: string): boolean {
+  return at === pointer || at.startsWith(`${pointer}/`);
 }
 
 // A branch is not the one the value meant when its discriminator (`const`, `not`) fails, or when the value at the
@@ -223,6 +254,10 @@ export function previewValue(value: unknown): string {
   if (value === undefined) return 'nothing';
   const type = describeJsonType(value);
   if (type === 'object' || type === 'array') return type;
+  // Values JSON cannot hold (NaN, Infinity, bigint, functions, symbols) only come from callers passing non-JSON data;
+  // describe them rather than let JSON.stringify throw or print "null".
+  if (typeof value === 'number' && !Number.isFinite(value)) return `number ${String(value)}`;
+  if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') return type;
   const text = JSON.stringify(value);
   return `${type} ${text.length > PREVIEW_CHARS ? `${text.slice(0, PREVIEW_CHARS)}…` : text}`;
 }

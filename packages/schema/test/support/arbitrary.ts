@@ -79,6 +79,59 @@ export interface Mutation {
   readonly apply: (record: Record<string, unknown>) => Record<string, unknown>;
 }
 
+/**
+ * A mutation applied to one object nested anywhere in the record (the record itself included), chosen by `at`, so
+ * unions, arrays of messages and nested shapes get damaged too, not only top-level fields.
+ */
+export function arbitraryDeepMutation(): fc.Arbitrary<Mutation> {
+  return fc.tuple(fc.nat(), arbitraryMutation()).map(([at, mutation]) => ({
+    description: `at object #${at}: ${mutation.description}`,
+    apply: (record: Record<string, unknown>) => {
+      const count = countObjects(record);
+      return applyAt(record, at % count, mutation.apply).value as Record<string, unknown>;
+    },
+  }));
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function countObjects(value: unknown): number {
+  const own = isPlainObject(value) ? 1 : 0;
+  const children = Array.isArray(value) ? value : isPlainObject(value) ? Object.values(value) : [];
+  return children.reduce((n: number, child) => n + countObjects(child), own);
+}
+
+// Applies `change` to the object with pre-order index `index`; returns the new value and how many objects it passed.
+function applyAt(
+  value: unknown,
+  index: number,
+  change: (o: Record<string, unknown>) => Record<string, unknown>,
+): { value: unknown; seen: number } {
+  let seen = 0;
+  if (isPlainObject(value)) {
+    if (index === 0) return { value: change(value), seen: countObjects(value) };
+    seen = 1;
+    const out: Record<string, unknown> = {};
+    for (const [key, child] of Object.entries(value)) {
+      const result = applyAt(child, index - seen, change);
+      out[key] = result.value;
+      seen += result.seen;
+    }
+    return { value: out, seen };
+  }
+  if (Array.isArray(value)) {
+    const out = value.map((child) => {
+      const result = applyAt(child, index - seen, change);
+      seen += result.seen;
+      return result.value;
+    });
+    return { value: out, seen };
+  }
+  return { value, seen: 0 };
+}
+
 /** Mutations of a valid record; some keep it valid (unknown fields), most make it invalid. */
 export function arbitraryMutation(): fc.Arbitrary<Mutation> {
   const key = fc.nat();

@@ -61,11 +61,45 @@ describe('validateRecord', () => {
     ]);
   });
 
+  it('follows the alternative whose shape matched when its errors lie deeper', () => {
+    const messages = (payload: unknown) => {
+      const verdict = validateRecord({ seq: 1, ts: 't', type: 'message_edit', payload });
+      return verdict.status === 'invalid' ? verdict.errors.map((e) => e.message) : [];
+    };
+    expect(messages({ messages: [{}] })).toEqual(['/payload/messages/0/role: required property is missing']);
+    expect(messages({ index: -1, message: { role: 'user' } })).toEqual([
+      '/payload/index: expected a number >= 0, got integer -1',
+    ]);
+  });
+
   it('lists the alternatives when no single one fits', () => {
     const verdict = validateRecord({ seq: 1, ts: 't', type: 'message_edit', payload: { index: 1 } });
     expect(verdict.status === 'invalid' && verdict.errors.map((e) => e.message)).toEqual([
       '/payload: expected property "message" or property "messages", got object',
     ]);
+  });
+
+  it('says the list is truncated when TypeBox stopped gathering errors', () => {
+    const wrong = Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`m${i}`, 1]));
+    const verdict = validateRecord({
+      ...submitted,
+      ...wrong,
+      session_id: 1,
+      role: 2,
+      content: 3,
+      stream_id: 4,
+      workspace: 5,
+      model: 6,
+      model_provider: 7,
+      attachments: 8,
+      turn_id: 9,
+    });
+    expect(verdict.status === 'invalid' && verdict.truncated).toBe(true);
+  });
+
+  it('falls back to the default cap on a nonsensical maxErrors', () => {
+    const verdict = validateRecord({ ...submitted, created_at: 'x' }, { maxErrors: Number.NaN });
+    expect(verdict.status === 'invalid' && verdict.errors.length).toBe(1);
   });
 
   it('caps the error list and says it did', () => {
@@ -82,6 +116,14 @@ describe('validateRecord', () => {
   it('truncates long values in error previews so diagnostics never carry whole messages', () => {
     const verdict = validateRecord({ ...submitted, content: 'x'.repeat(10_000), created_at: 'y'.repeat(10_000) });
     expect(verdict.status === 'invalid' && verdict.errors[0]?.received.length).toBeLessThan(60);
+  });
+
+  it('describes values JSON cannot hold instead of throwing', () => {
+    for (const created_at of [10n, () => 1, Symbol('s'), Number.POSITIVE_INFINITY, Number.NaN]) {
+      const verdict = validateRecord({ ...submitted, created_at });
+      expect(verdict.status).toBe('invalid');
+      expect(verdict.status === 'invalid' && verdict.errors[0]?.received).not.toContain('null');
+    }
   });
 
   it('does not throw on hostile values', () => {
@@ -101,7 +143,7 @@ describe('validateRecord', () => {
 });
 
 describe('classifyRecord', () => {
-  it('recognises a family from the record, never from a file name', () => {
+  it('recognises a family from the record itself: its discriminator, then its shape', () => {
     expect(classifyRecord(submitted)).toMatchObject({ family: 'turn', type: 'submitted', kind: 'known' });
     expect(classifyRecord({ type: 'tool.output', run_id: 'r' })).toMatchObject({ family: 'run', kind: 'known' });
     expect(classifyRecord({ type: 'tool.result', seq: 1 })).toMatchObject({ family: 'event', kind: 'known' });
