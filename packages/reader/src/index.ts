@@ -1,6 +1,9 @@
 /**
- * `@turnjournal/reader` (not implemented yet): the streaming tolerant reader, turn derivation, audit, recovery plan
- * and event-log replay will live here. The package exists so the workspace's dependency graph is in place.
+ * `@turnjournal/reader`: the streaming tolerant reader of turnjournal stores. Framing (spec §3) is complete: line
+ * splitting, decoding, glued-record salvage and recovery modes. Derivation, audit, recovery plan and replay follow.
  * @module
  */
-export {};
+export * from './errors.js';
+export * from './framing/decode-line.js';
+export * from './framing/line-splitter.js';
+export * from './framing/read-journal.js';

@@ -6,6 +6,7 @@
 export * from './classify.js';
 export * from './common.js';
 export * from './event.js';
+export * from './findings.js';
 export * from './json-schema.js';
 export * from './registry.js';
 export * from './run.js';
