@@ -7,3 +7,5 @@ export * from './errors.js';
 export * from './framing/decode-line.js';
 export * from './framing/line-splitter.js';
 export * from './framing/read-journal.js';
+export * from './turn/canonical-json.js';
+export * from './turn/derive-turns.js';

@@ -1,0 +1,171 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { type JournalRecord, TurnFold } from '../../src/index.js';
+import { readAll, tempFile } from '../support/temp.js';
+
+const SESSION = 's1';
+const ev = (event: string, turn_id: string, extra: Record<string, unknown> = {}) => ({
+  version: 1,
+  event,
+  turn_id,
+  session_id: SESSION,
+  created_at: 1,
+  ...(event === 'submitted' ? { role: 'user', content: `hello ${turn_id}` } : {}),
+  ...(event === 'interrupted' ? { reason: 'cancelled' } : {}),
+  ...extra,
+});
+
+async function records(values: readonly unknown[]): Promise<JournalRecord[]> {
+  const items = await readAll(tempFile(values.map((v) => `${JSON.stringify(v)}\n`).join('')));
+  return items.flatMap((i) => (i.kind === 'record' ? [i.record] : []));
+}
+
+async function derive(files: readonly (readonly unknown[])[]) {
+  const fold = new TurnFold(SESSION);
+  for (const [n, values] of files.entries())
+    for (const r of await records(values)) fold.add(r, { file: `f${n}.jsonl`, sessionId: SESSION });
+  return fold.finish();
+}
+
+const states = (d: Awaited<ReturnType<typeof derive>>) => Object.fromEntries(d.turns.map((t) => [t.turnId, t.state]));
+const codes = (d: Awaited<ReturnType<typeof derive>>) => d.findings.map((f) => `${f.code}:${f.turn_id ?? ''}`).sort();
+
+describe('TurnFold (spec §10)', () => {
+  it('derives each turn as its highest-ranked event; skipping forward is legal (TJ-DERIVE-001)', async () => {
+    const d = await derive([
+      [
+        ev('submitted', 'a'),
+        ev('worker_started', 'a'),
+        ev('submitted', 'b'),
+        ev('worker_started', 'b'),
+        ev('completed', 'b'),
+        ev('submitted', 'c'),
+        ev('assistant_started', 'c'),
+      ],
+    ]);
+    expect(states(d)).toEqual({ a: 'worker_started', b: 'completed', c: 'assistant_started' });
+    expect(d.findings).toEqual([]);
+  });
+
+  it('keeps terminal sticky and reports a later non-terminal event in the same file (TJ-DERIVE-008, TJ-DERIVE-009)', async () => {
+    const d = await derive([[ev('submitted', 'a'), ev('interrupted', 'a'), ev('worker_started', 'a')]]);
+    expect(states(d)).toEqual({ a: 'interrupted' });
+    expect(codes(d)).toEqual(['event_after_terminal:a']);
+  });
+
+  it('lets completed win over interrupted and reports the conflict (TJ-DERIVE-010)', async () => {
+    const d = await derive([
+      [ev('submitted', 'a'), ev('interrupted', 'a', { reason: 'server_startup_recovery' })],
+      [ev('completed', 'a')],
+    ]);
+    expect(states(d)).toEqual({ a: 'completed' });
+    expect(codes(d)).toEqual(['terminal_conflict:a']);
+  });
+
+  it('counts exact copies once, whatever the member order (TJ-DERIVE-011)', async () => {
+    const copy = {
+      created_at: 1,
+      turn_id: 'a',
+      event: 'submitted',
+      version: 1,
+      session_id: SESSION,
+      role: 'user',
+      content: 'hello a',
+    };
+    const d = await derive([[ev('submitted', 'a')], [copy]]);
+    expect(codes(d)).toEqual(['duplicate_event:a']);
+  });
+
+  it('reports orphans and still derives them (TJ-DERIVE-012)', async () => {
+    const d = await derive([[ev('worker_started', 'z')]]);
+    expect(d.turns).toMatchObject([{ turnId: 'z', state: 'worker_started', orphan: true }]);
+    expect(codes(d)).toEqual(['orphan_turn:z']);
+  });
+
+  it('picks the representative with the smallest bytes, in any order (TJ-DERIVE-013)', async () => {
+    const one = ev('submitted', 'a', { created_at: 2 });
+    const two = ev('submitted', 'a', { created_at: 1 });
+    for (const order of [
+      [one, two],
+      [two, one],
+    ]) {
+      const d = await derive([order]);
+      expect(d.turns[0]?.events.submitted?.created_at).toBe(1);
+      expect(codes(d)).toEqual(['conflicting_duplicate:a']);
+    }
+  });
+
+  it('drops turns a compaction removed, even when their remnants precede the record (TJ-DERIVE-006)', async () => {
+    const compacted = { version: 1, event: 'compacted', created_at: 9, removed_turns: 1, removed_turn_ids: ['a'] };
+    const d = await derive([[ev('worker_started', 'a'), ev('submitted', 'b')], [compacted]]);
+    expect(states(d)).toEqual({ b: 'submitted' });
+    expect(d.findings).toEqual([]);
+  });
+
+  it('ignores unknown events, extensions and invalid records for the fold (TJ-DERIVE-005)', async () => {
+    const d = await derive([
+      [
+        ev('submitted', 'a'),
+        ev('paused', 'a'),
+        ev('x.acme.note', 'a'),
+        ev('completed', 'a', { created_at: 'yesterday' }),
+      ],
+    ]);
+    expect(states(d)).toEqual({ a: 'submitted' });
+  });
+
+  it('lists turns by code point, not UTF-16 unit (TJ-DERIVE-007)', async () => {
+    const d = await derive([[ev('submitted', '\u{1F600}'), ev('submitted', '\uFF5E')]]);
+    expect(d.turns.map((t) => t.turnId)).toEqual(['\uFF5E', '\u{1F600}']);
+  });
+
+  it('attributes a record naming another session to its file and reports it (TJ-FAM-018)', async () => {
+    const d = await derive([[ev('submitted', 'a', { session_id: 'other' })]]);
+    expect(d.turns[0]?.sessionId).toBe(SESSION);
+    expect(codes(d)).toEqual(['session_mismatch:']);
+  });
+});
+
+describe('TurnFold properties', () => {
+  const event = fc.record({
+    name: fc.constantFrom('submitted', 'worker_started', 'assistant_started', 'completed', 'interrupted'),
+    turn: fc.constantFrom('t1', 't2', 't3', 't4'),
+    at: fc.integer({ min: 0, max: 3 }),
+  });
+
+  it('shard order, record order and duplication never change derived states (TJ-DERIVE-002, TJ-DERIVE-004)', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(event, { maxLength: 14 }), fc.nat(), fc.nat(), async (events, shardSeed, dupSeed) => {
+        const values = events.map((e) => ev(e.name, e.turn, { created_at: e.at }));
+        const baseline = states(await derive([values]));
+        const shards: unknown[][] = [[], [], []];
+        for (const [i, v] of values.entries()) shards[(i + shardSeed) % 3]?.push(v);
+        const duplicated = values.length > 0 ? [...values, values[dupSeed % values.length]] : values;
+        const reversed = [...shards].reverse().map((s) => [...s].reverse());
+        expect(states(await derive(shards))).toEqual(baseline);
+        expect(states(await derive(reversed))).toEqual(baseline);
+        expect(states(await derive([duplicated]))).toEqual(baseline);
+      }),
+      { seed: 20260511, numRuns: Number(process.env.TJ_PROPERTY_RUNS ?? 100) },
+    );
+  });
+
+  it('injected unknown members never change derived states and survive in the representative records', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(event, { minLength: 1, maxLength: 10 }),
+        fc.string({ minLength: 1, maxLength: 6 }),
+        async (events, extra) => {
+          const plain = events.map((e) => ev(e.name, e.turn));
+          const name = `x_${extra}`;
+          const enriched = plain.map((v) => ({ ...v, [name]: { nested: [1, extra] } }));
+          const d = await derive([enriched]);
+          expect(states(d)).toEqual(states(await derive([plain])));
+          for (const turn of d.turns)
+            for (const rec of Object.values(turn.events)) expect(rec?.[name]).toEqual({ nested: [1, extra] });
+        },
+      ),
+      { seed: 20260511, numRuns: Number(process.env.TJ_PROPERTY_RUNS ?? 100) },
+    );
+  });
+});
