@@ -6,6 +6,7 @@ import { buildFixtureManifest, FixtureFile, loadFixtures } from '../packages/con
 import { parseRequirements } from '../packages/conformance/src/requirements/parse-requirements.ts';
 import { buildRequirementsMap } from '../packages/conformance/src/requirements/requirements-map.ts';
 import { buildJsonSchema, SCHEMA_DIALECT } from '../packages/schema/src/v1/json-schema.ts';
+import { Report } from '../packages/schema/src/v1/report.ts';
 
 /** One generated file: its path from the repository root and the function that produces its exact text. */
 export interface GeneratedArtefact {
@@ -24,6 +25,10 @@ export function generatedArtefacts(root: string): GeneratedArtefact[] {
   const specPath = join(root, 'spec/v1/spec.md');
   return [
     { path: 'spec/v1/schema.json', build: () => jsonText(buildJsonSchema()) },
+    {
+      path: 'spec/v1/report.schema.json',
+      build: () => jsonText({ $schema: SCHEMA_DIALECT, ...JSON.parse(JSON.stringify(Report)) }),
+    },
     {
       path: 'fixtures/fixture.schema.json',
       build: () => jsonText({ $schema: SCHEMA_DIALECT, ...JSON.parse(JSON.stringify(FixtureFile)) }),

@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { buildReport, checkStore, RECOVERY_MODES, type RecoveryMode } from '@turnjournal/reader';
+import { formatReport, REPORT_FORMATS, type ReportFormat } from './format-report.js';
 import { type FileValidation, findRecordFiles, INFORMATIONAL_CODES, validateFile } from './validate-files.js';
 
 /** Process exit codes of the `turnjournal` CLI. */
@@ -9,21 +11,37 @@ const EXIT = { clean: 0, violations: 1, usage: 2 } as const;
 const USAGE = `Usage: turnjournal <command> [options] <path>...
 
 Commands:
-  validate <path>...   Check every record of the given files or directories (*.jsonl, *.json) against the v1
-                       schemas. Exit 0 when every record is accepted, 1 otherwise, 2 on usage errors.
+  check <path>...      Read files or whole stores against the v1 spec: framing, records, turn derivation.
+                       Exit 0 when no finding has severity error, 1 otherwise, 2 on usage errors.
+  inspect <path>...    The same, plus a readable timeline of every session's turns.
+  validate <path>...   Record-level check only: every line of *.jsonl / *.json files against the v1 schemas.
 
 Options:
-  --format text|json   Output format (default: text).
-  -h, --help           Show this help.
+  --mode tolerant|prefix|strict   Recovery mode after damage (default: tolerant).
+  --format text|json|junit        Output format (default: text; validate supports text and json).
+  -h, --help                      Show this help.
 `;
 
-function main(argv: readonly string[]): number {
+class UsageError extends Error {}
+
+async function main(argv: readonly string[]): Promise<number> {
+  try {
+    return await run(argv);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      process.stderr.write(`turnjournal: ${error.message}\n\n${USAGE}`);
+      return EXIT.usage;
+    }
+    throw error;
+  }
+}
+
+async function run(argv: readonly string[]): Promise<number> {
   let parsed: ReturnType<typeof parse>;
   try {
     parsed = parse(argv);
   } catch (error) {
-    process.stderr.write(`turnjournal: ${(error as Error).message}\n\n${USAGE}`);
-    return EXIT.usage;
+    throw new UsageError((error as Error).message);
   }
   const { values, positionals } = parsed;
   if (values.help) {
@@ -31,40 +49,43 @@ function main(argv: readonly string[]): number {
     return EXIT.clean;
   }
   const [command, ...paths] = positionals;
-  if (command !== 'validate') {
-    process.stderr.write(
-      `turnjournal: ${command === undefined ? 'no command given' : `unknown command "${command}"`}\n\n${USAGE}`,
+  if (command === undefined) throw new UsageError('no command given');
+  if (!['check', 'inspect', 'validate'].includes(command)) throw new UsageError(`unknown command "${command}"`);
+  const format = (values.format ?? 'text') as ReportFormat;
+  if (!REPORT_FORMATS.includes(format) || (command === 'validate' && format === 'junit')) {
+    throw new UsageError(
+      `--format must be one of ${command === 'validate' ? 'text, json' : REPORT_FORMATS.join(', ')}, got "${format}"`,
     );
-    return EXIT.usage;
   }
-  const format = values.format ?? 'text';
-  if (format !== 'text' && format !== 'json') {
-    process.stderr.write(`turnjournal: --format must be text or json, got "${format}"\n`);
-    return EXIT.usage;
-  }
-  if (paths.length === 0) {
-    process.stderr.write(`turnjournal validate: no path given\n\n${USAGE}`);
-    return EXIT.usage;
-  }
+  const mode = (values.mode ?? 'tolerant') as RecoveryMode;
+  if (!RECOVERY_MODES.includes(mode))
+    throw new UsageError(`--mode must be one of ${RECOVERY_MODES.join(', ')}, got "${mode}"`);
+  if (paths.length === 0) throw new UsageError(`${command}: no path given`);
   const missing = paths.filter((path) => !existsSync(path));
-  if (missing.length > 0) {
-    process.stderr.write(`turnjournal validate: no such file or directory: ${missing.join(', ')}\n`);
-    return EXIT.usage;
+  if (missing.length > 0) throw new UsageError(`${command}: no such file or directory: ${missing.join(', ')}`);
+
+  if (command === 'validate') {
+    const results = findRecordFiles(paths).map(validateFile);
+    process.stdout.write(
+      format === 'json' ? `${JSON.stringify({ files: results }, null, 2)}\n` : validateText(results),
+    );
+    return results.some((r) => r.problems.some((p) => !INFORMATIONAL_CODES.has(p.code))) ? EXIT.violations : EXIT.clean;
   }
-  const results = findRecordFiles(paths).map(validateFile);
-  process.stdout.write(format === 'json' ? `${JSON.stringify({ files: results }, null, 2)}\n` : textReport(results));
-  return results.some((r) => r.problems.some((p) => !INFORMATIONAL_CODES.has(p.code))) ? EXIT.violations : EXIT.clean;
+  const check = await checkStore(paths, { mode });
+  const report = buildReport(check, { command, mode, paths });
+  process.stdout.write(formatReport(report, format, { timeline: command === 'inspect' }));
+  return report.summary.findings.error > 0 ? EXIT.violations : EXIT.clean;
 }
 
 function parse(argv: readonly string[]) {
   return parseArgs({
     args: [...argv],
     allowPositionals: true,
-    options: { format: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    options: { format: { type: 'string' }, mode: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
   });
 }
 
-function textReport(results: readonly FileValidation[]): string {
+function validateText(results: readonly FileValidation[]): string {
   const records = results.reduce((n, r) => n + Object.values(r.counts).reduce((a, b) => a + b, 0), 0);
   const problems = results.reduce((n, r) => n + r.problems.length, 0);
   const lines = [`${results.length} file(s), ${records} record(s), ${problems} problem(s)`];
@@ -78,4 +99,12 @@ function textReport(results: readonly FileValidation[]): string {
   return `${lines.join('\n')}\n`;
 }
 
-process.exitCode = main(process.argv.slice(2));
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    process.stderr.write(`turnjournal: internal error: ${(error as Error).stack ?? String(error)}\n`);
+    process.exitCode = 3;
+  },
+);

@@ -77,7 +77,10 @@ export const Finding = Type.Object(
 export type Finding = Static<typeof Finding>;
 
 /** Where a finding is, when it concerns a file or a line. */
-export type FindingLocation = Pick<Finding, 'file' | 'line' | 'offset' | 'length' | 'session_id' | 'turn_id' | 'run_id'>;
+export type FindingLocation = Pick<
+  Finding,
+  'file' | 'line' | 'offset' | 'length' | 'session_id' | 'turn_id' | 'run_id'
+>;
 
 /** Builds a finding with the default severity and repairability of its code. */
 export function makeFinding(code: FindingCode, message: string, location: FindingLocation = {}): Finding {

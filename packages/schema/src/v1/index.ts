@@ -9,6 +9,7 @@ export * from './event.js';
 export * from './findings.js';
 export * from './json-schema.js';
 export * from './registry.js';
+export * from './report.js';
 export * from './run.js';
 export * from './state.js';
 export * from './turn.js';

@@ -1,0 +1,88 @@
+import type { Finding, Report } from '@turnjournal/schema';
+
+/** Output formats of the report commands. */
+export const REPORT_FORMATS = ['text', 'json', 'junit'] as const;
+/** An output format of the report commands. */
+export type ReportFormat = (typeof REPORT_FORMATS)[number];
+
+/** Renders a report in the chosen format. */
+export function formatReport(report: Report, format: ReportFormat, options: { timeline?: boolean } = {}): string {
+  if (format === 'json') return `${JSON.stringify(report, null, 2)}\n`;
+  if (format === 'junit') return junit(report);
+  return text(report, options.timeline ?? false);
+}
+
+function text(report: Report, timeline: boolean): string {
+  const { summary } = report;
+  const f = summary.findings;
+  const verdict = f.error > 0 ? 'FAILED' : report.clean ? 'clean' : 'passed with warnings';
+  const lines = [
+    `${report.command}: ${verdict}: ${summary.files} file(s), ${summary.records} record(s), ${summary.sessions} session(s), ${summary.turns} turn(s); findings: ${f.error} error, ${f.warn} warn, ${f.info} info`,
+  ];
+  const omitted = Object.entries(summary.omitted);
+  if (omitted.length > 0)
+    lines.push(`  (left out by the per-code cap: ${omitted.map(([c, n]) => `${n} ${c}`).join(', ')})`);
+  for (const [file, findings] of groupByFile(report.findings)) {
+    lines.push('', file);
+    for (const finding of findings) {
+      const where =
+        finding.line !== undefined
+          ? `line ${finding.line}`
+          : finding.offset !== undefined
+            ? `byte ${finding.offset}`
+            : '';
+      const turn = finding.turn_id !== undefined ? ` turn ${finding.turn_id}` : '';
+      lines.push(
+        `  ${finding.severity.padEnd(5)} ${finding.code}${where ? ` (${where})` : ''}${turn}: ${finding.message}`,
+      );
+    }
+  }
+  if (timeline) {
+    for (const session of report.sessions) {
+      lines.push('', `session ${session.session_id} (${session.files.length} file(s))`);
+      for (const turn of session.turns) {
+        const when =
+          turn.submitted_at !== undefined ? new Date(turn.submitted_at * 1000).toISOString() : 'no submitted record';
+        const reason = turn.reason !== undefined ? ` (${turn.reason})` : '';
+        const content =
+          turn.content_excerpt !== undefined
+            ? ` ${JSON.stringify(turn.content_excerpt)}${turn.content_truncated ? '…' : ''}`
+            : '';
+        lines.push(`  ${turn.turn_id}  ${turn.state}${reason}  ${when}${content}`);
+      }
+    }
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+function groupByFile(findings: readonly Finding[]): Map<string, Finding[]> {
+  const groups = new Map<string, Finding[]>();
+  for (const finding of findings) {
+    const key = finding.file ?? (finding.session_id !== undefined ? `session ${finding.session_id}` : '(store)');
+    groups.set(key, [...(groups.get(key) ?? []), finding]);
+  }
+  return groups;
+}
+
+function junit(report: Report): string {
+  const xml = (s: string) => s.replace(/[<>&"']/g, (c) => `&#${c.charCodeAt(0)};`);
+  const byFile = groupByFile(report.findings);
+  const cases = report.files.map((file) => {
+    const errors = (byFile.get(file.path) ?? []).filter((f) => f.severity === 'error');
+    const failure =
+      errors.length === 0
+        ? ''
+        : `<failure message="${xml(`${errors.length} error finding(s)`)}">${xml(errors.map((e) => `${e.code} line ${e.line ?? '-'}: ${e.message}`).join('\n'))}</failure>`;
+    return `    <testcase classname="turnjournal.${xml(report.command)}" name="${xml(file.path)}">${failure}</testcase>`;
+  });
+  const failures = cases.filter((c) => c.includes('<failure')).length;
+  return [
+    '<?xml version="1.0" encoding="UTF-8"?>',
+    `<testsuites name="turnjournal ${xml(report.command)}" tests="${cases.length}" failures="${failures}">`,
+    `  <testsuite name="${xml(report.command)}" tests="${cases.length}" failures="${failures}">`,
+    ...cases,
+    '  </testsuite>',
+    '</testsuites>',
+    '',
+  ].join('\n');
+}

@@ -1,0 +1,70 @@
+import type { Finding, Report, ReportTurn } from '@turnjournal/schema';
+import type { StoreCheck } from '../store/check-store.js';
+import type { DerivedTurn } from '../turn/derive-turns.js';
+import { excerpt } from './excerpt.js';
+
+/** What the report is about: the command, the recovery mode and the paths given. */
+export interface ReportContext {
+  /** `check`, `inspect` or `audit`. */
+  readonly command: string;
+  /** Recovery mode used. */
+  readonly mode: string;
+  /** Paths the user gave. */
+  readonly paths: readonly string[];
+}
+
+/** True when no finding has severity `error` or `warn` (spec §13.3). */
+export function isClean(findings: readonly Finding[]): boolean {
+  return findings.every((f) => f.severity === 'info');
+}
+
+/** Builds the JSON report (schema `spec/v1/report.schema.json`) of a store check. */
+export function buildReport(check: StoreCheck, context: ReportContext): Report {
+  const counts = { error: 0, warn: 0, info: 0 };
+  for (const finding of check.findings) counts[finding.severity] += 1;
+  const sessions = check.sessions.map((session) => ({
+    session_id: session.sessionId,
+    files: [...session.files],
+    turns: session.turns.map(reportTurn),
+  }));
+  return {
+    spec: 'v1',
+    command: context.command,
+    mode: context.mode,
+    paths: [...context.paths],
+    clean: isClean(check.findings),
+    summary: {
+      files: check.files.length,
+      records: check.files.reduce((n, f) => n + f.records, 0),
+      sessions: sessions.length,
+      turns: sessions.reduce((n, s) => n + s.turns.length, 0),
+      findings: counts,
+      omitted: { ...check.omitted },
+    },
+    files: check.files.map((f) => ({ path: f.path, family: f.family, records: f.records })),
+    sessions,
+    findings: [...check.findings],
+  };
+}
+
+function reportTurn(turn: DerivedTurn): ReportTurn {
+  const submitted = turn.events.submitted;
+  const terminal = turn.events.completed ?? turn.events.interrupted;
+  const out: { -readonly [K in keyof ReportTurn]: ReportTurn[K] } = {
+    turn_id: turn.turnId,
+    state: turn.state,
+    orphan: turn.orphan,
+    terminal: turn.terminal,
+  };
+  if (typeof submitted?.created_at === 'number') out.submitted_at = submitted.created_at;
+  if (typeof terminal?.created_at === 'number') out.ended_at = terminal.created_at;
+  if (turn.state === 'interrupted' && typeof turn.events.interrupted?.reason === 'string')
+    out.reason = turn.events.interrupted.reason;
+  if (typeof submitted?.content === 'string') {
+    const cut = excerpt(submitted.content);
+    out.content_excerpt = cut.text;
+    out.content_truncated = cut.truncated;
+  }
+  if (Array.isArray(submitted?.attachments)) out.attachments = submitted.attachments.length;
+  return out;
+}

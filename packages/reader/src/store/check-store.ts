@@ -1,0 +1,144 @@
+import { type Finding, makeFinding, type RecordFamily } from '@turnjournal/schema';
+import { type JournalRecord, type RecoveryMode, readJournal } from '../framing/read-journal.js';
+import { type DerivedSession, TurnFold } from '../turn/derive-turns.js';
+import { discoverStore, type StoreFile } from './discover-store.js';
+import { FindingSink } from './finding-sink.js';
+
+/** Options of {@link checkStore}. */
+export interface CheckStoreOptions {
+  /** Recovery mode for every file; `tolerant` by default. */
+  readonly mode?: RecoveryMode;
+  /** Line-size limit in bytes. */
+  readonly maxLineBytes?: number;
+  /** Findings kept per code and file (default 1,000). */
+  readonly maxFindingsPerCode?: number;
+}
+
+/** What was read from one file. */
+export interface CheckedFile {
+  /** The file. */
+  readonly path: string;
+  /** Its family, from its first record of a known family (TJ-FAM-005), or its layout hint, or `unknown`. */
+  readonly family: RecordFamily | 'unknown';
+  /** Records read, accepted or not. */
+  readonly records: number;
+}
+
+/** The result of checking a store: files, derived turn sessions and every finding. */
+export interface StoreCheck {
+  /** Every file read. */
+  readonly files: readonly CheckedFile[];
+  /** Turn sessions, derived over all their shards, sorted by session id, with the files each was read from. */
+  readonly sessions: readonly (DerivedSession & { readonly files: readonly string[] })[];
+  /** Every finding, capped per code and file. */
+  readonly findings: readonly Finding[];
+  /** Findings left out by the cap, per code. */
+  readonly omitted: Readonly<Record<string, number>>;
+}
+
+/**
+ * Reads every journal of a store (or of the files given) and derives its turn sessions. Streams each file once, so
+ * memory follows the derived state, not the store size. Never throws for file content: in `strict` mode the first
+ * damage or invalid record stops that file with a finding instead.
+ */
+export async function checkStore(paths: readonly string[], options: CheckStoreOptions = {}): Promise<StoreCheck> {
+  const sink = new FindingSink(options.maxFindingsPerCode);
+  const discovery = discoverStore(paths);
+  for (const finding of discovery.findings) sink.add(finding);
+  const folds = new Map<string, TurnFold>();
+  const files: CheckedFile[] = [];
+  for (const file of discovery.files) {
+    if (file.format === 'json') {
+      files.push({ path: file.path, family: 'state', records: 0 });
+      continue;
+    }
+    files.push(await checkJournalFile(file, options, sink, folds));
+  }
+  const sessions = [...folds.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([sessionId, fold]) => ({ ...fold.finish(), files: filesOfSession(files, discovery.files, sessionId) }));
+  for (const session of sessions) for (const finding of session.findings) sink.add(finding);
+  return { files, sessions, findings: sink.findings, omitted: sink.omitted };
+}
+
+async function checkJournalFile(
+  file: StoreFile,
+  options: CheckStoreOptions,
+  sink: FindingSink,
+  folds: Map<string, TurnFold>,
+): Promise<CheckedFile> {
+  let family: RecordFamily | undefined;
+  let mixedReported = false;
+  let records = 0;
+  const route = (record: JournalRecord) => {
+    if (family === 'turn') turnFold(file, folds).add(record, { file: file.path, sessionId: turnSessionOf(file) });
+  };
+  try {
+    for await (const batch of readJournal(file.path, {
+      mode: options.mode ?? 'tolerant',
+      maxLineBytes: options.maxLineBytes,
+    })) {
+      for (const item of batch) {
+        if (item.kind === 'finding') {
+          sink.add(item.finding);
+          continue;
+        }
+        records += 1;
+        const recordFamily = item.record.validation.classification.family;
+        if (recordFamily === 'none' || recordFamily === 'unknown') continue;
+        family ??= recordFamily;
+        if (recordFamily !== family) {
+          if (!mixedReported) {
+            const where = { file: file.path, line: item.record.line, offset: item.record.offset };
+            sink.add(
+              makeFinding(
+                'mixed_families',
+                `a ${recordFamily} record in a ${family} file; records of other families are ignored`,
+                where,
+              ),
+            );
+            mixedReported = true;
+          }
+          continue;
+        }
+        route(item.record);
+      }
+    }
+  } catch (error) {
+    const finding = (error as { finding?: Finding }).finding;
+    if (finding !== undefined) sink.add(finding);
+    else
+      sink.add(
+        makeFinding('unrecognised_file', `cannot read the file: ${(error as Error).message}`, { file: file.path }),
+      );
+  }
+  const resolved = family ?? file.hint.family;
+  if (resolved === undefined) {
+    sink.add(makeFinding('unrecognised_file', 'no record of any family and no layout hint', { file: file.path }));
+  }
+  return { path: file.path, family: resolved ?? 'unknown', records };
+}
+
+/** The session of a turn journal: from its name, `<sid>.jsonl` or `<sid>~<shard>.jsonl` (TJ-FAM-017). */
+function turnSessionOf(file: StoreFile): string {
+  if (file.hint.family === 'turn') return file.hint.sessionId;
+  const name = file.path.split(/[\\/]/).pop() ?? file.path;
+  const stem = name.endsWith('.jsonl') ? name.slice(0, -'.jsonl'.length) : name;
+  const tilde = stem.indexOf('~');
+  return tilde < 0 ? stem : stem.slice(0, tilde);
+}
+
+function turnFold(file: StoreFile, folds: Map<string, TurnFold>): TurnFold {
+  const sessionId = turnSessionOf(file);
+  let fold = folds.get(sessionId);
+  if (fold === undefined) {
+    fold = new TurnFold(sessionId);
+    folds.set(sessionId, fold);
+  }
+  return fold;
+}
+
+function filesOfSession(checked: readonly CheckedFile[], found: readonly StoreFile[], sessionId: string): string[] {
+  const turnFiles = new Set(checked.filter((f) => f.family === 'turn').map((f) => f.path));
+  return found.filter((f) => turnFiles.has(f.path) && turnSessionOf(f) === sessionId).map((f) => f.path);
+}

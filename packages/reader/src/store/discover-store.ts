@@ -1,0 +1,142 @@
+import { lstatSync, readdirSync, type Stats } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { type Finding, makeFinding } from '@turnjournal/schema';
+import { explainInvalidIdentifier, isValidIdentifier } from './identifiers.js';
+
+/** What a file's name and place suggest it holds (spec §4.4); its records decide (TJ-FAM-004, TJ-FAM-005). */
+export type LayoutHint =
+  | { readonly family: 'turn'; readonly sessionId: string; readonly shard: string | undefined }
+  | { readonly family: 'event'; readonly sessionId: string | undefined }
+  | { readonly family: 'run'; readonly runId: string }
+  | { readonly family: 'state'; readonly sessionId: string }
+  | { readonly family: undefined };
+
+/** A file found in a store, with its layout hint. */
+export interface StoreFile {
+  /** Path as found (joined onto the path the caller gave). */
+  readonly path: string;
+  /** `jsonl` journals are read as lines, `json` documents whole (TJ-FAM-008). */
+  readonly format: 'jsonl' | 'json';
+  /** What the name and place suggest. */
+  readonly hint: LayoutHint;
+}
+
+/** The files of a store and what discovery itself found wrong. */
+export interface StoreDiscovery {
+  /** Journal and state files, sorted by path. */
+  readonly files: readonly StoreFile[];
+  /** `invalid_session_id`, `invalid_run_id`, `unrecognised_file` and unreadable paths. */
+  readonly findings: readonly Finding[];
+}
+
+/** Names of files writers leave beside journals (spec §4.5); discovery skips them silently (TJ-FAM-020). */
+export function isReservedFileName(name: string): boolean {
+  return name.endsWith('.lock') || /^\..+\.tmp$/.test(name) || /\.\d+\.torn$/.test(name);
+}
+
+/** Upper bound on directory depth, so a symlink loop or a hostile tree cannot make discovery run away. */
+const MAX_DEPTH = 32;
+
+/**
+ * Finds every journal and state file under the given paths, which may be single files, a `_turn_journal` directory,
+ * a session directory or a whole store root. Never throws for what it finds on disk: bad names and unreadable paths
+ * become findings. Symbolic links are not followed, so a link cannot lead discovery outside the store or into a loop.
+ */
+export function discoverStore(paths: readonly string[]): StoreDiscovery {
+  const files: StoreFile[] = [];
+  const findings: Finding[] = [];
+  const visit = (path: string, depth: number, explicit: boolean) => {
+    let stat: Stats;
+    try {
+      stat = lstatSync(path);
+    } catch (error) {
+      findings.push(
+        makeFinding('unrecognised_file', `cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`, {
+          file: path,
+        }),
+      );
+      return;
+    }
+    if (stat.isDirectory()) {
+      if (depth >= MAX_DEPTH) {
+        findings.push(
+          makeFinding('unrecognised_file', `directory nesting deeper than ${MAX_DEPTH} levels is not scanned`, {
+            file: path,
+          }),
+        );
+        return;
+      }
+      let entries: string[];
+      try {
+        entries = readdirSync(path).sort();
+      } catch (error) {
+        findings.push(
+          makeFinding('unrecognised_file', `cannot list ${path}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`, {
+            file: path,
+          }),
+        );
+        return;
+      }
+      for (const entry of entries) visit(join(path, entry), depth + 1, false);
+      return;
+    }
+    const name = basename(path);
+    if (!stat.isFile() || isReservedFileName(name)) return;
+    const format = name.endsWith('.jsonl') ? 'jsonl' : name.endsWith('.json') ? 'json' : undefined;
+    if (format === undefined) {
+      if (explicit) files.push({ path, format: 'jsonl', hint: { family: undefined } });
+      return;
+    }
+    const hint = layoutHint(path, format, findings);
+    if (format === 'json' && hint.family !== 'state' && !explicit) {
+      findings.push(
+        makeFinding('unrecognised_file', 'a .json file outside a state directory is not a journal; skipped', {
+          file: path,
+        }),
+      );
+      return;
+    }
+    files.push({ path, format, hint });
+  };
+  for (const path of paths) visit(path, 0, true);
+  files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  return { files, findings };
+}
+
+/** The layout hint of one file, reporting ids in its name that are not valid identifiers (TJ-FAM-012, TJ-FAM-013). */
+function layoutHint(path: string, format: 'jsonl' | 'json', findings: Finding[]): LayoutHint {
+  const name = basename(path);
+  const parent = basename(dirname(path));
+  const stem = name.slice(0, name.length - (format === 'jsonl' ? '.jsonl'.length : '.json'.length));
+  const checked = (id: string, code: 'invalid_session_id' | 'invalid_run_id'): string | undefined => {
+    if (isValidIdentifier(id)) return id;
+    findings.push(
+      makeFinding(code, `${explainInvalidIdentifier(id)}; the file is read, but the id is never used to build a path`, {
+        file: path,
+      }),
+    );
+    return undefined;
+  };
+  if (format === 'json') {
+    return parent === 'state'
+      ? { family: 'state', sessionId: checked(stem, 'invalid_session_id') ?? stem }
+      : { family: undefined };
+  }
+  if (parent === '_turn_journal') {
+    const tilde = stem.indexOf('~');
+    const sessionId = tilde < 0 ? stem : stem.slice(0, tilde);
+    const shard = tilde < 0 ? undefined : stem.slice(tilde + 1);
+    if (shard !== undefined && !isValidIdentifier(shard)) {
+      findings.push(makeFinding('unrecognised_file', `shard name: ${explainInvalidIdentifier(shard)}`, { file: path }));
+    }
+    return { family: 'turn', sessionId: checked(sessionId, 'invalid_session_id') ?? sessionId, shard };
+  }
+  if (name === 'events.jsonl') {
+    return { family: 'event', sessionId: isValidIdentifier(parent) ? parent : undefined };
+  }
+  const day = dirname(path).split(/[\\/]/).slice(-4);
+  if (day[0] === 'sessions' && day.slice(1).every((part) => /^\d+$/.test(part))) {
+    return { family: 'run', runId: checked(stem, 'invalid_run_id') ?? stem };
+  }
+  return { family: undefined };
+}
