@@ -3,6 +3,8 @@
  * splitting, decoding, glued-record salvage and recovery modes. Derivation, audit, recovery plan and replay follow.
  * @module
  */
+export * from './audit/audit-store.js';
+export * from './audit/plan-recovery.js';
 export * from './errors.js';
 export * from './framing/decode-line.js';
 export * from './framing/line-splitter.js';
@@ -13,5 +15,6 @@ export * from './store/check-store.js';
 export * from './store/discover-store.js';
 export * from './store/finding-sink.js';
 export * from './store/identifiers.js';
+export * from './store/lock-status.js';
 export * from './turn/canonical-json.js';
 export * from './turn/derive-turns.js';

@@ -52,6 +52,16 @@ function text(report: Report, timeline: boolean): string {
       }
     }
   }
+  if (report.plan !== undefined) {
+    lines.push(
+      '',
+      report.plan.length === 0
+        ? 'recovery plan: nothing to recover'
+        : `recovery plan: ${report.plan.length} abandoned turn(s)`,
+    );
+    for (const step of report.plan)
+      lines.push(`  ${step.session_id} ${step.turn_id} (${step.state}): ${step.actions.join(' → ')}`);
+  }
   return `${lines.join('\n')}\n`;
 }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { buildReport, checkStore, RECOVERY_MODES, type RecoveryMode } from '@turnjournal/reader';
+import { auditStore, buildReport, checkStore, RECOVERY_MODES, type RecoveryMode } from '@turnjournal/reader';
 import { formatReport, REPORT_FORMATS, type ReportFormat } from './format-report.js';
 import { type FileValidation, findRecordFiles, INFORMATIONAL_CODES, validateFile } from './validate-files.js';
 
@@ -14,6 +14,8 @@ Commands:
   check <path>...      Read files or whole stores against the v1 spec: framing, records, turn derivation.
                        Exit 0 when no finding has severity error, 1 otherwise, 2 on usage errors.
   inspect <path>...    The same, plus a readable timeline of every session's turns.
+  audit <path>...      The check plus pending/interrupted turns, stale locks and the recovery plan.
+                       Changes nothing.
   validate <path>...   Record-level check only: every line of *.jsonl / *.json files against the v1 schemas.
 
 Options:
@@ -50,7 +52,8 @@ async function run(argv: readonly string[]): Promise<number> {
   }
   const [command, ...paths] = positionals;
   if (command === undefined) throw new UsageError('no command given');
-  if (!['check', 'inspect', 'validate'].includes(command)) throw new UsageError(`unknown command "${command}"`);
+  if (!['check', 'inspect', 'audit', 'validate'].includes(command))
+    throw new UsageError(`unknown command "${command}"`);
   const format = (values.format ?? 'text') as ReportFormat;
   if (!REPORT_FORMATS.includes(format) || (command === 'validate' && format === 'junit')) {
     throw new UsageError(
@@ -71,8 +74,12 @@ async function run(argv: readonly string[]): Promise<number> {
     );
     return results.some((r) => r.problems.some((p) => !INFORMATIONAL_CODES.has(p.code))) ? EXIT.violations : EXIT.clean;
   }
-  const check = await checkStore(paths, { mode });
-  const report = buildReport(check, { command, mode, paths });
+  const report =
+    command === 'audit'
+      ? await auditStore(paths, { mode }).then((audit) =>
+          buildReport(audit.check, { command, mode, paths, plan: audit.plan }),
+        )
+      : buildReport(await checkStore(paths, { mode }), { command, mode, paths });
   process.stdout.write(formatReport(report, format, { timeline: command === 'inspect' }));
   return report.summary.findings.error > 0 ? EXIT.violations : EXIT.clean;
 }

@@ -1,4 +1,5 @@
 import type { Finding, Report, ReportTurn } from '@turnjournal/schema';
+import type { TurnRecovery } from '../audit/plan-recovery.js';
 import type { StoreCheck } from '../store/check-store.js';
 import type { DerivedTurn } from '../turn/derive-turns.js';
 import { excerpt } from './excerpt.js';
@@ -11,6 +12,8 @@ export interface ReportContext {
   readonly mode: string;
   /** Paths the user gave. */
   readonly paths: readonly string[];
+  /** The recovery plan, for `audit`. */
+  readonly plan?: readonly TurnRecovery[];
 }
 
 /** True when no finding has severity `error` or `warn` (spec §13.3). */
@@ -44,6 +47,16 @@ export function buildReport(check: StoreCheck, context: ReportContext): Report {
     files: check.files.map((f) => ({ path: f.path, family: f.family, records: f.records })),
     sessions,
     findings: [...check.findings],
+    ...(context.plan === undefined
+      ? {}
+      : {
+          plan: context.plan.map((r) => ({
+            session_id: r.sessionId,
+            turn_id: r.turnId,
+            state: r.state,
+            actions: r.actions.map((a) => a.kind),
+          })),
+        }),
   };
 }
 

@@ -37,6 +37,8 @@ export interface DerivedTurn {
   readonly terminal: boolean;
   /** The representative record of each event name seen (TJ-DERIVE-013), unknown members included. */
   readonly events: Readonly<Partial<Record<TurnEventName, Record<string, unknown>>>>;
+  /** The files holding the turn's records (recovery must not touch a turn whose file a live writer holds). */
+  readonly files: readonly string[];
 }
 
 /** The derivation of one session's turns. */
@@ -55,6 +57,7 @@ interface Representative {
 }
 
 interface TurnAccumulator {
+  readonly files: Set<string>;
   readonly seen: Map<TurnEventName, Set<string>>;
   readonly representatives: Map<TurnEventName, Representative>;
 }
@@ -100,6 +103,7 @@ export class TurnFold {
     this.#checkOrderInFile(event, turnId, source.file, record.line, at);
 
     const turn = this.#turn(turnId);
+    turn.files.add(source.file);
     const digest = createHash('sha256').update(canonicalJson(value)).digest('base64').slice(0, 22);
     const seen = turn.seen.get(event) ?? new Set<string>();
     if (seen.has(digest)) {
@@ -147,7 +151,15 @@ export class TurnFold {
         );
       }
       if (orphan) findings.push(makeFinding('orphan_turn', 'the turn has events but no submitted record', where));
-      turns.push({ turnId, sessionId: this.#sessionId, state, orphan, terminal: rank === TERMINAL_RANK, events });
+      turns.push({
+        turnId,
+        sessionId: this.#sessionId,
+        state,
+        orphan,
+        terminal: rank === TERMINAL_RANK,
+        events,
+        files: [...turn.files].sort(),
+      });
     }
     turns.sort((x, y) => compareCodePoints(x.turnId, y.turnId));
     return { sessionId: this.#sessionId, turns, findings };
@@ -156,7 +168,7 @@ export class TurnFold {
   #turn(turnId: string): TurnAccumulator {
     let turn = this.#turns.get(turnId);
     if (turn === undefined) {
-      turn = { seen: new Map(), representatives: new Map() };
+      turn = { files: new Set(), seen: new Map(), representatives: new Map() };
       this.#turns.set(turnId, turn);
     }
     return turn;

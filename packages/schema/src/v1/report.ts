@@ -50,6 +50,21 @@ export const ReportFile = Type.Object(
 /** A file the report read. */
 export type ReportFile = Static<typeof ReportFile>;
 
+/** The recovery of one abandoned turn as a report shows it: the steps, never the message content. */
+export const ReportRecovery = Type.Object(
+  {
+    session_id: Type.String(),
+    turn_id: Type.String(),
+    state: Type.String({ description: 'The turn state before recovery.' }),
+    actions: Type.Array(
+      Type.String({ description: 'ensure_user_message, ensure_interruption_marker or append_interrupted, in order.' }),
+    ),
+  },
+  { title: 'ReportRecovery' },
+);
+/** The recovery of one abandoned turn as a report shows it. */
+export type ReportRecovery = Static<typeof ReportRecovery>;
+
 const SeverityCounts = Type.Object({
   error: Type.Integer({ minimum: 0 }),
   warn: Type.Integer({ minimum: 0 }),
@@ -77,6 +92,11 @@ export const Report = Type.Object(
     files: Type.Array(ReportFile),
     sessions: Type.Array(ReportSession),
     findings: Type.Array(Finding),
+    plan: Type.Optional(
+      Type.Array(ReportRecovery, {
+        description: 'audit only: the recovery plan, one entry per abandoned turn (spec §12).',
+      }),
+    ),
   },
   {
     $id: REPORT_SCHEMA_ID,

@@ -1,0 +1,102 @@
+import { type Finding, makeFinding } from '@turnjournal/schema';
+import { type CheckStoreOptions, checkStore, type StoreCheck } from '../store/check-store.js';
+import { FindingSink } from '../store/finding-sink.js';
+import { readLockStatus } from '../store/lock-status.js';
+import { type HostView, planRecovery, type TurnRecovery } from './plan-recovery.js';
+
+/** Options of {@link auditStore}. */
+export interface AuditStoreOptions extends CheckStoreOptions {
+  /** What the host's transcript holds; without it, interruption markers are not checked and every step is planned. */
+  readonly host?: HostView;
+}
+
+/** The audit of a store: the check with the audit findings added, and the recovery plan. */
+export interface StoreAudit {
+  /** The check, whose findings include `turn_journal_*` and `stale_lock`. */
+  readonly check: StoreCheck;
+  /** The recovery plan for every abandoned turn. */
+  readonly plan: readonly TurnRecovery[];
+  /** Turn journal files a live (or not provably dead) writer holds. */
+  readonly heldFiles: readonly string[];
+}
+
+const MALFORMED_EVENT_SOURCES = new Set(['malformed_line', 'zero_filled_region', 'oversized_line', 'invalid_record']);
+
+/**
+ * Audits a store (spec §13.2) without modifying any file (TJ-AUDIT-010): the check, the session-level
+ * `turn_journal_*` findings of seed 000, stale locks, and the recovery plan (spec §12).
+ */
+export async function auditStore(paths: readonly string[], options: AuditStoreOptions = {}): Promise<StoreAudit> {
+  const check = await checkStore(paths, options);
+  const sink = new FindingSink(options.maxFindingsPerCode);
+  for (const finding of check.findings) sink.add(finding);
+
+  const turnFiles = check.files.filter((f) => f.family === 'turn').map((f) => f.path);
+  const held = new Set<string>();
+  for (const file of turnFiles) {
+    const status = readLockStatus(file);
+    if (status === 'live' || status === 'unproven') held.add(file);
+    if (status === 'stale')
+      sink.add(
+        makeFinding('stale_lock', 'the writer lock names a process that no longer runs; a writer will take it over', {
+          file: `${file}.lock`,
+        }),
+      );
+  }
+  const turnFileSet = new Set(turnFiles);
+  for (const finding of check.findings) {
+    if (finding.file !== undefined && turnFileSet.has(finding.file) && MALFORMED_EVENT_SOURCES.has(finding.code)) {
+      const { file, line, offset } = finding;
+      sink.add(
+        makeFinding(
+          'turn_journal_malformed_event',
+          `a turn journal line yields no accepted record (${finding.code}); review it by hand`,
+          { file, line, offset },
+        ),
+      );
+    }
+  }
+  for (const session of check.sessions) {
+    for (const turn of session.turns) {
+      const where = { session_id: turn.sessionId, turn_id: turn.turnId, file: turn.files[0] };
+      if (!turn.terminal)
+        sink.add(
+          pendingFinding(
+            turn.files.some((f) => held.has(f)),
+            turn.state,
+            where,
+          ),
+        );
+      else if (turn.state === 'interrupted')
+        sink.add(interruptedFinding(options.host?.hasInterruptionMarker(turn.sessionId, turn.turnId), where));
+    }
+  }
+  const plan = check.sessions.flatMap((session) => planRecovery(session.turns, held, options.host));
+  return { check: { ...check, findings: sink.findings, omitted: sink.omitted }, plan, heldFiles: [...held].sort() };
+}
+
+function pendingFinding(isHeld: boolean, state: string, where: Parameters<typeof makeFinding>[2]): Finding {
+  const finding = makeFinding('turn_journal_pending_turn', '', where);
+  return isHeld
+    ? {
+        ...finding,
+        severity: 'info',
+        repairable: false,
+        message: `turn is ${state} and a live writer holds its journal`,
+      }
+    : { ...finding, message: `turn is ${state} and its writer is gone: recovery will close it as interrupted` };
+}
+
+function interruptedFinding(hasMarker: boolean | undefined, where: Parameters<typeof makeFinding>[2]): Finding {
+  const finding = makeFinding('turn_journal_interrupted_turn', '', where);
+  if (hasMarker === false)
+    return {
+      ...finding,
+      severity: 'warn',
+      repairable: true,
+      message: 'turn was interrupted and the host shows no interruption marker',
+    };
+  const detail =
+    hasMarker === true ? 'the host shows its interruption marker' : 'the host transcript was not consulted';
+  return { ...finding, message: `turn was interrupted; ${detail}` };
+}
