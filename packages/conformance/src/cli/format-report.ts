@@ -52,6 +52,14 @@ function text(report: Report, timeline: boolean): string {
       }
     }
   }
+  if (timeline) {
+    for (const run of report.runs) {
+      lines.push(
+        '',
+        `run ${run.run_id ?? '(no id)'} ${run.outcome}: ${run.llm_calls} model call(s), ${run.agent_events} agent event(s) (${run.file})`,
+      );
+    }
+  }
   if (report.plan !== undefined) {
     lines.push(
       '',

@@ -46,6 +46,15 @@ export function buildReport(check: StoreCheck, context: ReportContext): Report {
     },
     files: check.files.map((f) => ({ path: f.path, family: f.family, records: f.records })),
     sessions,
+    runs: check.runs.map((run) => ({
+      file: run.file,
+      ...(run.runId === undefined ? {} : { run_id: run.runId }),
+      ...(run.sessionId === undefined ? {} : { session_id: run.sessionId }),
+      outcome: run.outcome,
+      ...(run.lastStatus === undefined ? {} : { last_status: run.lastStatus }),
+      llm_calls: run.llmCalls.length,
+      agent_events: run.agentEventCount,
+    })),
     findings: [...check.findings],
     ...(context.plan === undefined
       ? {}

@@ -1,5 +1,8 @@
 import { type Finding, makeFinding, type RecordFamily } from '@turnjournal/schema';
 import { type JournalRecord, type RecoveryMode, readJournal } from '../framing/read-journal.js';
+import { type DerivedRun, RunFold } from '../run/fold-run.js';
+import { checkStaleState } from '../state/check-stale-state.js';
+import { type ReadStateResult, readStateDocument } from '../state/read-state.js';
 import { type DerivedSession, TurnFold } from '../turn/derive-turns.js';
 import { discoverStore, type StoreFile } from './discover-store.js';
 import { FindingSink } from './finding-sink.js';
@@ -30,6 +33,8 @@ export interface StoreCheck {
   readonly files: readonly CheckedFile[];
   /** Turn sessions, derived over all their shards, sorted by session id, with the files each was read from. */
   readonly sessions: readonly (DerivedSession & { readonly files: readonly string[] })[];
+  /** Every run file's derivation (spec §16), with the file it came from. */
+  readonly runs: readonly (DerivedRun & { readonly file: string })[];
   /** Every finding, capped per code and file. */
   readonly findings: readonly Finding[];
   /** Findings left out by the cap, per code. */
@@ -47,18 +52,33 @@ export async function checkStore(paths: readonly string[], options: CheckStoreOp
   for (const finding of discovery.findings) sink.add(finding);
   const folds = new Map<string, TurnFold>();
   const files: CheckedFile[] = [];
+  const runs: (DerivedRun & { file: string })[] = [];
+  const states: ReadStateResult[] = [];
   for (const file of discovery.files) {
     if (file.format === 'json') {
-      files.push({ path: file.path, family: 'state', records: 0 });
+      const state = await readState(file.path, options, sink);
+      if (state !== undefined) states.push(state);
+      files.push({ path: file.path, family: 'state', records: state?.status === 'valid' ? 1 : 0 });
       continue;
     }
-    files.push(await checkJournalFile(file, options, sink, folds));
+    const runFold = new RunFold();
+    const checked = await checkJournalFile(file, options, sink, folds, runFold);
+    files.push(checked);
+    if (checked.family === 'run') {
+      const run = runFold.finish();
+      for (const finding of run.findings) sink.add(finding);
+      runs.push({ ...run, file: file.path });
+    }
   }
+  // stale_state compares a snapshot with the run it names (TJ-STATE-006), so it waits until every run is read.
+  for (const state of states)
+    if (state.status === 'valid')
+      for (const finding of checkStaleState(state.state, runs, { file: state.file })) sink.add(finding);
   const sessions = [...folds.entries()]
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([sessionId, fold]) => ({ ...fold.finish(), files: filesOfSession(files, discovery.files, sessionId) }));
   for (const session of sessions) for (const finding of session.findings) sink.add(finding);
-  return { files, sessions, findings: sink.findings, omitted: sink.omitted };
+  return { files, sessions, runs, findings: sink.findings, omitted: sink.omitted };
 }
 
 async function checkJournalFile(
@@ -66,12 +86,14 @@ async function checkJournalFile(
   options: CheckStoreOptions,
   sink: FindingSink,
   folds: Map<string, TurnFold>,
+  runFold: RunFold,
 ): Promise<CheckedFile> {
   let family: RecordFamily | undefined;
   let mixedReported = false;
   let records = 0;
   const route = (record: JournalRecord) => {
     if (family === 'turn') turnFold(file, folds).add(record, { file: file.path, sessionId: turnSessionOf(file) });
+    else if (family === 'run') runFold.add(record, { file: file.path });
   };
   try {
     for await (const batch of readJournal(file.path, {
@@ -141,4 +163,22 @@ function turnFold(file: StoreFile, folds: Map<string, TurnFold>): TurnFold {
 function filesOfSession(checked: readonly CheckedFile[], found: readonly StoreFile[], sessionId: string): string[] {
   const turnFiles = new Set(checked.filter((f) => f.family === 'turn').map((f) => f.path));
   return found.filter((f) => turnFiles.has(f.path) && turnSessionOf(f) === sessionId).map((f) => f.path);
+}
+
+async function readState(
+  path: string,
+  options: CheckStoreOptions,
+  sink: FindingSink,
+): Promise<ReadStateResult | undefined> {
+  try {
+    const result = await readStateDocument(path, { mode: options.mode ?? 'tolerant' });
+    for (const finding of result.findings) sink.add(finding);
+    return result;
+  } catch (error) {
+    const finding = (error as { finding?: Finding }).finding;
+    sink.add(
+      finding ?? makeFinding('unrecognised_file', `cannot read the file: ${(error as Error).message}`, { file: path }),
+    );
+    return undefined;
+  }
 }

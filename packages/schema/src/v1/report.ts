@@ -38,6 +38,22 @@ export const ReportSession = Type.Object(
 /** A session's derived turns. */
 export type ReportSession = Static<typeof ReportSession>;
 
+/** A run file's derivation as a report shows it (spec §16): outcome and counts, never model input or output. */
+export const ReportRun = Type.Object(
+  {
+    file: Type.String(),
+    run_id: Type.Optional(Type.String()),
+    session_id: Type.Optional(Type.String()),
+    outcome: Type.String({ description: 'completed, cancelled, error, incomplete, or an unknown outcome as written.' }),
+    last_status: Type.Optional(Type.String()),
+    llm_calls: Type.Integer({ minimum: 0 }),
+    agent_events: Type.Integer({ minimum: 0 }),
+  },
+  { title: 'ReportRun' },
+);
+/** A run file's derivation as a report shows it. */
+export type ReportRun = Static<typeof ReportRun>;
+
 /** A file the report read. */
 export const ReportFile = Type.Object(
   {
@@ -91,6 +107,7 @@ export const Report = Type.Object(
     }),
     files: Type.Array(ReportFile),
     sessions: Type.Array(ReportSession),
+    runs: Type.Array(ReportRun),
     findings: Type.Array(Finding),
     plan: Type.Optional(
       Type.Array(ReportRecovery, {
