@@ -1,3 +1,4 @@
+import { fixtureCases } from '../fixtures/fixture-cases.js';
 import type { LoadedFixtureFile } from '../fixtures/load-fixtures.js';
 import { type Requirement, RequirementsError } from './parse-requirements.js';
 
@@ -24,13 +25,14 @@ export function buildRequirementsMap(
 ): RequirementsMap {
   const citing = new Map<string, Set<string>>(requirements.map((r) => [r.id, new Set<string>()]));
   for (const file of fixtures) {
-    for (const group of file.content.groups) {
-      for (const id of group.requirements) {
+    for (const fixtureCase of fixtureCases(file.content)) {
+      for (const id of fixtureCase.requirements) {
         const files = citing.get(id);
-        if (files === undefined)
+        if (files === undefined) {
           throw new RequirementsError(
-            `${file.path}: group "${group.description}" cites ${id}, which the spec does not define`,
+            `${file.path}: "${fixtureCase.name}" cites ${id}, which the spec does not define`,
           );
+        }
         files.add(file.path);
       }
     }
