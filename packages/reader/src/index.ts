@@ -22,3 +22,5 @@ export * from './store/identifiers.js';
 export * from './store/lock-status.js';
 export * from './turn/canonical-json.js';
 export * from './turn/derive-turns.js';
+export * from './turn/own-string.js';
+export * from './turn/representative.js';

@@ -1,4 +1,5 @@
 import type { DerivedTurn } from '../turn/derive-turns.js';
+import { loadRecord, type RecordLocation } from '../turn/representative.js';
 
 /** What the host says its transcript already holds for a turn (seed 000's sidecar). */
 export interface HostView {
@@ -45,12 +46,14 @@ export interface TurnRecovery {
  * Computes the recovery plan (spec §12) as a pure function of the derived turns, the files a live writer holds, and
  * what the host's transcript holds (TJ-RECOV-001). Exactly the abandoned turns are planned (TJ-RECOV-002); the plan
  * never contains an assistant answer or a provider call (TJ-RECOV-004, TJ-RECOV-005). Without a host view every
- * `ensure_*` step is planned: host hooks are idempotent (TJ-RECOV-008), so planning them is always safe.
+ * `ensure_*` step is planned: host hooks are idempotent (TJ-RECOV-008), so planning them is always safe. The submitted
+ * record to restore is read back from the journal with `load` (only for the turns planned).
  */
 export function planRecovery(
   turns: readonly DerivedTurn[],
   heldFiles: ReadonlySet<string>,
   host?: HostView,
+  load: (location: RecordLocation) => Record<string, unknown> = loadRecord,
 ): TurnRecovery[] {
   const plan: TurnRecovery[] = [];
   for (const turn of turns) {
@@ -58,11 +61,11 @@ export function planRecovery(
     const actions: RecoveryAction[] = [];
     const submitted = turn.events.submitted;
     if (submitted !== undefined && !(host?.hasUserMessage(turn.sessionId, turn.turnId) ?? false)) {
-      actions.push({ kind: 'ensure_user_message', submitted });
+      actions.push({ kind: 'ensure_user_message', submitted: load(submitted.location) });
     }
     if (!(host?.hasInterruptionMarker(turn.sessionId, turn.turnId) ?? false))
       actions.push({ kind: 'ensure_interruption_marker' });
-    const streamId = submitted?.stream_id;
+    const streamId = submitted?.summary.streamId;
     actions.push({
       kind: 'append_interrupted',
       record: {

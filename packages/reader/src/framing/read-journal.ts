@@ -30,6 +30,8 @@ export interface JournalRecord {
   readonly value: Record<string, unknown>;
   /** The record's bytes without BOM, CR and LF. A view into the read buffer: copy it to keep it. */
   readonly bytes: Uint8Array;
+  /** File offset of the first byte of `bytes` (after a BOM, or after the discarded head of a glued line). */
+  readonly bytesOffset: number;
   /** The schema verdict: valid, unknown, extension, unsupported_version or invalid. */
   readonly validation: RecordValidation;
   /** True when the record was salvaged from a glued line (spec §3.5). */
@@ -103,7 +105,17 @@ function readLine(line: CommittedLine | OversizedLine, file: string, mode: Recov
     return false;
   }
   if (decoded.kind === 'record') {
-    return addRecord({ ...where, value: decoded.value, bytes: decoded.bytes, salvaged: false }, mode, out);
+    return addRecord(
+      {
+        ...where,
+        value: decoded.value,
+        bytes: decoded.bytes,
+        bytesOffset: offsetOf(line, decoded.bytes),
+        salvaged: false,
+      },
+      mode,
+      out,
+    );
   }
   const region = decoded.nulRun === undefined ? {} : { offset: decoded.nulRun.offset, length: decoded.nulRun.length };
   if (decoded.salvaged !== undefined) {
@@ -121,7 +133,13 @@ function readLine(line: CommittedLine | OversizedLine, file: string, mode: Recov
           );
     out.push({ kind: 'finding', finding });
     return addRecord(
-      { ...where, value: decoded.salvaged.value, bytes: decoded.salvaged.bytes, salvaged: true },
+      {
+        ...where,
+        value: decoded.salvaged.value,
+        bytes: decoded.salvaged.bytes,
+        bytesOffset: offsetOf(line, decoded.salvaged.bytes),
+        salvaged: true,
+      },
       mode,
       out,
     );
@@ -129,6 +147,11 @@ function readLine(line: CommittedLine | OversizedLine, file: string, mode: Recov
   // A zero-filled region is located by its first NUL run (TJ-FRAME-028); other damage by the line's first byte.
   const finding = makeFinding(decoded.code, decoded.reason, { ...where, ...region });
   return damage(finding, mode, out);
+}
+
+// Decoded bytes are views into the line's bytes, so their distance from the line's start is their place in the file.
+function offsetOf(line: CommittedLine, bytes: Uint8Array): number {
+  return line.offset + (bytes.byteOffset - line.bytes.byteOffset);
 }
 
 function damage(finding: Finding, mode: RecoveryMode, out: JournalItem[]): boolean {
@@ -144,6 +167,7 @@ function addRecord(
     offset: number;
     value: Record<string, unknown>;
     bytes: Uint8Array;
+    bytesOffset: number;
     salvaged: boolean;
   },
   mode: RecoveryMode,
@@ -163,6 +187,7 @@ function addRecord(
       offset: record.offset,
       value: record.value,
       bytes: record.bytes,
+      bytesOffset: record.bytesOffset,
       validation,
       salvaged: record.salvaged,
     },

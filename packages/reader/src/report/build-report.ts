@@ -2,7 +2,6 @@ import type { Finding, Report, ReportTurn } from '@turnjournal/schema';
 import type { TurnRecovery } from '../audit/plan-recovery.js';
 import type { StoreCheck } from '../store/check-store.js';
 import type { DerivedTurn } from '../turn/derive-turns.js';
-import { excerpt } from './excerpt.js';
 
 /** What the report is about: the command, the recovery mode and the paths given. */
 export interface ReportContext {
@@ -70,23 +69,22 @@ export function buildReport(check: StoreCheck, context: ReportContext): Report {
 }
 
 function reportTurn(turn: DerivedTurn): ReportTurn {
-  const submitted = turn.events.submitted;
-  const terminal = turn.events.completed ?? turn.events.interrupted;
+  const submitted = turn.events.submitted?.summary;
+  const terminal = (turn.events.completed ?? turn.events.interrupted)?.summary;
   const out: { -readonly [K in keyof ReportTurn]: ReportTurn[K] } = {
     turn_id: turn.turnId,
     state: turn.state,
     orphan: turn.orphan,
     terminal: turn.terminal,
   };
-  if (typeof submitted?.created_at === 'number') out.submitted_at = submitted.created_at;
-  if (typeof terminal?.created_at === 'number') out.ended_at = terminal.created_at;
-  if (turn.state === 'interrupted' && typeof turn.events.interrupted?.reason === 'string')
-    out.reason = turn.events.interrupted.reason;
-  if (typeof submitted?.content === 'string') {
-    const cut = excerpt(submitted.content);
-    out.content_excerpt = cut.text;
-    out.content_truncated = cut.truncated;
+  if (submitted?.createdAt !== undefined) out.submitted_at = submitted.createdAt;
+  if (terminal?.createdAt !== undefined) out.ended_at = terminal.createdAt;
+  const reason = turn.events.interrupted?.summary.reason;
+  if (turn.state === 'interrupted' && reason !== undefined) out.reason = reason;
+  if (submitted?.contentExcerpt !== undefined) {
+    out.content_excerpt = submitted.contentExcerpt;
+    out.content_truncated = submitted.contentTruncated ?? false;
   }
-  if (Array.isArray(submitted?.attachments)) out.attachments = submitted.attachments.length;
+  if (submitted?.attachments !== undefined) out.attachments = submitted.attachments;
   return out;
 }

@@ -2,6 +2,8 @@ import { createHash } from 'node:crypto';
 import { type Finding, type FindingCode, makeFinding, TURN_EVENTS, type TurnEventName } from '@turnjournal/schema';
 import type { JournalRecord } from '../framing/read-journal.js';
 import { canonicalJson, compareBytes, compareCodePoints } from './canonical-json.js';
+import { ownString } from './own-string.js';
+import { type RepresentativeRecord, readRecordBytes, representativeOf } from './representative.js';
 
 /** The derived state of a turn (spec §10.1). */
 export type TurnState = TurnEventName;
@@ -35,8 +37,8 @@ export interface DerivedTurn {
   readonly orphan: boolean;
   /** True once the state is `completed` or `interrupted`. */
   readonly terminal: boolean;
-  /** The representative record of each event name seen (TJ-DERIVE-013), unknown members included. */
-  readonly events: Readonly<Partial<Record<TurnEventName, Record<string, unknown>>>>;
+  /** The representative record of each event name seen (TJ-DERIVE-013): where it is and a summary (see `loadRecord`). */
+  readonly events: Readonly<Partial<Record<TurnEventName, RepresentativeRecord>>>;
   /** The files holding the turn's records (recovery must not touch a turn whose file a live writer holds). */
   readonly files: readonly string[];
 }
@@ -51,28 +53,28 @@ export interface DerivedSession {
   readonly findings: readonly Finding[];
 }
 
-interface Representative {
-  bytes: Uint8Array;
-  value: Record<string, unknown>;
-}
-
+// Plain arrays and objects rather than Maps and Sets: a turn has a handful of records, and a collection per turn costs
+// hundreds of bytes, which dominates memory on journals with millions of turns.
 interface TurnAccumulator {
-  readonly files: Set<string>;
-  readonly seen: Map<TurnEventName, Set<string>>;
-  readonly representatives: Map<TurnEventName, Representative>;
+  readonly files: string[];
+  /** `<event>:<digest>` of every distinct record seen. */
+  readonly seen: string[];
+  readonly representatives: Partial<Record<TurnEventName, RepresentativeRecord>>;
 }
 
 /**
  * The order-independent fold of spec §10: feed every turn record of one session, from every shard, in any order, then
- * call {@link TurnFold.finish}. It keeps per turn only one representative record per event name and a 16-byte digest of
- * each distinct record, so memory follows the number of turns, not the size of the files.
+ * call {@link TurnFold.finish}. It keeps per turn only the location and a small summary of one representative record
+ * per event name, and a 16-byte digest of each distinct record, so memory follows the number of turns, not the size of
+ * the files or of the messages in them.
  */
 export class TurnFold {
   readonly #sessionId: string;
   readonly #turns = new Map<string, TurnAccumulator>();
   readonly #removed = new Set<string>();
   readonly #findings: Finding[] = [];
-  readonly #terminalLineByFileTurn = new Map<string, number>();
+  // Line of the first terminal event per turn, for the file being read: files are read one after the other.
+  #terminalLines: { file: string; lines: Map<string, number> } = { file: '', lines: new Map() };
 
   /** @param sessionId the session whose records are folded. */
   constructor(sessionId: string) {
@@ -98,21 +100,19 @@ export class TurnFold {
       return;
     }
     if (!isTurnEvent(event)) return;
-    const turnId = value.turn_id as string;
+    const turnId = ownString(value.turn_id as string);
     const at = { ...where, turn_id: turnId };
     this.#checkOrderInFile(event, turnId, source.file, record.line, at);
 
     const turn = this.#turn(turnId);
-    turn.files.add(source.file);
-    const digest = createHash('sha256').update(canonicalJson(value)).digest('base64').slice(0, 22);
-    const seen = turn.seen.get(event) ?? new Set<string>();
-    if (seen.has(digest)) {
+    if (!turn.files.includes(source.file)) turn.files.push(source.file);
+    const digest = `${event}:${createHash('sha256').update(canonicalJson(value)).digest().toString('base64', 0, 16)}`;
+    if (turn.seen.includes(digest)) {
       this.#report('duplicate_event', `an exact copy of the turn's "${event}" record; counted once`, at);
       return;
     }
-    seen.add(digest);
-    turn.seen.set(event, seen);
-    const current = turn.representatives.get(event);
+    turn.seen.push(digest);
+    const current = turn.representatives[event];
     if (current !== undefined) {
       this.#report(
         'conflicting_duplicate',
@@ -120,8 +120,9 @@ export class TurnFold {
         at,
       );
     }
-    if (current === undefined || compareBytes(record.bytes, current.bytes) < 0) {
-      turn.representatives.set(event, { bytes: Uint8Array.from(record.bytes), value });
+    // Only a second distinct record of the same event needs the first one's bytes; it is read back from disk then.
+    if (current === undefined || compareBytes(record.bytes, readRecordBytes(current.location)) < 0) {
+      turn.representatives[event] = representativeOf(record, source.file);
     }
   }
 
@@ -131,10 +132,12 @@ export class TurnFold {
     const findings = this.#findings.filter((f) => f.turn_id === undefined || !this.#removed.has(f.turn_id));
     for (const [turnId, turn] of this.#turns) {
       if (this.#removed.has(turnId)) continue;
-      const events: Partial<Record<TurnEventName, Record<string, unknown>>> = {};
+      const events: Partial<Record<TurnEventName, RepresentativeRecord>> = {};
       let rank = -1;
-      for (const [event, representative] of turn.representatives) {
-        events[event] = representative.value;
+      for (const event of TURN_EVENTS) {
+        const representative = turn.representatives[event];
+        if (representative === undefined) continue;
+        events[event] = representative;
         rank = Math.max(rank, RANK[event]);
       }
       const state: TurnState =
@@ -168,7 +171,7 @@ export class TurnFold {
   #turn(turnId: string): TurnAccumulator {
     let turn = this.#turns.get(turnId);
     if (turn === undefined) {
-      turn = { files: new Set(), seen: new Map(), representatives: new Map() };
+      turn = { files: [], seen: [], representatives: {} };
       this.#turns.set(turnId, turn);
     }
     return turn;
@@ -182,10 +185,10 @@ export class TurnFold {
     line: number,
     at: Parameters<typeof makeFinding>[2],
   ): void {
-    const key = `${file}\u0000${turnId}`;
-    const terminalLine = this.#terminalLineByFileTurn.get(key);
+    if (this.#terminalLines.file !== file) this.#terminalLines = { file, lines: new Map() };
+    const terminalLine = this.#terminalLines.lines.get(turnId);
     if (RANK[event] === TERMINAL_RANK) {
-      if (terminalLine === undefined) this.#terminalLineByFileTurn.set(key, line);
+      if (terminalLine === undefined) this.#terminalLines.lines.set(turnId, line);
     } else if (terminalLine !== undefined && line > terminalLine) {
       this.#report(
         'event_after_terminal',

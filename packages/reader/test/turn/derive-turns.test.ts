@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type JournalRecord, TurnFold } from '../../src/index.js';
+import { loadRecord, TurnFold } from '../../src/index.js';
 import { readAll, tempFile } from '../support/temp.js';
 
 const SESSION = 's1';
@@ -15,15 +15,13 @@ const ev = (event: string, turn_id: string, extra: Record<string, unknown> = {})
   ...extra,
 });
 
-async function records(values: readonly unknown[]): Promise<JournalRecord[]> {
-  const items = await readAll(tempFile(values.map((v) => `${JSON.stringify(v)}\n`).join('')));
-  return items.flatMap((i) => (i.kind === 'record' ? [i.record] : []));
-}
-
 async function derive(files: readonly (readonly unknown[])[]) {
   const fold = new TurnFold(SESSION);
-  for (const [n, values] of files.entries())
-    for (const r of await records(values)) fold.add(r, { file: `f${n}.jsonl`, sessionId: SESSION });
+  for (const values of files) {
+    const path = tempFile(values.map((v) => `${JSON.stringify(v)}\n`).join(''));
+    for (const item of await readAll(path))
+      if (item.kind === 'record') fold.add(item.record, { file: path, sessionId: SESSION });
+  }
   return fold.finish();
 }
 
@@ -90,7 +88,7 @@ describe('TurnFold (spec §10)', () => {
       [two, one],
     ]) {
       const d = await derive([order]);
-      expect(d.turns[0]?.events.submitted?.created_at).toBe(1);
+      expect(d.turns[0]?.events.submitted?.summary.createdAt).toBe(1);
       expect(codes(d)).toEqual(['conflicting_duplicate:a']);
     }
   });
@@ -162,7 +160,8 @@ describe('TurnFold properties', () => {
           const d = await derive([enriched]);
           expect(states(d)).toEqual(states(await derive([plain])));
           for (const turn of d.turns)
-            for (const rec of Object.values(turn.events)) expect(rec?.[name]).toEqual({ nested: [1, extra] });
+            for (const rep of Object.values(turn.events))
+              if (rep !== undefined) expect(loadRecord(rep.location)[name]).toEqual({ nested: [1, extra] });
         },
       ),
       { seed: 20260511, numRuns: Number(process.env.TJ_PROPERTY_RUNS ?? 100) },

@@ -1,0 +1,103 @@
+import { closeSync, openSync, readSync } from 'node:fs';
+import { MAX_EXCERPT_BYTES } from '@turnjournal/schema';
+import { parseObject } from '../framing/decode-line.js';
+import type { JournalRecord } from '../framing/read-journal.js';
+import { excerpt } from '../report/excerpt.js';
+import { ownString } from './own-string.js';
+
+/** Where a record's bytes are on disk, so it can be read again instead of being held in memory. */
+export interface RecordLocation {
+  /** The file. */
+  readonly file: string;
+  /** 1-based line number. */
+  readonly line: number;
+  /** File offset of the record's first byte (after a BOM or a discarded glued head). */
+  readonly offset: number;
+  /** Length of the record in bytes (without CR and LF). */
+  readonly length: number;
+}
+
+/** The few fields of a turn record that reports and recovery use, with the content cut to an excerpt. */
+export interface RecordSummary {
+  /** `created_at`, epoch seconds. */
+  readonly createdAt?: number;
+  /** `stream_id`, when a string. */
+  readonly streamId?: string;
+  /** `reason` of an `interrupted` record. */
+  readonly reason?: string;
+  /** `assistant_message_index`, when a number. */
+  readonly assistantMessageIndex?: number;
+  /** At most 64 bytes of `content` (spec TJ-AUDIT-012). */
+  readonly contentExcerpt?: string;
+  /** True when `contentExcerpt` is shorter than the content. */
+  readonly contentTruncated?: boolean;
+  /** Number of attachments. */
+  readonly attachments?: number;
+}
+
+/**
+ * The record that represents one event name of a turn (spec §10.4): where it is and a small summary. The whole
+ * record (content, attachments, unknown members) stays on disk and is read back with {@link loadRecord}, so deriving
+ * a large journal holds a few dozen bytes per turn event rather than every message.
+ */
+export interface RepresentativeRecord {
+  /** Where the record is. */
+  readonly location: RecordLocation;
+  /** What reports and recovery need without reading it again. */
+  readonly summary: RecordSummary;
+}
+
+/** Builds the representative of a record just read. */
+export function representativeOf(record: JournalRecord, file: string): RepresentativeRecord {
+  const v = record.value;
+  const summary: { -readonly [K in keyof RecordSummary]: RecordSummary[K] } = {};
+  if (typeof v.created_at === 'number') summary.createdAt = v.created_at;
+  if (typeof v.stream_id === 'string') summary.streamId = ownString(v.stream_id);
+  if (typeof v.reason === 'string') summary.reason = ownString(v.reason);
+  if (typeof v.assistant_message_index === 'number') summary.assistantMessageIndex = v.assistant_message_index;
+  if (typeof v.content === 'string') {
+    const cut = excerpt(v.content, MAX_EXCERPT_BYTES);
+    summary.contentExcerpt = ownString(cut.text);
+    summary.contentTruncated = cut.truncated;
+  }
+  if (Array.isArray(v.attachments)) summary.attachments = v.attachments.length;
+  return { location: { file, line: record.line, offset: record.bytesOffset, length: record.bytes.length }, summary };
+}
+
+/** Raised when a representative record can no longer be read back as it was (the file changed underneath). */
+export class RecordMovedError extends Error {
+  /** Stable error code. */
+  readonly code = 'record_moved';
+  /** Where the record was expected. */
+  readonly location: RecordLocation;
+
+  constructor(location: RecordLocation, reason: string) {
+    super(`${location.file} line ${location.line} (byte ${location.offset}): ${reason}`);
+    this.name = 'RecordMovedError';
+    this.location = location;
+  }
+}
+
+/** Reads a record's bytes back from disk. */
+export function readRecordBytes(location: RecordLocation): Uint8Array {
+  const bytes = Buffer.alloc(location.length);
+  const fd = openSync(location.file, 'r');
+  try {
+    let done = 0;
+    while (done < location.length) {
+      const n = readSync(fd, bytes, done, location.length - done, location.offset + done);
+      if (n === 0) throw new RecordMovedError(location, 'the file is shorter than when it was read');
+      done += n;
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return bytes;
+}
+
+/** Reads a record back from disk, whole: content, attachments and unknown members included (TJ-COMPAT-003). */
+export function loadRecord(location: RecordLocation): Record<string, unknown> {
+  const parsed = parseObject(readRecordBytes(location));
+  if (!parsed.ok) throw new RecordMovedError(location, parsed.reason);
+  return parsed.value;
+}
