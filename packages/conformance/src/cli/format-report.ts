@@ -53,6 +53,13 @@ function text(report: Report, timeline: boolean): string {
     }
   }
   if (timeline) {
+    for (const log of report.event_logs) {
+      const active = log.active_request_id === null ? 'no active run' : `active run ${log.active_request_id}`;
+      lines.push(
+        '',
+        `event log ${log.session_id ?? log.file}: ${log.messages} message(s), last seq ${log.last_seq ?? '-'}, ${active}, ${log.undelivered.length} undelivered (${log.file})`,
+      );
+    }
     for (const run of report.runs) {
       lines.push(
         '',

@@ -46,12 +46,20 @@ export class LineSplitter {
   #lineNumber = 0;
   #position = 0;
 
-  /** @param maxLineBytes the line-size limit in bytes, without the LF. */
-  constructor(maxLineBytes: number = DEFAULT_MAX_LINE_BYTES) {
+  /**
+   * @param maxLineBytes the line-size limit in bytes, without the LF.
+   * @param startOffset file offset of the first byte fed (the start of a line), so offsets stay file offsets.
+   */
+  constructor(maxLineBytes: number = DEFAULT_MAX_LINE_BYTES, startOffset = 0) {
     if (!Number.isSafeInteger(maxLineBytes) || maxLineBytes < 1) {
       throw new RangeError(`maxLineBytes must be a positive integer, got ${String(maxLineBytes)}`);
     }
+    if (!Number.isSafeInteger(startOffset) || startOffset < 0) {
+      throw new RangeError(`startOffset must be a non-negative integer, got ${String(startOffset)}`);
+    }
     this.#maxLineBytes = maxLineBytes;
+    this.#lineStart = startOffset;
+    this.#position = startOffset;
   }
 
   /** Feeds the next chunk; returns the lines it completed. The chunk must not be modified afterwards. */

@@ -18,11 +18,17 @@ export interface ReadJournalOptions {
   readonly maxLineBytes?: number;
   /** Bytes read per system call; 1 MiB by default. */
   readonly chunkBytes?: number;
+  /**
+   * File offset to start at; it must be the first byte of a line (the byte after an LF). Nothing before it is read,
+   * which is what lets event-log recovery cost follow the tail (spec §15.2). Offsets stay file offsets; line numbers
+   * count from the first line read, so findings carry no line number when this is above 0.
+   */
+  readonly startOffset?: number;
 }
 
 /** One record read from a journal file, with where it was and what the v1 schemas say of it. */
 export interface JournalRecord {
-  /** 1-based line number. */
+  /** 1-based line number (counted from `startOffset` when the read started part-way). */
   readonly line: number;
   /** 0-based byte offset of the line. */
   readonly offset: number;
@@ -55,17 +61,20 @@ const DEFAULT_CHUNK_BYTES = 1024 * 1024;
 export async function* readJournal(path: string, options: ReadJournalOptions = {}): AsyncGenerator<JournalItem[]> {
   const mode = options.mode ?? 'tolerant';
   const chunkBytes = options.chunkBytes ?? DEFAULT_CHUNK_BYTES;
-  const splitter = new LineSplitter(options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES);
+  const startOffset = options.startOffset ?? 0;
+  const splitter = new LineSplitter(options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES, startOffset);
+  const exactLines = startOffset === 0;
   const handle = await open(path, 'r');
   try {
-    for (;;) {
+    for (let position = startOffset; ; ) {
       const chunk = Buffer.allocUnsafe(chunkBytes);
-      const { bytesRead } = await handle.read(chunk, 0, chunkBytes, null);
+      const { bytesRead } = await handle.read(chunk, 0, chunkBytes, position);
       if (bytesRead === 0) break;
+      position += bytesRead;
       const batch: JournalItem[] = [];
       let stop = false;
       for (const line of splitter.push(chunk.subarray(0, bytesRead))) {
-        stop = readLine(line, path, mode, batch);
+        stop = readLine(line, path, mode, exactLines, batch);
         if (stop) break;
       }
       if (batch.length > 0) yield batch;
@@ -87,8 +96,15 @@ export async function* readJournal(path: string, options: ReadJournalOptions = {
 }
 
 /** Handles one line; returns true when the read must stop (prefix mode after damage). */
-function readLine(line: CommittedLine | OversizedLine, file: string, mode: RecoveryMode, out: JournalItem[]): boolean {
-  const where = { file, line: line.number, offset: line.offset };
+function readLine(
+  line: CommittedLine | OversizedLine,
+  file: string,
+  mode: RecoveryMode,
+  exactLines: boolean,
+  out: JournalItem[],
+): boolean {
+  const where = exactLines ? { file, line: line.number, offset: line.offset } : { file, offset: line.offset };
+  const number = line.number;
   if (line.kind === 'oversized') {
     return damage(
       makeFinding('oversized_line', `line of ${line.length} bytes is over the line-size limit and was skipped`, {
@@ -108,6 +124,8 @@ function readLine(line: CommittedLine | OversizedLine, file: string, mode: Recov
     return addRecord(
       {
         ...where,
+        line: number,
+        exactLines,
         value: decoded.value,
         bytes: decoded.bytes,
         bytesOffset: offsetOf(line, decoded.bytes),
@@ -135,6 +153,8 @@ function readLine(line: CommittedLine | OversizedLine, file: string, mode: Recov
     return addRecord(
       {
         ...where,
+        line: number,
+        exactLines,
         value: decoded.salvaged.value,
         bytes: decoded.salvaged.bytes,
         bytesOffset: offsetOf(line, decoded.salvaged.bytes),
@@ -164,6 +184,7 @@ function addRecord(
   record: {
     file: string;
     line: number;
+    exactLines: boolean;
     offset: number;
     value: Record<string, unknown>;
     bytes: Uint8Array;
@@ -174,7 +195,9 @@ function addRecord(
   out: JournalItem[],
 ): boolean {
   const validation = validateRecord(record.value);
-  const where = { file: record.file, line: record.line, offset: record.offset };
+  const where = record.exactLines
+    ? { file: record.file, line: record.line, offset: record.offset }
+    : { file: record.file, offset: record.offset };
   const finding = recordFinding(validation, where);
   if (finding !== undefined) {
     if (mode === 'strict' && finding.code === 'invalid_record') throw new JournalReadError(finding);

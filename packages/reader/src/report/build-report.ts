@@ -54,6 +54,14 @@ export function buildReport(check: StoreCheck, context: ReportContext): Report {
       llm_calls: run.llmCalls.length,
       agent_events: run.agentEventCount,
     })),
+    event_logs: check.eventLogs.map((log) => ({
+      file: log.file,
+      ...(log.sessionId === undefined ? {} : { session_id: log.sessionId }),
+      last_seq: log.lastSeq,
+      messages: log.messages,
+      active_request_id: log.activeRequestId,
+      undelivered: [...log.undelivered],
+    })),
     findings: [...check.findings],
     ...(context.plan === undefined
       ? {}

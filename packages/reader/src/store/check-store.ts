@@ -1,4 +1,5 @@
 import { type Finding, makeFinding, type RecordFamily } from '@turnjournal/schema';
+import { EventLogFold } from '../event/fold-event-log.js';
 import { type JournalRecord, type RecoveryMode, readJournal } from '../framing/read-journal.js';
 import { type DerivedRun, RunFold } from '../run/fold-run.js';
 import { checkStaleState } from '../state/check-stale-state.js';
@@ -6,6 +7,7 @@ import { type ReadStateResult, readStateDocument } from '../state/read-state.js'
 import { type DerivedSession, TurnFold } from '../turn/derive-turns.js';
 import { discoverStore, type StoreFile } from './discover-store.js';
 import { FindingSink } from './finding-sink.js';
+import { explainInvalidIdentifier, isValidIdentifier } from './identifiers.js';
 
 /** Options of {@link checkStore}. */
 export interface CheckStoreOptions {
@@ -27,6 +29,25 @@ export interface CheckedFile {
   readonly records: number;
 }
 
+/** Findings the framing layer gives a record about itself, judged by v1 rules. */
+const RECORD_FINDING_CODES = new Set(['invalid_record', 'unknown_record', 'unsupported_version']);
+
+/** What checking found in one event log. */
+export interface EventLogSummary {
+  /** The file. */
+  readonly file: string;
+  /** The session, from the containing directory's name when it is a valid identifier. */
+  readonly sessionId: string | undefined;
+  /** The highest accepted seq, or null. */
+  readonly lastSeq: number | null;
+  /** Messages in the derived list. */
+  readonly messages: number;
+  /** The `request_id` of the active run, or null. */
+  readonly activeRequestId: string | null;
+  /** `request_id`s of finished runs no client acknowledged (spec §15.5). */
+  readonly undelivered: readonly string[];
+}
+
 /** The result of checking a store: files, derived turn sessions and every finding. */
 export interface StoreCheck {
   /** Every file read. */
@@ -35,6 +56,8 @@ export interface StoreCheck {
   readonly sessions: readonly (DerivedSession & { readonly files: readonly string[] })[];
   /** Every run file's derivation (spec §16), with the file it came from. */
   readonly runs: readonly (DerivedRun & { readonly file: string })[];
+  /** Every event log's summary (spec §15): the derived messages and runs are not kept, only their counts. */
+  readonly eventLogs: readonly EventLogSummary[];
   /** Every finding, capped per code and file. */
   readonly findings: readonly Finding[];
   /** Findings left out by the cap, per code. */
@@ -53,6 +76,7 @@ export async function checkStore(paths: readonly string[], options: CheckStoreOp
   const folds = new Map<string, TurnFold>();
   const files: CheckedFile[] = [];
   const runs: (DerivedRun & { file: string })[] = [];
+  const eventLogs: EventLogSummary[] = [];
   const states: ReadStateResult[] = [];
   for (const file of discovery.files) {
     if (file.format === 'json') {
@@ -62,11 +86,29 @@ export async function checkStore(paths: readonly string[], options: CheckStoreOp
       continue;
     }
     const runFold = new RunFold();
-    const checked = await checkJournalFile(file, options, sink, folds, runFold);
+    const eventFold = new EventLogFold();
+    const checked = await checkJournalFile(file, options, sink, folds, runFold, eventFold);
     files.push(checked);
+    if (checked.family === 'event') {
+      const log = eventFold.finish();
+      for (const finding of log.findings) sink.add(finding);
+      eventLogs.push({
+        file: file.path,
+        sessionId: file.hint.family === 'event' ? file.hint.sessionId : undefined,
+        lastSeq: log.lastSeq,
+        messages: log.messages.length,
+        activeRequestId: log.activeRun?.requestId ?? null,
+        undelivered: log.undelivered.map((run) => run.requestId),
+      });
+    }
     if (checked.family === 'run') {
       const run = runFold.finish();
       for (const finding of run.findings) sink.add(finding);
+      if (run.runId !== undefined && !isValidIdentifier(run.runId)) {
+        sink.add(
+          makeFinding('invalid_run_id', explainInvalidIdentifier(run.runId), { file: file.path, run_id: run.runId }),
+        );
+      }
       runs.push({ ...run, file: file.path });
     }
   }
@@ -78,7 +120,7 @@ export async function checkStore(paths: readonly string[], options: CheckStoreOp
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([sessionId, fold]) => ({ ...fold.finish(), files: filesOfSession(files, discovery.files, sessionId) }));
   for (const session of sessions) for (const finding of session.findings) sink.add(finding);
-  return { files, sessions, runs, findings: sink.findings, omitted: sink.omitted };
+  return { files, sessions, runs, eventLogs, findings: sink.findings, omitted: sink.omitted };
 }
 
 async function checkJournalFile(
@@ -87,13 +129,17 @@ async function checkJournalFile(
   sink: FindingSink,
   folds: Map<string, TurnFold>,
   runFold: RunFold,
+  eventFold: EventLogFold,
 ): Promise<CheckedFile> {
   let family: RecordFamily | undefined;
   let mixedReported = false;
   let records = 0;
+  let recordFinding: Finding | undefined;
+  let skipRecordFindings = false;
   const route = (record: JournalRecord) => {
     if (family === 'turn') turnFold(file, folds).add(record, { file: file.path, sessionId: turnSessionOf(file) });
     else if (family === 'run') runFold.add(record, { file: file.path });
+    else if (family === 'event') eventFold.add(record, { file: file.path });
   };
   try {
     for await (const batch of readJournal(file.path, {
@@ -102,20 +148,32 @@ async function checkJournalFile(
     })) {
       for (const item of batch) {
         if (item.kind === 'finding') {
-          sink.add(item.finding);
+          // A record's own finding comes just before it; hold it until the record says whether it still applies.
+          if (RECORD_FINDING_CODES.has(item.finding.code)) recordFinding = item.finding;
+          else sink.add(item.finding);
           continue;
         }
+        const held = recordFinding;
+        recordFinding = undefined;
         records += 1;
-        const recordFamily = item.record.validation.classification.family;
+        const { validation } = item.record;
+        const recordFamily = validation.classification.family;
+        // A run header of another major version governs its whole file (TJ-COMPAT-012): the fold reports it once,
+        // and the records after it are not judged by v1 rules.
+        if (family === undefined && recordFamily === 'run' && validation.status === 'unsupported_version')
+          skipRecordFindings = true;
+        if (held !== undefined && !skipRecordFindings) sink.add(held);
         if (recordFamily === 'none' || recordFamily === 'unknown') continue;
-        family ??= recordFamily;
+        // A JSONL file is never a state document: a state-shaped line is another family's record (TJ-FAM-009).
+        if (recordFamily !== 'state') family ??= recordFamily;
         if (recordFamily !== family) {
           if (!mixedReported) {
             const where = { file: file.path, line: item.record.line, offset: item.record.offset };
+            const what = family === undefined ? 'a JSONL journal' : `a ${family} file`;
             sink.add(
               makeFinding(
                 'mixed_families',
-                `a ${recordFamily} record in a ${family} file; records of other families are ignored`,
+                `a ${recordFamily} record in ${what}; records of other families are ignored`,
                 where,
               ),
             );

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { type Finding, type FindingCode, makeFinding, TURN_EVENTS, type TurnEventName } from '@turnjournal/schema';
 import type { JournalRecord } from '../framing/read-journal.js';
+import { explainInvalidIdentifier, isValidIdentifier } from '../store/identifiers.js';
 import { canonicalJson, compareBytes, compareCodePoints } from './canonical-json.js';
 import { ownString } from './own-string.js';
 import { type RepresentativeRecord, readRecordBytes, representativeOf } from './representative.js';
@@ -87,7 +88,9 @@ export class TurnFold {
     if (validation.status !== 'valid' || validation.classification.family !== 'turn') return;
     const event = validation.classification.type;
     const where = { file: source.file, line: record.line, offset: record.offset, session_id: this.#sessionId };
-    if (typeof value.session_id === 'string' && value.session_id !== this.#sessionId) {
+    if (typeof value.session_id === 'string' && !isValidIdentifier(value.session_id)) {
+      this.#report('invalid_session_id', explainInvalidIdentifier(value.session_id), where);
+    } else if (typeof value.session_id === 'string' && value.session_id !== this.#sessionId) {
       this.#report(
         'session_mismatch',
         `record names session "${value.session_id}"; it is attributed to its file's session`,

@@ -54,6 +54,21 @@ export const ReportRun = Type.Object(
 /** A run file's derivation as a report shows it. */
 export type ReportRun = Static<typeof ReportRun>;
 
+/** An event log as a report shows it (spec §15): counts and ids, never message content. */
+export const ReportEventLog = Type.Object(
+  {
+    file: Type.String(),
+    session_id: Type.Optional(Type.String()),
+    last_seq: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]),
+    messages: Type.Integer({ minimum: 0 }),
+    active_request_id: Type.Union([Type.String(), Type.Null()]),
+    undelivered: Type.Array(Type.String(), { description: 'request_ids of finished runs no client acknowledged.' }),
+  },
+  { title: 'ReportEventLog' },
+);
+/** An event log as a report shows it. */
+export type ReportEventLog = Static<typeof ReportEventLog>;
+
 /** A file the report read. */
 export const ReportFile = Type.Object(
   {
@@ -108,6 +123,7 @@ export const Report = Type.Object(
     files: Type.Array(ReportFile),
     sessions: Type.Array(ReportSession),
     runs: Type.Array(ReportRun),
+    event_logs: Type.Array(ReportEventLog),
     findings: Type.Array(Finding),
     plan: Type.Optional(
       Type.Array(ReportRecovery, {

@@ -1,0 +1,113 @@
+import { open } from 'node:fs/promises';
+import { type Finding, validateRecord } from '@turnjournal/schema';
+import { decodeLine } from '../framing/decode-line.js';
+import { DEFAULT_MAX_LINE_BYTES } from '../framing/line-splitter.js';
+import { readJournal } from '../framing/read-journal.js';
+import { EventLogFold, type EventLogState } from './fold-event-log.js';
+import { type ReadCounter, readLinesBackward } from './read-lines-backward.js';
+
+/** Options of {@link recoverEventLog}. */
+export interface RecoverEventLogOptions {
+  /** Bytes per positional read, backwards and forwards; 64 KiB by default. */
+  readonly chunkBytes?: number;
+  /** Line-size limit in bytes without the LF; 16 MiB by default (TJ-FRAME-031). */
+  readonly maxLineBytes?: number;
+  /**
+   * True (default) to read back to the last `chat.started` when it lies before the last valid checkpoint, so that the
+   * active run and its overlay are exact (TJ-REPLAY-011). False to read only from the checkpoint on: the cost then
+   * follows the checkpoint's tail alone (TJ-REPLAY-005), and a run started before the checkpoint is not seen.
+   */
+  readonly findActiveRun?: boolean;
+}
+
+/** The result of {@link recoverEventLog}: the fold of the tail, and where the tail began. */
+export interface EventLogRecovery extends EventLogState {
+  /** Byte offset of the last valid checkpoint, or null when the log has none and was folded from the start. */
+  readonly checkpointOffset: number | null;
+  /** Byte offset where the forward fold began: the checkpoint, an earlier `chat.started`, or 0. */
+  readonly startOffset: number;
+  /** Bytes read in all, backwards and forwards: it follows the tail, not the file (TJ-REPLAY-005). */
+  readonly bytesRead: number;
+  /**
+   * Framing findings of the lines read forwards, then the fold's findings. Lines before `startOffset` are not read,
+   * so their findings are absent; when `startOffset > 0` findings carry byte offsets but no line numbers, which would
+   * need the whole prefix to count.
+   */
+  readonly findings: readonly Finding[];
+}
+
+const DEFAULT_CHUNK_BYTES = 64 * 1024;
+
+// Byte patterns without which a line cannot hold a checkpoint or chat.started: the type is spelt out in the line unless
+// JSON escapes spell it, and an escape needs a backslash-u. Lines with neither are never parsed by the backward scan.
+const CHECKPOINT = Buffer.from('checkpoint');
+const CHAT_STARTED = Buffer.from('chat.started');
+const ESCAPE = Buffer.from('\\u');
+
+/**
+ * Recovers an event log from its last valid checkpoint (spec §15.2): scans the file backwards from the end in chunks,
+ * skipping a torn tail and damaged lines (TJ-REPLAY-003, TJ-REPLAY-006), then folds that checkpoint and the accepted
+ * records after it (TJ-REPLAY-004) with {@link EventLogFold}. Without a valid checkpoint it folds the whole file
+ * (TJ-REPLAY-008). With `findActiveRun` (default) the fold starts at the last `chat.started` when that is earlier,
+ * and message records before the checkpoint then change nothing (the checkpoint replaces the list).
+ *
+ * For a log without seq findings the messages and last seq equal those of the whole-file fold (TJ-REPLAY-007). The
+ * recovery trusts the checkpoint: a checkpoint whose `seq` the whole-file fold would exclude as a duplicate or
+ * regression is still used, because telling would need the prefix the recovery exists to skip. Runs, undelivered
+ * runs and findings cover the part read only; an audit of the whole log reads it all.
+ */
+export async function recoverEventLog(path: string, options: RecoverEventLogOptions = {}): Promise<EventLogRecovery> {
+  const chunkBytes = options.chunkBytes ?? DEFAULT_CHUNK_BYTES;
+  const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
+  const findActiveRun = options.findActiveRun ?? true;
+  const handle = await open(path, 'r');
+  try {
+    const { size } = await handle.stat();
+    const counter: ReadCounter = { bytesRead: 0 };
+    let checkpoint: number | undefined;
+    let started: number | undefined;
+    for await (const line of readLinesBackward(handle, size, chunkBytes, maxLineBytes, counter)) {
+      if (line.kind === 'oversized') continue;
+      const wanted = checkpoint === undefined ? [CHECKPOINT, CHAT_STARTED] : [CHAT_STARTED];
+      const type = eventTypeOf(line.offset, line.bytes, wanted);
+      if (type === 'checkpoint' && checkpoint === undefined) checkpoint = line.offset;
+      else if (type === 'chat.started' && started === undefined) started = line.offset;
+      if (checkpoint !== undefined && (started !== undefined || !findActiveRun)) break;
+    }
+    const startOffset = checkpoint === undefined ? 0 : Math.min(checkpoint, started ?? checkpoint);
+    const fold = new EventLogFold({
+      messagesUnknownUntilCheckpoint: checkpoint !== undefined && startOffset < checkpoint,
+    });
+    const framing: Finding[] = [];
+    const source = { file: path, lineNumbers: startOffset === 0 };
+    for await (const batch of readJournal(path, { mode: 'tolerant', startOffset, chunkBytes, maxLineBytes })) {
+      for (const item of batch) {
+        if (item.kind === 'finding') framing.push(item.finding);
+        else fold.add(item.record, source);
+      }
+    }
+    const state = fold.finish();
+    return {
+      ...state,
+      findings: [...framing, ...state.findings],
+      checkpointOffset: checkpoint ?? null,
+      startOffset,
+      bytesRead: counter.bytesRead + (size - startOffset),
+    };
+  } finally {
+    await handle.close();
+  }
+}
+
+/** The type of the valid event record a line holds, when it is one of `wanted`; decoded as the tolerant reader does. */
+function eventTypeOf(offset: number, bytes: Uint8Array, wanted: readonly Buffer[]): string | undefined {
+  const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (!wanted.some((pattern) => view.includes(pattern)) && !view.includes(ESCAPE)) return undefined;
+  const decoded = decodeLine({ kind: 'line', number: 0, offset, bytes }, true);
+  const value =
+    decoded.kind === 'record' ? decoded.value : decoded.kind === 'damage' ? decoded.salvaged?.value : undefined;
+  if (value === undefined) return undefined;
+  const validation = validateRecord(value);
+  if (validation.status !== 'valid' || validation.classification.family !== 'event') return undefined;
+  return validation.classification.type;
+}
