@@ -6,9 +6,12 @@ import { type Requirement, RequirementsError } from './parse-requirements.js';
 export interface RequirementsMap {
   /** Spec version. */
   readonly spec: string;
-  /** Every requirement in spec order, with the fixture files citing it. */
-  readonly requirements: readonly (Requirement & { readonly fixtures: readonly string[] })[];
-  /** Ids of MUST-level (MUST, MUST NOT, REQUIRED, SHALL, SHALL NOT) and SHOULD-level requirements no fixture cites. */
+  /** Every requirement in spec order, with the fixture files and the test files citing it. */
+  readonly requirements: readonly (Requirement & {
+    readonly fixtures: readonly string[];
+    readonly tests: readonly string[];
+  })[];
+  /** Ids of MUST-level (MUST, MUST NOT, REQUIRED, SHALL, SHALL NOT) and SHOULD-level requirements nothing cites. */
   readonly uncovered: { readonly must: readonly string[]; readonly should: readonly string[] };
 }
 
@@ -16,12 +19,14 @@ const MUST_LEVELS = new Set(['MUST', 'MUST NOT', 'REQUIRED', 'SHALL', 'SHALL NOT
 const SHOULD_LEVELS = new Set(['SHOULD', 'SHOULD NOT', 'RECOMMENDED']);
 
 /**
- * Maps requirements to the fixture files citing them. Throws {@link RequirementsError} when a fixture cites an id the
- * spec does not define, since such a citation proves nothing.
+ * Maps requirements to the fixture files and test files citing them. Throws {@link RequirementsError} when a fixture
+ * cites an id the spec does not define, since such a citation proves nothing. Test citations of unknown ids are
+ * ignored (tests use made-up ids to test the parser).
  */
 export function buildRequirementsMap(
   requirements: readonly Requirement[],
   fixtures: readonly LoadedFixtureFile[],
+  testCitations: ReadonlyMap<string, readonly string[]> = new Map(),
 ): RequirementsMap {
   const citing = new Map<string, Set<string>>(requirements.map((r) => [r.id, new Set<string>()]));
   for (const file of fixtures) {
@@ -37,12 +42,33 @@ export function buildRequirementsMap(
       }
     }
   }
-  const withFixtures = requirements.map((r) => ({ ...r, fixtures: [...(citing.get(r.id) ?? [])].sort() }));
+  const withFixtures = requirements.map((r) => ({
+    ...r,
+    fixtures: [...(citing.get(r.id) ?? [])].sort(),
+    tests: [...(testCitations.get(r.id) ?? [])].sort(),
+  }));
   const uncoveredAt = (levels: Set<string>) =>
-    withFixtures.filter((r) => levels.has(r.level) && r.fixtures.length === 0).map((r) => r.id);
+    withFixtures.filter((r) => levels.has(r.level) && r.fixtures.length === 0 && r.tests.length === 0).map((r) => r.id);
   return {
     spec: 'v1',
     requirements: withFixtures,
     uncovered: { must: uncoveredAt(MUST_LEVELS), should: uncoveredAt(SHOULD_LEVELS) },
   };
+}
+
+const CITATION = /TJ-([A-Z]+)-(\d{3})(?:\.\.(?:-)?(\d{3}))?/g;
+
+/**
+ * The requirement ids a test file's text cites, in test names or comments: `TJ-FRAME-012`, and ranges written
+ * `TJ-FRAME-012..014` (or `TJ-RECOV-002, -003` is not a range: each id must be spelled out or ranged).
+ */
+export function citedRequirementIds(text: string): string[] {
+  const ids = new Set<string>();
+  for (const match of text.matchAll(CITATION)) {
+    const [, area, from, to] = match;
+    const first = Number(from);
+    const last = to === undefined ? first : Number(to);
+    for (let n = first; n <= last && n - first < 100; n += 1) ids.add(`TJ-${area}-${String(n).padStart(3, '0')}`);
+  }
+  return [...ids];
 }

@@ -30,14 +30,17 @@ const step = (event: string, turn: string, extra = {}) =>
   `${JSON.stringify({ version: 1, event, turn_id: turn, created_at: 2, ...extra })}\n`;
 
 describe('turnjournal check', () => {
-  it('exits 0 on the example store, whose only finding is a torn tail', () => {
+  it('exits 0 on the example store, whose only finding is a torn tail: warnings do not fail a check, but the store is not clean (TJ-CONF-016, TJ-AUDIT-014)', () => {
     const run = turnjournal('check', 'examples/store');
     expect(run.status).toBe(0);
     expect(run.stdout).toMatch(/^check: passed with warnings: /);
     expect(run.stdout).toContain('torn_tail');
+    const report = JSON.parse(turnjournal('check', '--format', 'json', 'examples/store').stdout);
+    expect(report.clean).toBe(false);
+    expect(report.summary.findings).toEqual({ error: 0, warn: 1, info: 0 });
   });
 
-  it('writes a JSON report that follows spec/v1/report.schema.json, with every turn and every finding located', () => {
+  it('writes a JSON report that follows spec/v1/report.schema.json, with every turn and every finding located (TJ-AUDIT-003, TJ-AUDIT-011)', () => {
     const root = store({
       '_turn_journal/s1.jsonl': `${sub('t1')}${step('completed', 't1')}garbage\n`,
       '_turn_journal/s1~77.jsonl': `${sub('t2')}${step('worker_started', 't2')}`,
@@ -94,7 +97,7 @@ describe('turnjournal check', () => {
     expect(run.stdout).toMatch(/<testsuites name="turnjournal check" tests="2" failures="1">/);
   });
 
-  it('inspect prints a timeline of turns with their state, and truncates content', () => {
+  it('inspect prints a timeline of turns with their state, and never more than 64 bytes of content (TJ-AUDIT-012)', () => {
     const long = JSON.stringify({
       version: 1,
       event: 'submitted',

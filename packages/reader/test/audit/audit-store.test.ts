@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -51,5 +51,24 @@ describe('auditStore (spec §13.2)', () => {
         'turn_journal_malformed_event/error',
       ]),
     );
+  });
+
+  it('modifies no file, not even a torn tail or a stale lock (TJ-AUDIT-010)', async () => {
+    const root = store({
+      '_turn_journal/s1.jsonl': `${sub('t1')}{"torn`,
+      '_turn_journal/s1.jsonl.lock': JSON.stringify({ pid: 999_999_999, host: hostname(), token: 'x' }),
+    });
+    const snapshot = () =>
+      readdirSync(root, { recursive: true, encoding: 'utf8' })
+        .sort()
+        .map((name) => {
+          const path = join(root, name);
+          const stat = statSync(path);
+          return stat.isFile() ? [name, readFileSync(path, 'hex'), stat.mtimeMs] : [name];
+        });
+    const before = snapshot();
+    const audit = await auditStore([root]);
+    expect(audit.check.findings.map((f) => f.code)).toEqual(expect.arrayContaining(['torn_tail', 'stale_lock']));
+    expect(snapshot()).toEqual(before);
   });
 });
