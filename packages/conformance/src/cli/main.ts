@@ -68,7 +68,8 @@ async function run(argv: readonly string[]): Promise<number> {
   if (missing.length > 0) throw new UsageError(`${command}: no such file or directory: ${missing.join(', ')}`);
 
   if (command === 'validate') {
-    const results = findRecordFiles(paths).map(validateFile);
+    const results: FileValidation[] = [];
+    for (const file of findRecordFiles(paths)) results.push(await validateFile(file));
     process.stdout.write(
       format === 'json' ? `${JSON.stringify({ files: results }, null, 2)}\n` : validateText(results),
     );

@@ -1,15 +1,13 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { extname, join } from 'node:path';
-import { type RecordError, type RecordValidation, validateRecord } from '@turnjournal/schema';
+import { readJournal, readStateDocument } from '@turnjournal/reader';
+import type { Finding, RecordError } from '@turnjournal/schema';
 
 /**
- * Record-level validation of files, the work behind `turnjournal validate`. It checks each complete line (or a whole
- * `.json` state document) against the v1 schemas. It is not the tolerant streaming reader: files are read whole and
- * are capped at {@link MAX_VALIDATE_FILE_BYTES}; framing, derivation and audit belong to `@turnjournal/reader`.
+ * Record-level validation of files, the work behind `turnjournal validate`: every committed line of a `.jsonl` file
+ * (or a whole `.json` state document) against the v1 schemas. It reads through `@turnjournal/reader` without salvage,
+ * so each damaged line is reported as it is; family, derivation and audit are `turnjournal check`'s work.
  */
-
-/** Largest file `validate` reads; larger files get a clear finding instead of an out-of-memory crash. */
-export const MAX_VALIDATE_FILE_BYTES = 64 * 1024 * 1024;
 
 /** One problem found in a file, with its line (1-based; 0 for the file itself). */
 export interface FileProblem {
@@ -38,6 +36,9 @@ const RECORD_FILE_EXTENSIONS = new Set(['.jsonl', '.json']);
 /** Problems that are information only: they never make `validate` fail. */
 export const INFORMATIONAL_CODES: ReadonlySet<string> = new Set(['torn_tail', 'blank_line']);
 
+// `unknown_record` is counted (as `unknown`), not listed: validate reports what breaks the schemas.
+const NOT_LISTED = new Set(['unknown_record']);
+
 /**
  * Every `.jsonl` and `.json` file under the given paths (files are taken as given), sorted for stable output. A path
  * that cannot be listed or inspected (a dangling link, no permission) is returned too, so `validateFile` reports it.
@@ -59,92 +60,52 @@ export function findRecordFiles(paths: readonly string[]): string[] {
   return found;
 }
 
-/** Validates every record of one file. Never throws for bad content: every problem becomes a {@link FileProblem}. */
-export function validateFile(path: string): FileValidation {
+/** Validates every record of one file. Never throws: unreadable files and bad content become problems. */
+export async function validateFile(path: string): Promise<FileValidation> {
   const counts: Record<string, number> = {};
   const problems: FileProblem[] = [];
-  let bytes: Buffer;
-  try {
-    const size = statSync(path).size;
-    if (size > MAX_VALIDATE_FILE_BYTES) {
-      const message = `file is ${size} bytes; validate reads files of at most ${MAX_VALIDATE_FILE_BYTES} bytes`;
-      return { path, counts, problems: [{ code: 'unreadable_file', line: 0, message }] };
-    }
-    bytes = readFileSync(path);
-  } catch (error) {
-    const message = `cannot read the file (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`;
-    return { path, counts, problems: [{ code: 'unreadable_file', line: 0, message }] };
-  }
-  const note = (line: number, validation: RecordValidation) => {
-    counts[validation.status] = (counts[validation.status] ?? 0) + 1;
-    if (validation.status === 'invalid') {
-      const first = validation.errors[0]?.message ?? 'invalid record';
-      problems.push({ code: 'invalid_record', line, message: first, errors: validation.errors });
-    } else if (validation.status === 'unsupported_version') {
-      problems.push({
-        code: 'unsupported_version',
-        line,
-        message: `major version ${validation.version} is not supported`,
-      });
-    }
+  const count = (status: string) => {
+    counts[status] = (counts[status] ?? 0) + 1;
   };
-  if (extname(path) === '.json') {
-    // A .json file is read as one state document (spec TJ-FAM-008), so it must be recognised as one (§9.4).
-    const parsed = parseLine(bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? bytes.subarray(3) : bytes);
-    if (!parsed.ok) problems.push({ code: 'malformed_line', line: 1, message: parsed.message });
-    else {
-      const validation = validateRecord(parsed.value);
-      if (validation.classification.family === 'state') note(1, validation);
-      else {
-        counts.invalid = (counts.invalid ?? 0) + 1;
-        problems.push({
-          code: 'invalid_record',
-          line: 1,
-          message: 'a state document must be an object with "schema_version"',
-        });
+  try {
+    if (extname(path) === '.json') {
+      // A .json file is one state document (spec TJ-FAM-008): anything else in it is an invalid state record.
+      const state = await readStateDocument(path);
+      if (state.status !== 'malformed_document') count(state.status === 'invalid_record' ? 'invalid' : state.status);
+      for (const finding of state.findings) problems.push(problemOf(finding, 1));
+      return { path, counts, problems };
+    }
+    let lastLine = 0;
+    for await (const batch of readJournal(path, { salvage: false })) {
+      for (const item of batch) {
+        if (item.kind === 'record') {
+          const { validation, line } = item.record;
+          lastLine = line;
+          count(validation.status);
+          // The reader reports an invalid record just before the record itself; give that problem the schema errors.
+          const last = problems[problems.length - 1];
+          if (validation.status === 'invalid' && last?.code === 'invalid_record' && last.line === line) {
+            problems[problems.length - 1] = { ...last, errors: validation.errors };
+          }
+          continue;
+        }
+        const { finding } = item;
+        lastLine = finding.line ?? lastLine;
+        // The torn tail has no line of its own; it sits where the next line would start.
+        if (!NOT_LISTED.has(finding.code)) problems.push(problemOf(finding, finding.line ?? lastLine + 1));
       }
     }
-    return { path, counts, problems };
-  }
-  let start = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
-  let line = 0;
-  while (start < bytes.length) {
-    line += 1;
-    const end = bytes.indexOf(0x0a, start);
-    if (end < 0) {
-      problems.push({
-        code: 'torn_tail',
-        line,
-        message: `${bytes.length - start} byte(s) after the last LF are not a committed record`,
-      });
-      break;
-    }
-    const content = bytes.subarray(start, end > start && bytes[end - 1] === 0x0d ? end - 1 : end);
-    start = end + 1;
-    if (content.every((byte) => byte === 0x20 || byte === 0x09)) {
-      problems.push({ code: 'blank_line', line, message: 'blank line skipped' });
-      continue;
-    }
-    const parsed = parseLine(content);
-    if (parsed.ok) note(line, validateRecord(parsed.value));
-    else problems.push({ code: 'malformed_line', line, message: parsed.message });
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    problems.push({ code: 'unreadable_file', line: 0, message: `cannot read the file (${reason})` });
   }
   return { path, counts, problems };
 }
 
-// ignoreBOM keeps a BOM inside the file as content, so a line that starts with one is not JSON (spec §3.2).
-const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-
-function parseLine(bytes: Uint8Array): { ok: true; value: unknown } | { ok: false; message: string } {
-  let text: string;
-  try {
-    text = utf8.decode(bytes);
-  } catch {
-    return { ok: false, message: 'line is not valid UTF-8' };
-  }
-  try {
-    return { ok: true, value: JSON.parse(text) };
-  } catch (error) {
-    return { ok: false, message: `line is not JSON (${(error as Error).message})` };
-  }
+function problemOf(finding: Finding, line: number): FileProblem {
+  return {
+    code: finding.code === 'malformed_document' ? 'malformed_line' : finding.code,
+    line,
+    message: finding.message,
+  };
 }

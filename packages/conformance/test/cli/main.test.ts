@@ -34,6 +34,10 @@ describe('turnjournal validate', () => {
     const run = turnjournal('validate', tempFile('s.jsonl', `${ok}\n${bad}\n`));
     expect(run.status).toBe(1);
     expect(run.stdout).toContain('line 2: invalid_record: /created_at: expected number, got string "yesterday"');
+    const json = JSON.parse(turnjournal('validate', '--format', 'json', tempFile('s.jsonl', `${ok}\n${bad}\n`)).stdout);
+    expect(json.files[0].problems[0].errors).toEqual([
+      expect.objectContaining({ pointer: '/created_at', expected: 'number' }),
+    ]);
   });
 
   it('reports invalid UTF-8 and non-JSON lines as malformed, and the torn tail after them', () => {

@@ -24,6 +24,11 @@ export interface ReadJournalOptions {
    * count from the first line read, so findings carry no line number when this is above 0.
    */
   readonly startOffset?: number;
+  /**
+   * Whether `tolerant` mode salvages records glued after a torn head (spec §3.5, a SHOULD); true by default. A
+   * record-level validator turns it off to report each damaged line as it is. Other modes never salvage.
+   */
+  readonly salvage?: boolean;
 }
 
 /** One record read from a journal file, with where it was and what the v1 schemas say of it. */
@@ -64,6 +69,7 @@ export async function* readJournal(path: string, options: ReadJournalOptions = {
   const startOffset = options.startOffset ?? 0;
   const splitter = new LineSplitter(options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES, startOffset);
   const exactLines = startOffset === 0;
+  const salvage = mode === 'tolerant' && (options.salvage ?? true);
   const handle = await open(path, 'r');
   try {
     for (let position = startOffset; ; ) {
@@ -74,7 +80,7 @@ export async function* readJournal(path: string, options: ReadJournalOptions = {
       const batch: JournalItem[] = [];
       let stop = false;
       for (const line of splitter.push(chunk.subarray(0, bytesRead))) {
-        stop = readLine(line, path, mode, exactLines, batch);
+        stop = readLine(line, path, mode, exactLines, salvage, batch);
         if (stop) break;
       }
       if (batch.length > 0) yield batch;
@@ -101,6 +107,7 @@ function readLine(
   file: string,
   mode: RecoveryMode,
   exactLines: boolean,
+  salvage: boolean,
   out: JournalItem[],
 ): boolean {
   const where = exactLines ? { file, line: line.number, offset: line.offset } : { file, offset: line.offset };
@@ -115,7 +122,7 @@ function readLine(
       out,
     );
   }
-  const decoded = decodeLine(line, mode === 'tolerant');
+  const decoded = decodeLine(line, salvage);
   if (decoded.kind === 'blank') {
     out.push({ kind: 'finding', finding: makeFinding('blank_line', 'blank line skipped', where) });
     return false;

@@ -63,6 +63,11 @@ describe('readJournal framing (spec §3)', () => {
     expect(glued?.kind === 'finding' && glued.finding.length).toBe(head.length);
   });
 
+  it('reports a glued line as malformed when the caller turns salvage off', async () => {
+    const items = await readAll(tempFile(`{"torn${line(b)}`), { salvage: false });
+    expect(summary(items)).toEqual({ records: [], findings: ['malformed_line@1'] });
+  });
+
   it('never recovers a complete object from the head of a glued line', async () => {
     const items = await readAll(tempFile(`${JSON.stringify(a)}${line(b)}`));
     expect(summary(items)).toEqual({ records: [b], findings: ['glued_record@1'] });
