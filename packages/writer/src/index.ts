@@ -1,6 +1,14 @@
 /**
- * `@turnjournal/writer` (not implemented yet): durable appends, locks, repair, the turn lifecycle API, recovery and
- * compaction will live here. The package exists so the workspace's dependency graph is in place.
+ * `@turnjournal/writer`: the durable writer of turnjournal stores (spec §11, §12, §14): crash-safe appends with
+ * locks and torn-tail repair, the turn lifecycle API, event-log and run writers, startup recovery and retention.
  * @module
  */
-export {};
+export * from './append/append-file.js';
+export * from './append/encode-record.js';
+export * from './append/repair-torn-tail.js';
+export * from './errors.js';
+export * from './fs/durable-ops.js';
+export * from './fs/file-system.js';
+export * from './fs/lock.js';
+export * from './turn/turn-id.js';
+export * from './turn/turn-journal.js';

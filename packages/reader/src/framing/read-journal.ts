@@ -1,4 +1,4 @@
-import { open } from 'node:fs/promises';
+import { type FileHandle, open } from 'node:fs/promises';
 import { type Finding, makeFinding, type RecordValidation, validateRecord } from '@turnjournal/schema';
 import { JournalReadError } from '../errors.js';
 import { decodeLine } from './decode-line.js';
@@ -29,6 +29,18 @@ export interface ReadJournalOptions {
    * record-level validator turns it off to report each damaged line as it is. Other modes never salvage.
    */
   readonly salvage?: boolean;
+  /**
+   * Where the bytes come from; by default the file at `path` is opened. A writer passes the descriptor it already
+   * holds (through its file-system layer), so that it reads exactly what it appends to; `path` then only names the
+   * file in findings.
+   */
+  readonly source?: JournalSource;
+}
+
+/** A readable byte source for {@link readJournal}: positional reads, like `pread`. */
+export interface JournalSource {
+  /** Reads up to `length` bytes into `buffer` at `offset` from `position`; returns the bytes read (0 at the end). */
+  read(buffer: Uint8Array, offset: number, length: number, position: number): Promise<number>;
 }
 
 /** One record read from a journal file, with where it was and what the v1 schemas say of it. */
@@ -70,11 +82,15 @@ export async function* readJournal(path: string, options: ReadJournalOptions = {
   const splitter = new LineSplitter(options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES, startOffset);
   const exactLines = startOffset === 0;
   const salvage = mode === 'tolerant' && (options.salvage ?? true);
-  const handle = await open(path, 'r');
+  const handle = options.source === undefined ? await open(path, 'r') : undefined;
+  const source: JournalSource = options.source ?? {
+    read: async (buffer, offset, length, position) =>
+      (await (handle as FileHandle).read(buffer, offset, length, position)).bytesRead,
+  };
   try {
     for (let position = startOffset; ; ) {
       const chunk = Buffer.allocUnsafe(chunkBytes);
-      const { bytesRead } = await handle.read(chunk, 0, chunkBytes, position);
+      const bytesRead = await source.read(chunk, 0, chunkBytes, position);
       if (bytesRead === 0) break;
       position += bytesRead;
       const batch: JournalItem[] = [];
@@ -97,7 +113,7 @@ export async function* readJournal(path: string, options: ReadJournalOptions = {
       ];
     }
   } finally {
-    await handle.close();
+    await handle?.close();
   }
 }
 

@@ -10,6 +10,59 @@ import { hostname } from 'node:os';
  */
 export type LockStatus = 'none' | 'live' | 'stale' | 'unproven';
 
+/** The members of a lock file that decide its status (spec §11.4). */
+export interface LockFileHolder {
+  /** Process id of the holder. */
+  readonly pid: number;
+  /** Host name of the holder. */
+  readonly host: string;
+  /** Random token of the acquisition. */
+  readonly token?: string;
+  /** Linux boot id when the lock was taken; a different current boot id proves the holder dead. */
+  readonly boot_id?: string;
+}
+
+/** Parses a lock file's text; undefined when it is not a lock object with a positive integer `pid` and a `host`. */
+export function parseLockHolder(text: string): LockFileHolder | undefined {
+  let holder: unknown;
+  try {
+    holder = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (typeof holder !== 'object' || holder === null) return undefined;
+  const { pid, host } = holder as { pid?: unknown; host?: unknown };
+  if (typeof pid !== 'number' || !Number.isSafeInteger(pid) || pid <= 0 || typeof host !== 'string') return undefined;
+  return holder as LockFileHolder;
+}
+
+let cachedBootId: string | null | undefined;
+
+/** This machine's boot id (Linux), or null where the system has none. */
+export function currentBootId(): string | null {
+  if (cachedBootId === undefined) {
+    try {
+      cachedBootId = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim() || null;
+    } catch {
+      cachedBootId = null;
+    }
+  }
+  return cachedBootId;
+}
+
+/**
+ * The status of a lock given the text of its lock file (undefined: no lock file). A holder is proved dead only on
+ * this host: when its pid does not run, or when the lock records a boot id and the machine has booted since.
+ */
+export function lockStatusOf(text: string | undefined): LockStatus {
+  if (text === undefined) return 'none';
+  const holder = parseLockHolder(text);
+  if (holder === undefined || holder.host !== hostname()) return 'unproven';
+  const bootId = currentBootId();
+  if (typeof holder.boot_id === 'string' && bootId !== null && holder.boot_id !== bootId) return 'stale';
+  return isProcessAlive(holder.pid) ? 'live' : 'stale';
+}
+
 /** Reads the status of the writer lock of a journal file. Never throws. */
 export function readLockStatus(file: string): LockStatus {
   let text: string;
@@ -18,21 +71,7 @@ export function readLockStatus(file: string): LockStatus {
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'none' : 'unproven';
   }
-  let holder: { pid?: unknown; host?: unknown };
-  try {
-    holder = JSON.parse(text) as { pid?: unknown; host?: unknown };
-  } catch {
-    return 'unproven';
-  }
-  if (
-    typeof holder.pid !== 'number' ||
-    !Number.isSafeInteger(holder.pid) ||
-    holder.pid <= 0 ||
-    holder.host !== hostname()
-  ) {
-    return 'unproven';
-  }
-  return isProcessAlive(holder.pid) ? 'live' : 'stale';
+  return lockStatusOf(text);
 }
 
 function isProcessAlive(pid: number): boolean {

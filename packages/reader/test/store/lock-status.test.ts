@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { readLockStatus } from '../../src/index.js';
+import { currentBootId, readLockStatus } from '../../src/index.js';
 import { tempFile } from '../support/temp.js';
 
 describe('readLockStatus (spec §11.4)', () => {
@@ -18,5 +18,14 @@ describe('readLockStatus (spec §11.4)', () => {
     expect(readLockStatus(file)).toBe('unproven');
     writeFileSync(`${file}.lock`, 'not json');
     expect(readLockStatus(file)).toBe('unproven');
+  });
+
+  it('proves a holder dead when the lock records another boot of this machine, even if its pid runs now', () => {
+    const file = tempFile('');
+    const lock = { pid: process.pid, host: hostname(), token: 't' };
+    writeFileSync(`${file}.lock`, JSON.stringify({ ...lock, boot_id: currentBootId() ?? 'no-boot-id' }));
+    expect(readLockStatus(file)).toBe('live');
+    writeFileSync(`${file}.lock`, JSON.stringify({ ...lock, boot_id: 'an-earlier-boot' }));
+    expect(readLockStatus(file)).toBe(currentBootId() === null ? 'live' : 'stale');
   });
 });

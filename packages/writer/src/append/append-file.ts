@@ -1,0 +1,303 @@
+import { dirname } from 'node:path';
+import type { JournalSource } from '@turnjournal/reader';
+import { JournalWriteError, WriterError, WriterPoisonedError } from '../errors.js';
+import { attempt, replaceFile, writeAll } from '../fs/durable-ops.js';
+import { type FileSystem, nodeFileSystem } from '../fs/file-system.js';
+import { type AcquireLockOptions, acquireLock, type HeldLock } from '../fs/lock.js';
+import { DEFAULT_MAX_LINE_BYTES, encodeRecord } from './encode-record.js';
+import { repairTornTail, type TornTailRepair } from './repair-torn-tail.js';
+
+/**
+ * When an append is acknowledged (spec §11.3):
+ * - `every`: each record is written and fdatasync'ed on its own before its promise resolves;
+ * - `group`: the records appended while a sync is in flight are written together with one write and covered by one
+ *   fdatasync; each promise resolves once the sync covering its bytes has returned;
+ * - `none`: the promise resolves once the bytes are handed to the OS; the file is fsync'ed on {@link AppendFile.flush}
+ *   and on close. A crash can lose acknowledged records: do not use it for turn records, message records or acks.
+ */
+export type Durability = 'every' | 'group' | 'none';
+
+/** The durability modes. */
+export const DURABILITY_MODES: readonly Durability[] = ['every', 'group', 'none'];
+
+/** Options of {@link AppendFile.open}. */
+export interface AppendFileOptions {
+  /** The durability mode of the file (TJ-DUR-013). */
+  readonly durability: Durability;
+  /** The file-system layer; the real one by default. */
+  readonly fs?: FileSystem;
+  /** Line-size limit in bytes without the LF; 16 MiB by default. */
+  readonly maxLineBytes?: number;
+  /** Options of the lock acquisition. */
+  readonly lock?: AcquireLockOptions;
+}
+
+/** Where an acknowledged record was written. */
+export interface AppendAck {
+  /** Byte offset of the record's line. */
+  readonly offset: number;
+  /** Length of the line, LF included. */
+  readonly length: number;
+}
+
+/** What {@link AppendFile.open} found and did before the first append. */
+export interface OpenReport {
+  /** True when the file did not exist and was created (and synced with its directory, TJ-DUR-007). */
+  readonly created: boolean;
+  /** True when the lock was taken over from a dead writer. */
+  readonly tookOverLock: boolean;
+  /** The torn tail that was moved aside and truncated, if any (TJ-DUR-005). */
+  readonly tornTail: TornTailRepair | null;
+}
+
+interface Pending {
+  readonly bytes: Uint8Array;
+  readonly resolve: (ack: AppendAck) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+/**
+ * One journal file opened for appending by its single writer (spec §11). Opening takes the file's lock (TJ-DUR-017),
+ * creates the file durably or repairs its torn tail (TJ-DUR-005); appends are written in call order (TJ-DUR-006) as
+ * whole lines with short-write looping (TJ-DUR-002) at the position the writer tracks, and acknowledged per the
+ * {@link Durability} mode. A failed write is truncated back before the next append (TJ-DUR-023); a failed sync, or a
+ * failed write that cannot be truncated back, poisons the file: every later append fails with
+ * {@link WriterPoisonedError} until it is reopened (TJ-DUR-021).
+ */
+export class AppendFile {
+  /** The journal file. */
+  readonly path: string;
+  /** The durability mode in force (TJ-DUR-013). */
+  readonly durability: Durability;
+  /** What opening found and repaired. */
+  readonly opened: OpenReport;
+  readonly #fs: FileSystem;
+  readonly #lock: HeldLock;
+  readonly #maxLineBytes: number;
+  #fd: number;
+  #size: number;
+  #queue: Pending[] = [];
+  #draining: Promise<void> | null = null;
+  #poison: unknown = null;
+  #closed = false;
+  #unsynced = false;
+
+  private constructor(
+    path: string,
+    options: AppendFileOptions,
+    fs: FileSystem,
+    lock: HeldLock,
+    fd: number,
+    size: number,
+    opened: OpenReport,
+  ) {
+    this.path = path;
+    this.durability = options.durability;
+    this.opened = opened;
+    this.#fs = fs;
+    this.#lock = lock;
+    this.#maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
+    this.#fd = fd;
+    this.#size = size;
+  }
+
+  /**
+   * Opens `path` for appending: takes its lock (`<path>.lock`, failing with `JournalLockedError` while another live
+   * writer holds it), creates it if absent (fsync of the file, then of its directory), otherwise repairs a torn tail.
+   * The directory must exist. Mid-file damage is left in place: readers skip it and report it.
+   */
+  static async open(path: string, options: AppendFileOptions): Promise<AppendFile> {
+    const fs = options.fs ?? nodeFileSystem;
+    const lock = await acquireLock(fs, `${path}.lock`, path, options.lock);
+    let fd: number | undefined;
+    try {
+      let created = false;
+      try {
+        fd = await fs.open(path, 'create-exclusive');
+        created = true;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw new JournalWriteError(path, 'create', error);
+        fd = await attempt(path, 'open', () => fs.open(path, 'read-write'));
+      }
+      const openFd = fd;
+      let tornTail: TornTailRepair | null = null;
+      let size = 0;
+      if (created) {
+        await attempt(path, 'fsync', () => fs.fsync(openFd));
+        await attempt(dirname(path), 'fsync directory', () => fs.fsyncDirectory(dirname(path)));
+      } else {
+        tornTail = await repairTornTail(fs, path, openFd);
+        size = tornTail === null ? (await attempt(path, 'fstat', () => fs.fstat(openFd))).size : tornTail.offset;
+      }
+      return new AppendFile(path, options, fs, lock, openFd, size, { created, tookOverLock: lock.tookOver, tornTail });
+    } catch (error) {
+      if (fd !== undefined) await fs.close(fd).catch(() => undefined);
+      await lock.release();
+      throw error;
+    }
+  }
+
+  /** Bytes in the file that this writer has written or found committed. */
+  get size(): number {
+    return this.#size;
+  }
+
+  /** True when an earlier failure made the file refuse appends. */
+  get poisoned(): boolean {
+    return this.#poison !== null;
+  }
+
+  /** A positional reader over the open file (through the file-system layer), for reading back what it holds. */
+  get source(): JournalSource {
+    return {
+      read: (buffer, offset, length, position) =>
+        attempt(this.path, 'read', () => this.#fs.read(this.#fd, buffer, offset, length, position)),
+    };
+  }
+
+  /** Encodes `record` as one line (see {@link encodeRecord}) and appends it. */
+  appendRecord(record: unknown): Promise<AppendAck> {
+    let bytes: Uint8Array;
+    try {
+      bytes = encodeRecord(record, this.#maxLineBytes);
+    } catch (error) {
+      return Promise.reject(error instanceof WriterError ? withFile(error, this.path) : error);
+    }
+    return this.appendLine(bytes);
+  }
+
+  /**
+   * Appends one encoded line (it must end with its single LF, as {@link encodeRecord} makes it). Resolves when the
+   * durability mode acknowledges it; rejects, writing nothing that stays, when the write fails.
+   */
+  appendLine(bytes: Uint8Array): Promise<AppendAck> {
+    if (this.#closed) return Promise.reject(new WriterError('writer_closed', `${this.path} is closed`, this.path));
+    if (this.#poison !== null) return Promise.reject(new WriterPoisonedError(this.path, this.#poison));
+    if (bytes.length === 0 || bytes[bytes.length - 1] !== 0x0a || bytes.indexOf(0x0a) !== bytes.length - 1)
+      return Promise.reject(
+        new WriterError('invalid_record', 'an appended line must contain exactly one LF, at its end', this.path),
+      );
+    return new Promise<AppendAck>((resolve, reject) => {
+      this.#queue.push({ bytes, resolve, reject });
+      this.#draining ??= this.#drain();
+    });
+  }
+
+  async #drain(): Promise<void> {
+    try {
+      while (this.#queue.length > 0) {
+        const batch = this.durability === 'every' ? this.#queue.splice(0, 1) : this.#queue.splice(0);
+        await this.#writeBatch(batch);
+      }
+    } finally {
+      this.#draining = null;
+    }
+  }
+
+  async #writeBatch(batch: Pending[]): Promise<void> {
+    if (this.#poison !== null) {
+      for (const pending of batch) pending.reject(new WriterPoisonedError(this.path, this.#poison));
+      return;
+    }
+    const start = this.#size;
+    const bytes = batch.length === 1 ? (batch[0] as Pending).bytes : concat(batch);
+    try {
+      await writeAll(this.#fs, this.#fd, bytes, start);
+    } catch (error) {
+      const failure = new JournalWriteError(this.path, 'write', error);
+      // Undo a partial write so the next append starts on a line boundary (TJ-DUR-023); if that fails too, refuse.
+      try {
+        await this.#fs.ftruncate(this.#fd, start);
+      } catch (truncateError) {
+        this.#poison = new JournalWriteError(this.path, 'ftruncate after a failed write', truncateError);
+      }
+      for (const pending of batch) pending.reject(failure);
+      return;
+    }
+    if (this.durability !== 'none') {
+      try {
+        await this.#fs.fdatasync(this.#fd);
+      } catch (error) {
+        const failure = new JournalWriteError(this.path, 'fdatasync', error);
+        this.#poison = failure;
+        for (const pending of batch) pending.reject(failure);
+        return;
+      }
+    } else this.#unsynced = true;
+    this.#size = start + bytes.length;
+    let offset = start;
+    for (const pending of batch) {
+      pending.resolve({ offset, length: pending.bytes.length });
+      offset += pending.bytes.length;
+    }
+  }
+
+  /** Waits until every append made so far is settled. */
+  async idle(): Promise<void> {
+    while (this.#draining !== null) await this.#draining;
+  }
+
+  /** Waits for pending appends, then fsyncs the file (what `none` mode does on close). */
+  async flush(): Promise<void> {
+    await this.idle();
+    if (this.#poison !== null) throw new WriterPoisonedError(this.path, this.#poison);
+    if (!this.#unsynced) return;
+    try {
+      await this.#fs.fsync(this.#fd);
+      this.#unsynced = false;
+    } catch (error) {
+      this.#poison = new JournalWriteError(this.path, 'fsync', error);
+      throw this.#poison;
+    }
+  }
+
+  /**
+   * Replaces the whole file atomically with `chunks` (TJ-DUR-009) while holding its lock, and goes on appending to
+   * the new file. Used by compaction and retention, which keep the lines they retain byte for byte.
+   */
+  async rewrite(chunks: Iterable<Uint8Array> | AsyncIterable<Uint8Array>): Promise<void> {
+    await this.flush();
+    await replaceFile(this.#fs, this.path, chunks);
+    await this.#fs.close(this.#fd).catch(() => undefined);
+    this.#fd = await attempt(this.path, 'open', () => this.#fs.open(this.path, 'read-write'));
+    const fd = this.#fd;
+    this.#size = (await attempt(this.path, 'fstat', () => this.#fs.fstat(fd))).size;
+  }
+
+  /**
+   * Waits for pending appends, fsyncs in `none` mode (TJ-DUR-015), closes the file and releases the lock. Rejects when
+   * that final sync fails (the lock is released all the same, so a reopen can repair). Closing twice is a no-op.
+   */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    await this.idle();
+    this.#closed = true;
+    let failure: unknown = null;
+    if (this.#unsynced && this.#poison === null) {
+      try {
+        await this.#fs.fsync(this.#fd);
+      } catch (error) {
+        failure = new JournalWriteError(this.path, 'fsync on close', error);
+      }
+    }
+    await this.#fs.close(this.#fd).catch(() => undefined);
+    await this.#lock.release();
+    if (failure !== null) throw failure;
+  }
+}
+
+function concat(batch: readonly Pending[]): Uint8Array {
+  let length = 0;
+  for (const pending of batch) length += pending.bytes.length;
+  const out = new Uint8Array(length);
+  let offset = 0;
+  for (const pending of batch) {
+    out.set(pending.bytes, offset);
+    offset += pending.bytes.length;
+  }
+  return out;
+}
+
+function withFile(error: WriterError, file: string): WriterError {
+  return error.file === undefined ? new WriterError(error.code, `${file}: ${error.message}`, file) : error;
+}

@@ -1,0 +1,42 @@
+import { WriterError } from '../errors.js';
+
+/** Default line-size limit of the writer, in bytes without the LF: the reader's default limit (spec §3.7). */
+export const DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024;
+
+const LINE_SEPARATORS = /[\u2028\u2029]/g;
+const encoder = new TextEncoder();
+
+/**
+ * Encodes a record as one JSONL line: `JSON.stringify` of the object, U+2028 and U+2029 escaped (so that no reader
+ * that splits on Unicode line terminators can cut the record, TJ-FRAME-007), no BOM (TJ-FRAME-008), and one final LF (TJ-FRAME-005). Rejects with a
+ * {@link WriterError} a value that is not a plain JSON object (`invalid_record`) and a line longer than `maxLineBytes`
+ * (`line_too_long`): a writer never produces a line that a reader with the same limit would skip.
+ */
+export function encodeRecord(record: unknown, maxLineBytes: number = DEFAULT_MAX_LINE_BYTES): Uint8Array {
+  if (typeof record !== 'object' || record === null || Array.isArray(record))
+    throw new WriterError('invalid_record', 'a journal record must be a JSON object');
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(record);
+  } catch (error) {
+    throw new WriterError(
+      'invalid_record',
+      `the record cannot be serialised as JSON: ${error instanceof Error ? error.message : String(error)}`,
+      undefined,
+      { cause: error },
+    );
+  }
+  if (json === undefined || json[0] !== '{')
+    throw new WriterError('invalid_record', 'the record does not serialise to a JSON object (does it define toJSON?)');
+  const bytes = encoder.encode(`${json.replace(LINE_SEPARATORS, escapeSeparator)}\n`);
+  if (bytes.length - 1 > maxLineBytes)
+    throw new WriterError(
+      'line_too_long',
+      `the record is ${bytes.length - 1} bytes long, over the line-size limit of ${maxLineBytes} bytes`,
+    );
+  return bytes;
+}
+
+function escapeSeparator(character: string): string {
+  return character === '\u2028' ? '\\u2028' : '\\u2029';
+}

@@ -1,0 +1,88 @@
+/** Stable codes of the errors the writer raises; a caller branches on `error.code`, never on the message. */
+export type WriterErrorCode =
+  | 'journal_locked'
+  | 'writer_poisoned'
+  | 'write_failed'
+  | 'writer_closed'
+  | 'line_too_long'
+  | 'invalid_record'
+  | 'invalid_option'
+  | 'invalid_identifier'
+  | 'illegal_transition'
+  | 'unknown_turn'
+  | 'turn_id_conflict'
+  | 'run_ended';
+
+/** Base class of every error the writer raises on purpose. */
+export class WriterError extends Error {
+  /** Stable machine-readable code. */
+  readonly code: WriterErrorCode;
+  /** The file concerned, when there is one. */
+  readonly file: string | undefined;
+
+  constructor(code: WriterErrorCode, message: string, file?: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'WriterError';
+    this.code = code;
+    this.file = file;
+  }
+}
+
+/** Who holds a writer lock, as recorded in the lock file (spec §11.4). */
+export interface LockHolder {
+  /** Process id of the holder. */
+  readonly pid: number;
+  /** Host name of the holder. */
+  readonly host: string;
+  /** Random token identifying this acquisition. */
+  readonly token: string;
+}
+
+/**
+ * Another live writer (in this process or another), or a holder that cannot be proved dead, holds the file's lock
+ * (TJ-DUR-018). Code `journal_locked`.
+ */
+export class JournalLockedError extends WriterError {
+  /** The holder as recorded in the lock file, or undefined when the lock file could not be read. */
+  readonly holder: LockHolder | undefined;
+
+  constructor(file: string, holder: LockHolder | undefined, why: string) {
+    const who = holder === undefined ? 'an unknown holder' : `pid ${holder.pid} on ${holder.host}`;
+    super('journal_locked', `${file} is locked by ${who}: ${why}`, file);
+    this.name = 'JournalLockedError';
+    this.holder = holder;
+  }
+}
+
+/** A file-system call failed while writing (ENOSPC, EIO, …): names the file, the operation and the cause (TJ-DUR-022). */
+export class JournalWriteError extends WriterError {
+  /** The operation that failed (`write`, `fdatasync`, `rename`, …). */
+  readonly operation: string;
+  /** The errno code of the cause (`ENOSPC`, `EIO`, …), when it has one. */
+  readonly errno: string | undefined;
+
+  constructor(file: string, operation: string, cause: unknown) {
+    const errno = (cause as NodeJS.ErrnoException | undefined)?.code;
+    const detail = cause instanceof Error ? cause.message : String(cause);
+    super('write_failed', `${operation} failed on ${file}: ${detail}`, file, { cause });
+    this.name = 'JournalWriteError';
+    this.operation = operation;
+    this.errno = typeof errno === 'string' ? errno : undefined;
+  }
+}
+
+/**
+ * The writer refuses appends because a sync failed earlier (the kernel may have dropped unsynced pages, TJ-DUR-021)
+ * or a failed write could not be undone (TJ-DUR-023). Reopen the journal: the open repairs it.
+ */
+export class WriterPoisonedError extends WriterError {
+  constructor(file: string, cause: unknown) {
+    super(
+      'writer_poisoned',
+      `${file}: the writer refuses appends after an earlier failure (${cause instanceof Error ? cause.message : String(cause)}); close and reopen it`,
+      file,
+      { cause },
+    );
+    this.name = 'WriterPoisonedError';
+  }
+}

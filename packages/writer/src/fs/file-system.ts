@@ -1,0 +1,117 @@
+import * as fs from 'node:fs';
+import { promisify } from 'node:util';
+
+/** How {@link FileSystem.open} opens a file. */
+export type OpenMode =
+  /** Read only; the file must exist. */
+  | 'read'
+  /** Read and write, creating the file when absent; never truncates. */
+  | 'read-write'
+  /** Read and write, creating the file; fails with EEXIST when it exists (O_CREAT|O_EXCL). */
+  | 'create-exclusive';
+
+/** File metadata the writer needs. */
+export interface FileStat {
+  /** Size in bytes. */
+  readonly size: number;
+  /** Inode number, to notice a file replaced under the same name. */
+  readonly ino: number;
+  /** Whether it is a directory. */
+  readonly isDirectory: boolean;
+}
+
+/**
+ * The file-system calls every writer operation goes through, and nothing else. One small layer, so that tests (and
+ * the conformance kit's simulated file system) can inject faults (ENOSPC, EIO, a failing fsync) and simulate crashes
+ * that lose unsynced data. Every method rejects with the Node.js errno error (`code` set) of the failing call.
+ * Positions are explicit: the writer always knows where its bytes go, which is what lets it truncate a failed append
+ * back (TJ-DUR-023).
+ */
+export interface FileSystem {
+  /** Opens a file and returns its descriptor. */
+  open(path: string, mode: OpenMode): Promise<number>;
+  /** Writes `length` bytes of `buffer` from `offset` at file `position`; returns the bytes written (may be short). */
+  write(fd: number, buffer: Uint8Array, offset: number, length: number, position: number): Promise<number>;
+  /** Reads up to `length` bytes into `buffer` at `offset` from file `position`; returns the bytes read. */
+  read(fd: number, buffer: Uint8Array, offset: number, length: number, position: number): Promise<number>;
+  /** Flushes the file's data (and the metadata needed to read it back) to stable storage. */
+  fdatasync(fd: number): Promise<void>;
+  /** Flushes the file's data and metadata to stable storage. */
+  fsync(fd: number): Promise<void>;
+  /** Truncates an open file to `length` bytes. */
+  ftruncate(fd: number, length: number): Promise<void>;
+  /** Metadata of an open file. */
+  fstat(fd: number): Promise<FileStat>;
+  /** Closes a descriptor. */
+  close(fd: number): Promise<void>;
+  /** Metadata of a path; rejects with ENOENT when absent. */
+  stat(path: string): Promise<FileStat>;
+  /** Creates one directory (not its parents); rejects with EEXIST when it exists. */
+  mkdir(path: string): Promise<void>;
+  /** Flushes a directory's entries (creations, renames, removals) to stable storage. */
+  fsyncDirectory(path: string): Promise<void>;
+  /** Atomically renames `from` to `to`, replacing `to`. */
+  rename(from: string, to: string): Promise<void>;
+  /** Removes a file. */
+  unlink(path: string): Promise<void>;
+  /** Names of a directory's entries. */
+  readdir(path: string): Promise<string[]>;
+  /** The whole content of a (small) file. */
+  readFile(path: string): Promise<Uint8Array>;
+}
+
+const OPEN_FLAGS: Record<OpenMode, number> = {
+  read: fs.constants.O_RDONLY,
+  'read-write': fs.constants.O_RDWR | fs.constants.O_CREAT,
+  'create-exclusive': fs.constants.O_RDWR | fs.constants.O_CREAT | fs.constants.O_EXCL,
+};
+
+const openAsync = promisify(fs.open);
+function writeAsync(fd: number, buffer: Uint8Array, offset: number, length: number, position: number) {
+  return new Promise<number>((resolve, reject) =>
+    fs.write(fd, buffer, offset, length, position, (error, written) => (error ? reject(error) : resolve(written))),
+  );
+}
+function readAsync(fd: number, buffer: Uint8Array, offset: number, length: number, position: number) {
+  return new Promise<number>((resolve, reject) =>
+    fs.read(fd, buffer, offset, length, position, (error, read) => (error ? reject(error) : resolve(read))),
+  );
+}
+const fdatasyncAsync = promisify(fs.fdatasync);
+const fsyncAsync = promisify(fs.fsync);
+const ftruncateAsync = promisify(fs.ftruncate);
+const fstatAsync = promisify(fs.fstat);
+const closeAsync = promisify(fs.close);
+
+function toStat(stats: fs.Stats): FileStat {
+  return { size: stats.size, ino: stats.ino, isDirectory: stats.isDirectory() };
+}
+
+/**
+ * The real file system (Node.js `fs` on raw descriptors). Callback APIs are used rather than `FileHandle`: they cost
+ * one thread-pool hop per call and no handle object, which matters on the durable append path.
+ */
+export const nodeFileSystem: FileSystem = {
+  open: (path, mode) => openAsync(path, OPEN_FLAGS[mode], 0o644),
+  write: (fd, buffer, offset, length, position) => writeAsync(fd, buffer, offset, length, position),
+  read: (fd, buffer, offset, length, position) => readAsync(fd, buffer, offset, length, position),
+  fdatasync: (fd) => fdatasyncAsync(fd),
+  fsync: (fd) => fsyncAsync(fd),
+  ftruncate: (fd, length) => ftruncateAsync(fd, length),
+  fstat: async (fd) => toStat(await fstatAsync(fd)),
+  close: (fd) => closeAsync(fd),
+  stat: async (path) => toStat(await fs.promises.stat(path)),
+  mkdir: (path) => fs.promises.mkdir(path).then(() => undefined),
+  fsyncDirectory: async (path) => {
+    const fd = await openAsync(path, fs.constants.O_RDONLY | (fs.constants.O_DIRECTORY ?? 0));
+    try {
+      await fsyncAsync(fd);
+    } finally {
+      await closeAsync(fd);
+    }
+  },
+  rename: (from, to) => fs.promises.rename(from, to),
+  unlink: (path) => fs.promises.unlink(path),
+  readdir: (path) => fs.promises.readdir(path),
+  readFile: (path) => fs.promises.readFile(path),
+};

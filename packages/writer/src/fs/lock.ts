@@ -1,0 +1,176 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { dirname } from 'node:path';
+import {
+  currentBootId,
+  type LockFileHolder,
+  type LockStatus,
+  lockStatusOf,
+  parseLockHolder,
+} from '@turnjournal/reader';
+import { JournalLockedError, type LockHolder } from '../errors.js';
+import { attempt, writeAll } from './durable-ops.js';
+import type { FileSystem } from './file-system.js';
+
+/** A held lock file (spec §11.4). */
+export interface HeldLock {
+  /** The lock file. */
+  readonly path: string;
+  /** What this acquisition wrote into it. */
+  readonly holder: LockHolder;
+  /** True when the lock was taken over from a dead holder (TJ-DUR-019). */
+  readonly tookOver: boolean;
+  /** Removes the lock file if it is still this acquisition's (compared by token). Never throws. */
+  release(): Promise<void>;
+}
+
+/** Options of {@link acquireLock}. */
+export interface AcquireLockOptions {
+  /** What a lock file's status is, from its text; the real check by default (tests substitute it). */
+  readonly statusOf?: (text: string | undefined) => LockStatus;
+  /** How many times to retry while another process is taking over the same stale lock; 50 by default. */
+  readonly takeoverAttempts?: number;
+}
+
+const TAKEOVER_RETRY_MS = 10;
+
+function isErrno(error: unknown, code: string): boolean {
+  return (error as NodeJS.ErrnoException | undefined)?.code === code;
+}
+
+async function readText(fs: FileSystem, path: string): Promise<string | undefined> {
+  try {
+    return new TextDecoder().decode(await fs.readFile(path));
+  } catch (error) {
+    if (isErrno(error, 'ENOENT')) return undefined;
+    throw error;
+  }
+}
+
+/** Creates `path` exclusively (O_CREAT|O_EXCL) with `holder`, synced with its directory entry; false on EEXIST. */
+async function createLockFile(fs: FileSystem, path: string, holder: LockFileHolder): Promise<boolean> {
+  let fd: number;
+  try {
+    fd = await fs.open(path, 'create-exclusive');
+  } catch (error) {
+    if (isErrno(error, 'EEXIST')) return false;
+    return attempt(path, 'create lock', () => Promise.reject(error));
+  }
+  try {
+    await attempt(path, 'write lock', () => writeAll(fs, fd, new TextEncoder().encode(JSON.stringify(holder)), 0));
+    await attempt(path, 'fsync lock', () => fs.fsync(fd));
+  } catch (error) {
+    await fs.close(fd).catch(() => undefined);
+    await fs.unlink(path).catch(() => undefined);
+    throw error;
+  }
+  await fs.close(fd).catch(() => undefined);
+  await attempt(dirname(path), 'fsync directory', () => fs.fsyncDirectory(dirname(path)));
+  return true;
+}
+
+function newHolder(): LockFileHolder & LockHolder {
+  const bootId = currentBootId();
+  return {
+    pid: process.pid,
+    host: hostname(),
+    token: randomBytes(16).toString('hex'),
+    ...(bootId === null ? {} : { boot_id: bootId }),
+  };
+}
+
+function holderOf(text: string | undefined): LockHolder | undefined {
+  const parsed = text === undefined ? undefined : parseLockHolder(text);
+  return parsed === undefined ? undefined : { pid: parsed.pid, host: parsed.host, token: String(parsed.token ?? '') };
+}
+
+/**
+ * Acquires the lock file `path` for `subject` (the journal it guards, named in errors). The lock is created
+ * exclusively; when it exists, a holder that runs (or that cannot be proved dead: another host, an unreadable lock)
+ * makes this fail with {@link JournalLockedError} (TJ-DUR-018, TJ-DUR-020), and a holder proved dead is taken over
+ * (TJ-DUR-019). Take-over is serialised by a second lock file, `<path>.takeover`, so that when several processes find
+ * the same stale lock exactly one of them removes it and the others see the new holder: the stale lock is removed
+ * only by the take-over lock's holder, and only after it re-reads the lock and finds the same stale token. (A
+ * take-over lock itself left by a killed process is removed without that guard; two processes would have to find
+ * that one at the same instant for both to proceed.)
+ */
+export async function acquireLock(
+  fs: FileSystem,
+  path: string,
+  subject: string,
+  options: AcquireLockOptions = {},
+): Promise<HeldLock> {
+  const statusOf = options.statusOf ?? lockStatusOf;
+  const attempts = options.takeoverAttempts ?? 50;
+  const holder = newHolder();
+  let tookOver = false;
+  for (let round = 0; round < attempts; round++) {
+    if (await createLockFile(fs, path, holder)) return heldLock(fs, path, holder, tookOver);
+    const text = await attempt(path, 'read lock', () => readText(fs, path));
+    if (text === undefined) continue; // released between our create and our read: try again
+    const status = statusOf(text);
+    if (status === 'live') throw new JournalLockedError(subject, holderOf(text), 'the holder is running');
+    if (status === 'unproven')
+      throw new JournalLockedError(
+        subject,
+        holderOf(text),
+        'the holder cannot be proved dead (another host, or an unreadable lock file); remove the lock by hand once it is',
+      );
+    if (await removeStaleLock(fs, path, text, statusOf)) tookOver = true;
+    else await new Promise((resolve) => setTimeout(resolve, TAKEOVER_RETRY_MS));
+  }
+  throw new JournalLockedError(
+    subject,
+    holderOf(await readText(fs, path).catch(() => undefined)),
+    'another process kept taking over the same lock',
+  );
+}
+
+/** Removes the stale lock whose text is `staleText`, under the take-over lock. False when another process is at it. */
+async function removeStaleLock(
+  fs: FileSystem,
+  path: string,
+  staleText: string,
+  statusOf: (text: string | undefined) => LockStatus,
+): Promise<boolean> {
+  const breakerPath = `${path}.takeover`;
+  const breaker = newHolder();
+  if (!(await createLockFile(fs, breakerPath, breaker))) {
+    const breakerText = await attempt(breakerPath, 'read lock', () => readText(fs, breakerPath));
+    if (breakerText !== undefined && statusOf(breakerText) === 'stale')
+      await fs.unlink(breakerPath).catch(() => undefined);
+    return false;
+  }
+  try {
+    const current = await attempt(path, 'read lock', () => readText(fs, path));
+    if (current === staleText) {
+      await attempt(path, 'remove stale lock', () => fs.unlink(path));
+      await attempt(dirname(path), 'fsync directory', () => fs.fsyncDirectory(dirname(path)));
+    }
+    return true;
+  } finally {
+    await fs.unlink(breakerPath).catch(() => undefined);
+  }
+}
+
+function heldLock(fs: FileSystem, path: string, holder: LockHolder, tookOver: boolean): HeldLock {
+  let released = false;
+  return {
+    path,
+    holder,
+    tookOver,
+    async release() {
+      if (released) return;
+      released = true;
+      try {
+        const text = await readText(fs, path);
+        if (text !== undefined && parseLockHolder(text)?.token === holder.token) {
+          await fs.unlink(path);
+          await fs.fsyncDirectory(dirname(path));
+        }
+      } catch {
+        // A lock that cannot be removed is left behind; the next writer finds its holder dead and takes it over.
+      }
+    },
+  };
+}

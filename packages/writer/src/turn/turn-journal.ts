@@ -1,0 +1,406 @@
+import { basename, join } from 'node:path';
+import { isValidIdentifier } from '@turnjournal/reader';
+import type { Attachment, Finding, TurnEventName } from '@turnjournal/schema';
+import { type AppendAck, AppendFile, type Durability, type OpenReport } from '../append/append-file.js';
+import { requireValidRecord } from '../append/require-valid.js';
+import { WriterError } from '../errors.js';
+import { attempt, ensureDirectory } from '../fs/durable-ops.js';
+import { type FileSystem, nodeFileSystem } from '../fs/file-system.js';
+import type { AcquireLockOptions } from '../fs/lock.js';
+import { descriptorSource, readTurnRecords } from './read-turn-records.js';
+import { newTurnId } from './turn-id.js';
+import { contentDigest, isTerminal, type KnownTurn, TURN_RANK, TurnTable } from './turn-table.js';
+
+/** Options of {@link openTurnJournal}. */
+export interface OpenTurnJournalOptions {
+  /** The turn journal directory (spec §4.4 recommends `<root>/_turn_journal`); created, durably, when missing. */
+  readonly dir: string;
+  /** The session; a valid identifier (spec §4.3), checked before any path is built (TJ-FAM-010). */
+  readonly sessionId: string;
+  /**
+   * The shard, for servers where several processes write one session: the file becomes `<sessionId>~<shard>.jsonl`
+   * and each process holds its own lock. A valid identifier (TJ-FAM-014); the process id is the recommended choice
+   * (TJ-FAM-015). Without it the file is `<sessionId>.jsonl`.
+   */
+  readonly shard?: string;
+  /** Durability mode; `every` by default (TJ-DUR-012). `none` is refused for turn journals (TJ-DUR-016). */
+  readonly durability?: Exclude<Durability, 'none'>;
+  /** The file-system layer; the real one by default. */
+  readonly fs?: FileSystem;
+  /** Wall clock in epoch milliseconds, for `created_at` and generated turn ids; `Date.now` by default. */
+  readonly clock?: () => number;
+  /** Line-size limit in bytes; 16 MiB by default. */
+  readonly maxLineBytes?: number;
+  /** Options of the lock acquisition. */
+  readonly lock?: AcquireLockOptions;
+}
+
+/** A user turn to submit. */
+export interface SubmitInput {
+  /** The exact text the user submitted. */
+  readonly content: string;
+  /**
+   * The turn id. Give the id the client generated when the user pressed send and resends with every retry: a retried
+   * submission with the same id and content is then recognised and not written twice. Without it a new id of the
+   * recommended form is generated; a caller that retries must then reuse the id it got back.
+   */
+  readonly turnId?: string;
+  /** Attachment metadata (never the bytes, TJ-TURN-011). */
+  readonly attachments?: readonly Attachment[];
+  /** The stream the turn's output is delivered on. */
+  readonly streamId?: string | null;
+  /** Working directory or workspace of the turn. */
+  readonly workspace?: string | null;
+  /** Model requested for the turn. */
+  readonly model?: string | null;
+  /** Provider of that model. */
+  readonly modelProvider?: string | null;
+  /** Author role; `user` by default. */
+  readonly role?: string;
+  /** Further members to store in the record (kept by every reader); they may not redefine a member above. */
+  readonly extra?: Readonly<Record<string, unknown>>;
+}
+
+/** The outcome of {@link TurnJournal.submit}. */
+export interface SubmitResult {
+  /** The turn id. */
+  readonly turnId: string;
+  /** False when the turn was already submitted with the same content (a retry): nothing was written. */
+  readonly created: boolean;
+  /** The turn's state after the call. */
+  readonly state: TurnEventName;
+}
+
+const SUBMIT_MEMBERS = new Set([
+  'version',
+  'event',
+  'turn_id',
+  'session_id',
+  'stream_id',
+  'created_at',
+  'role',
+  'content',
+  'attachments',
+  'workspace',
+  'model',
+  'model_provider',
+]);
+
+/** The file name of a session's turn journal: `<sessionId>.jsonl` or `<sessionId>~<shard>.jsonl` (spec §4.4). */
+export function turnJournalFileName(sessionId: string, shard?: string): string {
+  requireIdentifier(sessionId, 'session id');
+  if (shard !== undefined) requireIdentifier(shard, 'shard');
+  return shard === undefined ? `${sessionId}.jsonl` : `${sessionId}~${shard}.jsonl`;
+}
+
+function requireIdentifier(id: unknown, what: string): asserts id is string {
+  if (typeof id !== 'string' || !isValidIdentifier(id))
+    throw new WriterError(
+      'invalid_identifier',
+      `the ${what} ${JSON.stringify(String(id)).slice(0, 80)} is not a valid identifier (1-128 of A-Z a-z 0-9 . _ -, not "." or "..")`,
+    );
+}
+
+/**
+ * Opens the turn journal of one session for writing (spec §5, §11): validates the ids, creates the directory and
+ * the file durably or repairs a torn tail, takes the file's lock, and reads the session's turns (its own file and the
+ * other shards of the session) so that transitions can be checked and retried submissions recognised.
+ */
+export async function openTurnJournal(options: OpenTurnJournalOptions): Promise<TurnJournal> {
+  const name = turnJournalFileName(options.sessionId, options.shard);
+  const durability = options.durability ?? 'every';
+  if ((durability as Durability) === 'none' || !['every', 'group'].includes(durability))
+    throw new WriterError(
+      'invalid_option',
+      `durability "${String(durability)}" is not allowed for turn journals: use "every" or "group" (TJ-DUR-016)`,
+    );
+  const fs = options.fs ?? nodeFileSystem;
+  await ensureDirectory(fs, options.dir);
+  const path = join(options.dir, name);
+  const file = await AppendFile.open(path, {
+    durability,
+    fs,
+    ...(options.maxLineBytes === undefined ? {} : { maxLineBytes: options.maxLineBytes }),
+    ...(options.lock === undefined ? {} : { lock: options.lock }),
+  });
+  try {
+    const table = new TurnTable();
+    const own = await readTurnRecords(path, file.source, table);
+    const journal = new TurnJournal(file, options, fs, table, own.findings);
+    await journal.refreshSiblings();
+    return journal;
+  } catch (error) {
+    await file.close().catch(() => undefined);
+    throw error;
+  }
+}
+
+/**
+ * The writer of one session's turn journal: the lifecycle API of seed 000. Every method appends one record and
+ * resolves once it is durable (`every` or `group` mode). Transitions are checked before anything is written: a step
+ * backwards, a repeated step or any step after a terminal event is rejected with `illegal_transition` and writes
+ * nothing. Calls may overlap; records are written in call order.
+ */
+export class TurnJournal {
+  /** The session. */
+  readonly sessionId: string;
+  /** The shard, when the file is a shard. */
+  readonly shard: string | undefined;
+  /** Findings about lines already in the file when it was opened (mid-file damage is left in place and reported). */
+  readonly findings: readonly Finding[];
+  readonly #file: AppendFile;
+  readonly #fs: FileSystem;
+  readonly #dir: string;
+  readonly #clock: () => number;
+  readonly #table: TurnTable;
+  /** Where incremental reads of the session's other shards resume, per file name. */
+  readonly #siblings = new Map<string, { end: number; ino: number }>();
+  /** Submissions being written, so that an overlapping retry waits for the first instead of writing again. */
+  readonly #submitting = new Map<string, Promise<unknown>>();
+
+  /** @internal use {@link openTurnJournal}. */
+  constructor(
+    file: AppendFile,
+    options: OpenTurnJournalOptions,
+    fs: FileSystem,
+    table: TurnTable,
+    findings: readonly Finding[],
+  ) {
+    this.#file = file;
+    this.#fs = fs;
+    this.#dir = options.dir;
+    this.#clock = options.clock ?? Date.now;
+    this.#table = table;
+    this.sessionId = options.sessionId;
+    this.shard = options.shard;
+    this.findings = findings;
+  }
+
+  /** The journal file. */
+  get path(): string {
+    return this.#file.path;
+  }
+
+  /** The durability mode in force (TJ-DUR-013). */
+  get durability(): Durability {
+    return this.#file.durability;
+  }
+
+  /** What opening found and repaired: creation, lock take-over, torn tail. */
+  get opened(): OpenReport {
+    return this.#file.opened;
+  }
+
+  /** The state of a turn as this writer knows it (its own file and the other shards as last read), if known. */
+  stateOf(turnId: string): TurnEventName | undefined {
+    return this.#table.get(turnId)?.state ?? undefined;
+  }
+
+  /** Every turn this writer knows that is not terminal, with its state. */
+  pendingTurns(): { turnId: string; state: TurnEventName }[] {
+    const pending: { turnId: string; state: TurnEventName }[] = [];
+    for (const [turnId, turn] of this.#table.entries())
+      if (turn.state !== null && !isTerminal(turn.state)) pending.push({ turnId, state: turn.state });
+    return pending;
+  }
+
+  /**
+   * Submits a user turn: appends `submitted` and resolves only once it is durable (TJ-DUR-001), so a worker may start
+   * when this resolves and not before. Idempotent on `turnId`: a retry with the same id and content writes nothing
+   * and answers `created: false`; the same id with different content is rejected with `turn_id_conflict`
+   * (TJ-TURN-003).
+   */
+  async submit(input: SubmitInput): Promise<SubmitResult> {
+    if (typeof input !== 'object' || input === null || typeof input.content !== 'string')
+      throw new WriterError('invalid_record', 'submit needs an object with a string `content`', this.path);
+    const callerId = input.turnId !== undefined;
+    const turnId = input.turnId ?? newTurnId(this.#clock());
+    requireIdentifier(turnId, 'turn id');
+    const inFlight = this.#submitting.get(turnId);
+    if (inFlight !== undefined) await inFlight.catch(() => undefined);
+    if (callerId && this.#table.get(turnId) === undefined) await this.refreshSiblings();
+    const digest = contentDigest(input.content);
+    const known = this.#table.get(turnId);
+    if (known !== undefined) return this.#retried(turnId, known, digest);
+
+    const record = this.#submittedRecord(turnId, input);
+    const turn: KnownTurn = { state: 'submitted', contentDigest: digest, streamId: input.streamId };
+    this.#table.insert(turnId, turn);
+    const write = this.#file.appendRecord(record);
+    this.#submitting.set(turnId, write);
+    try {
+      await write;
+    } catch (error) {
+      if (this.#table.get(turnId) === turn) this.#table.delete(turnId);
+      throw error;
+    } finally {
+      this.#submitting.delete(turnId);
+    }
+    return { turnId, created: true, state: turn.state ?? 'submitted' };
+  }
+
+  #retried(turnId: string, known: KnownTurn, digest: string): SubmitResult {
+    if (known.contentDigest === null || known.state === null)
+      throw new WriterError(
+        'illegal_transition',
+        `turn ${turnId} already has events but no submitted record (an orphan); it cannot be submitted now`,
+        this.path,
+      );
+    if (known.contentDigest !== digest)
+      throw new WriterError(
+        'turn_id_conflict',
+        `turn ${turnId} was already submitted with different content; a turn id names one turn (TJ-TURN-003)`,
+        this.path,
+      );
+    return { turnId, created: false, state: known.state };
+  }
+
+  #submittedRecord(turnId: string, input: SubmitInput): Record<string, unknown> {
+    const extra = input.extra ?? {};
+    for (const key of Object.keys(extra))
+      if (SUBMIT_MEMBERS.has(key))
+        throw new WriterError('invalid_record', `extra member "${key}" would redefine a submitted field`, this.path);
+    const record: Record<string, unknown> = {
+      version: 1,
+      event: 'submitted',
+      turn_id: turnId,
+      session_id: this.sessionId,
+      ...(input.streamId === undefined ? {} : { stream_id: input.streamId }),
+      created_at: this.#clock() / 1000,
+      role: input.role ?? 'user',
+      content: input.content,
+      ...(input.attachments === undefined ? {} : { attachments: input.attachments }),
+      ...(input.workspace === undefined ? {} : { workspace: input.workspace }),
+      ...(input.model === undefined ? {} : { model: input.model }),
+      ...(input.modelProvider === undefined ? {} : { model_provider: input.modelProvider }),
+      ...extra,
+    };
+    requireValidRecord(record, 'submitted', this.path);
+    return record;
+  }
+
+  /** Records that a worker began processing the turn (`worker_started`). */
+  workerStarted(turnId: string): Promise<AppendAck> {
+    return this.#advance(turnId, 'worker_started', {});
+  }
+
+  /** Records that assistant output began (`assistant_started`), with the index of the assistant message if known. */
+  assistantStarted(turnId: string, options: { assistantMessageIndex?: number } = {}): Promise<AppendAck> {
+    return this.#advance(turnId, 'assistant_started', indexMember(options.assistantMessageIndex));
+  }
+
+  /**
+   * Records that the host saved the assistant answer (`completed`, terminal). Call it after the host's own save
+   * succeeded: the turn then needs no recovery.
+   */
+  complete(turnId: string, options: { assistantMessageIndex?: number | null } = {}): Promise<AppendAck> {
+    return this.#advance(turnId, 'completed', { ...indexMember(options.assistantMessageIndex), terminal: true });
+  }
+
+  /**
+   * Records that the turn ended without a completed answer (`interrupted`, terminal), with a reason such as
+   * `cancelled`, `rate_limit`, `worker_error` or `server_startup_recovery`.
+   */
+  interrupt(turnId: string, reason: string): Promise<AppendAck> {
+    if (typeof reason !== 'string' || reason.length === 0)
+      return Promise.reject(new WriterError('invalid_record', 'interrupt needs a non-empty reason', this.path));
+    return this.#advance(turnId, 'interrupted', { reason, terminal: true });
+  }
+
+  async #advance(turnId: string, event: TurnEventName, members: Record<string, unknown>): Promise<AppendAck> {
+    if (typeof turnId !== 'string' || turnId.length === 0)
+      throw new WriterError('invalid_record', 'a turn id must be a non-empty string', this.path);
+    if (this.#table.get(turnId) === undefined) await this.refreshSiblings();
+    const turn = this.#table.get(turnId);
+    if (turn === undefined)
+      throw new WriterError(
+        'unknown_turn',
+        `turn ${turnId} was never submitted in session ${this.sessionId}`,
+        this.path,
+      );
+    this.#checkTransition(turnId, turn, event);
+    const record: Record<string, unknown> = {
+      version: 1,
+      event,
+      turn_id: turnId,
+      session_id: this.sessionId,
+      ...(turn.streamId === undefined ? {} : { stream_id: turn.streamId }),
+      created_at: this.#clock() / 1000,
+      ...members,
+    };
+    requireValidRecord(record, event, this.path);
+    // Reserve the new state before the write, so that an overlapping call is checked against it.
+    const before = turn.state;
+    turn.state = event;
+    try {
+      return await this.#file.appendRecord(record);
+    } catch (error) {
+      if (turn.state === event) turn.state = before;
+      throw error;
+    }
+  }
+
+  #checkTransition(turnId: string, turn: KnownTurn, event: TurnEventName): void {
+    const state = turn.state;
+    if (state === null) return;
+    if (isTerminal(state))
+      throw new WriterError(
+        'illegal_transition',
+        `turn ${turnId} is already ${state}; nothing may follow a terminal event`,
+        this.path,
+      );
+    if (!isTerminal(event) && TURN_RANK[event] <= TURN_RANK[state])
+      throw new WriterError(
+        'illegal_transition',
+        `turn ${turnId} is ${state}; "${event}" would be a step backwards or a repeat`,
+        this.path,
+      );
+  }
+
+  /**
+   * Reads what the session's other shards appended since the last read (every file `<sessionId>~*.jsonl` and
+   * `<sessionId>.jsonl` other than this one). Called automatically when a turn id is not known yet, so a worker in
+   * another process can advance a turn this process submitted.
+   */
+  async refreshSiblings(): Promise<void> {
+    const names = await attempt(this.#dir, 'readdir', () => this.#fs.readdir(this.#dir));
+    const own = basename(this.path);
+    for (const name of names) {
+      if (name === own || !isSessionFile(name, this.sessionId)) continue;
+      await this.#readSibling(join(this.#dir, name), name);
+    }
+  }
+
+  async #readSibling(path: string, name: string): Promise<void> {
+    let fd: number;
+    try {
+      fd = await this.#fs.open(path, 'read');
+    } catch {
+      return; // removed since the listing (a sweep deleted an empty shard)
+    }
+    try {
+      const { size, ino } = await this.#fs.fstat(fd);
+      const known = this.#siblings.get(name);
+      // A file that shrank or was replaced was rewritten by a sweep: read it again from the start.
+      const from = known !== undefined && known.ino === ino && known.end <= size ? known.end : 0;
+      if (from === size) return;
+      const read = await readTurnRecords(path, descriptorSource(this.#fs, path, fd), this.#table, from);
+      this.#siblings.set(name, { end: read.end, ino });
+    } finally {
+      await this.#fs.close(fd).catch(() => undefined);
+    }
+  }
+
+  /** Waits for pending appends, then closes the file and releases its lock. */
+  close(): Promise<void> {
+    return this.#file.close();
+  }
+}
+
+function indexMember(index: number | null | undefined): Record<string, unknown> {
+  return index === undefined ? {} : { assistant_message_index: index };
+}
+
+function isSessionFile(name: string, sessionId: string): boolean {
+  return name === `${sessionId}.jsonl` || (name.startsWith(`${sessionId}~`) && name.endsWith('.jsonl'));
+}

@@ -1,0 +1,88 @@
+import { createHash } from 'node:crypto';
+import type { TurnEventName } from '@turnjournal/schema';
+
+/** Rank of each turn event in the state machine (spec §10.1); both terminal events share the top rank. */
+export const TURN_RANK: Readonly<Record<TurnEventName, number>> = {
+  submitted: 0,
+  worker_started: 1,
+  assistant_started: 2,
+  completed: 3,
+  interrupted: 3,
+};
+
+/** What a writer knows about one turn of its session. */
+export interface KnownTurn {
+  /** The derived state (spec §10.2): the highest-ranked event; `completed` wins over `interrupted`. */
+  state: TurnEventName | null;
+  /** Digest of the submitted `content`, or null for a turn seen without `submitted` (an orphan, so far). */
+  contentDigest: string | null;
+  /** The turn's `stream_id`, from its `submitted` record. */
+  streamId: string | null | undefined;
+}
+
+/** Digest of a submitted content, to recognise a retried submission without keeping the text. */
+export function contentDigest(content: string): string {
+  return createHash('sha256').update(content).digest('base64');
+}
+
+/** True when `state` is terminal. */
+export function isTerminal(state: TurnEventName | null): boolean {
+  return state === 'completed' || state === 'interrupted';
+}
+
+/** The state after adding `event` to a turn in `state` (the order-independent fold of spec §10.2). */
+export function foldState(state: TurnEventName | null, event: TurnEventName): TurnEventName {
+  if (state === null) return event;
+  if (state === 'completed' || event === 'completed') return TURN_RANK[event] >= TURN_RANK[state] ? event : state;
+  return TURN_RANK[event] > TURN_RANK[state] ? event : state;
+}
+
+/**
+ * The turns of one session as far as a writer has read them (its own file and its sibling shards), folded in any
+ * order. Only what transitions and idempotent submission need is kept: state, content digest and stream id.
+ */
+export class TurnTable {
+  readonly #turns = new Map<string, KnownTurn>();
+
+  /** The turn, if known. */
+  get(turnId: string): KnownTurn | undefined {
+    return this.#turns.get(turnId);
+  }
+
+  /** Every known turn id with its state. */
+  entries(): IterableIterator<[string, KnownTurn]> {
+    return this.#turns.entries();
+  }
+
+  /** Folds one valid turn record (a `compacted` record forgets the turns it removed). */
+  add(event: string, value: Readonly<Record<string, unknown>>): void {
+    if (event === 'compacted') {
+      const removed = value.removed_turn_ids;
+      if (Array.isArray(removed)) for (const id of removed) if (typeof id === 'string') this.#turns.delete(id);
+      return;
+    }
+    if (!(event in TURN_RANK) || typeof value.turn_id !== 'string') return;
+    const name = event as TurnEventName;
+    let turn = this.#turns.get(value.turn_id);
+    if (turn === undefined) {
+      turn = { state: null, contentDigest: null, streamId: undefined };
+      this.#turns.set(value.turn_id, turn);
+    }
+    turn.state = foldState(turn.state, name);
+    if (name === 'submitted' && typeof value.content === 'string' && turn.contentDigest === null) {
+      turn.contentDigest = contentDigest(value.content);
+      const streamId = value.stream_id;
+      turn.streamId = typeof streamId === 'string' || streamId === null ? streamId : undefined;
+    }
+  }
+
+  /** Inserts a turn the writer is submitting. */
+  insert(turnId: string, turn: KnownTurn): void {
+    this.#turns.set(turnId, turn);
+  }
+
+  /** Forgets a turn whose submission failed to write. */
+  delete(turnId: string): void {
+    this.#turns.delete(turnId);
+  }
+}
