@@ -12,3 +12,5 @@ export * from './fs/file-system.js';
 export * from './fs/lock.js';
 export * from './turn/turn-id.js';
 export * from './turn/turn-journal.js';
+export * from './recovery/recover-store.js';
+export * from './retention/sweep-turn-journals.js';

@@ -1,4 +1,4 @@
-import { basename, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { isValidIdentifier } from '@turnjournal/reader';
 import type { Attachment, Finding, TurnEventName } from '@turnjournal/schema';
 import { type AppendAck, AppendFile, type Durability, type OpenReport } from '../append/append-file.js';
@@ -11,18 +11,40 @@ import { descriptorSource, readTurnRecords } from './read-turn-records.js';
 import { newTurnId } from './turn-id.js';
 import { contentDigest, isTerminal, type KnownTurn, TURN_RANK, TurnTable } from './turn-table.js';
 
-/** Options of {@link openTurnJournal}. */
-export interface OpenTurnJournalOptions {
+/** Where a turn journal is: a directory plus the name derived from the session and shard (the usual way). */
+export interface TurnJournalInDirectory {
   /** The turn journal directory (spec §4.4 recommends `<root>/_turn_journal`); created, durably, when missing. */
   readonly dir: string;
-  /** The session; a valid identifier (spec §4.3), checked before any path is built (TJ-FAM-010). */
-  readonly sessionId: string;
   /**
    * The shard, for servers where several processes write one session: the file becomes `<sessionId>~<shard>.jsonl`
    * and each process holds its own lock. A valid identifier (TJ-FAM-014); the process id is the recommended choice
    * (TJ-FAM-015). Without it the file is `<sessionId>.jsonl`.
    */
   readonly shard?: string;
+  /** Not used with `dir`. */
+  readonly file?: undefined;
+}
+
+/**
+ * Where a turn journal is: an existing journal's explicit path (recovery uses this for journals found by a scan).
+ * Its directory's other files `<sessionId>.jsonl` and `<sessionId>~*.jsonl` are read as the session's other shards.
+ */
+export interface TurnJournalAtPath {
+  /** The journal file. */
+  readonly file: string;
+  /** Not used with `file`. */
+  readonly dir?: undefined;
+  /** Not used with `file`. */
+  readonly shard?: undefined;
+}
+
+/** Options of {@link openTurnJournal}: where the journal is, and how to write it. */
+export type OpenTurnJournalOptions = (TurnJournalInDirectory | TurnJournalAtPath) & TurnJournalWriteOptions;
+
+/** How a turn journal is written. */
+export interface TurnJournalWriteOptions {
+  /** The session; a valid identifier (spec §4.3), checked before any path is built (TJ-FAM-010). */
+  readonly sessionId: string;
   /** Durability mode; `every` by default (TJ-DUR-012). `none` is refused for turn journals (TJ-DUR-016). */
   readonly durability?: Exclude<Durability, 'none'>;
   /** The file-system layer; the real one by default. */
@@ -107,7 +129,6 @@ function requireIdentifier(id: unknown, what: string): asserts id is string {
  * other shards of the session) so that transitions can be checked and retried submissions recognised.
  */
 export async function openTurnJournal(options: OpenTurnJournalOptions): Promise<TurnJournal> {
-  const name = turnJournalFileName(options.sessionId, options.shard);
   const durability = options.durability ?? 'every';
   if ((durability as Durability) === 'none' || !['every', 'group'].includes(durability))
     throw new WriterError(
@@ -115,8 +136,14 @@ export async function openTurnJournal(options: OpenTurnJournalOptions): Promise<
       `durability "${String(durability)}" is not allowed for turn journals: use "every" or "group" (TJ-DUR-016)`,
     );
   const fs = options.fs ?? nodeFileSystem;
-  await ensureDirectory(fs, options.dir);
-  const path = join(options.dir, name);
+  let path: string;
+  if (options.file !== undefined) {
+    requireIdentifier(options.sessionId, 'session id');
+    path = options.file;
+  } else {
+    path = join(options.dir, turnJournalFileName(options.sessionId, options.shard));
+    await ensureDirectory(fs, options.dir);
+  }
   const file = await AppendFile.open(path, {
     durability,
     fs,
@@ -168,7 +195,7 @@ export class TurnJournal {
   ) {
     this.#file = file;
     this.#fs = fs;
-    this.#dir = options.dir;
+    this.#dir = dirname(file.path);
     this.#clock = options.clock ?? Date.now;
     this.#table = table;
     this.sessionId = options.sessionId;

@@ -1,0 +1,150 @@
+import { auditStore, type HostView, type RecoveryAction, type TurnRecovery } from '@turnjournal/reader';
+import { WriterError } from '../errors.js';
+import type { FileSystem } from '../fs/file-system.js';
+import { openTurnJournal } from '../turn/turn-journal.js';
+
+/** A turn being recovered, as the host hooks see it. */
+export interface RecoveringTurn {
+  /** The session. */
+  readonly sessionId: string;
+  /** The turn. */
+  readonly turnId: string;
+  /** Its state before recovery (`submitted`, `worker_started` or `assistant_started`). */
+  readonly state: string;
+}
+
+/**
+ * The host's side of startup recovery (spec §12): how the host transcript (seed 000's sidecar) shows what happened.
+ * Both hooks MUST be idempotent and keyed by `turn_id` (TJ-RECOV-008): the marker they add carries the turn id, and
+ * they add nothing when the transcript already has it, because recovery may run again after a crash at any step.
+ */
+export interface RecoveryHooks {
+  /**
+   * Restores the submitted user message into the host transcript, with a recovery marker, unless it is there
+   * already. Never called for an orphan turn (no `submitted` record).
+   */
+  ensureUserMessage(turn: RecoveringTurn, submitted: Readonly<Record<string, unknown>>): void | Promise<void>;
+  /** Adds a visible interruption marker for the turn to the host transcript, unless it has one already. */
+  ensureInterruptionMarker(turn: RecoveringTurn): void | Promise<void>;
+}
+
+/** Hooks for a store without a host transcript: nothing to restore, nothing to mark; only the journal is closed. */
+export const JOURNAL_ONLY_HOOKS: RecoveryHooks = {
+  ensureUserMessage() {},
+  ensureInterruptionMarker() {},
+};
+
+/** Options of {@link recoverStore}. */
+export interface RecoverStoreOptions {
+  /** The host hooks; required to apply a plan. Use {@link JOURNAL_ONLY_HOOKS} for a store without a host transcript. */
+  readonly hooks?: RecoveryHooks;
+  /** What the host transcript holds, so the plan leaves out steps already done (display only: hooks are idempotent). */
+  readonly host?: HostView;
+  /** False (default) to compute and return the plan only; true to apply it. */
+  readonly apply?: boolean;
+  /** The file-system layer used to append; the real one by default. */
+  readonly fs?: FileSystem;
+  /** Wall clock in epoch milliseconds for `created_at`; `Date.now` by default. */
+  readonly clock?: () => number;
+}
+
+/** What happened to one planned turn. */
+export interface RecoveredTurn {
+  /** The session. */
+  readonly sessionId: string;
+  /** The turn. */
+  readonly turnId: string;
+  /** The steps performed, in order. */
+  readonly performed: readonly RecoveryAction['kind'][];
+  /** `recovered`: closed as interrupted; `skipped`: it needed nothing by the time it was reached (see `reason`). */
+  readonly outcome: 'recovered' | 'skipped';
+  /** Why a turn was skipped. */
+  readonly reason?: string;
+}
+
+/** The result of {@link recoverStore}. */
+export interface StoreRecovery {
+  /** The plan computed from the audit (TJ-RECOV-001). */
+  readonly plan: readonly TurnRecovery[];
+  /** What was done per planned turn; empty when the plan was not applied. */
+  readonly turns: readonly RecoveredTurn[];
+  /** Journal files a live writer holds: their turns are not abandoned and were left alone (TJ-RECOV-002). */
+  readonly heldFiles: readonly string[];
+}
+
+/**
+ * Startup recovery of a store (spec §12): audits the store, computes the recovery plan (the abandoned turns: pending,
+ * with no file held by a live writer) and, with `apply`, performs each turn's steps in order through the host hooks
+ * (TJ-RECOV-003): restore the user message, add the interruption marker, then append `interrupted` with reason
+ * `server_startup_recovery` durably (TJ-RECOV-006, TJ-RECOV-007). It never writes an assistant answer or calls a
+ * provider (TJ-RECOV-004, TJ-RECOV-005), and never touches run files (TJ-RECOV-012).
+ *
+ * Safe to run twice and to crash at any point and rerun (TJ-RECOV-009): the hooks are idempotent, the append happens
+ * last, and before appending the turn's journal is opened (taking its lock, repairing a torn tail, TJ-RECOV-010) and
+ * the turn's state is read again, so a turn that became terminal in between is skipped, not closed twice. A turn
+ * whose journal a live writer took meanwhile is skipped too (`journal_locked`). Hook errors propagate: the turns
+ * already recovered stay recovered, and a rerun continues with the rest.
+ */
+export async function recoverStore(
+  paths: readonly string[],
+  options: RecoverStoreOptions = {},
+): Promise<StoreRecovery> {
+  const audit = await auditStore(paths, options.host === undefined ? {} : { host: options.host });
+  if (options.apply !== true) return { plan: audit.plan, turns: [], heldFiles: audit.heldFiles };
+  const hooks = options.hooks;
+  if (hooks === undefined)
+    throw new WriterError(
+      'invalid_option',
+      'applying a recovery plan needs host hooks (use JOURNAL_ONLY_HOOKS for a store without a host transcript)',
+    );
+  const filesOf = new Map<string, readonly string[]>();
+  for (const session of audit.check.sessions)
+    for (const turn of session.turns) filesOf.set(`${session.sessionId}\u0000${turn.turnId}`, turn.files);
+  const turns: RecoveredTurn[] = [];
+  for (const planned of audit.plan) {
+    const files = filesOf.get(`${planned.sessionId}\u0000${planned.turnId}`) ?? [];
+    turns.push(await recoverTurn(planned, files, hooks, options));
+  }
+  return { plan: audit.plan, turns, heldFiles: audit.heldFiles };
+}
+
+async function recoverTurn(
+  planned: TurnRecovery,
+  files: readonly string[],
+  hooks: RecoveryHooks,
+  options: RecoverStoreOptions,
+): Promise<RecoveredTurn> {
+  const { sessionId, turnId } = planned;
+  const file = files[0];
+  const skipped = (reason: string): RecoveredTurn => ({ sessionId, turnId, performed: [], outcome: 'skipped', reason });
+  if (file === undefined) return skipped('the turn has no journal file');
+  let journal: Awaited<ReturnType<typeof openTurnJournal>>;
+  try {
+    journal = await openTurnJournal({
+      file,
+      sessionId,
+      ...(options.fs === undefined ? {} : { fs: options.fs }),
+      ...(options.clock === undefined ? {} : { clock: options.clock }),
+    });
+  } catch (error) {
+    if (error instanceof WriterError && (error.code === 'journal_locked' || error.code === 'invalid_identifier'))
+      return skipped(error.message);
+    throw error;
+  }
+  try {
+    // Read again under the lock: another process may have finished the turn since the audit.
+    const state = journal.stateOf(turnId);
+    if (state === 'completed' || state === 'interrupted') return skipped(`the turn is already ${state}`);
+    const turn: RecoveringTurn = { sessionId, turnId, state: planned.state };
+    const performed: RecoveryAction['kind'][] = [];
+    for (const action of planned.actions) {
+      if (action.kind === 'ensure_user_message') await hooks.ensureUserMessage(turn, action.submitted);
+      else if (action.kind === 'ensure_interruption_marker') await hooks.ensureInterruptionMarker(turn);
+      else await journal.interrupt(turnId, action.record.reason);
+      performed.push(action.kind);
+    }
+    return { sessionId, turnId, performed, outcome: 'recovered' };
+  } finally {
+    await journal.close();
+  }
+}

@@ -1,0 +1,263 @@
+import { join } from 'node:path';
+import {
+  auditStore,
+  type DerivedTurn,
+  discoverStore,
+  type HostView,
+  readJournal,
+  type StoreCheck,
+} from '@turnjournal/reader';
+import type { Finding } from '@turnjournal/schema';
+import { AppendFile } from '../append/append-file.js';
+import { encodeRecord } from '../append/encode-record.js';
+import { requireValidRecord } from '../append/require-valid.js';
+import { JournalLockedError } from '../errors.js';
+import { type FileSystem, nodeFileSystem } from '../fs/file-system.js';
+import { acquireLock } from '../fs/lock.js';
+
+/** Default retention window: 48 hours (TJ-RET-001). */
+export const DEFAULT_RETENTION_SECONDS = 48 * 60 * 60;
+
+/** The directory lock of a retention sweep (spec §4.5, TJ-RET-010). */
+export const SWEEP_LOCK_NAME = '.turnjournal-sweep.lock';
+
+/** Options of {@link sweepTurnJournals}. */
+export interface SweepOptions {
+  /** Retention window in seconds; 48 hours by default (TJ-RET-001). */
+  readonly retentionSeconds?: number;
+  /** Wall clock in epoch milliseconds; `Date.now` by default. */
+  readonly clock?: () => number;
+  /**
+   * Whether the host delivered a terminal turn to its client (seed 001). Without it every terminal turn counts as
+   * delivered, as spec §14.1 says for hosts without delivery tracking.
+   */
+  readonly isDelivered?: (sessionId: string, turnId: string) => boolean;
+  /** What the host transcript holds, for the audit (interruption markers). */
+  readonly host?: HostView;
+  /** True to report what would be pruned without rewriting anything. */
+  readonly dryRun?: boolean;
+  /** The file-system layer; the real one by default. */
+  readonly fs?: FileSystem;
+}
+
+/** What a sweep did with one session. */
+export interface SweptSession {
+  /** The session. */
+  readonly sessionId: string;
+  /** Turns removed (or, in a dry run, that would be). */
+  readonly prunedTurnIds: readonly string[];
+  /** Files rewritten. */
+  readonly rewrittenFiles: readonly string[];
+  /** Why nothing was pruned, when nothing was. */
+  readonly skipped?: string;
+}
+
+/** The result of {@link sweepTurnJournals}. */
+export interface SweepReport {
+  /** The directory swept. */
+  readonly dir: string;
+  /** Per session, in session id order. */
+  readonly sessions: readonly SweptSession[];
+  /** True for a dry run. */
+  readonly dryRun: boolean;
+}
+
+/**
+ * The retention sweep of a turn journal directory (spec §14.1). Holding the directory lock `.turnjournal-sweep.lock`
+ * (TJ-RET-010), it audits the directory and, for each session whose audit is clean (no `error` or `warn` finding,
+ * TJ-RET-002), removes the turns that are terminal, delivered and older than the window (TJ-RET-003, TJ-RET-004):
+ * it takes the writer lock of every file of the session (a live writer makes it skip the session, TJ-RET-008,
+ * TJ-RET-009), checks that no file changed since the audit, and rewrites each file that holds a pruned turn
+ * atomically, retained lines byte for byte and in order, ending with a `compacted` record that lists every pruned
+ * turn (TJ-RET-005..007). Lines of turns an earlier, interrupted sweep already listed as removed (remnants, §10.2)
+ * are dropped too. A crash at any point leaves each file either old or new, and a rerun ends the same.
+ */
+export async function sweepTurnJournals(dir: string, options: SweepOptions = {}): Promise<SweepReport> {
+  const fs = options.fs ?? nodeFileSystem;
+  const dryRun = options.dryRun ?? false;
+  const dirLock = await acquireLock(fs, join(dir, SWEEP_LOCK_NAME), dir);
+  try {
+    const before = await statFiles(fs, journalFilesOf(dir));
+    const audit = await auditStore([dir], options.host === undefined ? {} : { host: options.host });
+    const cutoff = (options.clock ?? Date.now)() / 1000 - (options.retentionSeconds ?? DEFAULT_RETENTION_SECONDS);
+    const sessions: SweptSession[] = [];
+    for (const session of audit.check.sessions) {
+      const skip = (skipped: string, prunedTurnIds: readonly string[] = []): SweptSession => ({
+        sessionId: session.sessionId,
+        prunedTurnIds,
+        rewrittenFiles: [],
+        skipped,
+      });
+      const unclean = blockingFindings(audit.check, session.sessionId, session.files);
+      if (unclean.length > 0) {
+        sessions.push(skip(`the audit is not clean (${[...new Set(unclean.map((f) => f.code))].join(', ')})`));
+        continue;
+      }
+      const delivered = options.isDelivered ?? (() => true);
+      const pruned = session.turns.filter(
+        (turn) => turn.terminal && newestCreatedAt(turn) < cutoff && delivered(session.sessionId, turn.turnId),
+      );
+      if (pruned.length === 0) {
+        sessions.push(skip('no turn is terminal, delivered and older than the window'));
+        continue;
+      }
+      const prunedIds = pruned.map((turn) => turn.turnId);
+      if (dryRun) {
+        sessions.push({ sessionId: session.sessionId, prunedTurnIds: prunedIds, rewrittenFiles: [] });
+        continue;
+      }
+      sessions.push(
+        await pruneSession(fs, session.sessionId, session.files, session.turns, prunedIds, before, options),
+      );
+    }
+    return { dir, sessions, dryRun };
+  } finally {
+    await dirLock.release();
+  }
+}
+
+async function pruneSession(
+  fs: FileSystem,
+  sessionId: string,
+  files: readonly string[],
+  turns: readonly DerivedTurn[],
+  prunedIds: readonly string[],
+  before: ReadonlyMap<string, { size: number; ino: number }>,
+  options: SweepOptions,
+): Promise<SweptSession> {
+  const opened: AppendFile[] = [];
+  const skip = (skipped: string): SweptSession => ({ sessionId, prunedTurnIds: [], rewrittenFiles: [], skipped });
+  try {
+    for (const file of files) {
+      try {
+        opened.push(await AppendFile.open(file, { durability: 'every', fs }));
+      } catch (error) {
+        if (error instanceof JournalLockedError) return skip(`a live writer holds ${file}`);
+        throw error;
+      }
+    }
+    for (const file of opened) {
+      const was = before.get(file.path);
+      const now = await fs.stat(file.path);
+      if (was === undefined || was.size !== now.size || was.ino !== now.ino || file.opened.tornTail !== null)
+        return skip(`${file.path} changed during the sweep; the next sweep will see it`);
+    }
+    const pruned = new Set(prunedIds);
+    const retained = new Set(turns.map((turn) => turn.turnId).filter((id) => !pruned.has(id)));
+    const compacted: Record<string, unknown> = {
+      version: 1,
+      event: 'compacted',
+      created_at: (options.clock ?? Date.now)() / 1000,
+      session_id: sessionId,
+      removed_turns: prunedIds.length,
+      removed_turn_ids: [...prunedIds],
+      retention_seconds: options.retentionSeconds ?? DEFAULT_RETENTION_SECONDS,
+    };
+    requireValidRecord(compacted, 'compacted');
+    const compactedLine = encodeRecord(compacted);
+    const rewritten: string[] = [];
+    for (const file of opened) {
+      const drop = await linesToDrop(file, retained);
+      if (drop.length === 0) continue;
+      await file.rewrite(withoutLines(file, drop, compactedLine));
+      rewritten.push(file.path);
+    }
+    return { sessionId, prunedTurnIds: prunedIds, rewrittenFiles: rewritten };
+  } finally {
+    for (const file of opened) await file.close().catch(() => undefined);
+  }
+}
+
+/**
+ * Offsets of the lines to remove: every valid turn record whose turn is not retained, i.e. a pruned turn or a
+ * remnant of a turn an earlier sweep removed (such records are not part of any derived turn).
+ */
+async function linesToDrop(file: AppendFile, retained: ReadonlySet<string>): Promise<number[]> {
+  const offsets: number[] = [];
+  for await (const batch of readJournal(file.path, { source: file.source })) {
+    for (const item of batch) {
+      if (item.kind !== 'record') continue;
+      const { validation, value, offset } = item.record;
+      if (validation.status !== 'valid' || validation.classification.family !== 'turn') continue;
+      if (typeof value.turn_id === 'string' && !retained.has(value.turn_id)) offsets.push(offset);
+    }
+  }
+  return offsets;
+}
+
+/** The file's bytes without the lines starting at `drop` (ascending offsets), then `tail`. */
+async function* withoutLines(file: AppendFile, drop: readonly number[], tail: Uint8Array): AsyncGenerator<Uint8Array> {
+  const chunkBytes = 1024 * 1024;
+  const size = file.size;
+  let next = 0;
+  let skipping = false;
+  for (let position = 0; position < size; ) {
+    const buffer = new Uint8Array(Math.min(chunkBytes, size - position));
+    const read = await file.source.read(buffer, 0, buffer.length, position);
+    if (read === 0) break;
+    const chunk = buffer.subarray(0, read);
+    let at = 0;
+    while (at < read) {
+      if (skipping) {
+        const lf = chunk.indexOf(0x0a, at);
+        if (lf < 0) break;
+        skipping = false;
+        at = lf + 1;
+        continue;
+      }
+      const dropAt = drop[next];
+      const end = dropAt !== undefined && dropAt < position + read ? dropAt - position : read;
+      if (end > at) yield chunk.slice(at, end);
+      at = end;
+      if (end < read) {
+        next++;
+        skipping = true;
+      }
+    }
+    position += read;
+  }
+  yield tail;
+}
+
+function newestCreatedAt(turn: DerivedTurn): number {
+  let newest = Number.NEGATIVE_INFINITY;
+  for (const record of Object.values(turn.events)) {
+    const at = record?.summary.createdAt;
+    // A record without a usable time counts as new: retention never prunes what it cannot date.
+    if (typeof at !== 'number' || !Number.isFinite(at)) return Number.POSITIVE_INFINITY;
+    newest = Math.max(newest, at);
+  }
+  return newest;
+}
+
+/** Findings of severity error or warn that concern the session or one of its files (spec §13.3 "clean"). */
+function blockingFindings(check: StoreCheck, sessionId: string, files: readonly string[]): Finding[] {
+  const mine = new Set(files);
+  return check.findings.filter(
+    (finding) =>
+      (finding.severity === 'error' || finding.severity === 'warn') &&
+      (finding.session_id === sessionId || (finding.file !== undefined && mine.has(finding.file))),
+  );
+}
+
+function journalFilesOf(dir: string): string[] {
+  return discoverStore([dir])
+    .files.filter((file) => file.format === 'jsonl')
+    .map((file) => file.path);
+}
+
+async function statFiles(
+  fs: FileSystem,
+  files: readonly string[],
+): Promise<Map<string, { size: number; ino: number }>> {
+  const stats = new Map<string, { size: number; ino: number }>();
+  for (const file of files) {
+    try {
+      const { size, ino } = await fs.stat(file);
+      stats.set(file, { size, ino });
+    } catch {
+      // Gone since the listing: the session is skipped when it is reached.
+    }
+  }
+  return stats;
+}
