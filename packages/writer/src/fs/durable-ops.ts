@@ -53,8 +53,8 @@ export function temporaryName(target: string): string {
   return join(dirname(target), `.${basename(target)}.${randomBytes(6).toString('hex')}.tmp`);
 }
 
-/** True when `name` is a temporary file of an atomic replace of the file named `targetName`. */
-function isTemporaryOf(name: string, targetName: string): boolean {
+/** True when `name` is a temporary file of an atomic replace of the file named `targetName` (spec §4.5). */
+export function isTemporaryOf(name: string, targetName: string): boolean {
   return (
     name.startsWith(`.${targetName}.`) &&
     name.endsWith('.tmp') &&

@@ -1,4 +1,4 @@
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import {
   auditStore,
   type DerivedTurn,
@@ -12,6 +12,7 @@ import { AppendFile } from '../append/append-file.js';
 import { encodeRecord } from '../append/encode-record.js';
 import { requireValidRecord } from '../append/require-valid.js';
 import { JournalLockedError } from '../errors.js';
+import { isTemporaryOf, removeStaleTemporaries } from '../fs/durable-ops.js';
 import { type FileSystem, nodeFileSystem } from '../fs/file-system.js';
 import { acquireLock } from '../fs/lock.js';
 
@@ -79,6 +80,7 @@ export async function sweepTurnJournals(dir: string, options: SweepOptions = {})
   try {
     const before = await statFiles(fs, journalFilesOf(dir));
     const audit = await auditStore([dir], options.host === undefined ? {} : { host: options.host });
+    const names = await fs.readdir(dir).catch(() => [] as string[]);
     const cutoff = (options.clock ?? Date.now)() / 1000 - (options.retentionSeconds ?? DEFAULT_RETENTION_SECONDS);
     const sessions: SweptSession[] = [];
     for (const session of audit.check.sessions) {
@@ -97,13 +99,20 @@ export async function sweepTurnJournals(dir: string, options: SweepOptions = {})
       const pruned = session.turns.filter(
         (turn) => turn.terminal && newestCreatedAt(turn) < cutoff && delivered(session.sessionId, turn.turnId),
       );
-      if (pruned.length === 0) {
-        sessions.push(skip('no turn is terminal, delivered and older than the window'));
-        continue;
-      }
       const prunedIds = pruned.map((turn) => turn.turnId);
       if (dryRun) {
-        sessions.push({ sessionId: session.sessionId, prunedTurnIds: prunedIds, rewrittenFiles: [] });
+        sessions.push(
+          prunedIds.length === 0
+            ? skip('no turn is terminal, delivered and older than the window')
+            : { sessionId: session.sessionId, prunedTurnIds: prunedIds, rewrittenFiles: [] },
+        );
+        continue;
+      }
+      // A session with nothing to prune is left alone (its writers are not locked out) unless a crashed sweep left a
+      // temporary file beside one of its journals; remnant lines such a sweep may leave are harmless (§10.2 ignores
+      // them) and go with the session's next pruning.
+      if (prunedIds.length === 0 && !session.files.some((file) => hasTemporary(names, file))) {
+        sessions.push(skip('no turn is terminal, delivered and older than the window'));
         continue;
       }
       sessions.push(
@@ -157,11 +166,13 @@ async function pruneSession(
     const compactedLine = encodeRecord(compacted);
     const rewritten: string[] = [];
     for (const file of opened) {
+      await removeStaleTemporaries(fs, file.path);
       const drop = await linesToDrop(file, retained);
       if (drop.length === 0) continue;
       await file.rewrite(withoutLines(file, drop, compactedLine));
       rewritten.push(file.path);
     }
+    if (rewritten.length === 0) return skip('no turn is terminal, delivered and older than the window');
     return { sessionId, prunedTurnIds: prunedIds, rewrittenFiles: rewritten };
   } finally {
     for (const file of opened) await file.close().catch(() => undefined);
@@ -217,6 +228,10 @@ async function* withoutLines(file: AppendFile, drop: readonly number[], tail: Ui
     position += read;
   }
   yield tail;
+}
+
+function hasTemporary(names: readonly string[], file: string): boolean {
+  return names.some((name) => isTemporaryOf(name, basename(file)));
 }
 
 function newestCreatedAt(turn: DerivedTurn): number {
