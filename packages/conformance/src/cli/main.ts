@@ -2,7 +2,16 @@
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { auditStore, buildReport, checkStore, RECOVERY_MODES, type RecoveryMode } from '@turnjournal/reader';
+import { WriterError } from '@turnjournal/writer';
 import { formatReport, REPORT_FORMATS, type ReportFormat } from './format-report.js';
+import {
+  CommandUsageError,
+  compactCommand,
+  formatRecovery,
+  formatSweeps,
+  parseDuration,
+  recoverCommand,
+} from './maintenance.js';
 import { type FileValidation, findRecordFiles, INFORMATIONAL_CODES, validateFile } from './validate-files.js';
 
 /** Process exit codes of the `turnjournal` CLI. */
@@ -17,10 +26,20 @@ Commands:
   audit <path>...      The check plus pending/interrupted turns, stale locks and the recovery plan.
                        Changes nothing.
   validate <path>...   Record-level check only: every line of *.jsonl / *.json files against the v1 schemas.
+  recover <path>...    Startup recovery: print the plan for abandoned turns (default), or perform it with --apply
+                       (needs --hooks <module> to update your host transcript, or --journal-only).
+  compact <path>...    Retention sweep of every turn journal directory under the paths: removes terminal,
+                       delivered turns older than the window from sessions whose audit is clean.
 
 Options:
   --mode tolerant|prefix|strict   Recovery mode after damage (default: tolerant).
-  --format text|json|junit        Output format (default: text; validate supports text and json).
+  --format text|json|junit        Output format (default: text; validate, recover and compact: text or json).
+  --apply                         recover: perform the plan (default: print it).
+  --hooks <module.mjs>            recover --apply: ES module exporting ensureUserMessage and
+                                  ensureInterruptionMarker(turn), both idempotent and keyed by turn id.
+  --journal-only                  recover --apply: the store has no host transcript; only close the journals.
+  --retention <duration>          compact: retention window, e.g. 48h (default), 30m, 2d, 3600.
+  --dry-run                       compact: report what would be pruned, change nothing.
   -h, --help                      Show this help.
 `;
 
@@ -33,6 +52,10 @@ async function main(argv: readonly string[]): Promise<number> {
     if (error instanceof UsageError) {
       process.stderr.write(`turnjournal: ${error.message}\n\n${USAGE}`);
       return EXIT.usage;
+    }
+    if (error instanceof CommandFailure) {
+      process.stderr.write(`turnjournal: ${error.message}\n`);
+      return EXIT.violations;
     }
     throw error;
   }
@@ -52,14 +75,20 @@ async function run(argv: readonly string[]): Promise<number> {
   }
   const [command, ...paths] = positionals;
   if (command === undefined) throw new UsageError('no command given');
-  if (!['check', 'inspect', 'audit', 'validate'].includes(command))
+  if (!['check', 'inspect', 'audit', 'validate', 'recover', 'compact'].includes(command))
     throw new UsageError(`unknown command "${command}"`);
   const format = (values.format ?? 'text') as ReportFormat;
-  if (!REPORT_FORMATS.includes(format) || (command === 'validate' && format === 'junit')) {
+  const textOrJson = ['validate', 'recover', 'compact'].includes(command);
+  if (!REPORT_FORMATS.includes(format) || (textOrJson && format === 'junit')) {
     throw new UsageError(
-      `--format must be one of ${command === 'validate' ? 'text, json' : REPORT_FORMATS.join(', ')}, got "${format}"`,
+      `--format must be one of ${textOrJson ? 'text, json' : REPORT_FORMATS.join(', ')}, got "${format}"`,
     );
   }
+  const misplaced = Object.entries(OPTION_COMMANDS).filter(
+    ([option, commands]) => values[option as keyof typeof values] !== undefined && !commands.includes(command),
+  );
+  if (misplaced.length > 0)
+    throw new UsageError(`--${misplaced.map(([option]) => option).join(', --')} cannot be used with ${command}`);
   const mode = (values.mode ?? 'tolerant') as RecoveryMode;
   if (!RECOVERY_MODES.includes(mode))
     throw new UsageError(`--mode must be one of ${RECOVERY_MODES.join(', ')}, got "${mode}"`);
@@ -67,6 +96,30 @@ async function run(argv: readonly string[]): Promise<number> {
   const missing = paths.filter((path) => !existsSync(path));
   if (missing.length > 0) throw new UsageError(`${command}: no such file or directory: ${missing.join(', ')}`);
 
+  if (command === 'recover') {
+    const apply = values.apply === true;
+    const result = await maintenance(() =>
+      recoverCommand(paths, { apply, hooks: values.hooks, journalOnly: values['journal-only'] === true }),
+    );
+    process.stdout.write(format === 'json' ? `${JSON.stringify(result, null, 2)}\n` : formatRecovery(result, apply));
+    return EXIT.clean;
+  }
+  if (command === 'compact') {
+    const retentionSeconds =
+      values.retention === undefined
+        ? undefined
+        : await maintenance(async () => parseDuration(values.retention as string));
+    const reports = await maintenance(() =>
+      compactCommand(paths, {
+        dryRun: values['dry-run'] === true,
+        ...(retentionSeconds === undefined ? {} : { retentionSeconds }),
+      }),
+    );
+    process.stdout.write(
+      format === 'json' ? `${JSON.stringify({ sweeps: reports }, null, 2)}\n` : formatSweeps(reports),
+    );
+    return EXIT.clean;
+  }
   if (command === 'validate') {
     const results: FileValidation[] = [];
     for (const file of findRecordFiles(paths)) results.push(await validateFile(file));
@@ -85,13 +138,48 @@ async function run(argv: readonly string[]): Promise<number> {
   return report.summary.findings.error > 0 ? EXIT.violations : EXIT.clean;
 }
 
+/** Options that belong to some commands only. */
+const OPTION_COMMANDS: Readonly<Record<string, readonly string[]>> = {
+  mode: ['check', 'inspect', 'audit'],
+  apply: ['recover'],
+  hooks: ['recover'],
+  'journal-only': ['recover'],
+  retention: ['compact'],
+  'dry-run': ['compact'],
+};
+
 function parse(argv: readonly string[]) {
   return parseArgs({
     args: [...argv],
     allowPositionals: true,
-    options: { format: { type: 'string' }, mode: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    options: {
+      format: { type: 'string' },
+      mode: { type: 'string' },
+      apply: { type: 'boolean' },
+      hooks: { type: 'string' },
+      'journal-only': { type: 'boolean' },
+      retention: { type: 'string' },
+      'dry-run': { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
   });
 }
+
+/**
+ * Runs a maintenance command: usage mistakes become usage errors; a writer refusal (a live writer holds a lock, an
+ * invalid option) becomes a one-line error with exit 1 instead of a stack trace.
+ */
+async function maintenance<T>(action: () => Promise<T>): Promise<T> {
+  try {
+    return await action();
+  } catch (error) {
+    if (error instanceof CommandUsageError) throw new UsageError(error.message);
+    if (error instanceof WriterError) throw new CommandFailure(error.message);
+    throw error;
+  }
+}
+
+class CommandFailure extends Error {}
 
 function validateText(results: readonly FileValidation[]): string {
   const records = results.reduce((n, r) => n + Object.values(r.counts).reduce((a, b) => a + b, 0), 0);

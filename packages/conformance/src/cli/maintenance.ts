@@ -1,0 +1,113 @@
+import { dirname, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { discoverStore } from '@turnjournal/reader';
+import {
+  DEFAULT_RETENTION_SECONDS,
+  JOURNAL_ONLY_HOOKS,
+  type RecoveryHooks,
+  recoverStore,
+  type StoreRecovery,
+  type SweepReport,
+  sweepTurnJournals,
+} from '@turnjournal/writer';
+
+/** Options of the `recover` command. */
+export interface RecoverCommandOptions {
+  /** Apply the plan instead of printing it. */
+  readonly apply: boolean;
+  /** An ES module exporting `ensureUserMessage` and `ensureInterruptionMarker` (named, or on its default export). */
+  readonly hooks: string | undefined;
+  /** Apply with no host transcript: only the journals are closed. */
+  readonly journalOnly: boolean;
+}
+
+/** Raised for command-line mistakes, which the CLI reports with its usage text (exit 2). */
+export class CommandUsageError extends Error {}
+
+/** `turnjournal recover`: the recovery plan, or its application through host hooks. */
+export async function recoverCommand(paths: readonly string[], options: RecoverCommandOptions): Promise<StoreRecovery> {
+  if (!options.apply) {
+    if (options.hooks !== undefined || options.journalOnly)
+      throw new CommandUsageError('recover: --hooks and --journal-only only make sense with --apply');
+    return recoverStore(paths);
+  }
+  if ((options.hooks === undefined) === !options.journalOnly)
+    throw new CommandUsageError(
+      'recover --apply needs exactly one of --hooks <module> (your host transcript) or --journal-only (no host transcript)',
+    );
+  const hooks = options.hooks === undefined ? JOURNAL_ONLY_HOOKS : await loadHooks(options.hooks);
+  return recoverStore(paths, { apply: true, hooks });
+}
+
+async function loadHooks(file: string): Promise<RecoveryHooks> {
+  const loaded = (await import(pathToFileURL(resolve(file)).href)) as Record<string, unknown>;
+  const candidate = (
+    typeof loaded.ensureUserMessage === 'function' ? loaded : (loaded.default ?? {})
+  ) as Partial<RecoveryHooks>;
+  if (typeof candidate.ensureUserMessage !== 'function' || typeof candidate.ensureInterruptionMarker !== 'function')
+    throw new CommandUsageError(
+      `recover: ${file} must export the functions ensureUserMessage and ensureInterruptionMarker`,
+    );
+  return candidate as RecoveryHooks;
+}
+
+/** Text output of `recover`. */
+export function formatRecovery(result: StoreRecovery, applied: boolean): string {
+  const lines: string[] = [];
+  if (result.plan.length === 0) lines.push('No abandoned turn: nothing to recover.');
+  for (const turn of result.plan) {
+    const done = result.turns.find((t) => t.sessionId === turn.sessionId && t.turnId === turn.turnId);
+    const head = `${turn.sessionId} ${turn.turnId} (${turn.state})`;
+    if (!applied) lines.push(`${head}: ${turn.actions.map((a) => a.kind).join(' → ')}`);
+    else if (done?.outcome === 'recovered') lines.push(`${head}: recovered (${done.performed.join(' → ')})`);
+    else lines.push(`${head}: skipped: ${done?.reason ?? 'not reached'}`);
+  }
+  for (const file of result.heldFiles) lines.push(`held by a live writer, left alone: ${file}`);
+  if (!applied && result.plan.length > 0) lines.push('Plan only; run with --apply to perform it.');
+  return `${lines.join('\n')}\n`;
+}
+
+/** Parses a retention window: seconds, or a number with a unit `s`, `m`, `h`, `d`. */
+export function parseDuration(text: string): number {
+  const match = /^(\d+(?:\.\d+)?)([smhd]?)$/.exec(text.trim());
+  if (match === null)
+    throw new CommandUsageError(`--retention must be a duration such as 48h, 30m, 2d or 3600, got "${text}"`);
+  const unit = { '': 1, s: 1, m: 60, h: 3600, d: 86400 }[match[2] as '' | 's' | 'm' | 'h' | 'd'];
+  return Number(match[1]) * unit;
+}
+
+/** `turnjournal compact`: the retention sweep of every turn journal directory under the paths. */
+export async function compactCommand(
+  paths: readonly string[],
+  options: { readonly retentionSeconds?: number; readonly dryRun: boolean },
+): Promise<SweepReport[]> {
+  const dirs = new Set<string>();
+  for (const file of discoverStore(paths).files) if (file.hint.family === 'turn') dirs.add(dirname(file.path));
+  const reports: SweepReport[] = [];
+  for (const dir of [...dirs].sort())
+    reports.push(
+      await sweepTurnJournals(dir, {
+        retentionSeconds: options.retentionSeconds ?? DEFAULT_RETENTION_SECONDS,
+        dryRun: options.dryRun,
+      }),
+    );
+  return reports;
+}
+
+/** Text output of `compact`. */
+export function formatSweeps(reports: readonly SweepReport[]): string {
+  const lines: string[] = [];
+  if (reports.length === 0) lines.push('No turn journal directory found.');
+  for (const report of reports) {
+    lines.push(`${report.dir}${report.dryRun ? ' (dry run)' : ''}`);
+    for (const session of report.sessions) {
+      if (session.skipped !== undefined) lines.push(`  ${session.sessionId}: kept everything: ${session.skipped}`);
+      else
+        lines.push(
+          `  ${session.sessionId}: ${report.dryRun ? 'would prune' : 'pruned'} ${session.prunedTurnIds.length} turn(s)` +
+            (session.rewrittenFiles.length > 0 ? `, rewrote ${session.rewrittenFiles.length} file(s)` : ''),
+        );
+    }
+  }
+  return `${lines.join('\n')}\n`;
+}

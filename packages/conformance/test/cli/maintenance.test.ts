@@ -1,0 +1,104 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openTurnJournal } from '@turnjournal/writer';
+import { describe, expect, it } from 'vitest';
+
+const repo = join(import.meta.dirname, '../../../..');
+const bin = join(repo, 'packages/conformance/dist/cli/main.js');
+
+function turnjournal(...args: string[]) {
+  const result = spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', cwd: repo });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** A store whose writer is gone, with one completed turn (4 days old) and one pending turn. */
+async function store(): Promise<string> {
+  const root = mkdtempSync(join(tmpdir(), 'tj-cli-maint-'));
+  const dir = join(root, '_turn_journal');
+  const journal = await openTurnJournal({ dir, sessionId: 'sess', clock: () => Date.now() - 96 * 3600 * 1000 });
+  await journal.submit({ content: 'answered', turnId: 't-done' });
+  await journal.complete('t-done');
+  await journal.submit({ content: 'left hanging', turnId: 't-pending' });
+  await journal.workerStarted('t-pending');
+  await journal.close();
+  return root;
+}
+
+describe('turnjournal recover (spec §12)', () => {
+  it('prints the plan by default and changes nothing', async () => {
+    const root = await store();
+    const before = readFileSync(join(root, '_turn_journal/sess.jsonl'), 'utf8');
+    const run = turnjournal('recover', root);
+    expect(run.status).toBe(0);
+    expect(run.stdout).toContain(
+      'sess t-pending (worker_started): ensure_user_message → ensure_interruption_marker → append_interrupted',
+    );
+    expect(run.stdout).toContain('run with --apply');
+    expect(readFileSync(join(root, '_turn_journal/sess.jsonl'), 'utf8')).toBe(before);
+  });
+
+  it('needs --hooks or --journal-only to apply, and then closes the turn through the hooks module', async () => {
+    const root = await store();
+    expect(turnjournal('recover', '--apply', root).status).toBe(2);
+    expect(turnjournal('recover', '--journal-only', root).status).toBe(2);
+    const log = join(root, 'hooks.log');
+    const hooks = join(root, 'hooks.mjs');
+    writeFileSync(
+      hooks,
+      `import { appendFileSync } from 'node:fs';
+export function ensureUserMessage(turn, submitted) { appendFileSync(${JSON.stringify(log)}, 'user ' + turn.turnId + ' ' + submitted.content + '\\n'); }
+export function ensureInterruptionMarker(turn) { appendFileSync(${JSON.stringify(log)}, 'marker ' + turn.turnId + '\\n'); }
+`,
+    );
+    const run = turnjournal('recover', '--apply', '--hooks', hooks, '--format', 'json', root);
+    expect(run.status).toBe(0);
+    expect(JSON.parse(run.stdout).turns).toEqual([
+      {
+        sessionId: 'sess',
+        turnId: 't-pending',
+        performed: ['ensure_user_message', 'ensure_interruption_marker', 'append_interrupted'],
+        outcome: 'recovered',
+      },
+    ]);
+    expect(readFileSync(log, 'utf8')).toBe('user t-pending left hanging\nmarker t-pending\n');
+    expect(turnjournal('recover', root).stdout).toContain('No abandoned turn');
+    const audit = turnjournal('audit', '--format', 'json', root);
+    expect(JSON.parse(audit.stdout).summary.findings.warn).toBe(0);
+  });
+
+  it('rejects a hooks module without the two functions (exit 2)', async () => {
+    const root = await store();
+    const hooks = join(root, 'empty.mjs');
+    writeFileSync(hooks, 'export const nothing = 1;\n');
+    const run = turnjournal('recover', '--apply', '--hooks', hooks, root);
+    expect(run.status).toBe(2);
+    expect(run.stderr).toContain('must export the functions ensureUserMessage and ensureInterruptionMarker');
+  });
+});
+
+describe('turnjournal compact (spec §14)', () => {
+  it('keeps everything while the audit is not clean, prunes after recovery, and honours --dry-run and --retention', async () => {
+    const root = await store();
+    expect(turnjournal('compact', root).stdout).toContain('sess: kept everything: the audit is not clean');
+    expect(turnjournal('recover', '--apply', '--journal-only', root).status).toBe(0);
+    // The interruption was just written, so only the 4-day-old completed turn is past a 48 h window.
+    const dry = turnjournal('compact', '--dry-run', root);
+    expect(dry.stdout).toContain('sess: would prune 1 turn(s)');
+    expect(turnjournal('compact', '--retention', 'soon', root).status).toBe(2);
+    const run = turnjournal('compact', '--format', 'json', '--retention', '72h', root);
+    expect(run.status).toBe(0);
+    expect(JSON.parse(run.stdout).sweeps[0].sessions[0]).toMatchObject({
+      sessionId: 'sess',
+      prunedTurnIds: ['t-done'],
+    });
+    const check = JSON.parse(turnjournal('check', '--format', 'json', root).stdout);
+    expect(check.summary.findings).toMatchObject({ error: 0, warn: 0 });
+  });
+
+  it('refuses options that belong to another command', () => {
+    expect(turnjournal('compact', '--apply', 'examples').status).toBe(2);
+    expect(turnjournal('recover', '--retention', '1h', 'examples').status).toBe(2);
+  });
+});
