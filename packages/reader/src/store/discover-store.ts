@@ -31,7 +31,9 @@ export interface StoreDiscovery {
 
 /** Names of files writers leave beside journals (spec §4.5); discovery skips them silently (TJ-FAM-020). */
 export function isReservedFileName(name: string): boolean {
-  return name.endsWith('.lock') || /^\..+\.tmp$/.test(name) || /\.\d+\.torn$/.test(name);
+  return (
+    name.endsWith('.lock') || name.endsWith('.lock.takeover') || /^\..+\.tmp$/.test(name) || /\.\d+\.torn$/.test(name)
+  );
 }
 
 /** Upper bound on directory depth, so a symlink loop or a hostile tree cannot make discovery run away. */
