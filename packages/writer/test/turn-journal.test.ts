@@ -104,3 +104,17 @@ describe('openTurnJournal: the lifecycle API (spec §5, §10)', () => {
     ).rejects.toMatchObject({ code: 'invalid_option' });
   });
 });
+
+describe('overlapping submissions of one turn id (TJ-TURN-012)', () => {
+  it('answers the retry only after the first record is durable, and writes one record', async () => {
+    const dir = tempDir();
+    const journal = await openTurnJournal({ dir, sessionId: 'race' });
+    const order: string[] = [];
+    const first = journal.submit({ content: 'once', turnId: 'same' }).then((r) => order.push(`first:${r.created}`));
+    const second = journal.submit({ content: 'once', turnId: 'same' }).then((r) => order.push(`second:${r.created}`));
+    await Promise.all([first, second]);
+    expect(order).toEqual(['first:true', 'second:false']);
+    await journal.close();
+    expect(readFileSync(join(dir, 'race.jsonl'), 'utf8').trim().split('\n')).toHaveLength(1);
+  });
+});

@@ -243,9 +243,11 @@ export class TurnJournal {
     const callerId = input.turnId !== undefined;
     const turnId = input.turnId ?? newTurnId(this.#clock());
     requireIdentifier(turnId, 'turn id');
-    const inFlight = this.#submitting.get(turnId);
-    if (inFlight !== undefined) await inFlight.catch(() => undefined);
     if (callerId && this.#table.get(turnId) === undefined) await this.refreshSiblings();
+    // A retry that overlaps the first attempt waits for it: it must not answer "already submitted" before the first
+    // attempt's record is durable, nor write a second one if that attempt fails. No await between here and the insert.
+    for (let inFlight = this.#submitting.get(turnId); inFlight !== undefined; inFlight = this.#submitting.get(turnId))
+      await inFlight.catch(() => undefined);
     const digest = contentDigest(input.content);
     const known = this.#table.get(turnId);
     if (known !== undefined) return this.#retried(turnId, known, digest);
