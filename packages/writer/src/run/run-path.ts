@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { WriterError } from '../errors.js';
-import { requireIdentifier } from './require-identifier.js';
+import { requireIdentifier } from '../require-identifier.js';
 
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/;
 

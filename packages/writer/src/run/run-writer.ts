@@ -12,9 +12,9 @@ import { WriterError } from '../errors.js';
 import { ensureDirectory } from '../fs/durable-ops.js';
 import { type FileSystem, nodeFileSystem } from '../fs/file-system.js';
 import type { AcquireLockOptions } from '../fs/lock.js';
+import { requireIdentifier } from '../require-identifier.js';
 import { encodeRunRecord } from './encode-run-record.js';
 import { type RunState, readExistingRun } from './read-existing-run.js';
-import { requireIdentifier } from './require-identifier.js';
 import { runFilePath, toUtcTimestamp } from './run-path.js';
 
 /** A chat message as run records carry it: a string `role`, any `content`, any other members (kept as given). */

@@ -6,7 +6,7 @@ import { WriterError } from '../errors.js';
 import { ensureDirectory, replaceFile } from '../fs/durable-ops.js';
 import { type FileSystem, nodeFileSystem } from '../fs/file-system.js';
 import { type AcquireLockOptions, acquireLock } from '../fs/lock.js';
-import { requireIdentifier } from '../run/require-identifier.js';
+import { requireIdentifier } from '../require-identifier.js';
 import { toUtcTimestamp } from '../run/run-path.js';
 
 /**

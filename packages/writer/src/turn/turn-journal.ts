@@ -1,5 +1,4 @@
 import { basename, dirname, join } from 'node:path';
-import { isValidIdentifier } from '@turnjournal/reader';
 import type { Attachment, Finding, TurnEventName } from '@turnjournal/schema';
 import { type AppendAck, AppendFile, type Durability, type OpenReport } from '../append/append-file.js';
 import { requireValidRecord } from '../append/require-valid.js';
@@ -7,6 +6,7 @@ import { WriterError } from '../errors.js';
 import { attempt, ensureDirectory } from '../fs/durable-ops.js';
 import { type FileSystem, nodeFileSystem } from '../fs/file-system.js';
 import type { AcquireLockOptions } from '../fs/lock.js';
+import { requireIdentifier } from '../require-identifier.js';
 import { descriptorSource, readTurnRecords } from './read-turn-records.js';
 import { newTurnId } from './turn-id.js';
 import { contentDigest, isTerminal, type KnownTurn, TURN_RANK, TurnTable } from './turn-table.js';
@@ -113,14 +113,6 @@ export function turnJournalFileName(sessionId: string, shard?: string): string {
   requireIdentifier(sessionId, 'session id');
   if (shard !== undefined) requireIdentifier(shard, 'shard');
   return shard === undefined ? `${sessionId}.jsonl` : `${sessionId}~${shard}.jsonl`;
-}
-
-function requireIdentifier(id: unknown, what: string): asserts id is string {
-  if (typeof id !== 'string' || !isValidIdentifier(id))
-    throw new WriterError(
-      'invalid_identifier',
-      `the ${what} ${JSON.stringify(String(id)).slice(0, 80)} is not a valid identifier (1-128 of A-Z a-z 0-9 . _ -, not "." or "..")`,
-    );
 }
 
 /**

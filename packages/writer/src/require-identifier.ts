@@ -1,5 +1,5 @@
 import { explainInvalidIdentifier, isValidIdentifier } from '@turnjournal/reader';
-import { WriterError } from '../errors.js';
+import { WriterError } from './errors.js';
 
 /**
  * Throws `invalid_identifier` unless `id` is a valid identifier (spec §4.3). Called before any path is built from an
