@@ -257,11 +257,23 @@ export class AppendFile {
    */
   async rewrite(chunks: Iterable<Uint8Array> | AsyncIterable<Uint8Array>): Promise<void> {
     await this.flush();
-    await replaceFile(this.#fs, this.path, chunks);
-    await this.#fs.close(this.#fd).catch(() => undefined);
-    this.#fd = await attempt(this.path, 'open', () => this.#fs.open(this.path, 'read-write'));
-    const fd = this.#fd;
-    this.#size = (await attempt(this.path, 'fstat', () => this.#fs.fstat(fd))).size;
+    try {
+      await replaceFile(this.#fs, this.path, chunks);
+    } catch (error) {
+      // Before the rename the old file is untouched and appends may go on; after it (a failed directory fsync) the
+      // descriptor names a replaced file, so refuse appends rather than write where nobody reads.
+      if (!(error instanceof JournalWriteError && error.operation === 'fsync directory')) throw error;
+      this.#poison = error;
+      throw error;
+    }
+    try {
+      await this.#fs.close(this.#fd).catch(() => undefined);
+      this.#fd = await this.#fs.open(this.path, 'read-write');
+      this.#size = (await this.#fs.fstat(this.#fd)).size;
+    } catch (error) {
+      this.#poison = new JournalWriteError(this.path, 'reopen after rewrite', error);
+      throw this.#poison;
+    }
   }
 
   /**

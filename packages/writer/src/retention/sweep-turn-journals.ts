@@ -15,9 +15,7 @@ import { JournalLockedError } from '../errors.js';
 import { isTemporaryOf, removeStaleTemporaries } from '../fs/durable-ops.js';
 import { type FileSystem, nodeFileSystem } from '../fs/file-system.js';
 import { acquireLock } from '../fs/lock.js';
-
-/** Default retention window: 48 hours (TJ-RET-001). */
-export const DEFAULT_RETENTION_SECONDS = 48 * 60 * 60;
+import { DEFAULT_RETENTION_SECONDS } from './retention-window.js';
 
 /** The directory lock of a retention sweep (spec §4.5, TJ-RET-010). */
 export const SWEEP_LOCK_NAME = '.turnjournal-sweep.lock';

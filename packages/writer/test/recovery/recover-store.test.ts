@@ -168,5 +168,5 @@ describe('recoverStore: startup recovery (spec §12)', () => {
       expect(check.findings.filter((f) => f.severity === 'error')).toEqual([]);
     }
     expect(crashes).toBeGreaterThan(20);
-  });
+  }, 60_000);
 });

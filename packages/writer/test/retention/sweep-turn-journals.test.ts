@@ -141,5 +141,5 @@ describe('sweepTurnJournals: retention (spec §14.1)', () => {
       expect(names.sort(), `crash at step ${at}: no temporary file left`).toEqual(['s~a.jsonl', 's~b.jsonl']);
     }
     expect(crashes).toBeGreaterThan(20);
-  });
+  }, 60_000);
 });
