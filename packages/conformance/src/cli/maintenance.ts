@@ -54,7 +54,7 @@ async function loadHooks(file: string): Promise<RecoveryHooks> {
 /** Text output of `recover`. */
 export function formatRecovery(result: StoreRecovery, applied: boolean): string {
   const lines: string[] = [];
-  if (result.plan.length === 0) lines.push('No abandoned turn: nothing to recover.');
+  if (result.plan.length === 0 && result.eventLogs.length === 0) lines.push('No abandoned turn: nothing to recover.');
   for (const turn of result.plan) {
     const done = result.turns.find((t) => t.sessionId === turn.sessionId && t.turnId === turn.turnId);
     const head = `${turn.sessionId} ${turn.turnId} (${turn.state})`;
@@ -62,8 +62,14 @@ export function formatRecovery(result: StoreRecovery, applied: boolean): string 
     else if (done?.outcome === 'recovered') lines.push(`${head}: recovered (${done.performed.join(' → ')})`);
     else lines.push(`${head}: skipped: ${done?.reason ?? 'not reached'}`);
   }
+  for (const log of result.eventLogs) {
+    if (!applied) lines.push(`${log.file}: cancel its unfinished runs (chat.cancelled)`);
+    else if (log.skipped !== undefined) lines.push(`${log.file}: skipped: ${log.skipped}`);
+    else lines.push(`${log.file}: cancelled ${log.cancelled.map((run) => run.requestId).join(', ') || 'nothing'}`);
+  }
   for (const file of result.heldFiles) lines.push(`held by a live writer, left alone: ${file}`);
-  if (!applied && result.plan.length > 0) lines.push('Plan only; run with --apply to perform it.');
+  if (!applied && (result.plan.length > 0 || result.eventLogs.length > 0))
+    lines.push('Plan only; run with --apply to perform it.');
   return `${lines.join('\n')}\n`;
 }
 

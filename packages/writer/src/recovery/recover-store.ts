@@ -1,5 +1,13 @@
-import { auditStore, type HostView, type RecoveryAction, type TurnRecovery } from '@turnjournal/reader';
+import {
+  auditStore,
+  type HostView,
+  type RecoveryAction,
+  readLockStatus,
+  type StoreCheck,
+  type TurnRecovery,
+} from '@turnjournal/reader';
 import { WriterError } from '../errors.js';
+import { type EventLog, openEventLog } from '../event/event-log.js';
 import type { FileSystem } from '../fs/file-system.js';
 import { openTurnJournal } from '../turn/turn-journal.js';
 
@@ -70,6 +78,21 @@ export interface StoreRecovery {
   readonly turns: readonly RecoveredTurn[];
   /** Journal files a live writer holds: their turns are not abandoned and were left alone (TJ-RECOV-002). */
   readonly heldFiles: readonly string[];
+  /**
+   * Event logs with a run that never finished and whose writer is gone (TJ-RECOV-011): planned, or, when applied, the
+   * runs closed with `chat.cancelled` (reason `server_startup_recovery`).
+   */
+  readonly eventLogs: readonly EventLogRecovery[];
+}
+
+/** The unfinished runs of one event log whose writer is gone. */
+export interface EventLogRecovery {
+  /** The event log. */
+  readonly file: string;
+  /** Applied: the runs closed, with the seq of their `chat.cancelled`. Planned: empty. */
+  readonly cancelled: readonly { readonly requestId: string; readonly seq: number }[];
+  /** Why the log was left alone, when it was (a live writer took it meanwhile). */
+  readonly skipped?: string;
 }
 
 /**
@@ -77,7 +100,8 @@ export interface StoreRecovery {
  * with no file held by a live writer) and, with `apply`, performs each turn's steps in order through the host hooks
  * (TJ-RECOV-003): restore the user message, add the interruption marker, then append `interrupted` with reason
  * `server_startup_recovery` durably (TJ-RECOV-006, TJ-RECOV-007). It never writes an assistant answer or calls a
- * provider (TJ-RECOV-004, TJ-RECOV-005), and never touches run files (TJ-RECOV-012).
+ * provider (TJ-RECOV-004, TJ-RECOV-005), and never touches run files (TJ-RECOV-012). Event logs whose writer is gone
+ * get `chat.cancelled` for every run that never finished (TJ-RECOV-011).
  *
  * Safe to run twice and to crash at any point and rerun (TJ-RECOV-009): the hooks are idempotent, the append happens
  * last, and before appending the turn's journal is opened (taking its lock, repairing a torn tail, TJ-RECOV-010) and
@@ -90,7 +114,14 @@ export async function recoverStore(
   options: RecoverStoreOptions = {},
 ): Promise<StoreRecovery> {
   const audit = await auditStore(paths, options.host === undefined ? {} : { host: options.host });
-  if (options.apply !== true) return { plan: audit.plan, turns: [], heldFiles: audit.heldFiles };
+  const logs = unfinishedEventLogs(audit.check);
+  if (options.apply !== true)
+    return {
+      plan: audit.plan,
+      turns: [],
+      heldFiles: audit.heldFiles,
+      eventLogs: logs.map((file) => ({ file, cancelled: [] })),
+    };
   const hooks = options.hooks;
   if (hooks === undefined)
     throw new WriterError(
@@ -105,7 +136,44 @@ export async function recoverStore(
     const files = filesOf.get(`${planned.sessionId}\u0000${planned.turnId}`) ?? [];
     turns.push(await recoverTurn(planned, files, hooks, options));
   }
-  return { plan: audit.plan, turns, heldFiles: audit.heldFiles };
+  const eventLogs: EventLogRecovery[] = [];
+  for (const file of logs) eventLogs.push(await cancelUnfinishedRuns(file, options));
+  return { plan: audit.plan, turns, heldFiles: audit.heldFiles, eventLogs };
+}
+
+/**
+ * Event logs that have a run without a finishing record (the active run, or an abandoned one) and whose lock no live
+ * writer holds: their runs can no longer finish.
+ */
+function unfinishedEventLogs(check: StoreCheck): string[] {
+  const abandoned = new Set(check.findings.filter((f) => f.code === 'abandoned_run').map((f) => f.file));
+  return check.eventLogs
+    .filter((log) => log.activeRequestId !== null || abandoned.has(log.file))
+    .map((log) => log.file)
+    .filter((file) => {
+      const status = readLockStatus(file);
+      return status === 'none' || status === 'stale';
+    });
+}
+
+async function cancelUnfinishedRuns(file: string, options: RecoverStoreOptions): Promise<EventLogRecovery> {
+  let log: EventLog;
+  try {
+    log = await openEventLog({
+      file,
+      ...(options.fs === undefined ? {} : { fs: options.fs }),
+      ...(options.clock === undefined ? {} : { clock: options.clock }),
+    });
+  } catch (error) {
+    if (error instanceof WriterError && error.code === 'journal_locked')
+      return { file, cancelled: [], skipped: error.message };
+    throw error;
+  }
+  try {
+    return { file, cancelled: await log.cancelUnfinishedRuns() };
+  } finally {
+    await log.close();
+  }
 }
 
 async function recoverTurn(

@@ -2,7 +2,13 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { checkStore } from '@turnjournal/reader';
 import { describe, expect, it } from 'vitest';
-import { JOURNAL_ONLY_HOOKS, openTurnJournal, type RecoveryHooks, recoverStore } from '../../src/index.js';
+import {
+  JOURNAL_ONLY_HOOKS,
+  openEventLog,
+  openTurnJournal,
+  type RecoveryHooks,
+  recoverStore,
+} from '../../src/index.js';
 import { tempDir } from '../support/temp.js';
 import { CrashPlan, orphanLocks, SimulatedCrash } from './crash-fs.js';
 
@@ -169,4 +175,32 @@ describe('recoverStore: startup recovery (spec §12)', () => {
     }
     expect(crashes).toBeGreaterThan(20);
   }, 60_000);
+});
+
+describe('recoverStore: event logs whose writer is gone (TJ-RECOV-011)', () => {
+  it('closes every unfinished run with chat.cancelled, and leaves a log a live writer holds alone', async () => {
+    const root = tempDir();
+    const gone = await openEventLog({ root, sessionId: 'gone' });
+    await gone.chatStarted({ requestId: 'r1' });
+    await gone.delta({ requestId: 'r1', messageId: 'm1', text: 'half an ans' }).catch(() => undefined);
+    await gone.close();
+    const live = await openEventLog({ root, sessionId: 'live' });
+    await live.chatStarted({ requestId: 'r2' });
+
+    const plan = await recoverStore([root]);
+    expect(plan.eventLogs).toEqual([{ file: join(root, 'gone/events.jsonl'), cancelled: [] }]);
+    const applied = await recoverStore([root], { apply: true, hooks: JOURNAL_ONLY_HOOKS });
+    expect(applied.eventLogs).toEqual([
+      { file: join(root, 'gone/events.jsonl'), cancelled: [{ requestId: 'r1', seq: expect.any(Number) }] },
+    ]);
+    const last = JSON.parse(readFileSync(join(root, 'gone/events.jsonl'), 'utf8').trim().split('\n').at(-1) as string);
+    expect(last).toMatchObject({
+      type: 'chat.cancelled',
+      payload: { request_id: 'r1', reason: 'server_startup_recovery' },
+    });
+    const check = await checkStore([join(root, 'gone')]);
+    expect(check.eventLogs[0]?.activeRequestId).toBeNull();
+    expect((await recoverStore([root])).eventLogs).toEqual([]);
+    await live.close();
+  });
 });
