@@ -7,8 +7,8 @@ import { formatReport, REPORT_FORMATS, type ReportFormat } from './format-report
 import {
   CommandUsageError,
   compactCommand,
+  formatCompaction,
   formatRecovery,
-  formatSweeps,
   parseDuration,
   recoverCommand,
 } from './maintenance.js';
@@ -28,8 +28,9 @@ Commands:
   validate <path>...   Record-level check only: every line of *.jsonl / *.json files against the v1 schemas.
   recover <path>...    Startup recovery: print the plan for abandoned turns (default), or perform it with --apply
                        (needs --hooks <module> to update your host transcript, or --journal-only).
-  compact <path>...    Retention sweep of every turn journal directory under the paths: removes terminal,
-                       delivered turns older than the window from sessions whose audit is clean.
+  compact <path>...    Retention sweep of every turn journal directory under the paths (removes terminal,
+                       delivered turns older than the window from sessions whose audit is clean), then
+                       compaction of every event log (drops the records before a checkpoint that nothing needs).
 
 Options:
   --mode tolerant|prefix|strict   Recovery mode after damage (default: tolerant).
@@ -109,15 +110,13 @@ async function run(argv: readonly string[]): Promise<number> {
       values.retention === undefined
         ? undefined
         : await maintenance(async () => parseDuration(values.retention as string));
-    const reports = await maintenance(() =>
+    const result = await maintenance(() =>
       compactCommand(paths, {
         dryRun: values['dry-run'] === true,
         ...(retentionSeconds === undefined ? {} : { retentionSeconds }),
       }),
     );
-    process.stdout.write(
-      format === 'json' ? `${JSON.stringify({ sweeps: reports }, null, 2)}\n` : formatSweeps(reports),
-    );
+    process.stdout.write(format === 'json' ? `${JSON.stringify(result, null, 2)}\n` : formatCompaction(result));
     return EXIT.clean;
   }
   if (command === 'validate') {

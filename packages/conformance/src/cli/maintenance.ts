@@ -2,7 +2,9 @@ import { dirname, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { discoverStore } from '@turnjournal/reader';
 import {
+  compactEventLog,
   DEFAULT_RETENTION_SECONDS,
+  type EventLogCompaction,
   JOURNAL_ONLY_HOOKS,
   type RecoveryHooks,
   recoverStore,
@@ -82,29 +84,43 @@ export function parseDuration(text: string): number {
   return Number(match[1]) * unit;
 }
 
-/** `turnjournal compact`: the retention sweep of every turn journal directory under the paths. */
+/** What `turnjournal compact` did: the sweeps of turn journal directories and the compactions of event logs. */
+export interface CompactResult {
+  /** One retention sweep per turn journal directory. */
+  readonly sweeps: readonly SweepReport[];
+  /** One compaction per event log (absent in a dry run, which only sweeps). */
+  readonly eventLogs: readonly ({ readonly file: string } & EventLogCompaction)[];
+}
+
+/**
+ * `turnjournal compact`: the retention sweep of every turn journal directory under the paths (spec §14.1), then the
+ * compaction of every event log (spec §14.2). A dry run reports the sweeps only: event-log compaction has no preview.
+ */
 export async function compactCommand(
   paths: readonly string[],
   options: { readonly retentionSeconds?: number; readonly dryRun: boolean },
-): Promise<SweepReport[]> {
+): Promise<CompactResult> {
+  const retentionSeconds = options.retentionSeconds ?? DEFAULT_RETENTION_SECONDS;
   const dirs = new Set<string>();
-  for (const file of discoverStore(paths).files) if (file.hint.family === 'turn') dirs.add(dirname(file.path));
-  const reports: SweepReport[] = [];
+  const logs: string[] = [];
+  for (const file of discoverStore(paths).files) {
+    if (file.hint.family === 'turn') dirs.add(dirname(file.path));
+    if (file.hint.family === 'event') logs.push(file.path);
+  }
+  const sweeps: SweepReport[] = [];
   for (const dir of [...dirs].sort())
-    reports.push(
-      await sweepTurnJournals(dir, {
-        retentionSeconds: options.retentionSeconds ?? DEFAULT_RETENTION_SECONDS,
-        dryRun: options.dryRun,
-      }),
-    );
-  return reports;
+    sweeps.push(await sweepTurnJournals(dir, { retentionSeconds, dryRun: options.dryRun }));
+  const eventLogs: CompactResult['eventLogs'][number][] = [];
+  if (!options.dryRun)
+    for (const file of logs) eventLogs.push({ file, ...(await compactEventLog(file, { retentionSeconds })) });
+  return { sweeps, eventLogs };
 }
 
 /** Text output of `compact`. */
-export function formatSweeps(reports: readonly SweepReport[]): string {
+export function formatCompaction(result: CompactResult): string {
   const lines: string[] = [];
-  if (reports.length === 0) lines.push('No turn journal directory found.');
-  for (const report of reports) {
+  if (result.sweeps.length === 0 && result.eventLogs.length === 0) lines.push('No turn journal or event log found.');
+  for (const report of result.sweeps) {
     lines.push(`${report.dir}${report.dryRun ? ' (dry run)' : ''}`);
     for (const session of report.sessions) {
       if (session.skipped !== undefined) lines.push(`  ${session.sessionId}: kept everything: ${session.skipped}`);
@@ -115,5 +131,11 @@ export function formatSweeps(reports: readonly SweepReport[]): string {
         );
     }
   }
+  for (const log of result.eventLogs)
+    lines.push(
+      log.compacted
+        ? `${log.file}: removed ${log.removedRecords} record(s) before the checkpoint at seq ${log.checkpointSeq}`
+        : `${log.file}: kept everything (${log.reason ?? 'nothing to remove'})`,
+    );
   return `${lines.join('\n')}\n`;
 }

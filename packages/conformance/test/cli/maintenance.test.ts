@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openTurnJournal } from '@turnjournal/writer';
+import { openEventLog, openTurnJournal } from '@turnjournal/writer';
 import { describe, expect, it } from 'vitest';
 
 const repo = join(import.meta.dirname, '../../../..');
@@ -95,6 +95,29 @@ describe('turnjournal compact (spec §14)', () => {
     });
     const check = JSON.parse(turnjournal('check', '--format', 'json', root).stdout);
     expect(check.summary.findings).toMatchObject({ error: 0, warn: 0 });
+  });
+
+  it('compacts event logs: drops what comes before a checkpoint once runs are finished, delivered and old (TJ-RET-012)', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'tj-cli-events-'));
+    const log = await openEventLog({ root, sessionId: 'chat', clock: () => Date.now() - 96 * 3600 * 1000 });
+    await log.appendMessage({ role: 'user', content: 'hi' });
+    await log.chatStarted({ requestId: 'r1' });
+    await log.appendMessage({ role: 'assistant', content: 'hello' });
+    await log.chatDone({ requestId: 'r1' });
+    await log.ack('r1');
+    const checkpoint = await log.checkpoint();
+    await log.close();
+    const dry = turnjournal('compact', '--dry-run', '--format', 'json', root);
+    expect(JSON.parse(dry.stdout).eventLogs).toEqual([]);
+    const run = turnjournal('compact', '--format', 'json', root);
+    expect(run.status).toBe(0);
+    expect(JSON.parse(run.stdout).eventLogs[0]).toMatchObject({
+      compacted: true,
+      removedRecords: 5,
+      checkpointSeq: checkpoint.seq,
+    });
+    expect(readFileSync(join(root, 'chat/events.jsonl'), 'utf8').trim().split('\n')).toHaveLength(1);
+    expect(turnjournal('compact', root).stdout).toContain('kept everything (nothing_before_checkpoint)');
   });
 
   it('refuses options that belong to another command', () => {
