@@ -1,3 +1,4 @@
+import { JournalWriteError } from '../errors.js';
 import { attempt, replaceFile } from '../fs/durable-ops.js';
 import type { FileSystem } from '../fs/file-system.js';
 
@@ -66,7 +67,8 @@ async function readExactly(
   let done = 0;
   while (done < length) {
     const read = await attempt(path, 'read', () => fs.read(fd, buffer, done, length - done, position + done));
-    if (read === 0) throw new Error(`${path}: the file shrank while it was being repaired`);
+    // Only another process could shrink a file whose lock we hold; fail with the writer's error, never a bare Error.
+    if (read === 0) throw new JournalWriteError(path, 'read', new Error('the file shrank while it was being repaired'));
     done += read;
   }
 }

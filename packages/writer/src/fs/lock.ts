@@ -56,16 +56,19 @@ async function createLockFile(fs: FileSystem, path: string, holder: LockFileHold
     if (isErrno(error, 'EEXIST')) return false;
     return attempt(path, 'create lock', () => Promise.reject(error));
   }
+  let open = true;
   try {
     await attempt(path, 'write lock', () => writeAll(fs, fd, new TextEncoder().encode(JSON.stringify(holder)), 0));
     await attempt(path, 'fsync lock', () => fs.fsync(fd));
-  } catch (error) {
+    open = false;
     await fs.close(fd).catch(() => undefined);
+    // A failure here must remove the lock too: left behind, it names this live process and locks the file out.
+    await attempt(dirname(path), 'fsync directory', () => fs.fsyncDirectory(dirname(path)));
+  } catch (error) {
+    if (open) await fs.close(fd).catch(() => undefined);
     await fs.unlink(path).catch(() => undefined);
     throw error;
   }
-  await fs.close(fd).catch(() => undefined);
-  await attempt(dirname(path), 'fsync directory', () => fs.fsyncDirectory(dirname(path)));
   return true;
 }
 

@@ -1,0 +1,232 @@
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { checkStore } from '@turnjournal/reader';
+import { describe, expect, it } from 'vitest';
+import { AppendFile, encodeRecord, nodeFileSystem, openTurnJournal } from '../../src/index.js';
+import { faultyFileSystem, recordingFileSystem } from '../support/faulty-fs.js';
+import { eventRecord, readAll } from '../support/journal.js';
+import { tempDir } from '../support/temp.js';
+
+const NAME = 'events.jsonl';
+
+function line(n: number, text?: string): Buffer {
+  return Buffer.from(encodeRecord(eventRecord(n, text)));
+}
+
+/** A new directory holding `events.jsonl` with `bytes`; returns the file path. */
+function fileWith(bytes: Uint8Array): string {
+  const file = join(tempDir('tj-torn-'), NAME);
+  writeFileSync(file, bytes);
+  return file;
+}
+
+/** Every file of the directory with its bytes (hex), sorted by name: the end state to compare. */
+function snapshot(dir: string): Record<string, string> {
+  const state: Record<string, string> = {};
+  for (const name of readdirSync(dir).sort()) state[name] = readFileSync(join(dir, name)).toString('hex');
+  return state;
+}
+
+/**
+ * Opens `file`, checks that the torn tail after `committed` bytes was moved to its quarantine file exactly and cut
+ * off (TJ-DUR-005), appends one record and closes: the file then reads clean.
+ */
+async function expectRepaired(file: string, committed: number, torn: Uint8Array): Promise<void> {
+  const before = await readAll(file);
+  expect(
+    before.findings.map((f) => [f.code, f.offset, f.length]),
+    'the reader sees the torn tail',
+  ).toEqual([['torn_tail', committed, torn.length]]);
+  const writer = await AppendFile.open(file, { durability: 'every' });
+  const quarantine = `${file}.${committed}.torn`;
+  expect(writer.opened.tornTail).toEqual({ offset: committed, length: torn.length, quarantine });
+  expect(writer.size).toBe(committed);
+  expect(statSync(file).size, 'truncated to the last LF').toBe(committed);
+  expect(Buffer.from(readFileSync(quarantine)).equals(Buffer.from(torn)), 'the quarantine holds the torn bytes').toBe(
+    true,
+  );
+  const ack = await writer.appendRecord(eventRecord(99));
+  expect(ack.offset, 'the new record starts on a line boundary (TJ-DUR-004)').toBe(committed);
+  await writer.close();
+  const after = await readAll(file);
+  expect(after.findings).toEqual([]);
+  expect(after.records.at(-1)?.value.seq).toBe(100);
+  expect(after.records).toHaveLength(before.records.length + 1);
+}
+
+describe('torn-tail repair cases (spec §3.1, §11.1)', () => {
+  it('a file without any LF is all torn tail: it is moved aside whole and the file starts empty (TJ-DUR-005)', async () => {
+    const torn = Buffer.from('{"seq":1,"ts":"2026-01-01T00:00:00.000Z","type":"mess');
+    await expectRepaired(fileWith(torn), 0, torn);
+  });
+
+  it('a complete JSON object without its LF is a torn tail, not a record (TJ-FRAME-003, TJ-DUR-005)', async () => {
+    const committed = Buffer.concat([line(0), line(1)]);
+    const torn = line(2).subarray(0, -1);
+    const file = fileWith(Buffer.concat([committed, torn]));
+    expect((await readAll(file)).records.map((r) => r.value.seq)).toEqual([1, 2]);
+    await expectRepaired(file, committed.length, torn);
+    expect((await readAll(file)).records.map((r) => r.value.seq)).toEqual([1, 2, 100]);
+  });
+
+  it('a zero-filled tail (what a power loss leaves after a size-extending append) is a torn tail (TJ-FRAME-030, TJ-DUR-005)', async () => {
+    const committed = line(0);
+    const torn = Buffer.alloc(4096);
+    await expectRepaired(fileWith(Buffer.concat([committed, torn])), committed.length, torn);
+  });
+
+  it('a torn tail longer than the backward scan window is found and moved aside whole (TJ-DUR-005)', async () => {
+    const committed = Buffer.concat([line(0, 'a'.repeat(100_000)), line(1)]);
+    const torn = Buffer.from(`{"seq":3,"ts":"x","payload":"${'b'.repeat(200_000)}`);
+    await expectRepaired(fileWith(Buffer.concat([committed, torn])), committed.length, torn);
+  });
+
+  it('a file that ends with an LF, or is empty, needs no repair and nothing is moved aside', async () => {
+    for (const bytes of [Buffer.alloc(0), Buffer.concat([line(0), line(1)])]) {
+      const file = fileWith(bytes);
+      const writer = await AppendFile.open(file, { durability: 'every' });
+      expect(writer.opened.tornTail).toBeNull();
+      expect(writer.size).toBe(bytes.length);
+      await writer.close();
+      expect(readdirSync(join(file, '..'))).toEqual([NAME]);
+    }
+  });
+});
+
+describe('a file that changes under the repair', () => {
+  it('a file that shrinks while its torn tail is copied fails the open with write_failed, never a bare error, and leaves no lock', async () => {
+    const committed = line(0);
+    const file = fileWith(Buffer.concat([committed, Buffer.from('{"seq":2,"ts"')]));
+    // The backward scan (read 1) sees the tail; the copy's read (read 2) finds the end of the file early.
+    const fs = faultyFileSystem(nodeFileSystem, [{ op: 'read', path: /events\.jsonl$/, nth: 2, short: () => 0 }]);
+    const failure = await AppendFile.open(file, { durability: 'every', fs }).catch((error: unknown) => error);
+    expect(fs.fired).toHaveLength(1);
+    expect(failure).toMatchObject({ code: 'write_failed', file, operation: 'read' });
+    expect(existsSync(`${file}.lock`)).toBe(false);
+  });
+});
+
+describe('a repair that crashed half-way ends the same when the journal is reopened (TJ-DUR-005, TJ-DUR-010)', () => {
+  const committed = Buffer.concat([line(0), line(1)]);
+  const torn = Buffer.from('{"seq":3,"ts":"2026-01-01T00:00:00.000Z","ty');
+  const initial = Buffer.concat([committed, torn]);
+  const quarantineName = `${NAME}.${committed.length}.torn`;
+
+  async function cleanEndState(): Promise<Record<string, string>> {
+    const file = fileWith(initial);
+    await (await AppendFile.open(file, { durability: 'every' })).close();
+    return snapshot(join(file, '..'));
+  }
+
+  async function reopenEndState(file: string): Promise<Record<string, string>> {
+    await (await AppendFile.open(file, { durability: 'every' })).close();
+    return snapshot(join(file, '..'));
+  }
+
+  it('the end state of a clean repair: the committed lines, and the torn bytes in their quarantine file', async () => {
+    expect(await cleanEndState()).toEqual({
+      [NAME]: committed.toString('hex'),
+      [quarantineName]: torn.toString('hex'),
+    });
+  });
+
+  it('crash after the quarantine copy was renamed into place, before the truncation', async () => {
+    const file = fileWith(initial);
+    writeFileSync(`${file}.${committed.length}.torn`, torn);
+    const writer = await AppendFile.open(file, { durability: 'every' });
+    expect(writer.opened.tornTail?.length).toBe(torn.length);
+    await writer.close();
+    expect(snapshot(join(file, '..'))).toEqual(await cleanEndState());
+  });
+
+  it('crash while the quarantine copy was being written: its temporary file is removed (TJ-DUR-010)', async () => {
+    const file = fileWith(initial);
+    const temporary = join(file, '..', `.${quarantineName}.0123456789ab.tmp`);
+    writeFileSync(temporary, torn.subarray(0, 10));
+    expect(await reopenEndState(file)).toEqual(await cleanEndState());
+    expect(existsSync(temporary)).toBe(false);
+  });
+
+  it('crash after the truncation, before its fsync: nothing is left to repair and the quarantine stays', async () => {
+    const file = fileWith(committed);
+    writeFileSync(`${file}.${committed.length}.torn`, torn);
+    expect(await reopenEndState(file)).toEqual(await cleanEndState());
+  });
+
+  it('a quarantine file left by an earlier repair at the same offset is replaced by the torn bytes now found', async () => {
+    const file = fileWith(initial);
+    writeFileSync(`${file}.${committed.length}.torn`, 'older torn bytes');
+    expect(await reopenEndState(file)).toEqual(await cleanEndState());
+  });
+
+  it('a failure at every file-system call of the open, then a reopen, ends in the clean end state', async () => {
+    const clean = await cleanEndState();
+    // How many calls a clean open makes (lock, scan, copy, sync, rename, truncate, fsync). Calls of close are left
+    // out: a lock whose release fails is left behind on purpose (it names this live process, so only a restart
+    // frees it).
+    const recording = recordingFileSystem(nodeFileSystem);
+    const probe = await AppendFile.open(fileWith(initial), { durability: 'every', fs: recording });
+    const calls = recording.calls.length;
+    await probe.close();
+    expect(calls).toBeGreaterThan(10);
+    for (let k = 1; k <= calls; k++) {
+      const file = fileWith(initial);
+      const fs = faultyFileSystem(nodeFileSystem, [{ op: '*', nth: k, errno: 'EIO' }]);
+      const open = await AppendFile.open(file, { durability: 'every', fs }).then(
+        (writer) => writer,
+        (error: unknown) => error as Error,
+      );
+      if (open instanceof AppendFile) await open.close().catch(() => undefined);
+      else expect(open, `call ${k}`).toMatchObject({ code: 'write_failed' });
+      expect(existsSync(`${file}.lock`), `call ${k} (${fs.fired[0]?.fault.op}): no lock left`).toBe(false);
+      expect(await reopenEndState(file), `failure at call ${k}: ${JSON.stringify(fs.fired)}`).toEqual(clean);
+    }
+  });
+});
+
+describe('mid-file damage is left in place and reported (spec §3.3, §11.1)', () => {
+  it('a turn journal with a damaged line, a glued record and a zero-filled region in the middle and a torn tail: only the tail is repaired, the rest reported in journal.findings', async () => {
+    const dir = join(tempDir('tj-torn-'), '_turn_journal');
+    mkdirSync(dir);
+    const file = join(dir, 's1.jsonl');
+    const submitted = (turn: string) =>
+      `${JSON.stringify({ version: 1, event: 'submitted', turn_id: turn, session_id: 's1', created_at: 1.5, role: 'user', content: turn })}\n`;
+    const garbage = 'not json at all\n';
+    const glued = `{"version":1,"event":"subm${submitted('t3')}`;
+    const zeros = `${'\u0000'.repeat(16)}\n`;
+    const body = `${submitted('t1')}${garbage}${submitted('t2')}${glued}${zeros}${submitted('t4')}`;
+    const torn = '{"version":1,"event":"worker_started","turn_id":"t1","se';
+    writeFileSync(file, body + torn);
+    const bodyBytes = Buffer.byteLength(body);
+
+    const journal = await openTurnJournal({ dir, sessionId: 's1' });
+    expect(journal.opened.tornTail).toEqual({
+      offset: bodyBytes,
+      length: torn.length,
+      quarantine: `${file}.${bodyBytes}.torn`,
+    });
+    const damageAt = Buffer.byteLength(submitted('t1'));
+    expect(journal.findings.map((f) => [f.code, f.line])).toEqual([
+      ['malformed_line', 2],
+      ['glued_record', 4],
+      ['zero_filled_region', 5],
+    ]);
+    expect(journal.findings[0]?.offset).toBe(damageAt);
+    // The writer knows every turn around the damage, including the one salvaged from the glued line.
+    for (const turn of ['t1', 't2', 't3', 't4']) expect(journal.stateOf(turn), turn).toBe('submitted');
+    await journal.workerStarted('t2');
+    await journal.close();
+
+    const bytes = readFileSync(file, 'utf8');
+    expect(bytes.startsWith(body), 'the damage is left in place, byte for byte').toBe(true);
+    expect(readFileSync(`${file}.${bodyBytes}.torn`, 'utf8')).toBe(torn);
+    const check = await checkStore([dir]);
+    expect(check.findings.map((f) => f.code).sort()).toEqual(['glued_record', 'malformed_line', 'zero_filled_region']);
+    expect(check.sessions[0]?.turns.map((t) => [t.turnId, t.state])).toEqual([
+      ['t1', 'submitted'],
+      ['t2', 'worker_started'],
+      ['t3', 'submitted'],
+      ['t4', 'submitted'],
+    ]);
+  });
+});
