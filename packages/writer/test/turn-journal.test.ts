@@ -118,3 +118,27 @@ describe('overlapping submissions of one turn id (TJ-TURN-012)', () => {
     expect(readFileSync(join(dir, 'race.jsonl'), 'utf8').trim().split('\n')).toHaveLength(1);
   });
 });
+
+describe('call order (TJ-DUR-006)', () => {
+  it('writes overlapping submissions and steps in call order, even when some must read the other shards first', async () => {
+    const dir = tempDir();
+    const other = await openTurnJournal({ dir, sessionId: 'order', shard: 'other' });
+    await other.submit({ content: 'elsewhere', turnId: 'from-other' });
+    const journal = await openTurnJournal({ dir, sessionId: 'order', shard: 'mine' });
+    const calls: Promise<unknown>[] = [];
+    for (let i = 0; i < 30; i++) calls.push(journal.submit({ content: `c${i}`, turnId: `t-${i}` }));
+    calls.push(journal.workerStarted('from-other'));
+    for (let i = 30; i < 40; i++) calls.push(journal.submit({ content: `c${i}` }));
+    await Promise.all(calls);
+    await Promise.all([journal.close(), other.close()]);
+    const written = readFileSync(join(dir, 'order~mine.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { event: string; turn_id: string; content?: string });
+    expect(written.map((r) => r.content ?? r.turn_id)).toEqual([
+      ...Array.from({ length: 30 }, (_, i) => `c${i}`),
+      'from-other',
+      ...Array.from({ length: 10 }, (_, i) => `c${30 + i}`),
+    ]);
+  });
+});

@@ -36,6 +36,7 @@ export class WriteFence {
       mkdir: (target) => inner.mkdir(target),
       fsyncDirectory: (target) => inner.fsyncDirectory(target),
       rename: (from, to) => inner.rename(from, to),
+      link: (existing, newPath) => inner.link(existing, newPath),
       unlink: (target) => inner.unlink(target),
       readdir: (target) => inner.readdir(target),
       readFile: (target) => inner.readFile(target),

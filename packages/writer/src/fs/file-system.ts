@@ -52,6 +52,8 @@ export interface FileSystem {
   fsyncDirectory(path: string): Promise<void>;
   /** Atomically renames `from` to `to`, replacing `to`. */
   rename(from: string, to: string): Promise<void>;
+  /** Creates the name `newPath` for the existing file `existing` (a hard link); rejects with EEXIST when it exists. */
+  link(existing: string, newPath: string): Promise<void>;
   /** Removes a file. */
   unlink(path: string): Promise<void>;
   /** Names of a directory's entries. */
@@ -111,6 +113,7 @@ export const nodeFileSystem: FileSystem = {
     }
   },
   rename: (from, to) => fs.promises.rename(from, to),
+  link: (existing, newPath) => fs.promises.link(existing, newPath),
   unlink: (path) => fs.promises.unlink(path),
   readdir: (path) => fs.promises.readdir(path),
   readFile: (path) => fs.promises.readFile(path),

@@ -8,8 +8,8 @@ import {
   lockStatusOf,
   parseLockHolder,
 } from '@turnjournal/reader';
-import { JournalLockedError, type LockHolder } from '../errors.js';
-import { attempt, writeAll } from './durable-ops.js';
+import { JournalLockedError, JournalWriteError, type LockHolder } from '../errors.js';
+import { attempt, removeStaleTemporaries, temporaryName, writeAll } from './durable-ops.js';
 import type { FileSystem } from './file-system.js';
 
 /** A held lock file (spec §11.4). */
@@ -47,29 +47,42 @@ async function readText(fs: FileSystem, path: string): Promise<string | undefine
   }
 }
 
-/** Creates `path` exclusively (O_CREAT|O_EXCL) with `holder`, synced with its directory entry; false on EEXIST. */
+/**
+ * Creates the lock file `path` holding `holder`, or answers false when it exists. The lock never appears without its
+ * content (TJ-DUR-029): the holder is written to a temporary file, synced, then hard-linked as `path`, which fails
+ * with EEXIST like `O_CREAT|O_EXCL` does; then the directory is synced. An empty lock would name nobody, and a lock
+ * that names nobody can never be proved dead.
+ */
 async function createLockFile(fs: FileSystem, path: string, holder: LockFileHolder): Promise<boolean> {
-  let fd: number;
+  const temporary = temporaryName(path);
+  const fd = await attempt(temporary, 'create lock', () => fs.open(temporary, 'create-exclusive'));
+  let linked = false;
   try {
-    fd = await fs.open(path, 'create-exclusive');
-  } catch (error) {
-    if (isErrno(error, 'EEXIST')) return false;
-    return attempt(path, 'create lock', () => Promise.reject(error));
-  }
-  let open = true;
-  try {
-    await attempt(path, 'write lock', () => writeAll(fs, fd, new TextEncoder().encode(JSON.stringify(holder)), 0));
-    await attempt(path, 'fsync lock', () => fs.fsync(fd));
-    open = false;
-    await fs.close(fd).catch(() => undefined);
+    try {
+      await attempt(temporary, 'write lock', () =>
+        writeAll(fs, fd, new TextEncoder().encode(JSON.stringify(holder)), 0),
+      );
+      await attempt(temporary, 'fsync lock', () => fs.fsync(fd));
+    } finally {
+      await fs.close(fd).catch(() => undefined);
+    }
+    try {
+      await fs.link(temporary, path);
+    } catch (error) {
+      // ENOENT: a writer that just acquired the lock removed our temporary file as a leftover; the lock exists.
+      if (isErrno(error, 'EEXIST') || isErrno(error, 'ENOENT')) return false;
+      throw new JournalWriteError(path, 'link lock', error);
+    }
+    linked = true;
     // A failure here must remove the lock too: left behind, it names this live process and locks the file out.
     await attempt(dirname(path), 'fsync directory', () => fs.fsyncDirectory(dirname(path)));
+    return true;
   } catch (error) {
-    if (open) await fs.close(fd).catch(() => undefined);
-    await fs.unlink(path).catch(() => undefined);
+    if (linked) await fs.unlink(path).catch(() => undefined);
     throw error;
+  } finally {
+    await fs.unlink(temporary).catch(() => undefined);
   }
-  return true;
 }
 
 function newHolder(): LockFileHolder & LockHolder {
@@ -108,9 +121,19 @@ export async function acquireLock(
   const holder = newHolder();
   let tookOver = false;
   for (let round = 0; round < attempts; round++) {
-    if (await createLockFile(fs, path, holder)) return heldLock(fs, path, holder, tookOver);
+    if (await createLockFile(fs, path, holder)) {
+      // Temporary lock files of writers that crashed while creating theirs are now nobody's: remove them. One that
+      // belongs to a writer racing us is harmless to remove: its link fails as if the lock existed.
+      await removeStaleTemporaries(fs, path).catch(() => undefined);
+      return heldLock(fs, path, holder, tookOver);
+    }
     const text = await attempt(path, 'read lock', () => readText(fs, path));
     if (text === undefined) continue; // released between our create and our read: try again
+    // An empty lock is one another implementation created with O_EXCL and has not written yet: give it a moment.
+    if (text.trim() === '' && round < attempts - 1) {
+      await new Promise((resolve) => setTimeout(resolve, TAKEOVER_RETRY_MS));
+      continue;
+    }
     const status = statusOf(text);
     if (status === 'live') throw new JournalLockedError(subject, holderOf(text), 'the holder is running');
     if (status === 'unproven')

@@ -176,6 +176,8 @@ export class TurnJournal {
   readonly #siblings = new Map<string, { end: number; ino: number }>();
   /** Submissions being written, so that an overlapping retry waits for the first instead of writing again. */
   readonly #submitting = new Map<string, Promise<unknown>>();
+  /** The preparation of the latest call: each call prepares (checks, reserves, enqueues) after the one before. */
+  #gate: Promise<void> = Promise.resolve();
 
   /** @internal use {@link openTurnJournal}. */
   constructor(
@@ -235,20 +237,24 @@ export class TurnJournal {
     const callerId = input.turnId !== undefined;
     const turnId = input.turnId ?? newTurnId(this.#clock());
     requireIdentifier(turnId, 'turn id');
-    if (callerId && this.#table.get(turnId) === undefined) await this.refreshSiblings();
-    // A retry that overlaps the first attempt waits for it: it must not answer "already submitted" before the first
-    // attempt's record is durable, nor write a second one if that attempt fails. No await between here and the insert.
-    for (let inFlight = this.#submitting.get(turnId); inFlight !== undefined; inFlight = this.#submitting.get(turnId))
-      await inFlight.catch(() => undefined);
     const digest = contentDigest(input.content);
-    const known = this.#table.get(turnId);
-    if (known !== undefined) return this.#retried(turnId, known, digest);
-
-    const record = this.#submittedRecord(turnId, input);
-    const turn: KnownTurn = { state: 'submitted', contentDigest: digest, streamId: input.streamId };
-    this.#table.insert(turnId, turn);
-    const write = this.#file.appendRecord(record);
-    this.#submitting.set(turnId, write);
+    const prepared = await this.#inCallOrder(async () => {
+      if (callerId && this.#table.get(turnId) === undefined) await this.refreshSiblings();
+      // A retry that overlaps the first attempt waits for it: it must not answer "already submitted" before the first
+      // attempt's record is durable, nor write a second one if that attempt fails.
+      for (let inFlight = this.#submitting.get(turnId); inFlight !== undefined; inFlight = this.#submitting.get(turnId))
+        await inFlight.catch(() => undefined);
+      const known = this.#table.get(turnId);
+      if (known !== undefined) return { kind: 'retried', result: this.#retried(turnId, known, digest) } as const;
+      const record = this.#submittedRecord(turnId, input);
+      const turn: KnownTurn = { state: 'submitted', contentDigest: digest, streamId: input.streamId };
+      this.#table.insert(turnId, turn);
+      const write = this.#file.appendRecord(record);
+      this.#submitting.set(turnId, write);
+      return { kind: 'written', turn, write } as const;
+    });
+    if (prepared.kind === 'retried') return prepared.result;
+    const { turn, write } = prepared;
     try {
       await write;
     } catch (error) {
@@ -258,6 +264,20 @@ export class TurnJournal {
       this.#submitting.delete(turnId);
     }
     return { turnId, created: true, state: turn.state ?? 'submitted' };
+  }
+
+  /**
+   * Runs the checks and the enqueueing of an append after those of every earlier call, so that records reach the file
+   * in call order (TJ-DUR-006) even when one call has to read the other shards first. Resolves once the append is
+   * queued; the caller then awaits its durability outside the gate, so durable waits still overlap.
+   */
+  #inCallOrder<T>(prepare: () => Promise<T>): Promise<T> {
+    const run = this.#gate.then(prepare);
+    this.#gate = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    return run;
   }
 
   #retried(turnId: string, known: KnownTurn, digest: string): SubmitResult {
@@ -331,30 +351,33 @@ export class TurnJournal {
   async #advance(turnId: string, event: TurnEventName, members: Record<string, unknown>): Promise<AppendAck> {
     if (typeof turnId !== 'string' || turnId.length === 0)
       throw new WriterError('invalid_record', 'a turn id must be a non-empty string', this.path);
-    if (this.#table.get(turnId) === undefined) await this.refreshSiblings();
-    const turn = this.#table.get(turnId);
-    if (turn === undefined)
-      throw new WriterError(
-        'unknown_turn',
-        `turn ${turnId} was never submitted in session ${this.sessionId}`,
-        this.path,
-      );
-    this.#checkTransition(turnId, turn, event);
-    const record: Record<string, unknown> = {
-      version: 1,
-      event,
-      turn_id: turnId,
-      session_id: this.sessionId,
-      ...(turn.streamId === undefined ? {} : { stream_id: turn.streamId }),
-      created_at: this.#clock() / 1000,
-      ...members,
-    };
-    requireValidRecord(record, event, this.path);
-    // Reserve the new state before the write, so that an overlapping call is checked against it.
-    const before = turn.state;
-    turn.state = event;
+    const { turn, before, write } = await this.#inCallOrder(async () => {
+      if (this.#table.get(turnId) === undefined) await this.refreshSiblings();
+      const known = this.#table.get(turnId);
+      if (known === undefined)
+        throw new WriterError(
+          'unknown_turn',
+          `turn ${turnId} was never submitted in session ${this.sessionId}`,
+          this.path,
+        );
+      this.#checkTransition(turnId, known, event);
+      const record: Record<string, unknown> = {
+        version: 1,
+        event,
+        turn_id: turnId,
+        session_id: this.sessionId,
+        ...(known.streamId === undefined ? {} : { stream_id: known.streamId }),
+        created_at: this.#clock() / 1000,
+        ...members,
+      };
+      requireValidRecord(record, event, this.path);
+      // Reserve the new state before the write, so that an overlapping call is checked against it.
+      const previous = known.state;
+      known.state = event;
+      return { turn: known, before: previous, write: this.#file.appendRecord(record) };
+    });
     try {
-      return await this.#file.appendRecord(record);
+      return await write;
     } catch (error) {
       if (turn.state === event) turn.state = before;
       throw error;

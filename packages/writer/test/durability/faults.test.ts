@@ -307,8 +307,9 @@ describe('a failure while opening leaves no lock behind', () => {
     ['the fsync of the new file', [{ op: 'fsync', path: /events\.jsonl$/ }]],
     ['the directory fsync after creating the file', [{ op: 'fsyncDirectory', nth: 2 }]],
     ['the directory fsync after creating the lock file', [{ op: 'fsyncDirectory', nth: 1 }]],
-    ['the write of the lock file', [{ op: 'write', path: /\.lock$/, errno: 'ENOSPC' }]],
-    ['the fsync of the lock file', [{ op: 'fsync', path: /\.lock$/ }]],
+    ['the write of the lock file', [{ op: 'write', path: /\.lock\.[0-9a-f]+\.tmp$/, errno: 'ENOSPC' }]],
+    ['the fsync of the lock file', [{ op: 'fsync', path: /\.lock\.[0-9a-f]+\.tmp$/ }]],
+    ['the link of the lock file', [{ op: 'link', errno: 'EIO' }]],
     ['the creation of the file', [{ op: 'open', path: /events\.jsonl$/, errno: 'EACCES' }]],
   ];
   for (const [what, plan] of creationFaults) {
@@ -318,6 +319,10 @@ describe('a failure while opening leaves no lock behind', () => {
       await expect(AppendFile.open(file, { durability: 'every', fs })).rejects.toMatchObject({ code: 'write_failed' });
       expect(fs.fired).toHaveLength(1);
       expect(existsSync(`${file}.lock`), 'no lock file is left').toBe(false);
+      expect(
+        readdirSync(join(file, '..')).filter((name) => name.endsWith('.tmp')),
+        'no temporary file is left',
+      ).toEqual([]);
       await reopenWorks(file);
     });
   }

@@ -165,10 +165,16 @@ describe('durability modes, counted through a recording file system (spec §11.3
     await writer.appendRecord(eventRecord(0));
     const ackTick = fs.now();
 
-    const lockCreate = indexOf(fs, (c) => c.op === 'open' && c.path === lock && c.detail === 'create-exclusive');
-    const lockWrite = indexOf(fs, (c) => c.op === 'write' && c.path === lock, lockCreate);
-    const lockSync = indexOf(fs, (c) => c.op === 'fsync' && c.path === lock, lockWrite);
-    const lockDirSync = indexOf(fs, (c) => c.op === 'fsyncDirectory' && c.path === dir, lockSync);
+    // The lock is written to a temporary file, synced, then linked as `<file>.lock` (TJ-DUR-029).
+    const isLockTemporary = (path: string | undefined) => path !== undefined && /\.lock\.[0-9a-f]+\.tmp$/.test(path);
+    const lockCreate = indexOf(
+      fs,
+      (c) => c.op === 'open' && isLockTemporary(c.path) && c.detail === 'create-exclusive',
+    );
+    const lockWrite = indexOf(fs, (c) => c.op === 'write' && isLockTemporary(c.path), lockCreate);
+    const lockSync = indexOf(fs, (c) => c.op === 'fsync' && isLockTemporary(c.path), lockWrite);
+    const lockLink = indexOf(fs, (c) => c.op === 'link' && c.detail === lock, lockSync);
+    const lockDirSync = indexOf(fs, (c) => c.op === 'fsyncDirectory' && c.path === dir, lockLink);
     const create = indexOf(fs, (c) => c.op === 'open' && c.path === file && c.detail === 'create-exclusive');
     const fileSync = indexOf(fs, (c) => c.op === 'fsync' && c.path === file, create);
     const dirSync = indexOf(fs, (c) => c.op === 'fsyncDirectory' && c.path === dir, fileSync);

@@ -146,6 +146,9 @@ export class FaultyFs implements FileSystem {
     await this.beforeRename?.();
     return nodeFileSystem.rename(from, to);
   }
+  link(existing: string, newPath: string): Promise<void> {
+    return nodeFileSystem.link(existing, newPath);
+  }
   unlink(path: string): Promise<void> {
     return nodeFileSystem.unlink(path);
   }

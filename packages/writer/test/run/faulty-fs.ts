@@ -60,6 +60,7 @@ export class FaultyFileSystem {
       mkdir: wrap('mkdir'),
       fsyncDirectory: wrap('fsyncDirectory'),
       rename: wrap('rename'),
+      link: wrap('link'),
       unlink: wrap('unlink'),
       readdir: wrap('readdir'),
       readFile: wrap('readFile'),

@@ -17,6 +17,7 @@ const FS_OPERATIONS: readonly FsOperation[] = [
   'mkdir',
   'fsyncDirectory',
   'rename',
+  'link',
   'unlink',
   'readdir',
   'readFile',
@@ -202,7 +203,11 @@ export function recordingFileSystem(base: FileSystem): RecordingFileSystem {
     const wrapped = async (...args: unknown[]) => {
       const path = DESCRIPTOR_CALLS.has(op) ? (paths.get(args[0] as number) ?? '?') : String(args[0]);
       const detail =
-        op === 'open' || op === 'rename' ? String(args[1]) : op === 'ftruncate' ? (args[1] as number) : undefined;
+        op === 'open' || op === 'rename' || op === 'link'
+          ? String(args[1])
+          : op === 'ftruncate'
+            ? (args[1] as number)
+            : undefined;
       const entry: RecordedCall = {
         op,
         path,
