@@ -1,4 +1,6 @@
 import {
+  EVENT_FINISHING_TYPES,
+  EVENT_STREAM_TYPES,
   type EventChatStarted,
   type EventMessageAppend,
   type EventMessageEdit,
@@ -9,6 +11,7 @@ import {
   isAcceptedRecord,
   type Message,
   makeFinding,
+  SEGMENT_CLOSING_TYPES,
 } from '@turnjournal/schema';
 import type { JournalRecord } from '../framing/read-journal.js';
 
@@ -101,27 +104,6 @@ export interface EventLogState extends EventLogSnapshot {
   /** Sequence, message and run findings, in file order; `abandoned_run` findings last. */
   readonly findings: readonly Finding[];
 }
-
-const FINISHING: ReadonlyMap<string, EventRunStatus> = new Map([
-  ['chat.done', 'done'],
-  ['chat.error', 'error'],
-  ['chat.cancelled', 'cancelled'],
-]);
-
-const STREAM_TYPES = new Set([
-  'chat.started',
-  'assistant.segment.started',
-  'chat.delta',
-  'tool.start',
-  'tool.end',
-  'tool.result',
-  'chat.done',
-  'chat.error',
-  'chat.cancelled',
-]);
-
-/** Records whose arrival closes the open segment (spec §15.3); a `checkpoint` does not. */
-const SEGMENT_CLOSERS = new Set(['message_append', 'message_edit', 'undo', 'tool.start', 'assistant.segment.started']);
 
 interface RunAccumulator {
   readonly requestId: string;
@@ -280,7 +262,7 @@ export class EventLogFold {
   }
 
   #apply(type: string, value: Record<string, unknown>, seq: number, where: FindingLocation): void {
-    if (SEGMENT_CLOSERS.has(type)) this.#segment = undefined;
+    if (SEGMENT_CLOSING_TYPES.has(type)) this.#segment = undefined;
     switch (type) {
       case 'message_append':
         if (this.#messagesKnown) this.#messages.push((value as EventMessageAppend).payload.message);
@@ -300,7 +282,7 @@ export class EventLogFold {
         this.#acked.add((value.payload as { request_id: string }).request_id);
         return;
       default:
-        if (STREAM_TYPES.has(type)) this.#stream(type, value, seq, where);
+        if (EVENT_STREAM_TYPES.has(type)) this.#stream(type, value, seq, where);
     }
   }
 
@@ -364,7 +346,7 @@ export class EventLogFold {
     const run = this.#runs.get(requestId);
     if (run === undefined) return;
     run.lastSeq = seq;
-    const finish = FINISHING.get(type);
+    const finish = EVENT_FINISHING_TYPES.get(type);
     if (finish !== undefined && run.finish === undefined) {
       run.finish = finish;
       run.finishedSeq = seq;

@@ -1,4 +1,4 @@
-import type { FileHandle } from 'node:fs/promises';
+import type { JournalSource } from '../framing/read-journal.js';
 
 /** A committed line met by {@link readLinesBackward}: its bytes, or only its length when over the limit. */
 export type BackwardLine =
@@ -24,14 +24,14 @@ export interface ReadCounter {
 }
 
 /**
- * Yields the committed lines of an open file from the last to the first, reading `chunkBytes` at a time backwards
+ * Yields the committed lines of a byte source (a file, or a descriptor a writer holds) from the last to the first, reading `chunkBytes` at a time backwards
  * from byte `end` with positional reads. Bytes after the last LF before `end` are a torn tail and are skipped
  * (TJ-REPLAY-006). A line longer than a chunk is assembled from several reads; a line over `maxLineBytes` is
  * reported by length without being buffered. The caller stops the scan by leaving the loop; nothing before the
  * last line it consumed is read beyond the current chunk.
  */
 export async function* readLinesBackward(
-  handle: FileHandle,
+  source: JournalSource,
   end: number,
   chunkBytes: number,
   maxLineBytes: number,
@@ -51,7 +51,7 @@ export async function* readLinesBackward(
     const chunk = Buffer.allocUnsafe(position - from);
     let filled = 0;
     while (filled < chunk.length) {
-      const { bytesRead } = await handle.read(chunk, filled, chunk.length - filled, from + filled);
+      const bytesRead = await source.read(chunk, filled, chunk.length - filled, from + filled);
       if (bytesRead === 0) throw new Error(`file shrank while being read backwards at byte ${from + filled}`);
       filled += bytesRead;
     }

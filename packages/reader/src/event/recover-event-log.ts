@@ -1,8 +1,8 @@
-import { open } from 'node:fs/promises';
+import { type FileHandle, open } from 'node:fs/promises';
 import { type Finding, validateRecord } from '@turnjournal/schema';
 import { decodeLine } from '../framing/decode-line.js';
 import { DEFAULT_MAX_LINE_BYTES } from '../framing/line-splitter.js';
-import { readJournal } from '../framing/read-journal.js';
+import { type JournalSource, readJournal } from '../framing/read-journal.js';
 import { EventLogFold, type EventLogState } from './fold-event-log.js';
 import { type ReadCounter, readLinesBackward } from './read-lines-backward.js';
 
@@ -18,6 +18,13 @@ export interface RecoverEventLogOptions {
    * follows the checkpoint's tail alone (TJ-REPLAY-005), and a run started before the checkpoint is not seen.
    */
   readonly findActiveRun?: boolean;
+  /**
+   * Where the bytes come from; by default the file at `path` is opened. A writer passes the descriptor it holds, so
+   * that it recovers exactly the file it appends to, through its file-system layer. Needs `size`.
+   */
+  readonly source?: JournalSource;
+  /** With `source`: the file's length; nothing at or after it is read. */
+  readonly size?: number;
 }
 
 /** The result of {@link recoverEventLog}: the fold of the tail, and where the tail began. */
@@ -28,6 +35,8 @@ export interface EventLogRecovery extends EventLogState {
   readonly startOffset: number;
   /** Bytes read in all, backwards and forwards: it follows the tail, not the file (TJ-REPLAY-005). */
   readonly bytesRead: number;
+  /** Accepted records after the last valid checkpoint (all accepted records read when there is none). */
+  readonly acceptedSinceCheckpoint: number;
   /**
    * Framing findings of the lines read forwards, then the fold's findings. Lines before `startOffset` are not read,
    * so their findings are absent; when `startOffset > 0` findings carry byte offsets but no line numbers, which would
@@ -60,13 +69,24 @@ export async function recoverEventLog(path: string, options: RecoverEventLogOpti
   const chunkBytes = options.chunkBytes ?? DEFAULT_CHUNK_BYTES;
   const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
   const findActiveRun = options.findActiveRun ?? true;
-  const handle = await open(path, 'r');
+  if (options.source !== undefined && (options.size === undefined || !Number.isSafeInteger(options.size)))
+    throw new RangeError('recoverEventLog: a source needs its size');
+  const handle = options.source === undefined ? await open(path, 'r') : undefined;
   try {
-    const { size } = await handle.stat();
+    const size = options.size ?? (await (handle as FileHandle).stat()).size;
+    const whole: JournalSource = options.source ?? {
+      read: async (buffer, offset, length, position) =>
+        (await (handle as FileHandle).read(buffer, offset, length, position)).bytesRead,
+    };
+    // Nothing at or after `size` is read, so a writer appending meanwhile cannot change the answer.
+    const source: JournalSource = {
+      read: (buffer, offset, length, position) =>
+        position >= size ? Promise.resolve(0) : whole.read(buffer, offset, Math.min(length, size - position), position),
+    };
     const counter: ReadCounter = { bytesRead: 0 };
     let checkpoint: number | undefined;
     let started: number | undefined;
-    for await (const line of readLinesBackward(handle, size, chunkBytes, maxLineBytes, counter)) {
+    for await (const line of readLinesBackward(source, size, chunkBytes, maxLineBytes, counter)) {
       if (line.kind === 'oversized') continue;
       const wanted = checkpoint === undefined ? [CHECKPOINT, CHAT_STARTED] : [CHAT_STARTED];
       const type = eventTypeOf(line.offset, line.bytes, wanted);
@@ -79,11 +99,13 @@ export async function recoverEventLog(path: string, options: RecoverEventLogOpti
       messagesUnknownUntilCheckpoint: checkpoint !== undefined && startOffset < checkpoint,
     });
     const framing: Finding[] = [];
-    const source = { file: path, lineNumbers: startOffset === 0 };
-    for await (const batch of readJournal(path, { mode: 'tolerant', startOffset, chunkBytes, maxLineBytes })) {
+    const where = { file: path, lineNumbers: startOffset === 0 };
+    let acceptedSinceCheckpoint = 0;
+    for await (const batch of readJournal(path, { mode: 'tolerant', startOffset, chunkBytes, maxLineBytes, source })) {
       for (const item of batch) {
         if (item.kind === 'finding') framing.push(item.finding);
-        else fold.add(item.record, source);
+        else if (fold.add(item.record, where) && (checkpoint === undefined || item.record.offset > checkpoint))
+          acceptedSinceCheckpoint += 1;
       }
     }
     const state = fold.finish();
@@ -93,9 +115,10 @@ export async function recoverEventLog(path: string, options: RecoverEventLogOpti
       checkpointOffset: checkpoint ?? null,
       startOffset,
       bytesRead: counter.bytesRead + (size - startOffset),
+      acceptedSinceCheckpoint,
     };
   } finally {
-    await handle.close();
+    await handle?.close();
   }
 }
 

@@ -1,4 +1,4 @@
-import { open } from 'node:fs/promises';
+import { type FileHandle, open } from 'node:fs/promises';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type BackwardLine, readLinesBackward } from '../../src/event/read-lines-backward.js';
@@ -6,13 +6,20 @@ import { LineSplitter } from '../../src/framing/line-splitter.js';
 import { tempFile } from '../support/temp.js';
 import { PROPERTY, PROPERTY_TIMEOUT } from './event-log.js';
 
+function sourceOf(handle: FileHandle) {
+  return {
+    read: async (buffer: Uint8Array, offset: number, length: number, position: number) =>
+      (await handle.read(buffer, offset, length, position)).bytesRead,
+  };
+}
+
 async function backward(path: string, chunkBytes: number, maxLineBytes: number) {
   const handle = await open(path, 'r');
   try {
     const { size } = await handle.stat();
     const counter = { bytesRead: 0 };
     const lines: BackwardLine[] = [];
-    for await (const l of readLinesBackward(handle, size, chunkBytes, maxLineBytes, counter)) lines.push(l);
+    for await (const l of readLinesBackward(sourceOf(handle), size, chunkBytes, maxLineBytes, counter)) lines.push(l);
     return { lines, bytesRead: counter.bytesRead };
   } finally {
     await handle.close();
@@ -40,7 +47,7 @@ describe('readLinesBackward', () => {
     const handle = await open(path, 'r');
     const counter = { bytesRead: 0 };
     try {
-      for await (const l of readLinesBackward(handle, 10_006, 16, 1 << 20, counter)) {
+      for await (const l of readLinesBackward(sourceOf(handle), 10_006, 16, 1 << 20, counter)) {
         expect(plain(l)).toMatchObject({ offset: 10_001 });
         break;
       }

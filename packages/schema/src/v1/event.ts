@@ -199,3 +199,32 @@ export type EventRecord =
   | EventChatError
   | EventChatCancelled
   | EventDeliveryAck;
+
+/** Event types that carry a run's `request_id` in their payload: the stream records of spec §6.3. */
+export const EVENT_STREAM_TYPES: ReadonlySet<string> = new Set([
+  'chat.started',
+  'assistant.segment.started',
+  'chat.delta',
+  'tool.start',
+  'tool.end',
+  'tool.result',
+  'chat.done',
+  'chat.error',
+  'chat.cancelled',
+]);
+
+/** The records that finish a run, and the status each gives it (spec §6.3; the first one decides). */
+export const EVENT_FINISHING_TYPES: ReadonlyMap<string, 'done' | 'error' | 'cancelled'> = new Map([
+  ['chat.done', 'done'],
+  ['chat.error', 'error'],
+  ['chat.cancelled', 'cancelled'],
+]);
+
+/** Records whose arrival closes the open assistant segment (spec §15.3); a `checkpoint` does not. */
+export const SEGMENT_CLOSING_TYPES: ReadonlySet<string> = new Set([
+  'message_append',
+  'message_edit',
+  'undo',
+  'tool.start',
+  'assistant.segment.started',
+]);

@@ -1,6 +1,12 @@
 import { dirname, join } from 'node:path';
 import { type EventLogSnapshot, isValidIdentifier } from '@turnjournal/reader';
-import { DEFAULT_CHECKPOINT_INTERVAL, type Finding, type Message, validateRecord } from '@turnjournal/schema';
+import {
+  DEFAULT_CHECKPOINT_INTERVAL,
+  EVENT_STREAM_TYPES,
+  type Finding,
+  type Message,
+  validateRecord,
+} from '@turnjournal/schema';
 import { AppendFile, DURABILITY_MODES, type Durability, type OpenReport } from '../append/append-file.js';
 import { DEFAULT_MAX_LINE_BYTES, encodeRecord } from '../append/encode-record.js';
 import { WriterError, WriterPoisonedError } from '../errors.js';
@@ -8,7 +14,7 @@ import { ensureDirectory } from '../fs/durable-ops.js';
 import { type FileSystem, nodeFileSystem } from '../fs/file-system.js';
 import type { AcquireLockOptions } from '../fs/lock.js';
 import { type CompactEventLogOptions, compactOpenFile, type EventLogCompaction } from './compact-event-log.js';
-import { EventState, STREAM_TYPES } from './event-state.js';
+import { EventState } from './event-state.js';
 import { recoverTail } from './recover-tail.js';
 import { WriteFence } from './write-fence.js';
 
@@ -718,7 +724,7 @@ export class EventLog {
         refuse(`run "${requestId}" has not finished; acknowledge it after its finishing record (TJ-EVENT-012)`);
       return;
     }
-    if (!STREAM_TYPES.has(type)) return;
+    if (!EVENT_STREAM_TYPES.has(type)) return;
     const active = state.activeRequestId;
     if (type === 'chat.started') {
       if (active !== undefined)

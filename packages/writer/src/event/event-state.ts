@@ -1,5 +1,5 @@
 import type { EventLogSnapshot, EventLogState, EventRunStatus } from '@turnjournal/reader';
-import type { Message } from '@turnjournal/schema';
+import { EVENT_FINISHING_TYPES, EVENT_STREAM_TYPES, type Message, SEGMENT_CLOSING_TYPES } from '@turnjournal/schema';
 
 /** What the writer knows of one run (spec §6.3). */
 export interface KnownRun {
@@ -12,28 +12,6 @@ export interface KnownRun {
   /** True once a `delivery.ack` names it. */
   delivered: boolean;
 }
-
-const FINISHING = new Map<string, 'done' | 'error' | 'cancelled'>([
-  ['chat.done', 'done'],
-  ['chat.error', 'error'],
-  ['chat.cancelled', 'cancelled'],
-]);
-
-/** Record types that carry a run's `request_id` (spec §6.3). */
-export const STREAM_TYPES: ReadonlySet<string> = new Set([
-  'chat.started',
-  'assistant.segment.started',
-  'chat.delta',
-  'tool.start',
-  'tool.end',
-  'tool.result',
-  'chat.done',
-  'chat.error',
-  'chat.cancelled',
-]);
-
-/** Records whose arrival closes the open segment (spec §15.3); a `checkpoint` does not. */
-const SEGMENT_CLOSERS = new Set(['message_append', 'message_edit', 'undo', 'tool.start', 'assistant.segment.started']);
 
 /** Freezes a parsed JSON value in depth, so that a snapshot handed out cannot change the writer's message list. */
 export function deepFreeze<T>(value: T): T {
@@ -121,7 +99,7 @@ export class EventState {
   apply(type: string, payload: Record<string, unknown> | undefined, seq: number): void {
     this.lastSeq = seq;
     this.sinceCheckpoint = type === 'checkpoint' ? 0 : this.sinceCheckpoint + 1;
-    if (SEGMENT_CLOSERS.has(type)) this.segment = undefined;
+    if (SEGMENT_CLOSING_TYPES.has(type)) this.segment = undefined;
     const body = payload ?? {};
     switch (type) {
       case 'message_append':
@@ -146,7 +124,7 @@ export class EventState {
         return;
       }
       default:
-        if (STREAM_TYPES.has(type)) this.#stream(type, body, seq);
+        if (EVENT_STREAM_TYPES.has(type)) this.#stream(type, body, seq);
     }
   }
 
@@ -168,7 +146,7 @@ export class EventState {
     const run = this.runs.get(requestId);
     if (run === undefined) return;
     run.lastSeq = seq;
-    const finish = FINISHING.get(type);
+    const finish = EVENT_FINISHING_TYPES.get(type);
     if (finish !== undefined && run.finish === undefined) {
       run.finish = finish;
       if (this.activeRequestId === requestId) this.activeRequestId = undefined;

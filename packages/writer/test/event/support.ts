@@ -7,28 +7,10 @@ import {
   recoverEventLog,
   replayEventLog,
 } from '@turnjournal/reader';
-import type fc from 'fast-check';
 import { type FileSystem, nodeFileSystem } from '../../src/index.js';
 
-const DEFAULT_RUNS = 100;
-const DEFAULT_SEED = 20260511;
-
-function envInt(name: string): number | undefined {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return undefined;
-  const value = Number(raw);
-  if (!Number.isSafeInteger(value)) throw new Error(`${name} must be an integer, got ${JSON.stringify(raw)}`);
-  return value;
-}
-
-/** fast-check parameters: the repository's fixed seed and run count unless TJ_PROPERTY_SEED / TJ_PROPERTY_RUNS say. */
-export function propertyParameters<T>(overrides: fc.Parameters<T> = {}): fc.Parameters<T> {
-  return {
-    seed: envInt('TJ_PROPERTY_SEED') ?? DEFAULT_SEED,
-    numRuns: envInt('TJ_PROPERTY_RUNS') ?? DEFAULT_RUNS,
-    ...overrides,
-  };
-}
+// The repository's one convention for property parameters (fixed seed and runs, TJ_PROPERTY_SEED / TJ_PROPERTY_RUNS).
+export { propertyParameters } from '../../../schema/test/support/property.js';
 
 /** The reader's fold of the whole file, from its first byte. */
 export async function fullFold(file: string): Promise<EventLogState> {
