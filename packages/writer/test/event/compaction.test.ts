@@ -2,9 +2,10 @@ import { appendFileSync, readdirSync, readFileSync, writeFileSync } from 'node:f
 import { join } from 'node:path';
 import { checkStore, replayEventLog } from '@turnjournal/reader';
 import { describe, expect, it } from 'vitest';
-import { compactEventLog, type EventLog, openEventLog } from '../../src/index.js';
+import { compactEventLog, type EventLog, nodeFileSystem, openEventLog } from '../../src/index.js';
+import { faultyFileSystem } from '../support/faulty-fs.js';
 import { tempDir } from '../support/temp.js';
-import { FaultyFs, fullFold, recordsOf, seqsOf, steppingClock } from './support.js';
+import { fullFold, recordsOf, seqsOf, steppingClock } from './support.js';
 
 const T0 = Date.parse('2026-01-01T00:00:00.000Z');
 const LATER = Date.parse('2026-03-01T00:00:00.000Z');
@@ -221,10 +222,10 @@ describe('compactEventLog (spec §14.2)', () => {
     await log.checkpoint();
     await log.close();
     writeFileSync(join(dir, '.events.jsonl.0123456789ab.tmp'), 'left by a crash');
-    const fs = new FaultyFs(file);
+    const fs = faultyFileSystem(nodeFileSystem);
     let during: string[] = [];
-    fs.beforeRename = async () => {
-      during = readdirSync(dir);
+    fs.before = (op) => {
+      if (op === 'rename') during = readdirSync(dir);
     };
     expect((await compactEventLog(file, { now: LATER, fs })).compacted).toBe(true);
     // The stale temporary is gone before the new one is written; the new one exists only until the rename.
@@ -241,9 +242,10 @@ describe('compactEventLog (spec §14.2)', () => {
     await expect(compactEventLog(file, { now: LATER })).rejects.toMatchObject({ code: 'journal_locked' });
     await log.close();
 
-    const fs = new FaultyFs(file);
+    const fs = faultyFileSystem(nodeFileSystem);
     let refused: unknown;
-    fs.beforeRename = async () => {
+    fs.before = async (op) => {
+      if (op !== 'rename') return;
       refused = await openEventLog({ file }).then(
         (opened) => opened.close().then(() => 'opened'),
         (error: unknown) => error,
@@ -255,13 +257,14 @@ describe('compactEventLog (spec §14.2)', () => {
 
   it('lets appends called during an open writer compaction wait and follow it in call order (TJ-DUR-006)', async () => {
     const file = join(tempDir(), 'events.jsonl');
-    const fs = new FaultyFs(file);
+    const fs = faultyFileSystem(nodeFileSystem);
     const log = await openEventLog({ file, fs, clock: steppingClock(T0) });
     await deliveredRun(log, 'r');
     const c = await log.checkpoint();
     const pending: Promise<{ seq: number }>[] = [];
-    fs.beforeRename = async () => {
-      fs.beforeRename = undefined;
+    fs.before = async (op) => {
+      if (op !== 'rename') return;
+      fs.before = undefined;
       pending.push(log.appendMessage({ role: 'user', content: 'during 1' }));
       pending.push(log.appendMessage({ role: 'user', content: 'during 2' }));
     };

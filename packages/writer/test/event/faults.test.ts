@@ -3,9 +3,10 @@ import { join } from 'node:path';
 import { checkStore, recoverEventLog } from '@turnjournal/reader';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type Durability, openEventLog } from '../../src/index.js';
+import { type Durability, nodeFileSystem, openEventLog } from '../../src/index.js';
+import { faultyFileSystem } from '../support/faulty-fs.js';
 import { tempDir } from '../support/temp.js';
-import { FaultyFs, fullFold, propertyParameters, recordsOf, seqsOf, seriousFindings } from './support.js';
+import { fullFold, propertyParameters, recordsOf, seqsOf, seriousFindings } from './support.js';
 
 const msg = (content: string) => ({ role: 'user', content });
 
@@ -20,13 +21,11 @@ describe('event log under injected faults (spec §11.5)', () => {
   for (const errno of ['ENOSPC', 'EIO']) {
     it(`rejects a failed append (${errno}) with write_failed, leaves nothing of it, and reuses its seq (TJ-DUR-022, TJ-DUR-023)`, async () => {
       const file = join(tempDir(), 'events.jsonl');
-      const fs = new FaultyFs(file);
+      const fs = faultyFileSystem(nodeFileSystem);
       const log = await openEventLog({ file, fs });
       await log.appendMessage(msg('kept'));
       const size = readFileSync(file).length;
-      fs.failWrites = 1;
-      fs.writeErrno = errno;
-      fs.partialWrite = true;
+      fs.inject({ op: 'write', path: file, errno, torn: true });
       const failed = log.appendMessage(msg('lost'));
       await expect(failed).rejects.toMatchObject({ code: 'write_failed', errno, operation: 'write', file });
       await log.idle();
@@ -43,10 +42,10 @@ describe('event log under injected faults (spec §11.5)', () => {
   for (const durability of ['every', 'group', 'none'] as Durability[]) {
     it(`refuses the appends queued behind a failed one so that no seq is skipped (${durability}) (TJ-EVENT-003, TJ-DUR-023)`, async () => {
       const file = join(tempDir(), 'events.jsonl');
-      const fs = new FaultyFs(file);
+      const fs = faultyFileSystem(nodeFileSystem);
       const log = await openEventLog({ file, fs, durability });
       await log.appendMessage(msg('m0'));
-      fs.failWriteAt.add(fs.writes + 1);
+      fs.inject({ op: 'write', path: file, nth: 2, errno: 'ENOSPC' });
       const results = await Promise.all(
         Array.from({ length: 6 }, (_, i) => settle(log.appendMessage(msg(`m${i + 1}`)))),
       );
@@ -69,10 +68,10 @@ describe('event log under injected faults (spec §11.5)', () => {
 
   it('poisons the writer after a failed fdatasync until it is reopened (TJ-DUR-021)', async () => {
     const file = join(tempDir(), 'events.jsonl');
-    const fs = new FaultyFs(file);
+    const fs = faultyFileSystem(nodeFileSystem);
     let log = await openEventLog({ file, fs });
     await log.appendMessage(msg('m0'));
-    fs.failSyncs = 1;
+    fs.inject({ op: 'fdatasync', path: file, errno: 'EIO' });
     await expect(log.appendMessage(msg('m1'))).rejects.toMatchObject({ code: 'write_failed', operation: 'fdatasync' });
     await expect(log.appendMessage(msg('m2'))).rejects.toMatchObject({ code: 'writer_poisoned' });
     await expect(log.chatStarted({ requestId: 'r' })).rejects.toMatchObject({ code: 'writer_poisoned' });
@@ -88,9 +87,9 @@ describe('event log under injected faults (spec §11.5)', () => {
 
   it('retries a checkpoint whose write failed with the next append, and says why it failed (TJ-EVENT-006)', async () => {
     const file = join(tempDir(), 'events.jsonl');
-    const fs = new FaultyFs(file);
+    // Records 0..2 are the file's writes 1..3; the checkpoint after them is write 4.
+    const fs = faultyFileSystem(nodeFileSystem, [{ op: 'write', path: file, nth: 4, errno: 'ENOSPC' }]);
     const log = await openEventLog({ file, fs, checkpointInterval: 3 });
-    fs.failWriteAt.add(3); // records 0..2 are writes 0..2; the checkpoint after them is write 3
     for (let i = 0; i < 3; i++) await log.appendMessage(msg(`m${i}`));
     await log.idle();
     expect(log.checkpointFailure).toMatchObject({ code: 'write_failed' });
@@ -113,10 +112,10 @@ describe('event log under injected faults (spec §11.5)', () => {
 
   it('rolls the in-memory state back to the file after a failed write, runs included (TJ-DUR-023, TJ-EVENT-009)', async () => {
     const file = join(tempDir(), 'events.jsonl');
-    const fs = new FaultyFs(file);
+    const fs = faultyFileSystem(nodeFileSystem);
     const log = await openEventLog({ file, fs });
     await log.chatStarted({ requestId: 'r1' });
-    fs.failWrites = 1;
+    fs.inject({ op: 'write', path: file, errno: 'ENOSPC' });
     await expect(log.chatDone({ requestId: 'r1' })).rejects.toMatchObject({ code: 'write_failed' });
     await log.idle();
     expect(log.snapshot().activeRun?.requestId).toBe('r1');
@@ -138,9 +137,17 @@ describe('event log under injected faults (spec §11.5)', () => {
         }),
         async ({ durability, interval, bursts, failing, partial }) => {
           const file = join(tempDir('tj-event-fault-'), 'events.jsonl');
-          const fs = new FaultyFs(file);
-          for (const n of failing) fs.failWriteAt.add(n);
-          fs.partialWrite = partial;
+          // `failing` are 0-based numbers of the file's writes.
+          const fs = faultyFileSystem(
+            nodeFileSystem,
+            failing.map((n) => ({
+              op: 'write',
+              path: file,
+              nth: n + 1,
+              errno: 'ENOSPC',
+              ...(partial ? { torn: true } : {}),
+            })),
+          );
           const log = await openEventLog({ file, fs, durability, checkpointInterval: interval });
           const acknowledged = new Map<number, string>();
           let counter = 0;

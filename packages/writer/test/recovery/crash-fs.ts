@@ -3,6 +3,7 @@ import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { type FileSystem, nodeFileSystem } from '../../src/index.js';
+import { faultyFileSystem } from '../support/faulty-fs.js';
 
 /** Thrown by a {@link CrashPlan} at its crash step, and by every call after it. */
 export class SimulatedCrash extends Error {
@@ -29,20 +30,11 @@ export class CrashPlan {
     }
   }
 
-  /** The real file system with every call counted as a step. */
+  /** The real file system with every call counted as a step (a step that crashes rejects the call). */
   fileSystem(base: FileSystem = nodeFileSystem): FileSystem {
-    const wrapped: Record<string, unknown> = {};
-    for (const [name, call] of Object.entries(base)) {
-      wrapped[name] = (...args: unknown[]) => {
-        try {
-          this.step();
-        } catch (error) {
-          return Promise.reject(error);
-        }
-        return (call as (...a: unknown[]) => Promise<unknown>)(...args);
-      };
-    }
-    return wrapped as unknown as FileSystem;
+    const fs = faultyFileSystem(base);
+    fs.before = () => this.step();
+    return fs;
   }
 }
 

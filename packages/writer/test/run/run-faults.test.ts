@@ -2,9 +2,15 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { readRunFile } from '@turnjournal/reader';
 import { describe, expect, it } from 'vitest';
-import { JournalWriteError, openRunWriter, type RunHeaderInput, WriterPoisonedError } from '../../src/index.js';
+import {
+  JournalWriteError,
+  nodeFileSystem,
+  openRunWriter,
+  type RunHeaderInput,
+  WriterPoisonedError,
+} from '../../src/index.js';
+import { faultyFileSystem } from '../support/faulty-fs.js';
 import { findingCodes, tempDir } from '../support/temp.js';
-import { FaultyFileSystem } from './faulty-fs.js';
 
 const HEADER: RunHeaderInput = { startedAt: '2026-02-03T12:00:00.000Z', sessionId: 'sess-1' };
 
@@ -18,21 +24,21 @@ function types(path: string): unknown[] {
 describe('RunWriter under injected faults (spec §11.5)', () => {
   it('rejects an append that hits ENOSPC with write_failed, writes nothing of it and gives its seq back (TJ-DUR-022, TJ-DUR-023)', async () => {
     const root = tempDir();
-    const faulty = new FaultyFileSystem();
-    const writer = await openRunWriter({ root, runId: 'enospc', header: HEADER, fs: faulty.fs });
+    const faulty = faultyFileSystem(nodeFileSystem);
+    const writer = await openRunWriter({ root, runId: 'enospc', header: HEADER, fs: faulty });
     await writer.agentEvent({ type: 'first' });
-    faulty.fail('write', { code: 'ENOSPC', partial: 7 });
+    faulty.inject({ op: 'write', errno: 'ENOSPC', torn: 7 });
     const failure = await writer.agentEvent({ type: 'lost' }).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(JournalWriteError);
     expect(failure).toMatchObject({ code: 'write_failed', operation: 'write', errno: 'ENOSPC', file: writer.path });
     expect((failure as Error).message).toContain('ENOSPC');
     // The short write was truncated back: the file ends on a line boundary and the seq is reused.
     expect((await writer.agentEvent({ type: 'second' })).seq).toBe(1);
-    faulty.fail('write', { code: 'ENOSPC' });
+    faulty.inject({ op: 'write', errno: 'ENOSPC' });
     await expect(writer.llmRequest({ input: { messages: [] } })).rejects.toMatchObject({ code: 'write_failed' });
     expect(writer.openLlmRequests).toEqual([]);
     expect((await writer.llmRequest({ input: { messages: [] } })).seq).toBe(1);
-    faulty.fail('write', { code: 'ENOSPC' });
+    faulty.inject({ op: 'write', errno: 'ENOSPC' });
     await expect(writer.end({ outcome: 'completed' })).rejects.toMatchObject({ code: 'write_failed' });
     expect(writer.ended).toBe(false);
     await writer.llmResponse({ seq: 1, output: { messages: [] } });
@@ -53,10 +59,10 @@ describe('RunWriter under injected faults (spec §11.5)', () => {
 
   it('poisons the writer after a failed fdatasync and the reopen continues after what reached the file (TJ-DUR-021, TJ-DUR-024)', async () => {
     const root = tempDir();
-    const faulty = new FaultyFileSystem();
-    const writer = await openRunWriter({ root, runId: 'eio', header: HEADER, fs: faulty.fs });
+    const faulty = faultyFileSystem(nodeFileSystem);
+    const writer = await openRunWriter({ root, runId: 'eio', header: HEADER, fs: faulty });
     await writer.agentEvent({ type: 'acknowledged' });
-    faulty.fail('fdatasync', { code: 'EIO' });
+    faulty.inject({ op: 'fdatasync', errno: 'EIO' });
     await expect(writer.agentEvent({ type: 'unsure' })).rejects.toMatchObject({
       code: 'write_failed',
       operation: 'fdatasync',
@@ -83,11 +89,11 @@ describe('RunWriter under injected faults (spec §11.5)', () => {
 
   it('leaves at most a torn tail when a short write cannot be truncated back, and the next open repairs it (TJ-DUR-004, TJ-DUR-005)', async () => {
     const root = tempDir();
-    const faulty = new FaultyFileSystem();
-    const writer = await openRunWriter({ root, runId: 'torn', header: HEADER, fs: faulty.fs });
+    const faulty = faultyFileSystem(nodeFileSystem);
+    const writer = await openRunWriter({ root, runId: 'torn', header: HEADER, fs: faulty });
     await writer.runStart('go');
-    faulty.fail('write', { code: 'EIO', partial: 20 });
-    faulty.fail('ftruncate', { code: 'EIO' });
+    faulty.inject({ op: 'write', errno: 'EIO', torn: 20 });
+    faulty.inject({ op: 'ftruncate', errno: 'EIO' });
     await expect(writer.agentEvent({ type: 'torn' })).rejects.toMatchObject({ code: 'write_failed', errno: 'EIO' });
     await expect(writer.agentEvent({ type: 'refused' })).rejects.toMatchObject({ code: 'writer_poisoned' });
     await writer.close();
@@ -107,10 +113,10 @@ describe('RunWriter under injected faults (spec §11.5)', () => {
 
   it('fails the open when the header cannot be written, and the next open writes it into the empty file (TJ-RUN-003)', async () => {
     const root = tempDir();
-    const faulty = new FaultyFileSystem();
+    const faulty = faultyFileSystem(nodeFileSystem);
     // The first write is the lock file's; the second is the header.
-    faulty.fail('write', { code: 'ENOSPC', after: 1 });
-    await expect(openRunWriter({ root, runId: 'nohead', header: HEADER, fs: faulty.fs })).rejects.toMatchObject({
+    faulty.inject({ op: 'write', errno: 'ENOSPC', nth: 2 });
+    await expect(openRunWriter({ root, runId: 'nohead', header: HEADER, fs: faulty })).rejects.toMatchObject({
       code: 'write_failed',
       errno: 'ENOSPC',
     });

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { checkStaleState, checkStore, readRunFile, readStateDocument } from '@turnjournal/reader';
 import { describe, expect, it } from 'vitest';
 import { acquireLock, nodeFileSystem, openRunWriter, stateDocumentPath, writeStateDocument } from '../../src/index.js';
-import { FaultyFileSystem } from '../run/faulty-fs.js';
+import { faultyFileSystem } from '../support/faulty-fs.js';
 import { tempDir } from '../support/temp.js';
 
 const SESSION = 'f6d2c6d5-4a12-4cc4-bbc9-9a0c0d2b5af1';
@@ -62,9 +62,9 @@ describe('writeStateDocument: session state snapshots (spec §8)', () => {
     const root = tempDir();
     await writeStateDocument({ root, sessionId: SESSION, state: V1, clock: CLOCK });
     const before = readFileSync(stateDocumentPath(root, SESSION));
-    const faulty = new FaultyFileSystem();
-    faulty.fail('rename', { code: 'EIO' });
-    await expect(writeStateDocument({ root, sessionId: SESSION, state: V2, fs: faulty.fs })).rejects.toMatchObject({
+    const faulty = faultyFileSystem(nodeFileSystem);
+    faulty.inject({ op: 'rename', errno: 'EIO' });
+    await expect(writeStateDocument({ root, sessionId: SESSION, state: V2, fs: faulty })).rejects.toMatchObject({
       code: 'write_failed',
       operation: 'rename',
       errno: 'EIO',
@@ -72,20 +72,20 @@ describe('writeStateDocument: session state snapshots (spec §8)', () => {
     expect(readFileSync(stateDocumentPath(root, SESSION))).toEqual(before);
     expect(stateDir(root)).toEqual([`${SESSION}.json`]);
     // The same for a failed fsync of the temporary file, and for ENOSPC while writing it.
-    faulty.fail('fsync', { code: 'EIO', pathIncludes: undefined, after: 1 }); // the first fsync is the lock file's
-    await expect(writeStateDocument({ root, sessionId: SESSION, state: V2, fs: faulty.fs })).rejects.toMatchObject({
+    faulty.inject({ op: 'fsync', errno: 'EIO', nth: 2 }); // the first fsync is the lock file's
+    await expect(writeStateDocument({ root, sessionId: SESSION, state: V2, fs: faulty })).rejects.toMatchObject({
       code: 'write_failed',
       operation: 'fsync',
     });
-    faulty.fail('write', { code: 'ENOSPC', after: 1, partial: 5 }); // the first write is the lock file's
-    await expect(writeStateDocument({ root, sessionId: SESSION, state: V2, fs: faulty.fs })).rejects.toMatchObject({
+    faulty.inject({ op: 'write', errno: 'ENOSPC', nth: 2, torn: 5 }); // the first write is the lock file's
+    await expect(writeStateDocument({ root, sessionId: SESSION, state: V2, fs: faulty })).rejects.toMatchObject({
       code: 'write_failed',
       errno: 'ENOSPC',
     });
     expect(readFileSync(stateDocumentPath(root, SESSION))).toEqual(before);
     expect(stateDir(root)).toEqual([`${SESSION}.json`]);
     // The next write goes through.
-    await writeStateDocument({ root, sessionId: SESSION, state: V2, fs: faulty.fs });
+    await writeStateDocument({ root, sessionId: SESSION, state: V2, fs: faulty });
     const read = await readStateDocument(stateDocumentPath(root, SESSION));
     expect(read.status === 'valid' && read.state.invoke_seq).toBe(2);
   });

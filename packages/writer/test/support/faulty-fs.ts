@@ -53,6 +53,11 @@ export interface Fault {
    */
   readonly short?: true | ((length: number) => number);
   /**
+   * For `write` only: before the call fails, this many of the requested bytes (half of them, none of a 1-byte write,
+   * by default) really reach the file, as when a write is torn by the failure (a torn append, TJ-DUR-023).
+   */
+  readonly torn?: true | number | ((length: number) => number);
+  /**
    * Runs when the fault fires, before the call fails (awaited): lets a test act while the disturbed call is in
    * flight, e.g. queue more appends behind a failing sync.
    */
@@ -75,6 +80,12 @@ export interface FaultyFileSystem extends FileSystem {
   clear(): void;
   /** The faults that fired, in order. */
   readonly fired: readonly FiredFault[];
+  /**
+   * Runs before every call (called at once, awaited when it returns a promise), whether or not a fault disturbs it: lets
+   * a test act at an exact point (while a compaction holds the lock, before its rename) or count every call as a step.
+   * The call rejects with what it throws.
+   */
+  before: ((op: FsOperation, path: string) => void | Promise<void>) | undefined;
 }
 
 interface Armed {
@@ -97,7 +108,8 @@ function matches(pattern: string | RegExp | undefined, path: string): boolean {
 }
 
 /**
- * Wraps `base` so that planned calls fail with an errno error (ENOSPC, EIO, …) or, for writes and reads, come back short. The
+ * Wraps `base` so that planned calls fail with an errno error (ENOSPC, EIO, …), for writes after tearing part of their
+ * bytes onto the file, or, for writes and reads, come back short. The
  * plan is given at creation and can be extended with {@link FaultyFileSystem.inject}; every other call goes to `base`
  * unchanged. Used to prove what the writer does on ENOSPC/EIO (TJ-DUR-022, TJ-DUR-023), failed syncs (TJ-DUR-021) and
  * short writes (TJ-DUR-002).
@@ -124,6 +136,8 @@ export function faultyFileSystem(base: FileSystem, plan: readonly Fault[] = []):
     const call = base[op] as (...args: unknown[]) => Promise<unknown>;
     const wrapped = async (...args: unknown[]) => {
       const path = DESCRIPTOR_CALLS.has(op) ? (paths.get(args[0] as number) ?? '?') : String(args[0]);
+      const hook = fs.before?.(op, path);
+      if (hook !== undefined) await hook;
       const fault = due(op, path);
       if (fault !== undefined) {
         await fault.before?.();
@@ -131,6 +145,15 @@ export function faultyFileSystem(base: FileSystem, plan: readonly Fault[] = []):
           const length = args[3] as number;
           const want = fault.short === true ? Math.max(1, Math.floor(length / 2)) : fault.short(length);
           return call.call(base, args[0], args[1], args[2], Math.min(length, want), args[4]);
+        }
+        if (fault.torn !== undefined && op === 'write') {
+          const length = args[3] as number;
+          const torn = fault.torn;
+          const cut = Math.min(
+            length,
+            torn === true ? Math.floor(length / 2) : typeof torn === 'number' ? torn : torn(length),
+          );
+          if (cut > 0) await call.call(base, args[0], args[1], args[2], cut, args[4]);
         }
         throw errnoError(fault.errno ?? 'EIO', op, path);
       }
@@ -151,6 +174,7 @@ export function faultyFileSystem(base: FileSystem, plan: readonly Fault[] = []):
       armed = [];
     },
     fired,
+    before: undefined,
   };
   fs.inject(...plan);
   return fs;
