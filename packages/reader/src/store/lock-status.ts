@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { hostname } from 'node:os';
 
 /**
@@ -67,6 +67,9 @@ export function lockStatusOf(text: string | undefined): LockStatus {
 export function readLockStatus(file: string): LockStatus {
   let text: string;
   try {
+    // Most journals have no lock: asking first spares the error object a failed read builds (a store scan asks this
+    // of every file). A lock removed in between is still ENOENT below.
+    if (statSync(`${file}.lock`, { throwIfNoEntry: false }) === undefined) return 'none';
     text = readFileSync(`${file}.lock`, 'utf8');
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'none' : 'unproven';
@@ -77,9 +80,24 @@ export function readLockStatus(file: string): LockStatus {
 function isProcessAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (error) {
     // EPERM: the process exists but belongs to someone else.
     return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
+  return !isZombie(pid);
+}
+
+/**
+ * True when the process has exited and only waits for its parent to reap it (Linux state `Z`): `kill(pid, 0)` still
+ * succeeds for it, but it holds nothing. A writer killed under a shell that has not reaped it yet looks like this.
+ */
+function isZombie(pid: number): boolean {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return false; // no /proc (not Linux), or the process just went: the answer stands as "alive"
+  }
+  // The command name in parentheses may itself contain ") ": the state follows the last one.
+  return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'Z';
 }

@@ -1,5 +1,5 @@
-import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { currentBootId, readLockStatus } from '../../src/index.js';
@@ -27,5 +27,29 @@ describe('readLockStatus (spec §11.4)', () => {
     expect(readLockStatus(file)).toBe('live');
     writeFileSync(`${file}.lock`, JSON.stringify({ ...lock, boot_id: 'an-earlier-boot' }));
     expect(readLockStatus(file)).toBe(currentBootId() === null ? 'live' : 'stale');
+  });
+});
+
+describe('a zombie holder (spec §11.4)', () => {
+  it('counts a process that exited but was not reaped yet as dead', async () => {
+    if (!existsSync('/proc/self/stat')) return;
+    // A child that exits while this process (its parent) has not reaped it yet: node reaps on its own schedule, so
+    // use a shell that forks a short-lived grandchild and sleeps without waiting for it.
+    const shell = spawn('sh', ['-c', 'sleep 0.05 & echo $!; exec sleep 5']);
+    const pid = Number(await new Promise<string>((resolve) => shell.stdout.once('data', (d) => resolve(String(d)))));
+    try {
+      let state = '';
+      for (let i = 0; i < 100 && state !== 'Z'; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+      }
+      expect(state, 'the grandchild became a zombie').toBe('Z');
+      const file = tempFile('');
+      writeFileSync(`${file}.lock`, JSON.stringify({ pid, host: hostname(), token: 't' }));
+      expect(readLockStatus(file)).toBe('stale');
+    } finally {
+      shell.kill('SIGKILL');
+    }
   });
 });
