@@ -2,32 +2,54 @@ import { fixtureCases } from '../fixtures/fixture-cases.js';
 import type { LoadedFixtureFile } from '../fixtures/load-fixtures.js';
 import { type Requirement, RequirementsError } from './parse-requirements.js';
 
+/** One requirement in the traceability map, with what covers it (TJ-CONF-006). */
+export interface MappedRequirement extends Requirement {
+  /** Fixture files with a case citing the id. */
+  readonly fixtures: readonly string[];
+  /** Test files citing the id. */
+  readonly tests: readonly string[];
+  /**
+   * Why the requirement is verified by review rather than by a machine, when it is listed in the manual list
+   * (`spec/v1/requirements-manual.json`); absent otherwise.
+   */
+  readonly manual?: string;
+}
+
 /** The traceability map: every requirement with the fixture files that cite it, and what nothing covers yet. */
 export interface RequirementsMap {
   /** Spec version. */
   readonly spec: string;
   /** Every requirement in spec order, with the fixture files and the test files citing it. */
-  readonly requirements: readonly (Requirement & {
-    readonly fixtures: readonly string[];
-    readonly tests: readonly string[];
-  })[];
-  /** Ids of MUST-level (MUST, MUST NOT, REQUIRED, SHALL, SHALL NOT) and SHOULD-level requirements nothing cites. */
+  readonly requirements: readonly MappedRequirement[];
+  /**
+   * Ids of MUST-level (MUST, MUST NOT, REQUIRED, SHALL, SHALL NOT) and SHOULD-level requirements that no fixture or
+   * test cites and that the manual list does not justify.
+   */
   readonly uncovered: { readonly must: readonly string[]; readonly should: readonly string[] };
 }
 
-const MUST_LEVELS = new Set(['MUST', 'MUST NOT', 'REQUIRED', 'SHALL', 'SHALL NOT']);
-const SHOULD_LEVELS = new Set(['SHOULD', 'SHOULD NOT', 'RECOMMENDED']);
+/** Levels whose requirements CI refuses to leave uncovered (TJ-CONF-006). */
+export const MUST_LEVELS: ReadonlySet<string> = new Set(['MUST', 'MUST NOT', 'REQUIRED', 'SHALL', 'SHALL NOT']);
+/** Levels whose uncovered requirements are warnings (TJ-CONF-006). */
+export const SHOULD_LEVELS: ReadonlySet<string> = new Set(['SHOULD', 'SHOULD NOT', 'RECOMMENDED']);
 
 /**
  * Maps requirements to the fixture files and test files citing them. Throws {@link RequirementsError} when a fixture
  * cites an id the spec does not define, since such a citation proves nothing. Test citations of unknown ids are
- * ignored (tests use made-up ids to test the parser).
+ * ignored (tests use made-up ids to test the parser). `manual` maps ids verified by review to the reason; it throws
+ * {@link RequirementsError} on an unknown id or an empty reason, so that the list cannot silently go stale.
  */
 export function buildRequirementsMap(
   requirements: readonly Requirement[],
   fixtures: readonly LoadedFixtureFile[],
   testCitations: ReadonlyMap<string, readonly string[]> = new Map(),
+  manual: ReadonlyMap<string, string> = new Map(),
 ): RequirementsMap {
+  const known = new Set(requirements.map((r) => r.id));
+  for (const [id, reason] of manual) {
+    if (!known.has(id)) throw new RequirementsError(`the manual list names ${id}, which the spec does not define`);
+    if (reason.trim() === '') throw new RequirementsError(`the manual list gives no reason for ${id}`);
+  }
   const citing = new Map<string, Set<string>>(requirements.map((r) => [r.id, new Set<string>()]));
   for (const file of fixtures) {
     for (const fixtureCase of fixtureCases(file.content)) {
@@ -42,13 +64,19 @@ export function buildRequirementsMap(
       }
     }
   }
-  const withFixtures = requirements.map((r) => ({
-    ...r,
-    fixtures: [...(citing.get(r.id) ?? [])].sort(),
-    tests: [...(testCitations.get(r.id) ?? [])].sort(),
-  }));
-  const uncoveredAt = (levels: Set<string>) =>
-    withFixtures.filter((r) => levels.has(r.level) && r.fixtures.length === 0 && r.tests.length === 0).map((r) => r.id);
+  const withFixtures: MappedRequirement[] = requirements.map((r) => {
+    const reason = manual.get(r.id);
+    return {
+      ...r,
+      fixtures: [...(citing.get(r.id) ?? [])].sort(),
+      tests: [...(testCitations.get(r.id) ?? [])].sort(),
+      ...(reason === undefined ? {} : { manual: reason }),
+    };
+  });
+  const uncoveredAt = (levels: ReadonlySet<string>) =>
+    withFixtures
+      .filter((r) => levels.has(r.level) && r.fixtures.length === 0 && r.tests.length === 0 && r.manual === undefined)
+      .map((r) => r.id);
   return {
     spec: 'v1',
     requirements: withFixtures,

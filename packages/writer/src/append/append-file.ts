@@ -128,6 +128,10 @@ export class AppendFile {
       } else {
         tornTail = await repairTornTail(fs, path, openFd);
         size = tornTail === null ? (await attempt(path, 'fstat', () => fs.fstat(openFd))).size : tornTail.offset;
+        // What is in the file may not be durable yet: a writer that died between a write and its sync, or whose sync
+        // failed, left bytes only in the page cache. Sync before anything read from them is trusted (a retried submit
+        // answered "already written", a seq continued), or a power loss could take back what that answer promised.
+        if (tornTail === null && size > 0) await attempt(path, 'fsync', () => fs.fsync(openFd));
       }
       return new AppendFile(path, options, fs, lock, openFd, size, { created, tookOverLock: lock.tookOver, tornTail });
     } catch (error) {

@@ -4,6 +4,8 @@ import { WriterError } from '../errors.js';
 export const DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024;
 
 const LINE_SEPARATORS = /[\u2028\u2029]/g;
+/** Cheap pre-check: an integer beyond ±(2^53-1) prints with at least 16 digits, or with an exponent `e+`. */
+const MAYBE_UNSAFE_INTEGER = /\d{16}|e\+/;
 const encoder = new TextEncoder();
 
 /**
@@ -28,6 +30,7 @@ export function encodeRecord(record: unknown, maxLineBytes: number = DEFAULT_MAX
   }
   if (json === undefined || json[0] !== '{')
     throw new WriterError('invalid_record', 'the record does not serialise to a JSON object (does it define toJSON?)');
+  if (MAYBE_UNSAFE_INTEGER.test(json)) rejectUnsafeIntegers(record);
   const bytes = encoder.encode(`${json.replace(LINE_SEPARATORS, escapeSeparator)}\n`);
   if (bytes.length - 1 > maxLineBytes)
     throw new WriterError(
@@ -35,6 +38,22 @@ export function encodeRecord(record: unknown, maxLineBytes: number = DEFAULT_MAX
       `the record is ${bytes.length - 1} bytes long, over the line-size limit of ${maxLineBytes} bytes`,
     );
   return bytes;
+}
+
+/**
+ * Throws `invalid_record` when the record holds an integer outside -(2^53-1)..2^53-1 (TJ-FRAME-035): readers in other
+ * languages would parse a different value from the digits `JSON.stringify` prints. Only called when the JSON text
+ * could hold one, so the common record pays for a regular-expression scan only.
+ */
+function rejectUnsafeIntegers(record: object): void {
+  JSON.stringify(record, (key, value: unknown) => {
+    if (typeof value === 'number' && Number.isInteger(value) && !Number.isSafeInteger(value))
+      throw new WriterError(
+        'invalid_record',
+        `member "${key}" holds ${value}, an integer outside ±(2^53-1) that readers cannot represent exactly (TJ-FRAME-035)`,
+      );
+    return value;
+  });
 }
 
 function escapeSeparator(character: string): string {

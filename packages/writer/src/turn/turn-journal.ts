@@ -244,6 +244,12 @@ export class TurnJournal {
       // attempt's record is durable, nor write a second one if that attempt fails.
       for (let inFlight = this.#submitting.get(turnId); inFlight !== undefined; inFlight = this.#submitting.get(turnId))
         await inFlight.catch(() => undefined);
+      if (this.#table.isRemoved(turnId))
+        throw new WriterError(
+          'turn_id_conflict',
+          `turn ${turnId} was removed by a retention sweep; its id cannot name a new turn, because readers drop every record of it`,
+          this.path,
+        );
       const known = this.#table.get(turnId);
       if (known !== undefined) return { kind: 'retried', result: this.#retried(turnId, known, digest) } as const;
       const record = this.#submittedRecord(turnId, input);

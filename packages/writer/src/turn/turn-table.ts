@@ -43,6 +43,8 @@ export function foldState(state: TurnEventName | null, event: TurnEventName): Tu
  */
 export class TurnTable {
   readonly #turns = new Map<string, KnownTurn>();
+  /** Turn ids a `compacted` record lists as removed: readers drop every record of them (spec §10.2). */
+  readonly #removed = new Set<string>();
 
   /** The turn, if known. */
   get(turnId: string): KnownTurn | undefined {
@@ -58,7 +60,12 @@ export class TurnTable {
   add(event: string, value: Readonly<Record<string, unknown>>): void {
     if (event === 'compacted') {
       const removed = value.removed_turn_ids;
-      if (Array.isArray(removed)) for (const id of removed) if (typeof id === 'string') this.#turns.delete(id);
+      if (Array.isArray(removed))
+        for (const id of removed)
+          if (typeof id === 'string') {
+            this.#turns.delete(id);
+            this.#removed.add(id);
+          }
       return;
     }
     if (!(event in TURN_RANK) || typeof value.turn_id !== 'string') return;
@@ -74,6 +81,11 @@ export class TurnTable {
       const streamId = value.stream_id;
       turn.streamId = typeof streamId === 'string' || streamId === null ? streamId : undefined;
     }
+  }
+
+  /** True when a retention sweep removed the turn: a record of it would be dropped by every reader. */
+  isRemoved(turnId: string): boolean {
+    return this.#removed.has(turnId);
   }
 
   /** Inserts a turn the writer is submitting. */
