@@ -24,6 +24,9 @@ export default defineConfig({
   resolve: { alias: sourceAliases() },
   test: {
     globalSetup: ['scripts/vitest-global-setup.ts'],
+    // Many tests start the CLI or child processes (hundreds of ms each on a loaded 2-core machine): a generous
+    // per-test limit keeps them from flaking; speed is measured by `pnpm bench`, never by test timeouts.
+    testTimeout: 30_000,
     projects: packages.map((name) => ({
       extends: true,
       test: { name, include: [`packages/${name}/test/**/*.test.ts`] },
