@@ -1,0 +1,1489 @@
+#!/usr/bin/env python3
+"""A turnjournal v1 reader in plain Python 3 (standard library only), speaking the
+conformance kit's adapter protocol (spec §17.3) on stdin/stdout.
+
+It is an example, written from spec/v1/spec.md, that proves a non-TypeScript
+implementation can be checked by the conformance kit. Run it as an adapter:
+
+    turnjournal conformance --adapter "python3 examples/python-adapter/adapter.py" --tier reader
+
+or import it and call ``read_store(paths, mode, audit)``.
+
+Record validation uses spec/v1/schema.json through a small JSON Schema validator
+for the subset of keywords that schema uses (type, required, properties,
+patternProperties, const, enum, minLength, minimum, items, anyOf, allOf, not,
+if/then/else, local $ref). Set TJ_SCHEMA to point at another copy of schema.json.
+"""
+
+import json
+import os
+import re
+import socket
+import sys
+
+NAME = "turnjournal-python-example"
+VERSION = "0.1.0"
+PROTOCOL = 1
+
+LINE_LIMIT = 16 * 1024 * 1024  # TJ-FRAME-031
+DOCUMENT_LIMIT = 64 * 1024 * 1024  # TJ-STATE-003
+CHUNK = 1024 * 1024
+BOM = b"\xef\xbb\xbf"
+JSON_WS = b" \t\r\n"
+
+# ---------------------------------------------------------------------------
+# JSON Schema subset (spec/v1/schema.json)
+# ---------------------------------------------------------------------------
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+SCHEMA_PATH = os.environ.get("TJ_SCHEMA") or os.path.join(_HERE, "..", "..", "spec", "v1", "schema.json")
+_SCHEMA = None
+
+
+def schema():
+    global _SCHEMA
+    if _SCHEMA is None:
+        with open(SCHEMA_PATH, "rb") as f:
+            _SCHEMA = json.loads(f.read().decode("utf-8"))
+    return _SCHEMA
+
+
+def is_number(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def is_integer(v):
+    # Spec §4.6: an integer is a number with no fractional part; 1.0 is the integer 1.
+    if isinstance(v, bool):
+        return False
+    if isinstance(v, int):
+        return True
+    return isinstance(v, float) and v == v and v not in (float("inf"), float("-inf")) and v.is_integer()
+
+
+def _type_ok(v, t):
+    if t == "object":
+        return isinstance(v, dict)
+    if t == "array":
+        return isinstance(v, list)
+    if t == "string":
+        return isinstance(v, str)
+    if t == "number":
+        return is_number(v)
+    if t == "integer":
+        return is_integer(v)
+    if t == "boolean":
+        return isinstance(v, bool)
+    if t == "null":
+        return v is None
+    raise ValueError("unsupported schema type " + t)
+
+
+def json_equal(a, b):
+    """Equality of JSON values (spec §4.6): numbers by value, objects in any order."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if is_number(a) and is_number(b):
+        return a == b
+    if isinstance(a, str) and isinstance(b, str):
+        return a == b
+    if a is None or b is None:
+        return a is None and b is None
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
+    return False
+
+
+def valid(value, s):
+    """True when ``value`` satisfies schema ``s`` (the subset schema.json uses)."""
+    if s is True:
+        return True
+    if s is False:
+        return False
+    if "$ref" in s:
+        ref = s["$ref"]
+        if not ref.startswith("#/$defs/"):
+            raise ValueError("unsupported $ref " + ref)
+        if not valid(value, schema()["$defs"][ref[len("#/$defs/"):]]):
+            return False
+    t = s.get("type")
+    if t is not None:
+        types = t if isinstance(t, list) else [t]
+        if not any(_type_ok(value, x) for x in types):
+            return False
+    if "const" in s and not json_equal(value, s["const"]):
+        return False
+    if "enum" in s and not any(json_equal(value, e) for e in s["enum"]):
+        return False
+    if isinstance(value, str) and "minLength" in s:
+        # JSON Schema counts code points; JSON strings may hold lone surrogates, each one unit.
+        if len(value) < s["minLength"]:
+            return False
+    if is_number(value) and "minimum" in s and value < s["minimum"]:
+        return False
+    if isinstance(value, dict):
+        for key in s.get("required", ()):
+            if key not in value:
+                return False
+        for key, sub in s.get("properties", {}).items():
+            if key in value and not valid(value[key], sub):
+                return False
+        for pattern, sub in s.get("patternProperties", {}).items():
+            rx = re.compile(pattern)
+            for key, v in value.items():
+                if rx.search(key) and not valid(v, sub):
+                    return False
+    if isinstance(value, list) and "items" in s:
+        if not all(valid(v, s["items"]) for v in value):
+            return False
+    if "allOf" in s and not all(valid(value, sub) for sub in s["allOf"]):
+        return False
+    if "anyOf" in s and not any(valid(value, sub) for sub in s["anyOf"]):
+        return False
+    if "oneOf" in s and sum(1 for sub in s["oneOf"] if valid(value, sub)) != 1:
+        return False
+    if "not" in s and valid(value, s["not"]):
+        return False
+    if "if" in s:
+        if valid(value, s["if"]):
+            if "then" in s and not valid(value, s["then"]):
+                return False
+        elif "else" in s and not valid(value, s["else"]):
+            return False
+    return True
+
+
+def valid_def(value, name):
+    return valid(value, {"$ref": "#/$defs/" + name})
+
+
+# ---------------------------------------------------------------------------
+# Families and record types (spec §4.1, §5-§8)
+# ---------------------------------------------------------------------------
+
+TURN_DEFS = {
+    "submitted": "TurnSubmitted",
+    "worker_started": "TurnWorkerStarted",
+    "assistant_started": "TurnAssistantStarted",
+    "completed": "TurnCompleted",
+    "interrupted": "TurnInterrupted",
+    "compacted": "TurnCompacted",
+}
+RUN_DEFS = {
+    "header": "RunHeader",
+    "run.start": "RunStart",
+    "run.context": "RunContext",
+    "agent.event": "RunAgentEvent",
+    "tool.output": "RunToolOutput",
+    "llm.request": "RunLlmRequest",
+    "llm.response": "RunLlmResponse",
+    "run.status": "RunStatus",
+    "run.error": "RunError",
+    "run.end": "RunEnd",
+}
+EVENT_DEFS = {
+    "message_append": "EventMessageAppend",
+    "message_edit": "EventMessageEdit",
+    "undo": "EventUndo",
+    "checkpoint": "EventCheckpoint",
+    "chat.started": "EventChatStarted",
+    "assistant.segment.started": "EventAssistantSegmentStarted",
+    "chat.delta": "EventChatDelta",
+    "tool.start": "EventToolStart",
+    "tool.end": "EventToolEnd",
+    "tool.result": "EventToolResult",
+    "chat.done": "EventChatDone",
+    "chat.error": "EventChatError",
+    "chat.cancelled": "EventChatCancelled",
+    "delivery.ack": "EventDeliveryAck",
+}
+ENVELOPES = {"turn": "TurnEnvelope", "event": "EventEnvelope", "run": "RunEnvelope"}
+EXTENSION = re.compile(r"^x\.[A-Za-z0-9_-]+\.[A-Za-z0-9_.-]+$")
+IDENTIFIER = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
+RANK = {"submitted": 0, "worker_started": 1, "assistant_started": 2, "completed": 3, "interrupted": 3}
+FINISHING = ("chat.done", "chat.error", "chat.cancelled")
+
+
+def valid_identifier(s):
+    """Spec §4.3. ``$`` in Python regexes matches before a final LF, so use fullmatch."""
+    return isinstance(s, str) and IDENTIFIER.fullmatch(s) is not None and s not in (".", "..")
+
+
+def classify(obj):
+    """Spec §4.1: (family, type); family is turn|event|run|state|None|'bad' (rule 7)."""
+    has_type = "type" in obj
+    has_event = "event" in obj
+    if not has_type and has_event and isinstance(obj["event"], str):
+        return "turn", obj["event"]
+    if not has_type and not has_event and "schema_version" in obj:
+        return "state", None
+    if has_type and isinstance(obj["type"], str):
+        t = obj["type"]
+        if t in RUN_DEFS:
+            return "run", t
+        if t in EVENT_DEFS:
+            return "event", t
+        if "run_id" in obj:
+            return "run", t
+        if "seq" in obj:
+            return "event", t
+        return None, t
+    if not has_type and not has_event:
+        return None, None
+    return "bad", None
+
+
+# ---------------------------------------------------------------------------
+# Findings
+# ---------------------------------------------------------------------------
+
+
+class StrictFailure(Exception):
+    """Raised in strict mode at the first damaged line or invalid record (TJ-FRAME-022/023)."""
+
+    def __init__(self, finding):
+        super().__init__("%s in %s line %s at byte %s" % (
+            finding["code"], finding.get("file"), finding.get("line"), finding.get("offset")))
+        self.finding = finding
+
+
+class Findings:
+    def __init__(self):
+        self.items = []
+
+    def add(self, code, file=None, line=None, offset=None, turn_id=None, **extra):
+        f = {"code": code}
+        if file is not None:
+            f["file"] = file
+        if line is not None:
+            f["line"] = line
+        if offset is not None:
+            f["offset"] = offset
+        if turn_id is not None:
+            f["turn_id"] = turn_id
+        f.update(extra)
+        self.items.append(f)
+        return f
+
+
+# ---------------------------------------------------------------------------
+# Framing (spec §3)
+# ---------------------------------------------------------------------------
+
+
+def _parse_object(data):
+    """bytes -> dict, or None when not valid UTF-8 / not JSON / not an object."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    try:
+        value = json.loads(text, parse_constant=_reject_constant)
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _reject_constant(name):
+    raise ValueError("not JSON: " + name)
+
+
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+# An object that starts with {" starts with a member name and a colon: a cheap, exact filter of candidates (a failed
+# parse is costly, because JSONDecodeError counts the lines before its position).
+_MEMBER_START = re.compile(r'\{"(?:[^"\\\x00-\x1f]|\\.)*"[ \t\r\n]*:')
+
+
+class _Line(str):
+    """A line's text whose JSONDecodeError costs O(1): the error counts LFs before its position, and a line has none."""
+
+    def count(self, *args):
+        return 0
+
+    def rfind(self, *args):
+        return -1
+
+
+def _salvage(data, start):
+    """TJ-FRAME-025: the smallest p >= max(start, 1) where data[p:] starts with {" and parses as one JSON object.
+
+    Returns (p, object) or (None, None). Each candidate suffix ends where the line ends, so a line whose end is not a
+    closing brace has none; once one suffix decodes as UTF-8 every later candidate does too ({ is ASCII, so always at
+    a character boundary), and the rest is searched in that decoded text without re-decoding.
+    """
+    if not data.rstrip(JSON_WS).endswith(b"}"):
+        return None, None
+    p = max(start, 1)
+    while True:
+        p = data.find(b'{"', p)
+        if p < 0:
+            return None, None
+        try:
+            text = data[p:].decode("utf-8")
+            break
+        except UnicodeDecodeError:
+            p += 1
+    text = _Line(text)
+    i = 0
+    while i >= 0:
+        if not _MEMBER_START.match(text, i):
+            i = text.find('{"', i + 1)
+            continue
+        try:
+            value, end = _DECODER.raw_decode(text, i)
+            if isinstance(value, dict) and text[end:].strip(" \t\r\n") == "":
+                return p + len(text[:i].encode("utf-8", "surrogatepass")), value
+        except (ValueError, RecursionError):
+            pass
+        i = text.find('{"', i + 1)
+    return None, None
+
+
+def iter_lines(path):
+    """Yield (line_no, offset, bytes_or_None, length) for committed lines, then ('torn', offset, length).
+
+    Streams the file in chunks; a line over LINE_LIMIT is yielded with bytes None and never buffered whole.
+    """
+    line_no = 0
+    offset = 0  # offset of the current line's first byte
+    buf = bytearray()
+    skipping = False  # current line is over the limit
+    skipped = 0
+    with open(path, "rb") as f:
+        while True:
+            chunk = f.read(CHUNK)
+            if not chunk:
+                break
+            pos = 0
+            while pos < len(chunk):
+                nl = chunk.find(b"\n", pos)
+                piece = chunk[pos:] if nl < 0 else chunk[pos:nl]
+                if skipping:
+                    skipped += len(piece)
+                else:
+                    buf += piece
+                    if len(buf) > LINE_LIMIT:
+                        skipping, skipped = True, len(buf)
+                        buf = bytearray()
+                if nl < 0:
+                    break
+                line_no += 1
+                length = skipped if skipping else len(buf)
+                yield ("line", line_no, offset, None if skipping else bytes(buf), length)
+                offset += length + 1
+                buf = bytearray()
+                skipping, skipped = False, 0
+                pos = nl + 1
+    rest = skipped if skipping else len(buf)
+    if rest > 0:
+        yield ("torn", offset, rest)
+
+
+def read_jsonl(path, mode, findings, on_record):
+    """Frame one JSONL file; call on_record(obj, line_no, offset, raw) for every parsed object.
+
+    Returns True when the file was read to the end, False when prefix mode stopped it.
+    """
+    for item in iter_lines(path):
+        if item[0] == "torn":
+            findings.add("torn_tail", path, offset=item[1], length=item[2])  # TJ-FRAME-004
+            continue
+        _, line_no, offset, data, length = item
+        if data is None:
+            f = findings.add("oversized_line", path, line_no, offset, length=length)
+            if mode == "strict":
+                raise StrictFailure(f)
+            if mode == "prefix":
+                return False
+            continue
+        start = 0
+        if line_no == 1 and data.startswith(BOM):  # TJ-FRAME-012
+            start = 3
+        if data.endswith(b"\r"):  # TJ-FRAME-013: one CR before LF
+            data = data[:-1]
+        body = data[start:]
+        if body.strip(JSON_WS) == b"":  # TJ-FRAME-014
+            findings.add("blank_line", path, line_no, offset)
+            continue
+        nul = body.find(b"\x00")
+        if nul >= 0:  # TJ-FRAME-028
+            run_end = nul
+            while run_end < len(body) and body[run_end] == 0:
+                run_end += 1
+            f = findings.add("zero_filled_region", path, line_no, offset, nul_offset=offset + start + nul,
+                             nul_length=run_end - nul)
+            if mode == "strict":
+                raise StrictFailure(f)
+            if mode == "prefix":
+                return False
+            p, obj = _salvage(body, body.rfind(b"\x00") + 1)  # TJ-FRAME-029
+            if obj is not None:
+                on_record(obj, line_no, offset, body[p:])
+            continue
+        obj = _parse_object(body)
+        if obj is not None:
+            on_record(obj, line_no, offset, body)
+            continue
+        # Damage (TJ-FRAME-015); salvage only in tolerant mode (§3.5).
+        if mode == "tolerant":
+            p, obj = _salvage(body, 1)
+            if obj is not None:
+                findings.add("glued_record", path, line_no, offset, head_length=p)  # TJ-FRAME-026
+                on_record(obj, line_no, offset, body[p:])
+                continue
+        f = findings.add("malformed_line", path, line_no, offset)
+        if mode == "strict":
+            raise StrictFailure(f)
+        if mode == "prefix":
+            return False
+    return True
+
+
+# ---------------------------------------------------------------------------
+# Store discovery (spec §4.2, §4.4, §4.5)
+# ---------------------------------------------------------------------------
+
+RESERVED = [
+    re.compile(r".*\.lock"),
+    re.compile(r".*\.lock\.takeover"),
+    re.compile(r"\.turnjournal-sweep\.lock"),
+    re.compile(r"\..+\.tmp"),
+    re.compile(r".+\.[0-9]+\.torn"),
+]
+DAY_DIRS = re.compile(r"^[0-9]+/[0-9]+/[0-9]+$")
+
+
+def is_reserved(name):
+    return any(rx.fullmatch(name) for rx in RESERVED)
+
+
+def layout_hint(path):
+    parts = path.split(os.sep)
+    name = parts[-1]
+    if len(parts) >= 2 and parts[-2] == "_turn_journal":
+        return "turn"
+    if name == "events.jsonl":
+        return "event"
+    if len(parts) >= 5 and parts[-5] == "sessions" and DAY_DIRS.match("/".join(parts[-4:-1])):
+        return "run"
+    return None
+
+
+def discover(paths, findings):
+    """Expand the paths into (kind, path): kind 'jsonl' or 'state'."""
+    out = []
+    for given in paths:
+        given = os.path.abspath(given)
+        if os.path.isdir(given):
+            for dirpath, dirnames, filenames in os.walk(given):
+                dirnames.sort()
+                for name in sorted(filenames):
+                    full = os.path.join(dirpath, name)
+                    if is_reserved(name) or not os.path.isfile(full):
+                        continue  # TJ-FAM-020
+                    if name.endswith(".jsonl"):
+                        out.append(("jsonl", full))
+                        if os.path.basename(dirpath) == "_turn_journal" and "~" in name:
+                            shard = name[: -len(".jsonl")].split("~", 1)[1]
+                            if not valid_identifier(shard):
+                                findings.add("unrecognised_file", full, reason="shard name is not an identifier")
+                    elif name.endswith(".json"):
+                        if os.path.basename(dirpath) == "state":
+                            out.append(("state", full))
+                        else:
+                            findings.add("unrecognised_file", full)  # TJ-FAM-008
+        elif given.endswith(".json"):
+            out.append(("state", given))
+        else:
+            out.append(("jsonl", given))
+    # One order for every reader: by full path (the order findings of duplicates depend on).
+    out.sort(key=lambda item: item[1])
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Reading one JSONL file: classification, version, validation (§4, §9)
+# ---------------------------------------------------------------------------
+
+
+class JournalFile:
+    def __init__(self, path):
+        self.path = path
+        self.family = None  # decided by the first record of a family, else the layout hint
+        self.mixed_reported = False
+        self.records = []  # accepted records of the file's family: dicts with obj, type, line, offset, raw
+        self.unsupported_file = False
+        self.header_checked = False
+        self.damage_lines = []  # lines yielding malformed_line/zero_filled_region/oversized_line/invalid_record
+        self.strict_failure = None  # the finding a strict-mode read of this file stopped at
+        self.accepted_seqs = []  # event family: seqs of the records the fold accepted, in file order
+        self.routed = False  # some record of the file's family reached the fold (accepted or not)
+
+
+def read_journal_file(path, mode, findings):
+    jf = JournalFile(path)
+    mark = len(findings.items)
+
+    def invalid(line_no, offset, reason):
+        f = findings.add("invalid_record", path, line_no, offset, reason=reason)
+        if mode == "strict":
+            raise StrictFailure(f)
+
+    def on_record(obj, line_no, offset, raw):
+        family, rtype = classify(obj)
+        if jf.unsupported_file and family != "run" and family in ("turn", "event", "state"):
+            _mixed(line_no, offset)
+            return
+        if jf.unsupported_file:
+            return  # TJ-COMPAT-012: records after a header of another version are not judged by v1 rules
+        if family == "bad":  # rule 7, TJ-FAM-023
+            invalid(line_no, offset, "discriminator is not a string")
+            return
+        if family is None:
+            if rtype is None or not EXTENSION.match(rtype):
+                findings.add("unknown_record", path, line_no, offset)  # TJ-FAM-002
+            return
+        if family == "state":
+            _mixed(line_no, offset)  # TJ-FAM-009: a JSONL file is never a state document
+            return
+        if jf.family is None:
+            jf.family = family
+        elif family != jf.family:
+            _mixed(line_no, offset)  # TJ-FAM-006/007
+            return
+        jf.routed = True
+        if jf.unsupported_file:
+            return  # TJ-COMPAT-012
+        # Versions before types (TJ-COMPAT-014).
+        if family == "turn":
+            if "version" not in obj or not is_integer(obj["version"]):
+                invalid(line_no, offset, "version missing or not an integer")  # TJ-COMPAT-013
+                return
+            if obj["version"] != 1:
+                findings.add("unsupported_version", path, line_no, offset)  # TJ-COMPAT-011
+                return
+        elif family == "event":
+            if "version" in obj:
+                if not is_integer(obj["version"]):
+                    invalid(line_no, offset, "version not an integer")
+                    return
+                if obj["version"] != 1:
+                    findings.add("unsupported_version", path, line_no, offset)
+                    return
+        elif family == "run" and rtype == "header":
+            sv = obj.get("schema_version")
+            if "schema_version" in obj and not is_integer(sv):
+                invalid(line_no, offset, "schema_version not an integer")
+                return
+            if is_integer(sv) and sv != 1 and jf.family == "run" and not jf.records:
+                jf.unsupported_file = True
+                findings.add("unsupported_version", path, line_no, offset)
+                return
+        defs = {"turn": TURN_DEFS, "event": EVENT_DEFS, "run": RUN_DEFS}[family]
+        if rtype in defs:
+            if not valid_def(obj, defs[rtype]):
+                invalid(line_no, offset, "fails $defs/" + defs[rtype])  # TJ-COMPAT-017
+                return
+            jf.records.append({"obj": obj, "type": rtype, "line": line_no, "offset": offset, "raw": raw})
+            return
+        if not valid_def(obj, ENVELOPES[family]):
+            invalid(line_no, offset, "fails $defs/" + ENVELOPES[family])
+            return
+        if not EXTENSION.match(rtype):
+            findings.add("unknown_record", path, line_no, offset)  # TJ-COMPAT-005
+        # Unknown and extension records stay for the event-log seq checks (§6.5) and run ordering.
+        jf.records.append({"obj": obj, "type": rtype, "line": line_no, "offset": offset, "raw": raw, "unknown": True})
+
+    def _mixed(line_no, offset):
+        if not jf.mixed_reported:
+            jf.mixed_reported = True
+            findings.add("mixed_families", path, line_no, offset)
+
+    try:
+        read_jsonl(path, mode, findings, on_record)
+    except StrictFailure as failure:
+        # A strict read of this file failed: the file yields nothing but the failure (TJ-FRAME-022/023).
+        jf.strict_failure = failure.finding
+        del findings.items[mark:]
+        findings.items.append(failure.finding)
+        jf.records = []
+        jf.family = None
+        jf.routed = False
+        jf.damage_lines = []
+    if jf.family is None:
+        jf.family = layout_hint(path)
+        if jf.family is None:
+            findings.add("unrecognised_file", path)  # TJ-FAM-005
+    for f in findings.items[mark:]:
+        if f.get("file") == path and f["code"] in ("malformed_line", "zero_filled_region", "oversized_line",
+                                                   "invalid_record") \
+                and "line" in f:
+            jf.damage_lines.append(f["line"])
+    return jf
+
+
+# ---------------------------------------------------------------------------
+# Turn derivation (spec §10)
+# ---------------------------------------------------------------------------
+
+
+def canonical(value):
+    """A string equal for JSON values that are equal (§4.6)."""
+    if isinstance(value, bool) or value is None:
+        return json.dumps(value)
+    if is_number(value):
+        if isinstance(value, float) and value.is_integer() and abs(value) < 1e300:
+            return str(int(value))
+        if isinstance(value, float):
+            return repr(value)
+        return str(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=True)
+    if isinstance(value, list):
+        return "[" + ",".join(canonical(v) for v in value) + "]"
+    return "{" + ",".join(json.dumps(k, ensure_ascii=True) + ":" + canonical(value[k]) for k in sorted(value)) + "}"
+
+
+def turn_session_id(path):
+    name = os.path.basename(path)
+    if name.endswith(".jsonl"):
+        name = name[: -len(".jsonl")]
+    return name.split("~", 1)[0]
+
+
+def derive_sessions(turn_files, findings):
+    """Group turn files into sessions (TJ-FAM-016) and fold each (§10.2). Returns {sid: {tid: turn}}."""
+    sessions = {}
+    for jf in turn_files:
+        sid = turn_session_id(jf.path)
+        if not valid_identifier(sid):
+            findings.add("invalid_session_id", jf.path)  # TJ-FAM-012
+        sessions.setdefault(sid, []).append(jf)
+    derived = {}
+    for sid in sorted(sessions):
+        derived[sid] = fold_session(sid, sessions[sid], findings)
+    # A session is listed once a record of the turn family was read for it, even when none was accepted.
+    listed = {turn_session_id(jf.path) for jf in turn_files if jf.routed}
+    return derived, listed
+
+
+def fold_session(sid, files, findings):
+    removed = set()
+    items = []  # (jf, record)
+    for jf in files:
+        for rec in jf.records:
+            obj = rec["obj"]
+            rsid = obj.get("session_id")
+            if isinstance(rsid, str) and not rec.get("unknown"):
+                if not valid_identifier(rsid):
+                    findings.add("invalid_session_id", jf.path, rec["line"], rec["offset"])  # TJ-FAM-012
+                elif rsid != sid:
+                    findings.add("session_mismatch", jf.path, rec["line"], rec["offset"])  # TJ-FAM-018
+            if rec.get("unknown"):
+                continue
+            if rec["type"] == "compacted":
+                ids = obj.get("removed_turn_ids")
+                if isinstance(ids, list):
+                    removed.update(i for i in ids if isinstance(i, str))
+                continue
+            items.append((jf, rec))
+    items = [(jf, rec) for jf, rec in items if rec["obj"]["turn_id"] not in removed]  # TJ-DERIVE-006
+
+    # event_after_terminal: line order within one file (TJ-DERIVE-009).
+    for jf in files:
+        terminal_seen = set()
+        for rec in jf.records:
+            if rec.get("unknown") or rec["type"] == "compacted":
+                continue
+            tid = rec["obj"]["turn_id"]
+            if tid in removed:
+                continue
+            if RANK[rec["type"]] == 3:
+                terminal_seen.add(tid)
+            elif tid in terminal_seen:
+                findings.add("event_after_terminal", jf.path, rec["line"], rec["offset"], turn_id=tid)
+
+    turns = {}
+    for jf, rec in items:
+        tid = rec["obj"]["turn_id"]
+        turn = turns.setdefault(tid, {"events": {}, "files": [], "seen": {}})
+        if jf.path not in turn["files"]:
+            turn["files"].append(jf.path)
+        key = canonical(rec["obj"])
+        if key in turn["seen"]:
+            findings.add("duplicate_event", jf.path, rec["line"], rec["offset"], turn_id=tid)  # TJ-DERIVE-011
+            continue
+        turn["seen"][key] = True
+        same_name = turn["events"].setdefault(rec["type"], [])
+        if same_name:
+            # A second, different record of one event name (TJ-DERIVE-013), reported where it is met in read order.
+            findings.add("conflicting_duplicate", jf.path, rec["line"], rec["offset"], turn_id=tid)
+        same_name.append((rec["raw"], jf.path, rec))
+
+    out = {}
+    for tid in sorted(turns):  # TJ-DERIVE-007 (code point order: Python compares str by code point)
+        turn = turns[tid]
+        events = turn["events"]
+        reps = {}
+        for name, recs in events.items():
+            reps[name] = min(recs, key=lambda r: r[0])  # TJ-DERIVE-013: smallest raw bytes
+        rank = max(RANK[name] for name in events)
+        if rank < 3:
+            state = [n for n in events if RANK[n] == rank][0]
+        else:
+            state = "completed" if "completed" in events else "interrupted"
+            if "completed" in events and "interrupted" in events:
+                findings.add("terminal_conflict", turn_id=tid)  # TJ-DERIVE-010: a session-level finding
+        orphan = "submitted" not in events
+        first_file = reps["submitted"][1] if not orphan else turn["files"][0]
+        if orphan:
+            findings.add("orphan_turn", turn_id=tid)  # TJ-DERIVE-012: a session-level finding
+        out[tid] = {"turn_id": tid, "session_id": sid, "state": state, "orphan": orphan,
+                    "file": first_file, "files": list(turn["files"])}
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Event logs (spec §6.5, §15)
+# ---------------------------------------------------------------------------
+
+
+def fold_event_log(jf, findings):
+    path = jf.path
+    messages = []
+    accepted = set()
+    last = None
+    runs = []  # request ids in chat.started order
+    run_line = {}
+    finished = set()
+    acked = set()
+    segment = None  # dict(request_id, message_id, text) of the open segment candidate
+    for rec in jf.records:
+        obj = rec["obj"]
+        seq = obj.get("seq")
+        if last is not None and seq <= last:  # TJ-EVENT-013/014
+            code = "seq_duplicate" if seq in accepted else "seq_regression"
+            findings.add(code, path, rec["line"], rec["offset"])
+            continue
+        if last is not None and seq > last + 1:
+            findings.add("seq_gap", path, rec["line"], rec["offset"])  # TJ-EVENT-015
+        accepted.add(seq)
+        jf.accepted_seqs.append(seq)
+        last = seq
+        if rec.get("unknown"):
+            continue
+        t = rec["type"]
+        payload = obj.get("payload")
+        if t == "message_append":
+            messages.append(payload["message"])
+        elif t == "message_edit":
+            if "index" in payload and "message" in payload:
+                i = int(payload["index"])
+                if i < len(messages):
+                    messages[i] = payload["message"]
+                else:
+                    findings.add("inapplicable_event", path, rec["line"], rec["offset"])
+            else:
+                messages = list(payload["messages"])
+        elif t == "undo":
+            n = int(payload.get("n", 1)) if isinstance(payload, dict) else 1
+            if n > len(messages):
+                messages = []
+                findings.add("inapplicable_event", path, rec["line"], rec["offset"])
+            else:
+                del messages[len(messages) - n:]
+        elif t == "checkpoint":
+            messages = list(payload["messages"])
+        if t in ("message_append", "message_edit", "undo", "tool.start"):
+            segment = None
+        if t == "chat.started":
+            rid = payload["request_id"]
+            if rid not in run_line:
+                runs.append(rid)
+                run_line[rid] = (rec["line"], rec["offset"])
+            segment = None
+        elif t in FINISHING:
+            finished.add(payload["request_id"])
+        elif t == "delivery.ack":
+            acked.add(payload["request_id"])
+        elif t == "assistant.segment.started":
+            segment = {"request_id": payload["request_id"], "message_id": payload["message_id"], "text": ""}
+        elif t == "chat.delta" and segment is not None and payload["message_id"] == segment["message_id"]:
+            segment["text"] += payload["text"]
+    active = runs[-1] if runs and runs[-1] not in finished else None
+    for rid in runs:
+        if rid not in finished and rid != active:
+            line, offset = run_line[rid]
+            findings.add("abandoned_run", path, line, offset)  # TJ-REPLAY-010
+    overlay = segment["text"] if segment is not None and active is not None \
+        and segment["request_id"] == active else None
+    return {
+        "last_seq": last,
+        "messages": messages,
+        "active_request_id": active,
+        "overlay": overlay,
+        "undelivered": [rid for rid in runs if rid in finished and rid not in acked],
+    }
+
+
+def replay(path, after):
+    """Spec §15.4: the seqs a client holding every record up to ``after`` receives, or why it gets a snapshot."""
+    if not is_integer(after) or after < -1:
+        raise ValueError("after must be an integer >= -1")
+    findings = Findings()
+    jf = read_journal_file(path, "tolerant", findings)
+    if jf.family != "event":
+        raise ValueError("not an event log: " + path)
+    state = fold_event_log(jf, findings)
+    last = state["last_seq"]
+    first = jf.accepted_seqs[0] if jf.accepted_seqs else None
+    if after > (last if last is not None else -1):
+        return {"reason": "ahead"}  # TJ-REPLAY-014
+    if first is not None and after + 1 < first:
+        return {"reason": "compacted"}  # TJ-REPLAY-013
+    return {"seqs": [seq for seq in jf.accepted_seqs if seq > after]}  # TJ-REPLAY-012
+
+
+# ---------------------------------------------------------------------------
+# Runs (spec §7, §16)
+# ---------------------------------------------------------------------------
+
+
+def fold_run(jf, findings):
+    path = jf.path
+    if layout_hint(path) == "run":
+        rid = os.path.basename(path)[: -len(".jsonl")]
+        if not valid_identifier(rid):
+            findings.add("invalid_run_id", path)  # TJ-FAM-013
+    recs = jf.records
+    run_id = None
+    if recs:
+        first = recs[0]
+        if first["type"] != "header":
+            findings.add("missing_header", path, first["line"], first["offset"])  # TJ-RUN-005
+        run_id = first["obj"].get("run_id")
+        if isinstance(run_id, str) and not valid_identifier(run_id):
+            findings.add("invalid_run_id", path)  # TJ-FAM-013
+    outcome = None
+    calls = {}  # seq -> {"requests": [(rec, ordinal)], "responses": [rec]}
+    ordinal = 0
+    last_agent_seq = None
+    for index, rec in enumerate(recs):
+        obj, t = rec["obj"], rec["type"]
+        if index == 0 and t == "header":
+            continue
+        if outcome is not None:
+            # TJ-RUNSEM-002: reported, and (like the reference reader) ignored for everything else too.
+            findings.add("record_after_run_end", path, rec["line"], rec["offset"])
+            continue
+        if obj.get("run_id") != run_id:
+            findings.add("run_id_mismatch", path, rec["line"], rec["offset"])  # TJ-FAM-019
+        if rec.get("unknown"):
+            continue
+        if t == "run.end":
+            outcome = obj["outcome"]  # TJ-RUNSEM-001, TJ-COMPAT-010: carried unchanged
+        elif t == "llm.request":
+            call = calls.setdefault(obj["seq"], {"requests": [], "responses": []})
+            if call["requests"]:
+                findings.add("seq_duplicate", path, rec["line"], rec["offset"])  # TJ-RUNSEM-006
+            call["requests"].append((rec, ordinal))
+            ordinal += 1
+        elif t == "llm.response":
+            calls.setdefault(obj["seq"], {"requests": [], "responses": []})["responses"].append(rec)
+        elif t == "agent.event":
+            if last_agent_seq is not None and obj["seq"] <= last_agent_seq:
+                findings.add("agent_event_seq_regression", path, rec["line"], rec["offset"])  # TJ-RUNSEM-007
+            last_agent_seq = obj["seq"]
+    # TJ-RUNSEM-003..005: requests and responses of one seq pair off one to one, in file order.
+    for call in calls.values():
+        for rec, n in call["requests"][len(call["responses"]):]:
+            if outcome is None and n == ordinal - 1:
+                continue  # the last request of a cut-off run (TJ-RUNSEM-004)
+            findings.add("unpaired_llm_request", path, rec["line"], rec["offset"])
+        for rec in call["responses"][len(call["requests"]):]:
+            findings.add("unpaired_llm_response", path, rec["line"], rec["offset"])
+    max_request = max((seq for seq, call in calls.items() if call["requests"]), default=None)
+    return {"run_id": run_id, "outcome": outcome if outcome is not None else "incomplete",
+            "max_request_seq": max_request}
+
+
+# ---------------------------------------------------------------------------
+# State documents (spec §8)
+# ---------------------------------------------------------------------------
+
+
+def read_state(path, mode, findings):
+    name = os.path.basename(path)
+    sid = name[: -len(".json")] if name.endswith(".json") else name
+    if not valid_identifier(sid):
+        findings.add("invalid_session_id", path)  # TJ-FAM-012
+    size = os.path.getsize(path)
+    obj = None
+    if size <= DOCUMENT_LIMIT:
+        with open(path, "rb") as f:
+            data = f.read()
+        if data.startswith(BOM):
+            data = data[3:]
+        obj = _parse_object(data)
+    if obj is None:
+        f = findings.add("malformed_document", path)  # TJ-STATE-003
+        if mode == "strict":
+            raise StrictFailure(f)
+        return None
+    sv = obj.get("schema_version")
+    if is_integer(sv) and sv != 1:
+        findings.add("unsupported_version", path)
+        return None
+    if not valid_def(obj, "SessionState"):
+        f = findings.add("invalid_record", path)
+        if mode == "strict":
+            raise StrictFailure(f)
+        return None
+    return obj
+
+
+# ---------------------------------------------------------------------------
+# Locks and audit (spec §11.4, §12, §13.2)
+# ---------------------------------------------------------------------------
+
+
+def _boot_id():
+    try:
+        with open("/proc/sys/kernel/random/boot_id") as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
+def holder_proved_dead(data):
+    """Spec §11.4: a lock's holder is proved dead only on this host, by a changed boot id or a missing pid."""
+    obj = _parse_object(data)
+    if obj is None or obj.get("host") != socket.gethostname():
+        return False  # unparseable, empty, or another host: never proved dead (TJ-DUR-020)
+    boot = obj.get("boot_id")
+    current = _boot_id()
+    if isinstance(boot, str) and current is not None and boot != current:
+        return True
+    pid = obj.get("pid")
+    if not is_integer(pid) or pid <= 0:
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False
+    return _is_zombie(int(pid))
+
+
+def _is_zombie(pid):
+    """A killed process whose parent has not reaped it still answers kill(pid, 0); it no longer runs (Linux)."""
+    try:
+        with open("/proc/%d/stat" % pid, "rb") as f:
+            stat = f.read()
+    except OSError:
+        return False
+    state = stat[stat.rfind(b")") + 2:][:1]
+    return state in (b"Z", b"X")
+
+
+def held_by_live_writer(path):
+    """True when <path>.lock exists and its holder cannot be proved dead (TJ-DUR-020)."""
+    try:
+        with open(path + ".lock", "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
+    return not holder_proved_dead(data)
+
+
+def audit(derived, turn_files, findings):
+    plan = []
+    live = {jf.path: held_by_live_writer(jf.path) for jf in turn_files}
+    for jf in turn_files:
+        for line in sorted(set(jf.damage_lines)):
+            findings.add("turn_journal_malformed_event", jf.path, line)  # TJ-AUDIT-009
+    for sid in sorted(derived):
+        for tid in sorted(derived[sid]):
+            turn = derived[sid][tid]
+            if turn["state"] == "interrupted":
+                findings.add("turn_journal_interrupted_turn", turn["file"], turn_id=tid)  # TJ-AUDIT-008
+            if turn["state"] in ("completed", "interrupted"):
+                continue
+            abandoned = not any(live.get(p) for p in turn["files"])
+            findings.add("turn_journal_pending_turn", turn["file"], turn_id=tid,
+                         severity="warn" if abandoned else "info", repairable=abandoned)  # TJ-AUDIT-007
+            if abandoned:
+                actions = [] if turn["orphan"] else ["ensure_user_message"]
+                actions += ["ensure_interruption_marker", "append_interrupted"]
+                plan.append({"session_id": sid, "turn_id": tid, "actions": actions})
+    return plan
+
+
+# ---------------------------------------------------------------------------
+# Writer (spec §11): lock, torn-tail repair, durable appends
+# ---------------------------------------------------------------------------
+
+SAFE_INTEGER = 2 ** 53 - 1
+
+
+class WriterError(Exception):
+    def __init__(self, code, message):
+        super().__init__(message)
+        self.code = code  # an adapter error code: journal_locked, bad_request or failed
+
+
+def fsync_dir(path):
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def make_dirs(path):
+    """Create missing directories, fsyncing the parent of each one created (TJ-DUR-008)."""
+    missing = []
+    while not os.path.isdir(path):
+        missing.append(path)
+        path = os.path.dirname(path)
+    for d in reversed(missing):
+        try:
+            os.mkdir(d)
+        except FileExistsError:
+            pass
+        fsync_dir(os.path.dirname(d))
+
+
+def write_all(fd, data):
+    """One logical append: repeat the write after a short write (TJ-DUR-002)."""
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]
+
+
+def atomic_replace(target, data):
+    """Spec §11.2: temporary file in the same directory, fsync, rename, fsync the directory (TJ-DUR-009)."""
+    directory, name = os.path.split(target)
+    tmp = os.path.join(directory, ".%s.%s.tmp" % (name, os.urandom(6).hex()))
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        write_all(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.rename(tmp, target)
+    fsync_dir(directory)
+
+
+def _link_exclusively(target, data):
+    """Create ``target`` holding ``data``, never visible empty (TJ-DUR-029): link a synced temporary file."""
+    directory, name = os.path.split(target)
+    tmp = os.path.join(directory, ".%s.%s.tmp" % (name, os.urandom(6).hex()))
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        write_all(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    try:
+        os.link(tmp, target)  # fails when target exists, like O_CREAT|O_EXCL
+    finally:
+        os.unlink(tmp)
+    fsync_dir(directory)
+
+
+def _read_lock(path, wait=True):
+    """The lock's bytes, or None when it is gone; waits briefly for an empty lock to fill."""
+    import time
+    for _ in range(20 if wait else 1):
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except FileNotFoundError:
+            return None
+        if data or not wait:
+            return data
+        time.sleep(0.025)
+    return data
+
+
+def acquire_lock(file):
+    """Take ``<file>.lock`` (spec §11.4), taking over a lock whose holder is proved dead (TJ-DUR-019, TJ-DUR-025)."""
+    import time
+    lock = file + ".lock"
+    takeover = lock + ".takeover"
+    token = os.urandom(16).hex()
+    me = {"pid": os.getpid(), "host": socket.gethostname(), "token": token}
+    if _boot_id() is not None:
+        me["boot_id"] = _boot_id()  # TJ-DUR-027
+    mine = json.dumps(me).encode()
+    for _ in range(100):
+        try:
+            _link_exclusively(lock, mine)
+            return token
+        except FileExistsError:
+            pass
+        text = _read_lock(lock)
+        if text is None:
+            continue  # released meanwhile: try again
+        if not holder_proved_dead(text):
+            raise WriterError("journal_locked", "%s is locked by a live writer: %s"
+                              % (file, text.decode("utf-8", "replace")[:200]))  # TJ-DUR-018
+        # Take-over protocol, step 1.
+        try:
+            _link_exclusively(takeover, mine)
+        except FileExistsError:
+            other = _read_lock(takeover)
+            if other is not None and holder_proved_dead(other) and _read_lock(takeover, wait=False) == other:
+                try:
+                    os.unlink(takeover)
+                except FileNotFoundError:
+                    pass
+            time.sleep(0.01)
+            continue
+        try:
+            if _read_lock(lock, wait=False) == text:  # step 2: still the same stale lock
+                try:
+                    os.unlink(lock)
+                except FileNotFoundError:
+                    pass
+                fsync_dir(os.path.dirname(lock))
+        finally:
+            os.unlink(takeover)  # step 3, then create the lock as usual
+    raise WriterError("journal_locked", "could not take the lock of %s: it keeps changing hands" % file)
+
+
+def release_lock(file, token):
+    """Remove our lock, only when it still holds our token (TJ-DUR-026)."""
+    lock = file + ".lock"
+    data = _read_lock(lock, wait=False)
+    obj = _parse_object(data) if data else None
+    if obj is not None and obj.get("token") == token:
+        os.unlink(lock)
+        fsync_dir(os.path.dirname(lock))
+
+
+def repair_torn_tail(fd, file):
+    """TJ-DUR-005: copy the torn bytes to <file>.<offset>.torn (synced), truncate to the last LF, fsync."""
+    size = os.fstat(fd).st_size
+    end = size
+    last_lf = -1
+    while end > 0 and last_lf < 0:
+        start = max(0, end - CHUNK)
+        block = os.pread(fd, end - start, start)
+        i = block.rfind(b"\n")
+        if i >= 0:
+            last_lf = start + i
+        end = start
+    keep = last_lf + 1
+    if keep == size:
+        return
+    torn = bytearray()
+    pos = keep
+    while pos < size:
+        block = os.pread(fd, min(CHUNK, size - pos), pos)
+        if not block:
+            break
+        torn += block
+        pos += len(block)
+    atomic_replace("%s.%d.torn" % (file, keep), bytes(torn))
+    os.ftruncate(fd, keep)
+    os.fsync(fd)
+
+
+def _check_integers(value):
+    if isinstance(value, bool):
+        return
+    if isinstance(value, int) and abs(value) > SAFE_INTEGER:
+        raise WriterError("bad_request", "integer %d is outside -(2^53-1)..2^53-1 (TJ-FRAME-035)" % value)
+    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
+        raise WriterError("bad_request", "not a JSON number: %r" % value)
+    if isinstance(value, list):
+        for v in value:
+            _check_integers(v)
+    elif isinstance(value, dict):
+        for v in value.values():
+            _check_integers(v)
+
+
+def encode_record(record):
+    """The record's line (TJ-FRAME-005..009): compact JSON, ASCII-escaped (so U+2028/U+2029 are escaped), one LF."""
+    if not isinstance(record, dict):
+        raise WriterError("bad_request", "a journal record must be a JSON object")
+    _check_integers(record)
+    family, rtype = classify(record)
+    if family == "bad":
+        raise WriterError("bad_request", "the record's event or type member is not a string")
+    defs = {"turn": TURN_DEFS, "event": EVENT_DEFS, "run": RUN_DEFS}.get(family, {})
+    if rtype in defs and not valid_def(record, defs[rtype]):
+        raise WriterError("bad_request", "refusing to write an invalid %r record ($defs/%s)"
+                          % (rtype, defs[rtype]))  # TJ-COMPAT-018, TJ-TURN-015
+    if family == "state":
+        raise WriterError("bad_request", "a state document is not appended to a journal")
+    line = json.dumps(record, ensure_ascii=True, separators=(",", ":"), allow_nan=False).encode("ascii") + b"\n"
+    if len(line) - 1 > LINE_LIMIT:
+        raise WriterError("bad_request", "the line would be %d bytes, over the %d-byte limit (TJ-DUR-028)"
+                          % (len(line) - 1, LINE_LIMIT))
+    return line
+
+
+class AppendFile:
+    """One journal file open for appends, under its lock."""
+
+    def __init__(self, file, durability):
+        if durability not in ("every", "group", "none"):
+            raise WriterError("bad_request", "durability must be every, group or none")
+        self.file = file
+        self.durability = durability
+        self.broken = None
+        make_dirs(os.path.dirname(file))
+        self.token = acquire_lock(file)
+        try:
+            try:
+                self.fd = os.open(file, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o644)
+                os.fsync(self.fd)
+                fsync_dir(os.path.dirname(file))  # TJ-DUR-007
+            except FileExistsError:
+                self.fd = os.open(file, os.O_RDWR | os.O_APPEND)
+                repair_torn_tail(self.fd, file)  # TJ-DUR-004/005
+        except BaseException:
+            release_lock(file, self.token)
+            raise
+
+    def append(self, record):
+        if self.broken is not None:
+            raise WriterError("failed", "appends to %s are refused after an earlier failure: %s"
+                              % (self.file, self.broken))  # TJ-DUR-021
+        line = encode_record(record)
+        before = os.fstat(self.fd).st_size
+        try:
+            write_all(self.fd, line)
+        except OSError as e:
+            try:
+                os.ftruncate(self.fd, before)  # TJ-DUR-023
+            except OSError as e2:
+                self.broken = "write failed and the file could not be truncated back: %s" % e2
+            raise WriterError("failed", "append to %s failed: %s" % (self.file, e))  # TJ-DUR-022
+        if self.durability != "none":
+            try:
+                os.fdatasync(self.fd)  # TJ-DUR-003: acknowledge only after the sync returns
+            except OSError as e:
+                self.broken = "fdatasync failed: %s" % e
+                raise WriterError("failed", "fdatasync of %s failed: %s" % (self.file, e))
+
+    def close(self):
+        try:
+            os.fsync(self.fd)  # TJ-DUR-015 (none); harmless after every/group
+        finally:
+            os.close(self.fd)
+            release_lock(self.file, self.token)
+
+
+# ---------------------------------------------------------------------------
+# The store read (the adapter's `read` op)
+# ---------------------------------------------------------------------------
+
+
+def read_store(paths, mode="tolerant", do_audit=False):
+    """Read files and directories; return the `read` result of the adapter protocol."""
+    if mode not in ("tolerant", "prefix", "strict"):
+        raise ValueError("unknown mode %r" % (mode,))
+    findings = Findings()
+    result = {"turns": {}, "findings": findings.items, "runs": {}, "event_logs": {}}
+    if do_audit:
+        result["plan"] = []
+    try:
+        files = discover(paths, findings)
+        journals = []
+        states = []
+        for kind, path in files:
+            if kind == "state":
+                try:
+                    obj = read_state(path, mode, findings)
+                except StrictFailure:
+                    obj = None  # the failure is the finding already recorded
+                if obj is not None:
+                    states.append((path, obj))
+            else:
+                journals.append(read_journal_file(path, mode, findings))
+        turn_files = [jf for jf in journals if jf.family == "turn"]
+        derived, listed = derive_sessions(turn_files, findings)
+        result["turns"] = {sid: {tid: t["state"] for tid, t in turns.items()}
+                           for sid, turns in derived.items() if turns or sid in listed}
+        runs_by_id = {}
+        for jf in journals:
+            if jf.family == "event":
+                result["event_logs"][jf.path] = fold_event_log(jf, findings)
+            elif jf.family == "run":
+                run = fold_run(jf, findings)
+                result["runs"][jf.path] = run["outcome"]
+                if run["run_id"] is not None:
+                    runs_by_id.setdefault(run["run_id"], []).append(run)
+        for path, obj in states:  # TJ-STATE-006
+            for run in runs_by_id.get(obj.get("run_id"), []):
+                if run["max_request_seq"] is not None and run["max_request_seq"] > obj.get("invoke_seq", -1):
+                    findings.add("stale_state", path)
+                    break
+        if do_audit:
+            result["plan"] = audit(derived, turn_files, findings)
+    except StrictFailure as failure:
+        result["strict_failure"] = failure.finding
+    return result
+
+
+# ---------------------------------------------------------------------------
+# Adapter protocol (spec §17.3)
+# ---------------------------------------------------------------------------
+
+
+def capabilities():
+    return {
+        "name": NAME,
+        "version": VERSION,
+        "language": "python",
+        "protocol": PROTOCOL,
+        "levels": ["reader", "writer"],
+        "families": ["turn", "event", "run", "state"],
+        # group is served by one fdatasync per record: each append is acknowledged after a sync covering it.
+        "durability": ["every", "group", "none"],
+        "features": ["audit", "replay"],
+    }
+
+
+class BadRequest(Exception):
+    pass
+
+
+WRITERS = {}
+_next_handle = [1]
+
+
+def close_all():
+    for handle_id in list(WRITERS):
+        writer = WRITERS.pop(handle_id)
+        try:
+            writer.close()
+        except OSError as e:
+            print("adapter: closing %s: %s" % (writer.file, e), file=sys.stderr)
+
+
+def handle(request):
+    op = request.get("op")
+    if op == "open":
+        file, durability = request.get("file"), request.get("durability")
+        if not isinstance(file, str) or not os.path.isabs(file):
+            raise BadRequest("open needs file, an absolute path")
+        if durability not in ("every", "group", "none"):
+            raise BadRequest("durability must be every, group or none")
+        writer = AppendFile(file, durability)
+        handle_id = "h%d" % _next_handle[0]
+        _next_handle[0] += 1
+        WRITERS[handle_id] = writer
+        return {"handle": handle_id}
+    if op in ("append", "close"):
+        writer = WRITERS.get(request.get("handle"))
+        if writer is None:
+            raise BadRequest("no open handle %r" % (request.get("handle"),))
+        if op == "append":
+            writer.append(request.get("record"))
+        else:
+            del WRITERS[request.get("handle")]
+            writer.close()
+        return {}
+    if op == "start":
+        if request.get("protocol") != PROTOCOL:
+            raise BadRequest("protocol %r is not supported; this adapter speaks %d"
+                             % (request.get("protocol"), PROTOCOL))
+        return capabilities()
+    if op == "read":
+        paths = request.get("paths")
+        if not isinstance(paths, list) or not paths or not all(isinstance(p, str) and os.path.isabs(p)
+                                                                for p in paths):
+            raise BadRequest("read needs paths: a non-empty array of absolute paths")
+        mode = request.get("mode", "tolerant")
+        if mode not in ("tolerant", "prefix", "strict"):
+            raise BadRequest("mode must be tolerant, prefix or strict")
+        for p in paths:
+            if not os.path.exists(p):
+                raise BadRequest("no such file or directory: " + p)
+        result = read_store(paths, mode, request.get("audit") is True)
+        result["findings"] = [
+            {k: v for k, v in f.items() if k in ("code", "file", "line", "turn_id")} for f in result["findings"]
+        ]
+        result.pop("strict_failure", None)
+        if request.get("audit") is not True:
+            result.pop("plan", None)
+        return result
+    if op == "replay":
+        path, after = request.get("file"), request.get("after")
+        if not isinstance(path, str) or not os.path.isabs(path) or not is_integer(after) or after < -1:
+            raise BadRequest("replay needs file (an absolute path) and after (an integer >= -1)")
+        if not os.path.isfile(path):
+            raise BadRequest("no such file: " + path)
+        try:
+            return replay(path, int(after))
+        except ValueError as e:
+            raise BadRequest(str(e))
+    if op == "stop":
+        close_all()
+        return {}
+    raise Unsupported("op %r is not supported by this adapter" % (op,))
+
+
+class Unsupported(Exception):
+    pass
+
+
+def serve(stdin=None, stdout=None):
+    stdin = stdin or sys.stdin.buffer
+    stdout = stdout or sys.stdout
+    # Nothing but responses may reach stdout (TJ-CONF-012): a stray print goes to stderr instead.
+    sys.stdout = sys.stderr
+    for raw in iter(stdin.readline, b""):
+        if not raw.strip():
+            continue
+        try:
+            request = json.loads(raw.decode("utf-8"), parse_constant=_reject_constant)
+        except (UnicodeDecodeError, ValueError, RecursionError) as e:
+            # No id to answer with: say so on stderr and read on.
+            print("adapter: ignoring a line that is not JSON (%s): %r" % (e, raw[:200]), file=sys.stderr)
+            continue
+        request_id = 0
+        op = None
+        try:
+            if not isinstance(request, dict):
+                raise BadRequest("request is not a JSON object")
+            if is_integer(request.get("id")):
+                request_id = int(request["id"])
+            else:
+                raise BadRequest("request has no integer id")
+            op = request.get("op")
+            result = handle(request)
+            response = {"id": request_id, "ok": True, "result": result}
+        except Unsupported as e:
+            response = {"id": request_id, "ok": False, "error": {"code": "unsupported", "message": str(e)}}
+        except BadRequest as e:
+            response = {"id": request_id, "ok": False, "error": {"code": "bad_request", "message": str(e)}}
+        except WriterError as e:
+            print("adapter: %s: %s" % (op, e), file=sys.stderr)
+            response = {"id": request_id, "ok": False, "error": {"code": e.code, "message": str(e)}}
+        except Exception as e:  # never exit on a request (TJ-CONF-015)
+            print("adapter: %s: %r" % (type(e).__name__, e), file=sys.stderr)
+            response = {"id": request_id, "ok": False, "error": {"code": "failed", "message": repr(e)}}
+        # Compact, like the records: the harness's strace check looks for `"id":<n>` in the acknowledgement.
+        stdout.write(json.dumps(response, ensure_ascii=True, allow_nan=False, separators=(",", ":")) + "\n")
+        stdout.flush()
+        if op == "stop" and response["ok"]:
+            return 0
+    close_all()  # end of input: close every file (fsync, release locks)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(serve())

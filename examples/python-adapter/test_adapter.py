@@ -1,0 +1,293 @@
+"""Self-test: runs the store fixtures (fixtures/v1/store/*.json) through adapter.read_store and
+compares with each case's `expect` the way the conformance runner does (findings as a multiset of
+{code, file?, line?, turn_id?}, except codes in `ignore`; turns, runs and event_logs exactly).
+
+Run from this directory: python3 -m unittest        (TJ_FIXTURES=<dir> to point elsewhere)
+Set TJ_VERBOSE=1 to print every failing case.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import adapter
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FIXTURES = os.environ.get("TJ_FIXTURES") or os.path.join(HERE, "..", "..", "fixtures", "v1", "store")
+
+
+def write_store(root, case):
+    for item in case["files"]:
+        path = os.path.realpath(os.path.join(root, item["path"]))
+        if not path.startswith(root + os.sep):
+            raise ValueError("fixture path leaves the store: %r" % item["path"])
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        data = item["text"].encode("utf-8", "surrogatepass") if "text" in item else bytes.fromhex(item["hex"])
+        with open(path, "wb") as f:
+            f.write(data)
+
+
+def relative(root, path):
+    return None if path is None else os.path.relpath(path, root).replace(os.sep, "/")
+
+
+def observe(root, case):
+    result = adapter.read_store([root], case.get("mode", "tolerant"), case.get("audit") is True)
+    return {
+        "turns": result["turns"],
+        "findings": [
+            {"code": f["code"], "file": relative(root, f.get("file")), "line": f.get("line"),
+             "turn_id": f.get("turn_id")}
+            for f in result["findings"]
+        ],
+        "runs": {relative(root, k): v for k, v in result["runs"].items()},
+        "event_logs": {relative(root, k): v for k, v in result["event_logs"].items()},
+        "plan": result.get("plan", []),
+        "replay": [dict({"file": q["file"], "after": q["after"]},
+                        **adapter.replay(os.path.join(root, q["file"]), q["after"]))
+                   for q in case["expect"].get("replay", [])],
+    }
+
+
+def canon(value):
+    return json.dumps(value, sort_keys=True)
+
+
+def compare(case, observed):
+    expect = case["expect"]
+    failures = []
+    for member in ("turns", "runs", "event_logs"):
+        if member in expect and canon(observed[member]) != canon(expect[member]):
+            failures.append("%s: expected %s, got %s" % (member, canon(expect[member]), canon(observed[member])))
+    for member in ("plan", "replay"):  # in order
+        if member in expect and canon(observed[member]) != canon(expect[member]):
+            failures.append("%s: expected %s, got %s" % (member, canon(expect[member]), canon(observed[member])))
+    if "findings" in expect:
+        ignore = set(expect.get("ignore", []))
+        unmatched = [f for f in observed["findings"] if f["code"] not in ignore]
+        missing = []
+        for wanted in expect["findings"]:
+            for i, f in enumerate(unmatched):
+                if all(wanted.get(k) is None or wanted[k] == f[k] for k in ("file", "line", "turn_id")) \
+                        and wanted["code"] == f["code"]:
+                    del unmatched[i]
+                    break
+            else:
+                missing.append(wanted)
+        if missing:
+            failures.append("findings: missing %s" % json.dumps(missing))
+        if unmatched:
+            failures.append("findings: unexpected %s" % json.dumps(unmatched))
+    return failures
+
+
+def run_all():
+    """Returns {fixture file: (passed, failed, [(description, failures)])}."""
+    results = {}
+    for name in sorted(os.listdir(FIXTURES)):
+        if not name.endswith(".json"):
+            continue
+        with open(os.path.join(FIXTURES, name), "rb") as f:
+            fixture = json.loads(f.read().decode("utf-8"))
+        passed, failed = 0, []
+        for case in fixture["cases"]:
+            with tempfile.TemporaryDirectory(prefix="tj-py-") as tmp:
+                root = os.path.realpath(tmp)
+                write_store(root, case)
+                failures = compare(case, observe(root, case))
+            if failures:
+                failed.append((case["description"], failures))
+            else:
+                passed += 1
+        results[name] = (passed, failed)
+    return results
+
+
+class StoreFixtures(unittest.TestCase):
+    def test_store_fixtures(self):
+        results = run_all()
+        total_failed = 0
+        for name, (passed, failed) in results.items():
+            sys.stderr.write("\n%-16s %3d passed %3d failed" % (name, passed, len(failed)))
+            total_failed += len(failed)
+            if os.environ.get("TJ_VERBOSE"):
+                for description, failures in failed:
+                    sys.stderr.write("\n  FAIL %s\n    %s" % (description, "\n    ".join(failures)))
+        sys.stderr.write("\n")
+        self.assertEqual(total_failed, 0, "store fixture cases failed; rerun with TJ_VERBOSE=1")
+
+
+class Adapter:
+    """One adapter process driven request by request, as the conformance runner drives it."""
+
+    def __init__(self):
+        self.proc = subprocess.Popen([sys.executable, os.path.join(HERE, "adapter.py")], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.next_id = 1
+
+    def send(self, op, **params):
+        request = dict(id=self.next_id, op=op, **params)
+        self.next_id += 1
+        self.proc.stdin.write((json.dumps(request) + "\n").encode())
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            raise AssertionError("adapter exited: " + self.proc.stderr.read().decode())
+        response = json.loads(line)
+        assert response["id"] == request["id"], response
+        return response
+
+    def finish(self):
+        self.proc.stdin.close()
+        code = self.proc.wait(timeout=30)
+        self.proc.stdout.close()
+        self.proc.stderr.close()
+        return code
+
+
+TURN = {"version": 1, "event": "submitted", "turn_id": "t1", "session_id": "s1", "created_at": 1,
+        "role": "user", "content": "hi\u2028there"}
+
+
+class Protocol(unittest.TestCase):
+    """The adapter answers over stdin/stdout: start, an unknown op (error, no exit), read, stop (TJ-CONF-012/015)."""
+
+    def test_session(self):
+        with tempfile.TemporaryDirectory(prefix="tj-py-") as tmp:
+            root = os.path.realpath(tmp)
+            os.makedirs(os.path.join(root, "_turn_journal"))
+            with open(os.path.join(root, "_turn_journal", "s1.jsonl"), "wb") as f:
+                f.write(b'{"version":1,"event":"submitted","turn_id":"t1","session_id":"s1","created_at":1,'
+                        b'"role":"user","content":"hi"}\n{"vers')
+            requests = [
+                {"id": 1, "op": "start", "protocol": 1},
+                {"id": 2, "op": "frobnicate"},
+                {"id": 3, "op": "read", "paths": [root]},
+                {"id": 4, "op": "read", "paths": ["relative/path"]},
+                {"id": 5, "op": "stop"},
+            ]
+            proc = subprocess.run(
+                [sys.executable, os.path.join(HERE, "adapter.py")],
+                input=("not json\n" + "".join(json.dumps(r) + "\n" for r in requests)).encode(),
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60,
+            )
+        self.assertEqual(proc.returncode, 0, proc.stderr.decode())
+        responses = [json.loads(line) for line in proc.stdout.decode().splitlines()]
+        self.assertEqual([r["id"] for r in responses], [1, 2, 3, 4, 5])
+        self.assertEqual(responses[0]["result"]["levels"], ["reader", "writer"])
+        self.assertEqual(responses[1]["error"]["code"], "unsupported")
+        read = responses[2]["result"]
+        self.assertEqual(read["turns"], {"s1": {"t1": "submitted"}})
+        self.assertEqual([f["code"] for f in read["findings"]], ["torn_tail"])
+        self.assertEqual(responses[3]["error"]["code"], "bad_request")
+        self.assertEqual(responses[4], {"id": 5, "ok": True, "result": {}})
+        self.assertIn(b"not JSON", proc.stderr)
+
+
+class Writer(unittest.TestCase):
+    """open/append/close: lock (TJ-DUR-017/018/026), torn-tail repair (TJ-DUR-005), refusals (TJ-COMPAT-018)."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="tj-py-")
+        self.root = os.path.realpath(self.tmp.name)
+        self.file = os.path.join(self.root, "_turn_journal", "s1.jsonl")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def test_append_lock_and_release(self):
+        a, b = Adapter(), Adapter()
+        try:
+            handle = a.send("open", file=self.file, durability="every")["result"]["handle"]
+            self.assertTrue(os.path.exists(self.file + ".lock"))
+            locked = b.send("open", file=self.file, durability="every")
+            self.assertEqual(locked["error"]["code"], "journal_locked")
+            self.assertEqual(a.send("append", handle=handle, record=TURN)["result"], {})
+            invalid = a.send("append", handle=handle, record=dict(TURN, created_at="yesterday"))
+            self.assertEqual(invalid["error"]["code"], "bad_request")
+            self.assertTrue(a.send("close", handle=handle)["ok"])
+            self.assertFalse(os.path.exists(self.file + ".lock"))
+        finally:
+            self.assertEqual(a.finish(), 0)
+            self.assertEqual(b.finish(), 0)
+        with open(self.file, "rb") as f:
+            data = f.read()
+        self.assertEqual(data.count(b"\n"), 1)
+        self.assertIn(b"\\u2028", data)  # TJ-FRAME-007
+        self.assertEqual(json.loads(data), TURN)
+
+    def test_torn_tail_is_repaired_before_the_first_append(self):
+        os.makedirs(os.path.dirname(self.file))
+        first = json.dumps(TURN, separators=(",", ":")).encode() + b"\n"
+        with open(self.file, "wb") as f:
+            f.write(first + b'{"version":1,"ev')
+        a = Adapter()
+        try:
+            handle = a.send("open", file=self.file, durability="every")["result"]["handle"]
+            record = {"version": 1, "event": "completed", "turn_id": "t1", "created_at": 2}
+            self.assertTrue(a.send("append", handle=handle, record=record)["ok"])
+            a.send("stop")
+        finally:
+            a.finish()
+        with open(self.file, "rb") as f:
+            self.assertEqual(f.read(), first + json.dumps(record, separators=(",", ":")).encode() + b"\n")
+        with open("%s.%d.torn" % (self.file, len(first)), "rb") as f:
+            self.assertEqual(f.read(), b'{"version":1,"ev')
+        result = adapter.read_store([self.root])
+        self.assertEqual(result["turns"], {"s1": {"t1": "completed"}})
+        self.assertEqual(result["findings"], [])
+
+    def test_a_dead_holders_lock_is_taken_over(self):
+        os.makedirs(os.path.dirname(self.file))
+        dead = subprocess.Popen([sys.executable, "-c", "pass"])
+        dead.wait()
+        with open(self.file + ".lock", "w") as f:
+            json.dump({"pid": dead.pid, "host": adapter.socket.gethostname(), "token": "old"}, f)
+        a = Adapter()
+        try:
+            response = a.send("open", file=self.file, durability="none")
+            self.assertTrue(response["ok"], response)
+            with open(self.file + ".lock") as f:
+                self.assertNotEqual(json.load(f)["token"], "old")
+        finally:
+            a.finish()
+        self.assertFalse(os.path.exists(self.file + ".lock"))
+
+    def test_acknowledged_records_survive_a_kill(self):
+        """TJ-CONF-009 in small: appends are pipelined and the adapter is killed after k acknowledgements; the file
+        must hold the acknowledged records, then a gap-free prefix of the rest, at most a torn tail, no copies."""
+        import random
+        rng = random.Random(int(os.environ.get("TJ_PROPERTY_SEED", "20260511")))
+        for round_ in range(5):
+            file = os.path.join(self.root, "r%d" % round_, "events.jsonl")
+            a = Adapter()
+            handle = a.send("open", file=file, durability="every")["result"]["handle"]
+            records = [{"seq": seq, "ts": "2026-01-01T00:00:00Z", "type": "message_append",
+                        "payload": {"message": {"role": "user", "content": "m%d" % seq * 50}}} for seq in range(200)]
+            for i, record in enumerate(records):
+                a.proc.stdin.write((json.dumps({"id": 100 + i, "op": "append", "handle": handle,
+                                                "record": record}) + "\n").encode())
+            a.proc.stdin.flush()
+            k = rng.randint(0, 150)
+            acked = 0
+            for _ in range(k):
+                response = json.loads(a.proc.stdout.readline())
+                self.assertTrue(response["ok"], response)
+                acked += 1
+            a.proc.kill()
+            a.proc.wait()
+            for stream in (a.proc.stdin, a.proc.stdout, a.proc.stderr):
+                stream.close()
+            with open(file, "rb") as f:
+                lines = f.read().split(b"\n")
+            survived = [json.loads(line) for line in lines[:-1]]  # lines[-1]: empty or a torn tail
+            msg = "seed %s round %d k=%d" % (os.environ.get("TJ_PROPERTY_SEED", "20260511"), round_, k)
+            self.assertGreaterEqual(len(survived), acked, msg)
+            self.assertEqual(survived, records[: len(survived)], msg)
+
+
+if __name__ == "__main__":
+    unittest.main()
