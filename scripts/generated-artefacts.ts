@@ -1,6 +1,8 @@
 // The list of generated artefacts and how each is built from its source. Kept apart from generate.ts so tests can
 // build an artefact in memory and compare it with the committed file.
 import { join } from 'node:path';
+import { AdapterMessages } from '../packages/conformance/src/adapter/protocol.ts';
+import { ConformanceReport } from '../packages/conformance/src/adapter/report.ts';
 import { buildFixtureManifest, FixtureFile, loadFixtures } from '../packages/conformance/src/fixtures/index.ts';
 import { buildRepositoryRequirementsMap } from '../packages/conformance/src/requirements/coverage.ts';
 import { buildJsonSchema, SCHEMA_DIALECT } from '../packages/schema/src/v1/json-schema.ts';
@@ -25,6 +27,14 @@ export function generatedArtefacts(root: string): GeneratedArtefact[] {
     {
       path: 'spec/v1/report.schema.json',
       build: () => jsonText({ $schema: SCHEMA_DIALECT, ...JSON.parse(JSON.stringify(Report)) }),
+    },
+    {
+      path: 'spec/v1/adapter.schema.json',
+      build: () => jsonText({ $schema: SCHEMA_DIALECT, ...JSON.parse(JSON.stringify(AdapterMessages)) }),
+    },
+    {
+      path: 'spec/v1/conformance-report.schema.json',
+      build: () => jsonText({ $schema: SCHEMA_DIALECT, ...JSON.parse(JSON.stringify(ConformanceReport)) }),
     },
     {
       path: 'fixtures/fixture.schema.json',

@@ -1,8 +1,9 @@
 /**
- * `@turnjournal/conformance`: the fixture runner, the requirements map and coverage check, the simulated file system
- * for crash testing, and the `turnjournal` CLI. The black-box adapter protocol arrives in a later version.
+ * `@turnjournal/conformance`: the fixture runner, the black-box adapter protocol with its reference adapter and
+ * conformance runner, and the `turnjournal` CLI. Property suites arrive in later versions.
  * @module
  */
+export * from './adapter/index.js';
 export * from './cli/validate-files.js';
 export * from './fixtures/index.js';
 export * from './requirements/index.js';

@@ -31,6 +31,12 @@ Commands:
   compact <path>...    Retention sweep of every turn journal directory under the paths (removes terminal,
                        delivered turns older than the window from sessions whose audit is clean), then
                        compaction of every event log (drops the records before a checkpoint that nothing needs).
+  conformance --adapter "<command>"
+                       Black-box conformance run of an implementation through its adapter (spec/v1/adapter.md):
+                       the reader tier (store fixtures + generated cases) and the writer tier (kill rounds, ack
+                       oracle, lock, torn tail, fsync before ack under strace). Exit 0 all pass, 1 failures, 2 usage.
+  adapter              The reference adapter: speaks the adapter protocol on stdin/stdout, backed by
+                       @turnjournal/reader and @turnjournal/writer.
 
 Options:
   --mode tolerant|prefix|strict   Recovery mode after damage (default: tolerant).
@@ -41,6 +47,16 @@ Options:
   --journal-only                  recover --apply: the store has no host transcript; only close the journals.
   --retention <duration>          compact: retention window, e.g. 48h (default), 30m, 2d, 3600.
   --dry-run                       compact: report what would be pruned, change nothing.
+  --adapter "<command>"           conformance: the adapter command, run with sh -c.
+  --tier reader|writer|all        conformance: tiers to run (default: all the adapter claims).
+  --runs <n>                      conformance: generated reader cases and writer rounds (default 100 and 20).
+  --seed <n>                      conformance: seed of generated cases and kill points (default 20260511).
+  --expected-failures <file>      conformance: baseline {"failures":[{"check","reason"}]}; a listed failing check
+                                  does not fail the run, a listed passing check does (stale entry).
+  --report <file>                 conformance: also write the JSON report to <file>.
+  --timeout <ms>                  conformance: per-request timeout (default 10000).
+  --only <prefix>[,<prefix>…]     conformance: run only the checks whose id starts with a prefix,
+                                  e.g. reader/store/framing.json or writer/ (adapter/start always runs).
   -h, --help                      Show this help.
 `;
 
@@ -76,6 +92,7 @@ async function run(argv: readonly string[]): Promise<number> {
   }
   const [command, ...paths] = positionals;
   if (command === undefined) throw new UsageError('no command given');
+  if (command === 'conformance' || command === 'adapter') return await protocolCommand(command, parsed);
   if (!['check', 'inspect', 'audit', 'validate', 'recover', 'compact'].includes(command))
     throw new UsageError(`unknown command "${command}"`);
   const format = (values.format ?? 'text') as ReportFormat;
@@ -137,8 +154,46 @@ async function run(argv: readonly string[]): Promise<number> {
   return report.summary.findings.error > 0 ? EXIT.violations : EXIT.clean;
 }
 
+/** `conformance` and `adapter`: their own options only, no paths. */
+async function protocolCommand(command: 'conformance' | 'adapter', parsed: ReturnType<typeof parse>): Promise<number> {
+  const { values, positionals } = parsed;
+  if (positionals.length > 1) throw new UsageError(`${command}: unexpected argument "${positionals[1]}"`);
+  const allowed = command === 'conformance' ? CONFORMANCE_OPTIONS : [];
+  const misplaced = Object.keys(values).filter((option) => !allowed.includes(option));
+  if (misplaced.length > 0) throw new UsageError(`--${misplaced.join(', --')} cannot be used with ${command}`);
+  // Loaded on demand, so that the other commands do not pay for the adapter machinery at startup.
+  const { adapterCommand, ConformanceUsageError, conformanceCommand } = await import('../adapter/cli.js');
+  if (command === 'adapter') return adapterCommand();
+  try {
+    return await conformanceCommand(values);
+  } catch (error) {
+    if (error instanceof ConformanceUsageError) throw new UsageError(error.message);
+    throw error;
+  }
+}
+
+const CONFORMANCE_OPTIONS = [
+  'adapter',
+  'tier',
+  'runs',
+  'seed',
+  'format',
+  'expected-failures',
+  'report',
+  'timeout',
+  'only',
+];
+
 /** Options that belong to some commands only. */
 const OPTION_COMMANDS: Readonly<Record<string, readonly string[]>> = {
+  adapter: ['conformance'],
+  tier: ['conformance'],
+  runs: ['conformance'],
+  seed: ['conformance'],
+  'expected-failures': ['conformance'],
+  report: ['conformance'],
+  timeout: ['conformance'],
+  only: ['conformance'],
   mode: ['check', 'inspect', 'audit'],
   apply: ['recover'],
   hooks: ['recover'],
@@ -159,6 +214,14 @@ function parse(argv: readonly string[]) {
       'journal-only': { type: 'boolean' },
       retention: { type: 'string' },
       'dry-run': { type: 'boolean' },
+      adapter: { type: 'string' },
+      tier: { type: 'string' },
+      runs: { type: 'string' },
+      seed: { type: 'string' },
+      'expected-failures': { type: 'string' },
+      report: { type: 'string' },
+      timeout: { type: 'string' },
+      only: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });

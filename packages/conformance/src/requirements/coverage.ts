@@ -81,15 +81,26 @@ export function loadManualRequirements(path: string): Map<string, string> {
 }
 
 /**
- * The requirements map of a repository checkout: requirements from `spec/v1/spec.md`, fixture citations from
+ * The requirements map of a repository checkout: requirements from `spec/v1/spec.md` and `spec/v1/adapter.md`, fixture citations from
  * `fixtures/`, test citations from `packages/*\/test` and the manual list. The generator writes it to
  * `spec/v1/requirements.json`; the coverage check builds it afresh, so a stale generated file cannot hide a gap.
  */
 export function buildRepositoryRequirementsMap(root: string): RequirementsMap {
   const specPath = join(root, 'spec/v1/spec.md');
   if (!existsSync(specPath)) throw new RequirementsError(`${specPath} is missing`);
+  const requirements = parseRequirements(readFileSync(specPath, 'utf8'));
+  // The adapter protocol is a companion document of the spec; its requirements (TJ-CONF-018 on) count the same.
+  const adapterPath = join(root, 'spec/v1/adapter.md');
+  if (existsSync(adapterPath)) {
+    const known = new Set(requirements.map((r) => r.id));
+    for (const requirement of parseRequirements(readFileSync(adapterPath, 'utf8'))) {
+      if (known.has(requirement.id))
+        throw new RequirementsError(`${requirement.id} is defined in both spec.md and adapter.md`);
+      requirements.push({ ...requirement, section: `adapter.md ${requirement.section}` });
+    }
+  }
   return buildRequirementsMap(
-    parseRequirements(readFileSync(specPath, 'utf8')),
+    requirements,
     loadFixtures(join(root, 'fixtures')),
     collectTestCitations(root),
     loadManualRequirements(join(root, MANUAL_REQUIREMENTS_PATH)),

@@ -1,0 +1,97 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { Compile } from 'typebox/compile';
+import { CONFORMANCE_FORMATS, type ConformanceFormat, formatConformanceReport } from './format.js';
+import { runAdapter } from './reference-adapter.js';
+import { ExpectedFailures } from './report.js';
+import { type ConformanceTier, runConformance } from './runner.js';
+
+/** A mistake in the command line of `turnjournal conformance`: exit status 2. */
+export class ConformanceUsageError extends Error {}
+
+/** Options of the `conformance` command as parsed by the CLI. */
+export interface ConformanceCommandOptions {
+  /** `--adapter`. */
+  readonly adapter?: string;
+  /** `--tier`. */
+  readonly tier?: string;
+  readonly runs?: string;
+  readonly seed?: string;
+  readonly format?: string;
+  readonly 'expected-failures'?: string;
+  readonly report?: string;
+  readonly timeout?: string;
+  readonly only?: string;
+}
+
+const expectedFailuresValidator = Compile(ExpectedFailures);
+
+function integer(name: string, value: string | undefined, min: number): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^-?\d+$/.test(value) || Number(value) < min)
+    throw new ConformanceUsageError(`--${name} must be an integer ≥ ${min}, got "${value}"`);
+  return Number(value);
+}
+
+/**
+ * `turnjournal conformance --adapter "<command>"`: runs the kit and prints the report; returns the exit status
+ * (0 all checks pass, 1 a check fails or a baseline entry is stale, TJ-CONF-016, TJ-CONF-017).
+ */
+export async function conformanceCommand(values: ConformanceCommandOptions): Promise<number> {
+  if (values.adapter === undefined || values.adapter.trim() === '')
+    throw new ConformanceUsageError('conformance: --adapter "<command>" is required');
+  const tier = (values.tier ?? 'all') as ConformanceTier;
+  if (!['reader', 'writer', 'all'].includes(tier))
+    throw new ConformanceUsageError(`--tier must be one of reader, writer, all, got "${tier}"`);
+  const format = (values.format ?? 'text') as ConformanceFormat;
+  if (!CONFORMANCE_FORMATS.includes(format))
+    throw new ConformanceUsageError(`--format must be one of ${CONFORMANCE_FORMATS.join(', ')}, got "${format}"`);
+  const runs = integer('runs', values.runs, 0);
+  const seed = integer('seed', values.seed, 0);
+  const timeoutMs = integer('timeout', values.timeout, 1);
+  let expectedFailures: ExpectedFailures | undefined;
+  const baselinePath = values['expected-failures'];
+  if (baselinePath !== undefined) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(readFileSync(baselinePath, 'utf8'));
+    } catch (error) {
+      throw new ConformanceUsageError(`--expected-failures ${baselinePath}: ${(error as Error).message}`);
+    }
+    if (!expectedFailuresValidator.Check(parsed)) {
+      const first = expectedFailuresValidator.Errors(parsed)[0];
+      throw new ConformanceUsageError(
+        `--expected-failures ${baselinePath}: expected {"failures":[{"check","reason"}]}: ${first?.instancePath || '(root)'} ${first?.message ?? ''}`,
+      );
+    }
+    expectedFailures = parsed;
+  }
+  const progress = process.stderr.isTTY === true;
+  const report = await runConformance({
+    adapter: values.adapter,
+    tier,
+    ...(runs === undefined ? {} : { runs, writerRounds: runs }),
+    ...(seed === undefined ? {} : { seed }),
+    ...(timeoutMs === undefined ? {} : { timeoutMs }),
+    ...(values.only === undefined ? {} : { only: values.only.split(',').filter((p) => p !== '') }),
+    ...(expectedFailures === undefined ? {} : { expectedFailures, expectedFailuresPath: baselinePath }),
+    ...(progress
+      ? {
+          onCheck: (check, done) =>
+            process.stderr.write(`\r\x1b[K[${done}] ${check.status.padEnd(8)} ${check.id}`.slice(0, 160)),
+        }
+      : {}),
+  });
+  if (progress) process.stderr.write('\r\x1b[K');
+  const output = formatConformanceReport(report, format);
+  process.stdout.write(output);
+  if (values.report !== undefined) writeFileSync(values.report, formatConformanceReport(report, 'json'));
+  return report.ok ? 0 : 1;
+}
+
+/** `turnjournal adapter`: the reference adapter over stdin/stdout; exits 0 after `stop`. */
+export async function adapterCommand(): Promise<number> {
+  await runAdapter(process.stdin, process.stdout);
+  // Stop reading: the harness may keep stdin open, and the adapter must exit after stop.
+  process.stdin.destroy();
+  return 0;
+}

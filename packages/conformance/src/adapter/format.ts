@@ -1,0 +1,94 @@
+import type { CheckReport, ConformanceReport } from './report.js';
+
+/** Output formats of `turnjournal conformance`. */
+export const CONFORMANCE_FORMATS = ['text', 'json', 'junit'] as const;
+/** One output format. */
+export type ConformanceFormat = (typeof CONFORMANCE_FORMATS)[number];
+
+const MARK: Record<CheckReport['status'], string> = {
+  passed: 'ok  ',
+  failed: 'FAIL',
+  warning: 'WARN',
+  skipped: 'skip',
+  expected_failure: 'xfail',
+  stale_expected_failure: 'STALE',
+};
+
+/** Renders a conformance report. */
+export function formatConformanceReport(report: ConformanceReport, format: ConformanceFormat): string {
+  if (format === 'json') return `${JSON.stringify(report, null, 2)}\n`;
+  if (format === 'junit') return junit(report);
+  return text(report);
+}
+
+function text(report: ConformanceReport): string {
+  const { adapter, summary } = report;
+  const lines = [
+    `adapter: ${adapter.name ?? '(no start)'} ${adapter.version ?? ''} (${adapter.language ?? '?'}) — ${adapter.command}`,
+    `claims: levels ${adapter.levels.join(', ') || '-'}; families ${adapter.families.join(', ') || '-'}; durability ${adapter.durability.join(', ') || '-'}; features ${adapter.features.join(', ') || '-'}`,
+    `seed ${report.options.seed}, ${report.options.runs} generated reader cases, ${report.options.writer_rounds} writer rounds`,
+    '',
+  ];
+  for (const check of report.checks) {
+    if (check.status === 'passed' || (check.status === 'skipped' && check.id.startsWith('reader/store/'))) continue;
+    lines.push(`${MARK[check.status]} ${check.id} [${check.requirements.join(', ')}] ${check.title}`);
+    for (const detail of check.details) lines.push(`       ${detail.split('\n').join('\n       ')}`);
+  }
+  lines.push('', 'requirement       passed failed warning skipped xfail stale');
+  for (const [id, c] of Object.entries(report.requirements).sort(([a], [b]) => a.localeCompare(b)))
+    lines.push(
+      `${id.padEnd(16)} ${[c.passed, c.failed, c.warning, c.skipped, c.expected_failure, c.stale_expected_failure].map((n) => String(n).padStart(6)).join(' ')}`,
+    );
+  lines.push(
+    '',
+    `${report.checks.length} checks: ${summary.passed} passed, ${summary.failed} failed, ${summary.warning} warnings, ${summary.skipped} skipped, ${summary.expected_failure} expected failures, ${summary.stale_expected_failure} stale baseline entries`,
+    report.ok ? 'CONFORMANT for the claims above (no failure)' : 'NOT CONFORMANT',
+  );
+  return `${lines.join('\n')}\n`;
+}
+
+function xml(value: string): string {
+  return (
+    value
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: XML 1.0 forbids these characters, so they are replaced.
+      .replace(/[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd]/gu, '\ufffd')
+      .replace(/&/g, '&amp;')
+      .replace(/</g, '&lt;')
+      .replace(/>/g, '&gt;')
+      .replace(/"/g, '&quot;')
+  );
+}
+
+function junit(report: ConformanceReport): string {
+  const tiers = ['adapter', 'reader', 'writer'] as const;
+  const out = ['<?xml version="1.0" encoding="UTF-8"?>'];
+  const failures = report.summary.failed + report.summary.stale_expected_failure;
+  out.push(
+    `<testsuites name="turnjournal conformance" tests="${report.checks.length}" failures="${failures}" skipped="${report.summary.skipped}">`,
+  );
+  for (const tier of tiers) {
+    const checks = report.checks.filter((c) => c.tier === tier);
+    if (checks.length === 0) continue;
+    const failed = checks.filter((c) => c.status === 'failed' || c.status === 'stale_expected_failure').length;
+    const skipped = checks.filter((c) => c.status === 'skipped').length;
+    const time = checks.reduce((t, c) => t + c.duration_ms, 0) / 1000;
+    out.push(
+      `  <testsuite name="${tier}" tests="${checks.length}" failures="${failed}" skipped="${skipped}" time="${time.toFixed(3)}">`,
+    );
+    for (const check of checks) {
+      const name = `${check.id} [${check.requirements.join(', ')}]`;
+      out.push(
+        `    <testcase classname="turnjournal.${tier}" name="${xml(name)}" time="${(check.duration_ms / 1000).toFixed(3)}">`,
+      );
+      const body = xml(check.details.join('\n'));
+      if (check.status === 'failed' || check.status === 'stale_expected_failure')
+        out.push(`      <failure message="${xml(check.title)}">${body}</failure>`);
+      else if (check.status === 'skipped') out.push(`      <skipped message="${body}"/>`);
+      else if (check.status !== 'passed') out.push(`      <system-out>${xml(check.status)}: ${body}</system-out>`);
+      out.push('    </testcase>');
+    }
+    out.push('  </testsuite>');
+  }
+  out.push('</testsuites>');
+  return `${out.join('\n')}\n`;
+}

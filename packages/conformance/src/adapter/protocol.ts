@@ -1,0 +1,192 @@
+import Type, { type Static } from 'typebox';
+
+/** Version of the adapter protocol this kit speaks (spec/v1/adapter.md). */
+export const ADAPTER_PROTOCOL_VERSION = 1;
+
+/** Error codes an adapter answers with (spec/v1/adapter.md §Errors). */
+export const ADAPTER_ERROR_CODES = ['unsupported', 'bad_request', 'journal_locked', 'failed'] as const;
+/** One adapter error code. */
+export type AdapterErrorCode = (typeof ADAPTER_ERROR_CODES)[number];
+
+/** Levels an adapter can claim (spec §17.1, TJ-CONF-001). */
+export const ADAPTER_LEVELS = ['reader', 'writer'] as const;
+/** Record families an adapter can claim (TJ-CONF-001). */
+export const ADAPTER_FAMILIES = ['turn', 'event', 'run', 'state'] as const;
+/** Durability modes an adapter's writer supports (spec §11.3). */
+export const ADAPTER_DURABILITIES = ['every', 'group', 'none'] as const;
+/** Optional features: `audit` (turn_journal_* findings and the plan), `replay` (event-log replay, spec §15.4). */
+export const ADAPTER_FEATURES = ['audit', 'replay'] as const;
+
+const Id = Type.Integer({ minimum: 0, description: 'Correlates a response with its request.' });
+const Durability = Type.Union([Type.Literal('every'), Type.Literal('group'), Type.Literal('none')]);
+
+/** `start`: the first request; the adapter answers with its capabilities. */
+export const StartRequest = Type.Object({ id: Id, op: Type.Literal('start'), protocol: Type.Literal(1) });
+/** `read`: read the store at `paths` and derive turns, findings, runs, event logs (and the plan with `audit`). */
+export const ReadRequest = Type.Object({
+  id: Id,
+  op: Type.Literal('read'),
+  paths: Type.Array(Type.String({ minLength: 1 }), { minItems: 1, description: 'Absolute paths.' }),
+  mode: Type.Optional(Type.Union([Type.Literal('tolerant'), Type.Literal('prefix'), Type.Literal('strict')])),
+  audit: Type.Optional(Type.Boolean()),
+});
+/** `replay` (feature `replay`): the records of an event log after a seq (spec §15.4). */
+export const ReplayRequest = Type.Object({
+  id: Id,
+  op: Type.Literal('replay'),
+  file: Type.String({ minLength: 1 }),
+  after: Type.Integer({ minimum: -1 }),
+});
+/** `open` (writer level): take a journal file's lock, create it or repair its torn tail. */
+export const OpenRequest = Type.Object({
+  id: Id,
+  op: Type.Literal('open'),
+  file: Type.String({ minLength: 1 }),
+  durability: Durability,
+});
+/** `append` (writer level): append one record as one line; answered once durable in the declared mode. */
+export const AppendRequest = Type.Object({
+  id: Id,
+  op: Type.Literal('append'),
+  handle: Type.String({ minLength: 1 }),
+  record: Type.Record(Type.String(), Type.Unknown()),
+});
+/** `close` (writer level): flush, close and release the lock. */
+export const CloseRequest = Type.Object({ id: Id, op: Type.Literal('close'), handle: Type.String({ minLength: 1 }) });
+/** `stop`: answer, then exit 0. */
+export const StopRequest = Type.Object({ id: Id, op: Type.Literal('stop') });
+
+/** Any request the harness sends. */
+export const AdapterRequest = Type.Union([
+  StartRequest,
+  ReadRequest,
+  ReplayRequest,
+  OpenRequest,
+  AppendRequest,
+  CloseRequest,
+  StopRequest,
+]);
+/** Any request the harness sends. */
+export type AdapterRequest = Static<typeof AdapterRequest>;
+/** The operation names. */
+export type AdapterOp = AdapterRequest['op'];
+
+/** `start` result: who the implementation is and what it claims (TJ-CONF-001). */
+export const StartResult = Type.Object({
+  name: Type.String({ minLength: 1 }),
+  version: Type.String(),
+  language: Type.String(),
+  protocol: Type.Literal(1),
+  levels: Type.Array(Type.Union([Type.Literal('reader'), Type.Literal('writer')]), { minItems: 1 }),
+  families: Type.Array(
+    Type.Union([Type.Literal('turn'), Type.Literal('event'), Type.Literal('run'), Type.Literal('state')]),
+    { minItems: 1 },
+  ),
+  durability: Type.Array(Durability),
+  features: Type.Optional(Type.Array(Type.Union([Type.Literal('audit'), Type.Literal('replay')]))),
+});
+/** `start` result. */
+export type StartResult = Static<typeof StartResult>;
+
+const EventLogState = Type.Object({
+  last_seq: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]),
+  messages: Type.Array(Type.Unknown()),
+  active_request_id: Type.Union([Type.String(), Type.Null()]),
+  overlay: Type.Union([Type.String(), Type.Null()]),
+  undelivered: Type.Array(Type.String()),
+});
+
+/** `read` result: the shape of a store fixture's `expect`, with absolute paths. */
+export const ReadResult = Type.Object({
+  turns: Type.Optional(Type.Record(Type.String(), Type.Record(Type.String(), Type.String()))),
+  findings: Type.Array(
+    Type.Object({
+      code: Type.String({ minLength: 1 }),
+      file: Type.Optional(Type.String()),
+      line: Type.Optional(Type.Integer({ minimum: 1 })),
+      turn_id: Type.Optional(Type.String()),
+    }),
+  ),
+  runs: Type.Optional(Type.Record(Type.String(), Type.String())),
+  event_logs: Type.Optional(Type.Record(Type.String(), EventLogState)),
+  plan: Type.Optional(
+    Type.Array(Type.Object({ session_id: Type.String(), turn_id: Type.String(), actions: Type.Array(Type.String()) })),
+  ),
+});
+/** `read` result. */
+export type ReadResult = Static<typeof ReadResult>;
+
+/** `replay` result: the seqs replayed, or why a snapshot is needed. */
+export const ReplayResult = Type.Union([
+  Type.Object({ seqs: Type.Array(Type.Integer({ minimum: 0 })) }),
+  Type.Object({ reason: Type.Union([Type.Literal('compacted'), Type.Literal('ahead')]) }),
+]);
+/** `replay` result. */
+export type ReplayResult = Static<typeof ReplayResult>;
+
+/** `open` result: an opaque handle for `append` and `close`. */
+export const OpenResult = Type.Object({ handle: Type.String({ minLength: 1 }) });
+/** `open` result. */
+export type OpenResult = Static<typeof OpenResult>;
+
+/** The empty result of `append`, `close` and `stop`. */
+export const EmptyResult = Type.Object({});
+
+/** The result schema of each operation, which the runner validates every success against (TJ-CONF-012). */
+export const RESULT_SCHEMAS = {
+  start: StartResult,
+  read: ReadResult,
+  replay: ReplayResult,
+  open: OpenResult,
+  append: EmptyResult,
+  close: EmptyResult,
+  stop: EmptyResult,
+} as const;
+
+/** A success response. Unknown members are ignored, as everywhere in turnjournal. */
+export const SuccessResponse = Type.Object({
+  id: Id,
+  ok: Type.Literal(true),
+  result: Type.Record(Type.String(), Type.Unknown()),
+});
+/** An error response (TJ-CONF-015). */
+export const ErrorResponse = Type.Object({
+  id: Id,
+  ok: Type.Literal(false),
+  error: Type.Object({
+    code: Type.Union([
+      Type.Literal('unsupported'),
+      Type.Literal('bad_request'),
+      Type.Literal('journal_locked'),
+      Type.Literal('failed'),
+    ]),
+    message: Type.String(),
+  }),
+});
+/** Any response line an adapter writes to stdout (TJ-CONF-012). */
+export const AdapterResponse = Type.Union([SuccessResponse, ErrorResponse]);
+/** Any response. */
+export type AdapterResponse = Static<typeof AdapterResponse>;
+
+/** Every message of the protocol, for the published JSON Schema `spec/v1/adapter.schema.json`. */
+export const AdapterMessages = Type.Object(
+  {
+    request: AdapterRequest,
+    response: AdapterResponse,
+    results: Type.Object({
+      start: StartResult,
+      read: ReadResult,
+      replay: ReplayResult,
+      open: OpenResult,
+      append: EmptyResult,
+      close: EmptyResult,
+      stop: EmptyResult,
+    }),
+  },
+  {
+    $id: 'https://turnjournal.dev/spec/v1/adapter.schema.json',
+    title: 'turnjournal adapter protocol v1',
+    description:
+      'Generated from @turnjournal/conformance; do not edit. `request` is any request line, `response` any response line, `results` the result of each op.',
+  },
+);

@@ -1,0 +1,99 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { runConformance, straceAvailable } from '../../src/index.js';
+import { brokenAdapter } from './support.js';
+
+// The proof of power: the reference adapter with one defect each must FAIL the kit, and the failures must name the
+// requirement the defect breaks. Each run is narrowed (`only`) to the checks that matter, to keep the suite fast.
+const DEFECTS: readonly {
+  defect: string;
+  only: string[];
+  tier: 'reader' | 'writer';
+  /** At least one of these ids must be among the failed checks' requirements. */
+  ids: string[];
+  needsStrace?: boolean;
+}[] = [
+  {
+    defect: 'no-fsync',
+    tier: 'writer',
+    only: ['writer/fsync-before-ack'],
+    ids: ['TJ-CONF-014', 'TJ-DUR-003'],
+    needsStrace: true,
+  },
+  { defect: 'ack-before-write', tier: 'writer', only: ['writer/ack-oracle'], ids: ['TJ-CONF-009'] },
+  // Rewriting the file per append loses acknowledged records only when the kill lands mid-rewrite (timing); it
+  // takes no lock either, which the lock check sees every time.
+  {
+    defect: 'rewrite-per-append',
+    tier: 'writer',
+    only: ['writer/ack-oracle', 'writer/lock'],
+    ids: ['TJ-CONF-009', 'TJ-DUR-018'],
+  },
+  { defect: 'no-repair', tier: 'writer', only: ['writer/torn-tail'], ids: ['TJ-DUR-004', 'TJ-DUR-005'] },
+  {
+    defect: 'reject-unknown-fields',
+    tier: 'reader',
+    only: ['reader/store/derivation.json', 'reader/store/basics.json'],
+    ids: ['TJ-COMPAT-002', 'TJ-DERIVE-005'],
+  },
+  {
+    defect: 'stop-at-first-bad-line',
+    tier: 'reader',
+    only: ['reader/store/framing.json'],
+    ids: ['TJ-FRAME-016', 'TJ-FRAME-017'],
+  },
+  { defect: 'split-u2028', tier: 'reader', only: ['reader/store/framing.json'], ids: ['TJ-FRAME-002'] },
+  { defect: 'timestamp-order', tier: 'reader', only: ['reader/store/derivation.json'], ids: ['TJ-DERIVE-003'] },
+  { defect: 'terminal-not-sticky', tier: 'reader', only: ['reader/store/derivation.json'], ids: ['TJ-DERIVE-008'] },
+];
+
+describe.concurrent('broken adapters fail the conformance kit', () => {
+  for (const { defect, only, tier, ids, needsStrace } of DEFECTS) {
+    it.skipIf(needsStrace === true && !straceAvailable())(
+      `${defect} fails with one of ${ids.join(', ')}`,
+      async () => {
+        const report = await runConformance({ adapter: brokenAdapter(defect), tier, runs: 2, writerRounds: 2, only });
+        const failed = report.checks.filter((c) => c.status === 'failed');
+        const named = new Set(failed.flatMap((c) => c.requirements));
+        expect(report.ok, `${defect} passed the kit`).toBe(false);
+        expect(
+          ids.some((id) => named.has(id)),
+          `${defect}: failures name ${[...named].join(', ')}`,
+        ).toBe(true);
+      },
+      120_000,
+    );
+  }
+});
+
+describe('what the kit does with a failure and with a partial claim', () => {
+  it('a failing generated case prints its seed and a shrunk counterexample saved as a fixture case (TJ-CONF-010)', async () => {
+    const report = await runConformance({
+      adapter: brokenAdapter('split-u2028'),
+      tier: 'reader',
+      runs: 8,
+      only: ['reader/generated'],
+    });
+    const failed = report.checks.filter((c) => c.status === 'failed');
+    expect(failed.length).toBeGreaterThan(0);
+    const details = (failed[0]?.details ?? []).join('\n');
+    expect(details).toMatch(/seed \d+ \(run seed 20260511, case \d+\); shrunk counterexample written to (\S+\.json)/);
+    const path = /written to (\S+\.json)/.exec(details)?.[1] as string;
+    const saved = JSON.parse(readFileSync(path, 'utf8')) as { files: { text: string }[]; requirements: string[] };
+    expect(saved.requirements).toContain('TJ-FRAME-002');
+    // Shrinking keeps the line that matters: a raw U+2028 or U+2029.
+    expect(saved.files.some((f) => /[\u2028\u2029]/.test(f.text))).toBe(true);
+  }, 120_000);
+
+  it('an adapter claiming only the event family passes the writer tier on an event log (TJ-CONF-002, TJ-CONF-009)', async () => {
+    const report = await runConformance({
+      adapter: brokenAdapter('claim-event-only'),
+      tier: 'writer',
+      runs: 2,
+      writerRounds: 2,
+      only: ['writer/ack-oracle', 'writer/restart', 'writer/torn-tail'],
+    });
+    expect(report.checks.filter((c) => c.status !== 'passed')).toEqual([]);
+    expect(report.adapter.families).toEqual(['event']);
+  }, 120_000);
+});

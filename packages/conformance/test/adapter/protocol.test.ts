@@ -1,0 +1,158 @@
+import { PassThrough } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { AdapterFailure, AdapterProcess, runAdapter, runConformance } from '../../src/index.js';
+import { fakeAdapter, fakeLoop, START } from './support.js';
+
+async function failureOf(promise: Promise<unknown>): Promise<AdapterFailure> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof AdapterFailure) return error;
+    throw error;
+  }
+  throw new Error('expected the request to fail');
+}
+
+describe('AdapterProcess reports protocol violations clearly and never hangs', () => {
+  it('garbage on stdout is a TJ-CONF-012 violation showing the offending line', async () => {
+    const adapter = AdapterProcess.spawn(fakeAdapter(fakeLoop(`() => 'hello, I am not JSON'`)), { timeoutMs: 5000 });
+    try {
+      const failure = await failureOf(adapter.request('start', { protocol: 1 }));
+      expect(failure.kind).toBe('protocol');
+      expect(failure.message).toContain('TJ-CONF-012');
+      expect(failure.message).toContain('hello, I am not JSON');
+      expect(adapter.usable).toBe(false);
+    } finally {
+      await adapter.dispose();
+    }
+  });
+
+  it('a response with a wrong id is a TJ-CONF-012 violation', async () => {
+    const adapter = AdapterProcess.spawn(
+      fakeAdapter(fakeLoop(`(r) => JSON.stringify({ id: r.id + 100, ok: true, result: {} })`)),
+      { timeoutMs: 5000 },
+    );
+    try {
+      const failure = await failureOf(adapter.request('start', { protocol: 1 }));
+      expect(failure.message).toMatch(/response with id \d+ answers no pending request/);
+    } finally {
+      await adapter.dispose();
+    }
+  });
+
+  it('a result that breaks its schema names the request and the problem', async () => {
+    const adapter = AdapterProcess.spawn(
+      fakeAdapter(fakeLoop(`(r) => JSON.stringify({ id: r.id, ok: true, result: { name: 'x' } })`)),
+      { timeoutMs: 5000 },
+    );
+    try {
+      const failure = await failureOf(adapter.request('start', { protocol: 1 }));
+      expect(failure.kind).toBe('protocol');
+      expect(failure.message).toMatch(/^start \(id 1\): result breaks the protocol schema/);
+    } finally {
+      await adapter.dispose();
+    }
+  });
+
+  it('an exit mid-request fails the request with the exit status and the stderr tail (TJ-CONF-015)', async () => {
+    const adapter = AdapterProcess.spawn(
+      fakeAdapter(fakeLoop(`() => { process.stderr.write('about to crash\\n'); process.exit(3); }`)),
+      { timeoutMs: 5000 },
+    );
+    try {
+      const failure = await failureOf(adapter.request('start', { protocol: 1 }));
+      expect(failure.kind).toBe('exited');
+      expect(failure.message).toContain('code 3');
+      expect(failure.message).toContain('stderr: about to crash');
+    } finally {
+      await adapter.dispose();
+    }
+  });
+
+  it('a hanging adapter times out instead of hanging the runner', async () => {
+    const adapter = AdapterProcess.spawn(fakeAdapter(fakeLoop('() => undefined')), { timeoutMs: 300 });
+    try {
+      const failure = await failureOf(adapter.request('start', { protocol: 1 }));
+      expect(failure.kind).toBe('timeout');
+      expect(failure.message).toContain('no response within 300 ms');
+    } finally {
+      await adapter.dispose();
+    }
+    expect(adapter.exitStatus).not.toBeNull();
+  });
+
+  it('the runner reports a hanging adapter as a failed start check and returns', async () => {
+    const report = await runConformance({ adapter: fakeAdapter(fakeLoop('() => undefined')), timeoutMs: 300 });
+    expect(report.ok).toBe(false);
+    expect(report.checks.map((c) => [c.id, c.status])).toEqual([['adapter/start', 'failed']]);
+    expect(report.checks[0]?.details[0]).toContain('no response within 300 ms');
+  });
+
+  it('the runner survives an adapter that answers start and then crashes on read (TJ-CONF-015)', async () => {
+    const command = fakeAdapter(
+      fakeLoop(`(r) => r.op === 'start' ? JSON.stringify({ id: r.id, ok: true, result: ${START} })
+        : r.op === 'read' ? process.exit(1)
+        : JSON.stringify({ id: r.id, ok: false, error: { code: 'unsupported', message: 'no' } })`),
+    );
+    const report = await runConformance({ adapter: command, tier: 'reader', runs: 1, timeoutMs: 5000 });
+    expect(report.ok).toBe(false);
+    const read = report.checks.find((c) => c.id === 'reader/store/derivation.json#0');
+    expect(read?.status).toBe('failed');
+    expect(read?.details[0]).toContain('adapter exited (code 1) before answering');
+    expect(report.checks.find((c) => c.id === 'adapter/unknown-op')?.status).toBe('passed');
+  }, 120_000);
+});
+
+describe('the reference adapter in process', () => {
+  async function exchange(lines: unknown[]): Promise<Record<string, unknown>[]> {
+    const input = new PassThrough();
+    const output = new PassThrough();
+    const diagnostics = new PassThrough();
+    diagnostics.resume();
+    let text = '';
+    output.setEncoding('utf8').on('data', (c: string) => {
+      text += c;
+    });
+    const done = runAdapter(input, output, undefined, diagnostics);
+    for (const line of lines) input.write(`${typeof line === 'string' ? line : JSON.stringify(line)}\n`);
+    await done;
+    return text
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+  }
+
+  it('answers start with every level, family, durability and feature (TJ-CONF-001)', async () => {
+    const [start, stop] = await exchange([
+      { id: 1, op: 'start', protocol: 1 },
+      { id: 2, op: 'stop' },
+    ]);
+    expect(start).toMatchObject({
+      id: 1,
+      ok: true,
+      result: {
+        protocol: 1,
+        levels: ['reader', 'writer'],
+        families: ['turn', 'event', 'run', 'state'],
+        durability: ['every', 'group', 'none'],
+        features: ['audit', 'replay'],
+      },
+    });
+    expect(stop).toEqual({ id: 2, ok: true, result: {} });
+  });
+
+  it('answers an unknown op with unsupported and a malformed request with bad_request, not by exiting (TJ-CONF-015)', async () => {
+    const responses = await exchange([
+      { id: 1, op: 'teleport' },
+      { id: 2, op: 'read', paths: 'not an array' },
+      { id: 3, op: 'append', handle: 'h9', record: {} },
+      { id: 4, op: 'stop' },
+    ]);
+    expect(responses.map((r) => [r.id, (r.error as { code?: string } | undefined)?.code ?? 'ok'])).toEqual([
+      [1, 'unsupported'],
+      [2, 'bad_request'],
+      [3, 'bad_request'],
+      [4, 'ok'],
+    ]);
+  });
+});
