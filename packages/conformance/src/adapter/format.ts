@@ -42,7 +42,11 @@ function text(report: ConformanceReport): string {
   lines.push(
     '',
     `${report.checks.length} checks: ${summary.passed} passed, ${summary.failed} failed, ${summary.warning} warnings, ${summary.skipped} skipped, ${summary.expected_failure} expected failures, ${summary.stale_expected_failure} stale baseline entries`,
-    report.ok ? 'CONFORMANT for the claims above (no failure)' : 'NOT CONFORMANT',
+    report.conformant
+      ? 'CONFORMANT for the claims above (no failure, no baseline entry)'
+      : report.ok
+        ? 'PASSED with an expected-failures baseline: not a conformance claim until the baseline is empty (TJ-CONF-003)'
+        : 'NOT CONFORMANT',
   );
   return `${lines.join('\n')}\n`;
 }

@@ -75,6 +75,10 @@ export const ConformanceReport = Type.Object(
       { additionalProperties: false },
     ),
     ok: Type.Boolean({ description: 'True when no check failed and no baseline entry is stale (exit status 0).' }),
+    conformant: Type.Boolean({
+      description:
+        'True when the run is ok without any expected-failures baseline entry: only then does it support a conformance claim (TJ-CONF-003).',
+    }),
     summary: Counts,
     requirements: Type.Record(Type.String(), Counts, { description: 'Counts of checks per requirement id.' }),
     checks: Type.Array(CheckReport),

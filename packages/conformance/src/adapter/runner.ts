@@ -213,11 +213,17 @@ async function runChecks(
 ): Promise<ConformanceReport> {
   const { tier, runs, writerRounds, seed, timeoutMs } = settings;
   let claims: StartResult | null = null;
-  await record('adapter/start', 'start answers a valid capability claim', 'adapter', ['TJ-CONF-001'], async () => {
-    await session.get();
-    claims = session.claims;
-    return { failures: [] };
-  });
+  await record(
+    'adapter/start',
+    'start answers a valid capability claim',
+    'adapter',
+    ['TJ-CONF-001', 'TJ-CONF-024'],
+    async () => {
+      await session.get();
+      claims = session.claims;
+      return { failures: [] };
+    },
+  );
   if (claims === null) return finish(options, tier, runs, writerRounds, seed, null, checks, baseline);
   const claimed: StartResult = claims;
 
@@ -225,7 +231,7 @@ async function runChecks(
     'adapter/unknown-op',
     'an unknown op is answered with an error response, not by exiting',
     'adapter',
-    ['TJ-CONF-015'],
+    ['TJ-CONF-015', 'TJ-CONF-022'],
     async () => {
       const process = await session.get();
       try {
@@ -256,11 +262,17 @@ async function runChecks(
       }));
     else await writerTier(claimed, options, writerRounds, seed, timeoutMs, record);
   }
-  await record('adapter/stop', 'stop is answered and the adapter exits 0', 'adapter', ['TJ-CONF-015'], async () => {
-    await session.get();
-    const code = await session.close();
-    return { failures: code === 0 ? [] : [`the adapter exited with ${code} after stop`] };
-  });
+  await record(
+    'adapter/stop',
+    'stop is answered and the adapter exits 0',
+    'adapter',
+    ['TJ-CONF-015', 'TJ-CONF-023'],
+    async () => {
+      await session.get();
+      const code = await session.close();
+      return { failures: code === 0 ? [] : [`the adapter exited with ${code} after stop`] };
+    },
+  );
   return finish(options, tier, runs, writerRounds, seed, claimed, checks, baseline);
 }
 
@@ -645,7 +657,7 @@ async function writerTier(
     'writer/ack-oracle',
     `after SIGKILL at a random moment (${rounds} rounds), every acknowledged record survives exactly once and survivors are a gap-free prefix`,
     'writer',
-    ['TJ-CONF-009', 'TJ-DUR-003', 'TJ-DUR-006', 'TJ-DUR-024'],
+    ['TJ-CONF-009', 'TJ-CONF-020', 'TJ-CONF-027', 'TJ-DUR-003', 'TJ-DUR-006', 'TJ-DUR-024'],
     async () => (rounds === 0 ? { skip: 'no rounds (--runs 0)' } : { failures: oracle }),
   );
   await record(
@@ -660,7 +672,7 @@ async function writerTier(
     'writer/lock',
     'a second writer cannot open a file a live writer holds',
     'writer',
-    ['TJ-DUR-017', 'TJ-DUR-018'],
+    ['TJ-CONF-026', 'TJ-DUR-017', 'TJ-DUR-018'],
     async () => {
       const dir = freshDir('tj-conf-lock-');
       const where = target(claims, dir);
@@ -834,6 +846,8 @@ function finish(
       expected_failures: options.expectedFailuresPath ?? null,
     },
     ok: summary.failed === 0 && summary.stale_expected_failure === 0,
+    // A run that passes only thanks to a baseline entry is not a conformance claim (TJ-CONF-003).
+    conformant: summary.failed === 0 && summary.stale_expected_failure === 0 && baseline.size === 0,
     summary,
     requirements,
     checks,

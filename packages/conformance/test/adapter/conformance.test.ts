@@ -37,7 +37,7 @@ function xmlProblems(text: string): string[] {
 }
 
 describe('turnjournal conformance against the reference adapter', () => {
-  it('passes every check of the reader and writer tiers (TJ-CONF-002, TJ-CONF-009, TJ-CONF-016)', async () => {
+  it('passes every check of the reader and writer tiers (TJ-CONF-002, TJ-CONF-009, TJ-CONF-016, TJ-CONF-018, TJ-CONF-020, TJ-CONF-023, TJ-CONF-025..027)', async () => {
     const reportFile = join(mkdtempSync(join(tmpdir(), 'tj-conf-test-')), 'report.json');
     const run = await turnjournal(
       'conformance',
@@ -103,7 +103,7 @@ describe('expected-failures baseline (TJ-CONF-017)', () => {
     'reader/store/framing.json',
   ];
 
-  it('a listed failing check does not fail the run; a listed passing check fails it as stale', async () => {
+  it('a listed failing check does not fail the run; a listed passing check fails it as stale (TJ-CONF-017, TJ-CONF-030)', async () => {
     const plain = await turnjournal(...args, '--format', 'json');
     expect(plain.status).toBe(1);
     const failing = (JSON.parse(plain.stdout) as ConformanceReport).checks.filter((c) => c.status === 'failed');

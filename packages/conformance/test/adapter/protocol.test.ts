@@ -14,7 +14,7 @@ async function failureOf(promise: Promise<unknown>): Promise<AdapterFailure> {
 }
 
 describe('AdapterProcess reports protocol violations clearly and never hangs', () => {
-  it('garbage on stdout is a TJ-CONF-012 violation showing the offending line', async () => {
+  it('garbage on stdout is a TJ-CONF-012 violation showing the offending line (TJ-CONF-018, TJ-CONF-028)', async () => {
     const adapter = AdapterProcess.spawn(fakeAdapter(fakeLoop(`() => 'hello, I am not JSON'`)), { timeoutMs: 5000 });
     try {
       const failure = await failureOf(adapter.request('start', { protocol: 1 }));
@@ -27,7 +27,7 @@ describe('AdapterProcess reports protocol violations clearly and never hangs', (
     }
   });
 
-  it('a response with a wrong id is a TJ-CONF-012 violation', async () => {
+  it('a response with a wrong id is a TJ-CONF-012 violation (TJ-CONF-019)', async () => {
     const adapter = AdapterProcess.spawn(
       fakeAdapter(fakeLoop(`(r) => JSON.stringify({ id: r.id + 100, ok: true, result: {} })`)),
       { timeoutMs: 5000 },
@@ -40,7 +40,7 @@ describe('AdapterProcess reports protocol violations clearly and never hangs', (
     }
   });
 
-  it('a result that breaks its schema names the request and the problem', async () => {
+  it('a result that breaks its schema names the request and the problem (TJ-CONF-028)', async () => {
     const adapter = AdapterProcess.spawn(
       fakeAdapter(fakeLoop(`(r) => JSON.stringify({ id: r.id, ok: true, result: { name: 'x' } })`)),
       { timeoutMs: 5000 },
@@ -69,7 +69,7 @@ describe('AdapterProcess reports protocol violations clearly and never hangs', (
     }
   });
 
-  it('a hanging adapter times out instead of hanging the runner', async () => {
+  it('a hanging adapter times out instead of hanging the runner (TJ-CONF-029)', async () => {
     const adapter = AdapterProcess.spawn(fakeAdapter(fakeLoop('() => undefined')), { timeoutMs: 300 });
     try {
       const failure = await failureOf(adapter.request('start', { protocol: 1 }));
@@ -122,7 +122,7 @@ describe('the reference adapter in process', () => {
       .map((l) => JSON.parse(l) as Record<string, unknown>);
   }
 
-  it('answers start with every level, family, durability and feature (TJ-CONF-001)', async () => {
+  it('answers start with every level, family, durability and feature, and stop with an empty result (TJ-CONF-001, TJ-CONF-024)', async () => {
     const [start, stop] = await exchange([
       { id: 1, op: 'start', protocol: 1 },
       { id: 2, op: 'stop' },
@@ -141,7 +141,7 @@ describe('the reference adapter in process', () => {
     expect(stop).toEqual({ id: 2, ok: true, result: {} });
   });
 
-  it('answers an unknown op with unsupported and a malformed request with bad_request, not by exiting (TJ-CONF-015)', async () => {
+  it('answers an unknown op with unsupported and a malformed request with bad_request, not by exiting (TJ-CONF-015, TJ-CONF-022)', async () => {
     const responses = await exchange([
       { id: 1, op: 'teleport' },
       { id: 2, op: 'read', paths: 'not an array' },
@@ -154,5 +154,33 @@ describe('the reference adapter in process', () => {
       [3, 'bad_request'],
       [4, 'ok'],
     ]);
+  });
+
+  it('ignores request members this version does not define (TJ-CONF-021)', async () => {
+    const responses = await exchange([
+      { id: 1, op: 'start', protocol: 1, x_future_option: { anything: true } },
+      { id: 2, op: 'stop', reason: 'a member v1 does not define' },
+    ]);
+    expect(responses.map((r) => [r.id, r.ok])).toEqual([
+      [1, true],
+      [2, true],
+    ]);
+  });
+});
+
+describe('the harness ignores response members this version does not define (TJ-CONF-021)', () => {
+  it('accepts a start result with extra members', async () => {
+    const adapter = AdapterProcess.spawn(
+      fakeAdapter(
+        fakeLoop(`(r) => JSON.stringify({ id: r.id, ok: true, x_trace: 'abc', result: { ...${START}, x_build: 7 } })`),
+      ),
+      { timeoutMs: 5000 },
+    );
+    try {
+      const result = (await adapter.request('start', { protocol: 1 })) as { name?: string };
+      expect(result.name).toBe('fake');
+    } finally {
+      await adapter.dispose();
+    }
   });
 });
