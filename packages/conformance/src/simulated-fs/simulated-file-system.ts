@@ -1,6 +1,6 @@
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, posix } from 'node:path';
-import type { FileStat, FileSystem, OpenMode } from '@turnjournal/writer';
+import { FILE_SYSTEM_OPERATIONS, type FileStat, type FileSystem, type OpenMode } from '@turnjournal/writer';
 
 /**
  * A random source in [0, 1), like `Math.random`. The simulator draws every crash decision from it, so a seeded source
@@ -24,24 +24,7 @@ export function seededRandom(seed: number): RandomSource {
 export type SimulatedOperation = keyof FileSystem;
 
 /** Every call of the layer, in the order of the interface. */
-export const SIMULATED_OPERATIONS: readonly SimulatedOperation[] = [
-  'open',
-  'write',
-  'read',
-  'fdatasync',
-  'fsync',
-  'ftruncate',
-  'fstat',
-  'close',
-  'stat',
-  'mkdir',
-  'fsyncDirectory',
-  'rename',
-  'link',
-  'unlink',
-  'readdir',
-  'readFile',
-];
+export const SIMULATED_OPERATIONS: readonly SimulatedOperation[] = FILE_SYSTEM_OPERATIONS;
 
 /** One planned failure of {@link SimulatedFileSystem.inject}. */
 export interface SimulatedFault {

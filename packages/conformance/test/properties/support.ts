@@ -5,29 +5,9 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
+import { propertyRuns, propertySeed } from '../../../schema/test/support/property.js';
 
-const DEFAULT_SEED = 20260511;
-
-function envInt(name: string): number | undefined {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return undefined;
-  const value = Number(raw);
-  if (!Number.isSafeInteger(value)) throw new Error(`${name} must be an integer, got ${JSON.stringify(raw)}`);
-  return value;
-}
-
-/** The seed of every property (TJ_PROPERTY_SEED, 20260511 by default). */
-export function propertySeed(): number {
-  return envInt('TJ_PROPERTY_SEED') ?? DEFAULT_SEED;
-}
-
-/**
- * The run count: TJ_PROPERTY_RUNS when set, otherwise `defaultRuns` (each suite picks a default that keeps the folder
- * within its time budget; the environment variable raises them all).
- */
-export function propertyRuns(defaultRuns: number): number {
-  return envInt('TJ_PROPERTY_RUNS') ?? defaultRuns;
-}
+export { propertyRuns, propertySeed } from '../../../schema/test/support/property.js';
 
 function stringify(value: unknown): string {
   return fc.stringify(value);

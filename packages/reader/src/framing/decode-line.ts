@@ -50,8 +50,14 @@ export function decodeLine(line: CommittedLine, salvage: boolean): DecodedLine {
   let bytes = line.bytes;
   if (line.offset === 0 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) start = 3;
   if (bytes.length > start && bytes[bytes.length - 1] === CR) bytes = bytes.subarray(0, bytes.length - 1);
-  const content = bytes.subarray(start);
+  // The common line needs no view of its own: no BOM, no CR.
+  const content = start === 0 ? bytes : bytes.subarray(start);
   if (isBlank(content)) return { kind: 'blank' };
+
+  // A line that parses holds no NUL byte (JSON allows none outside strings, nor raw inside them), so the NUL scan
+  // below is only needed, and done, for lines that do not parse: the verdict is the same as scanning first.
+  const parsed = parseObject(content);
+  if (parsed.ok) return { kind: 'record', value: parsed.value, bytes: content };
 
   const firstNul = content.indexOf(0);
   if (firstNul >= 0) {
@@ -65,8 +71,6 @@ export function decodeLine(line: CommittedLine, salvage: boolean): DecodedLine {
       : { kind: 'damage', code: 'zero_filled_region', reason, nulRun, salvaged: found };
   }
 
-  const parsed = parseObject(content);
-  if (parsed.ok) return { kind: 'record', value: parsed.value, bytes: content };
   const found = salvage ? salvageRecord(content, 1) : undefined;
   return found === undefined
     ? { kind: 'damage', code: 'malformed_line', reason: parsed.reason }
@@ -74,7 +78,10 @@ export function decodeLine(line: CommittedLine, salvage: boolean): DecodedLine {
 }
 
 function isBlank(bytes: Uint8Array): boolean {
-  for (const byte of bytes) if (byte !== SPACE && byte !== TAB && byte !== CR && byte !== LF) return false;
+  for (let i = 0; i < bytes.length; i += 1) {
+    const byte = bytes[i];
+    if (byte !== SPACE && byte !== TAB && byte !== CR && byte !== LF) return false;
+  }
   return true;
 }
 

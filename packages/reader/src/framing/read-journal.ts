@@ -1,8 +1,9 @@
-import { type FileHandle, open } from 'node:fs/promises';
+import { closeSync, fstatSync, openSync, read, readSync } from 'node:fs';
 import { type Finding, makeFinding, type RecordValidation, validateRecord } from '@turnjournal/schema';
 import { JournalReadError } from '../errors.js';
 import { decodeLine } from './decode-line.js';
 import { type CommittedLine, DEFAULT_MAX_LINE_BYTES, LineSplitter, type OversizedLine } from './line-splitter.js';
+import { parsePlainRecord } from './plain-record.js';
 
 /** What a reader does after damage (spec §3.4): skip it, stop before it, or fail. */
 export type RecoveryMode = 'tolerant' | 'prefix' | 'strict';
@@ -16,7 +17,11 @@ export interface ReadJournalOptions {
   readonly mode?: RecoveryMode;
   /** Line-size limit in bytes without the LF; 16 MiB by default (TJ-FRAME-031). */
   readonly maxLineBytes?: number;
-  /** Bytes read per system call; 1 MiB by default. */
+  /**
+   * Bytes read per system call; 64 KiB by default (1 MiB in strict mode). Records come in batches of about 16 KiB of
+   * lines (one batch per read in strict mode and from a `source`): a batch lives until the caller moves on, so small
+   * batches are what bound memory (spec TJ-FRAME-033).
+   */
   readonly chunkBytes?: number;
   /**
    * File offset to start at; it must be the first byte of a line (the byte after an LF). Nothing before it is read,
@@ -66,41 +71,100 @@ export type JournalItem =
   | { readonly kind: 'record'; readonly record: JournalRecord }
   | { readonly kind: 'finding'; readonly finding: Finding };
 
-const DEFAULT_CHUNK_BYTES = 1024 * 1024;
+const DEFAULT_CHUNK_BYTES = 64 * 1024;
+/** Bytes of lines per batch (outside strict mode and a caller's source). */
+const BATCH_BYTES = 16 * 1024;
+/** Default `chunkBytes` in strict mode, which reads as the reader always did. */
+const STRICT_CHUNK_BYTES = 1024 * 1024;
+/** Largest synchronous first read of a file. */
+const SMALL_READ_BYTES = 64 * 1024;
+/** Size of the read after a short one, which finds the end of the file unless the file grew meanwhile. */
+const PROBE_BYTES = 1024;
+/** A read that found the end of the file. */
+const END: ChunkRead = { chunk: Buffer.alloc(0), length: 0, bytesRead: 0 };
+
+/** One positional read: the buffer, the bytes asked for, and the bytes read. */
+interface ChunkRead {
+  readonly chunk: Buffer;
+  readonly length: number;
+  readonly bytesRead: number;
+}
 
 /**
  * Reads a JSONL journal file as a stream (TJ-FRAME-033) and yields its records and framing findings in file order, in
- * batches (one per chunk read) so a caller pays no promise per line. Applies every framing rule of spec §3 and the
- * recovery mode: `tolerant` reports damage, salvages glued records and reads on; `prefix` reports the first damage and
- * stops; `strict` throws {@link JournalReadError} at the first damage or invalid record. A torn tail is never damage.
+ * batches (about 16 KiB of lines each) so a caller pays no promise per line. Applies every framing rule of spec §3 and
+ * the recovery mode: `tolerant` reports damage, salvages glued records and reads on; `prefix` reports the first damage
+ * and stops; `strict` throws {@link JournalReadError} at the first damage or invalid record. A torn tail is never
+ * damage.
  * Record-level findings (`invalid_record`, `unsupported_version`, `unknown_record`) come with the records.
  */
 export async function* readJournal(path: string, options: ReadJournalOptions = {}): AsyncGenerator<JournalItem[]> {
   const mode = options.mode ?? 'tolerant';
-  const chunkBytes = options.chunkBytes ?? DEFAULT_CHUNK_BYTES;
+  // Strict mode, and a caller's source, are read as they always were: one `chunkBytes` read at a time, on demand, one
+  // batch per read (1 MiB by default in strict mode). A strict read that fails drops the batch it was building, so
+  // which records came before the error depends on where reads begin; keeping them where they were keeps that answer.
+  const legacy = mode === 'strict' || options.source !== undefined;
+  const chunkBytes = options.chunkBytes ?? (mode === 'strict' ? STRICT_CHUNK_BYTES : DEFAULT_CHUNK_BYTES);
   const startOffset = options.startOffset ?? 0;
   const splitter = new LineSplitter(options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES, startOffset);
   const exactLines = startOffset === 0;
   const salvage = mode === 'tolerant' && (options.salvage ?? true);
-  const handle = options.source === undefined ? await open(path, 'r') : undefined;
-  const source: JournalSource = options.source ?? {
-    read: async (buffer, offset, length, position) =>
-      (await (handle as FileHandle).read(buffer, offset, length, position)).bytesRead,
-  };
+  // Otherwise its own file the reader reads in two ways. On a regular file, the first read and a read after a short
+  // one (the end of the file, most likely) are synchronous and sized to what the file holds: most journals of a store
+  // are a few kilobytes, and for them a trip through the thread pool per system call costs more than the reading, and
+  // a large buffer per file is garbage to collect. Every other read is asynchronous and runs ahead: the next chunk is
+  // read in the thread pool while this one's lines are decoded. The lines of a read come in batches of about
+  // BATCH_BYTES: a batch, and the records it holds, lives until the caller moves on, so small batches bound memory.
+  const fd = options.source === undefined ? openSync(path, 'r') : undefined;
+  let ahead: Promise<ChunkRead> | undefined;
   try {
+    const stats = fd === undefined ? undefined : fstatSync(fd);
+    const regular = stats?.isFile() === true;
+    let next: ChunkRead | Promise<ChunkRead>;
+    // The size when the read began: a short read that reaches it is the end of the file, with no read to confirm.
+    const size = regular ? (stats?.size ?? 0) : Number.POSITIVE_INFINITY;
+    if (fd === undefined) next = readSource(options.source as JournalSource, startOffset, chunkBytes);
+    else if (legacy || !regular) next = ahead = readAhead(fd, startOffset, chunkBytes);
+    else {
+      // One byte more than the file holds, so that a file read whole ends in a short read.
+      const rest = Math.max(0, size - startOffset) + 1;
+      next = readNow(fd, startOffset, Math.min(chunkBytes, SMALL_READ_BYTES, rest));
+    }
+    let batchEnd = startOffset + BATCH_BYTES;
     for (let position = startOffset; ; ) {
-      const chunk = Buffer.allocUnsafe(chunkBytes);
-      const bytesRead = await source.read(chunk, 0, chunkBytes, position);
+      const { chunk, bytesRead, length } = await next;
+      ahead = undefined;
       if (bytesRead === 0) break;
       position += bytesRead;
-      const batch: JournalItem[] = [];
+      if (fd !== undefined && !legacy) {
+        const short = bytesRead < length;
+        next =
+          short && position >= size
+            ? END
+            : regular && short
+              ? readNow(fd, position, Math.min(chunkBytes, PROBE_BYTES))
+              : readAhead(fd, position, chunkBytes);
+        if (next instanceof Promise) ahead = next;
+      }
+      let batch: JournalItem[] = [];
       let stop = false;
       for (const line of splitter.push(chunk.subarray(0, bytesRead))) {
+        if (!legacy) {
+          // A line whose LF lies past the batch's block starts the next batch.
+          const lf = line.offset + (line.kind === 'line' ? line.bytes.length : line.length);
+          if (lf >= batchEnd) {
+            if (batch.length > 0) yield batch;
+            batch = [];
+            batchEnd = startOffset + (Math.floor((lf - startOffset) / BATCH_BYTES) + 1) * BATCH_BYTES;
+          }
+        }
         stop = readLine(line, path, mode, exactLines, salvage, batch);
         if (stop) break;
       }
       if (batch.length > 0) yield batch;
       if (stop) return;
+      if (fd === undefined) next = readSource(options.source as JournalSource, position, chunkBytes);
+      else if (legacy) next = ahead = readAhead(fd, position, chunkBytes);
     }
     const tail = splitter.end();
     if (tail !== undefined) {
@@ -113,8 +177,40 @@ export async function* readJournal(path: string, options: ReadJournalOptions = {
       ];
     }
   } finally {
-    await handle?.close();
+    // A read still running must end before its descriptor closes.
+    if (ahead !== undefined) await ahead.catch(() => undefined);
+    if (fd !== undefined) closeSync(fd);
   }
+}
+
+// A failed read rejects rather than throws, so its error reaches the caller where a read on demand would have: after
+// the batch read before it.
+function readNow(fd: number, position: number, length: number): ChunkRead | Promise<ChunkRead> {
+  const chunk = Buffer.allocUnsafe(length);
+  try {
+    return { chunk, length, bytesRead: readSync(fd, chunk, 0, length, position) };
+  } catch (error) {
+    const failed = Promise.reject(error);
+    failed.catch(() => undefined);
+    return failed;
+  }
+}
+
+function readAhead(fd: number, position: number, length: number): Promise<ChunkRead> {
+  const chunk = Buffer.allocUnsafe(length);
+  const pending = new Promise<ChunkRead>((resolve, reject) =>
+    read(fd, chunk, 0, length, position, (error, bytesRead) =>
+      error === null ? resolve({ chunk, length, bytesRead }) : reject(error),
+    ),
+  );
+  // Handled here so a failure while the caller holds a batch is not an unhandled rejection; it is awaited later.
+  pending.catch(() => undefined);
+  return pending;
+}
+
+async function readSource(source: JournalSource, position: number, length: number): Promise<ChunkRead> {
+  const chunk = Buffer.allocUnsafe(length);
+  return { chunk, length, bytesRead: await source.read(chunk, 0, length, position) };
 }
 
 /** Handles one line; returns true when the read must stop (prefix mode after damage). */
@@ -126,37 +222,44 @@ function readLine(
   salvage: boolean,
   out: JournalItem[],
 ): boolean {
-  const where = exactLines ? { file, line: line.number, offset: line.offset } : { file, offset: line.offset };
   const number = line.number;
   if (line.kind === 'oversized') {
     return damage(
       makeFinding('oversized_line', `line of ${line.length} bytes is over the line-size limit and was skipped`, {
-        ...where,
+        ...locate(file, line, exactLines),
         length: line.length,
       }),
       mode,
       out,
     );
   }
-  const decoded = decodeLine(line, salvage);
-  if (decoded.kind === 'blank') {
-    out.push({ kind: 'finding', finding: makeFinding('blank_line', 'blank line skipped', where) });
-    return false;
+  // The common case first: a plain record line, decoded without result or location objects it would not use.
+  const plain = parsePlainRecord(line);
+  if (plain !== undefined) {
+    return addRecord(file, number, line.offset, exactLines, plain, line.bytes, line.offset, false, mode, out);
   }
+  const decoded = decodeLine(line, salvage);
   if (decoded.kind === 'record') {
+    const bytesOffset = offsetOf(line, decoded.bytes);
     return addRecord(
-      {
-        ...where,
-        line: number,
-        exactLines,
-        value: decoded.value,
-        bytes: decoded.bytes,
-        bytesOffset: offsetOf(line, decoded.bytes),
-        salvaged: false,
-      },
+      file,
+      number,
+      line.offset,
+      exactLines,
+      decoded.value,
+      decoded.bytes,
+      bytesOffset,
+      false,
       mode,
       out,
     );
+  }
+  if (decoded.kind === 'blank') {
+    out.push({
+      kind: 'finding',
+      finding: makeFinding('blank_line', 'blank line skipped', locate(file, line, exactLines)),
+    });
+    return false;
   }
   const region = decoded.nulRun === undefined ? {} : { offset: decoded.nulRun.offset, length: decoded.nulRun.length };
   if (decoded.salvaged !== undefined) {
@@ -164,36 +267,31 @@ function readLine(
     const finding =
       decoded.code === 'zero_filled_region'
         ? makeFinding('zero_filled_region', `${decoded.reason}; the record after it was salvaged`, {
-            ...where,
+            ...locate(file, line, exactLines),
             ...region,
           })
         : makeFinding(
             'glued_record',
             `a torn head of ${headLength} byte(s) was discarded and the record glued after it salvaged`,
-            { ...where, length: headLength },
+            { ...locate(file, line, exactLines), length: headLength },
           );
     out.push({ kind: 'finding', finding });
-    return addRecord(
-      {
-        ...where,
-        line: number,
-        exactLines,
-        value: decoded.salvaged.value,
-        bytes: decoded.salvaged.bytes,
-        bytesOffset: offsetOf(line, decoded.salvaged.bytes),
-        salvaged: true,
-      },
-      mode,
-      out,
-    );
+    const { value, bytes } = decoded.salvaged;
+    return addRecord(file, number, line.offset, exactLines, value, bytes, offsetOf(line, bytes), true, mode, out);
   }
   // A zero-filled region is located by its first NUL run (TJ-FRAME-028); other damage by the line's first byte.
-  const finding = makeFinding(decoded.code, decoded.reason, { ...where, ...region });
+  const finding = makeFinding(decoded.code, decoded.reason, { ...locate(file, line, exactLines), ...region });
   return damage(finding, mode, out);
+}
+
+// Where a line is, for its findings: without a line number when the read started part-way.
+function locate(file: string, line: CommittedLine | OversizedLine, exactLines: boolean) {
+  return exactLines ? { file, line: line.number, offset: line.offset } : { file, offset: line.offset };
 }
 
 // Decoded bytes are views into the line's bytes, so their distance from the line's start is their place in the file.
 function offsetOf(line: CommittedLine, bytes: Uint8Array): number {
+  if (bytes === line.bytes) return line.offset;
   return line.offset + (bytes.byteOffset - line.bytes.byteOffset);
 }
 
@@ -203,41 +301,30 @@ function damage(finding: Finding, mode: RecoveryMode, out: JournalItem[]): boole
   return mode === 'prefix';
 }
 
+// Scalars rather than an options object: this runs once per record.
 function addRecord(
-  record: {
-    file: string;
-    line: number;
-    exactLines: boolean;
-    offset: number;
-    value: Record<string, unknown>;
-    bytes: Uint8Array;
-    bytesOffset: number;
-    salvaged: boolean;
-  },
+  file: string,
+  line: number,
+  offset: number,
+  exactLines: boolean,
+  value: Record<string, unknown>,
+  bytes: Uint8Array,
+  bytesOffset: number,
+  salvaged: boolean,
   mode: RecoveryMode,
   out: JournalItem[],
 ): boolean {
-  const validation = validateRecord(record.value);
-  const where = record.exactLines
-    ? { file: record.file, line: record.line, offset: record.offset }
-    : { file: record.file, offset: record.offset };
-  const finding = recordFinding(validation, where);
-  if (finding !== undefined) {
-    if (mode === 'strict' && finding.code === 'invalid_record') throw new JournalReadError(finding);
-    out.push({ kind: 'finding', finding });
+  const validation = validateRecord(value);
+  // Valid and extension records have no finding (see recordFinding): no location object is built for them.
+  if (validation.status !== 'valid' && validation.status !== 'extension') {
+    const where = exactLines ? { file, line, offset } : { file, offset };
+    const finding = recordFinding(validation, where);
+    if (finding !== undefined) {
+      if (mode === 'strict' && finding.code === 'invalid_record') throw new JournalReadError(finding);
+      out.push({ kind: 'finding', finding });
+    }
   }
-  out.push({
-    kind: 'record',
-    record: {
-      line: record.line,
-      offset: record.offset,
-      value: record.value,
-      bytes: record.bytes,
-      bytesOffset: record.bytesOffset,
-      validation,
-      salvaged: record.salvaged,
-    },
-  });
+  out.push({ kind: 'record', record: { line, offset, value, bytes, bytesOffset, validation, salvaged } });
   return false;
 }
 

@@ -1,6 +1,13 @@
+import { setImmediate } from 'node:timers';
 import { type Finding, makeFinding, type RecordFamily } from '@turnjournal/schema';
 import { EventLogFold } from '../event/fold-event-log.js';
-import { type JournalRecord, type RecoveryMode, readJournal } from '../framing/read-journal.js';
+import {
+  type JournalItem,
+  type JournalRecord,
+  type ReadJournalOptions,
+  type RecoveryMode,
+  readJournal,
+} from '../framing/read-journal.js';
 import { type DerivedRun, RunFold } from '../run/fold-run.js';
 import { checkStaleState } from '../state/check-stale-state.js';
 import { type ReadStateResult, readStateDocument } from '../state/read-state.js';
@@ -78,19 +85,24 @@ export async function checkStore(paths: readonly string[], options: CheckStoreOp
   const runs: (DerivedRun & { file: string })[] = [];
   const eventLogs: EventLogSummary[] = [];
   const states: ReadStateResult[] = [];
+  // Small journals are read with synchronous system calls (see readJournal): the check lets the event loop turn
+  // between files every few milliseconds, as asynchronous reads did.
+  const readOptions: ReadJournalOptions = { mode: options.mode ?? 'tolerant', maxLineBytes: options.maxLineBytes };
+  const yieldNow = makeYielder();
   for (const file of discovery.files) {
+    await yieldNow();
     if (file.format === 'json') {
       const state = await readState(file.path, options, sink);
       if (state !== undefined) states.push(state);
       files.push({ path: file.path, family: 'state', records: state?.status === 'valid' ? 1 : 0 });
       continue;
     }
-    const runFold = new RunFold();
-    const eventFold = new EventLogFold();
-    const checked = await checkJournalFile(file, options, sink, folds, runFold, eventFold);
+    // Created on the file's first record of their family: most files of a store are turn journals.
+    const perFile: PerFileFolds = {};
+    const checked = await checkJournalFile(file, readJournal(file.path, readOptions), sink, folds, perFile);
     files.push(checked);
     if (checked.family === 'event') {
-      const log = eventFold.finish();
+      const log = (perFile.event ?? new EventLogFold()).finish();
       for (const finding of log.findings) sink.add(finding);
       eventLogs.push({
         file: file.path,
@@ -102,7 +114,7 @@ export async function checkStore(paths: readonly string[], options: CheckStoreOp
       });
     }
     if (checked.family === 'run') {
-      const run = runFold.finish();
+      const run = (perFile.run ?? new RunFold()).finish();
       for (const finding of run.findings) sink.add(finding);
       if (run.runId !== undefined && !isValidIdentifier(run.runId)) {
         sink.add(
@@ -116,36 +128,48 @@ export async function checkStore(paths: readonly string[], options: CheckStoreOp
   for (const state of states)
     if (state.status === 'valid')
       for (const finding of checkStaleState(state.state, runs, { file: state.file })) sink.add(finding);
+  const sessionFiles = filesBySession(files, discovery.files);
   const sessions = [...folds.entries()]
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([sessionId, fold]) => ({ ...fold.finish(), files: filesOfSession(files, discovery.files, sessionId) }));
+    .map(([sessionId, fold]) => ({ ...fold.finish(), files: sessionFiles.get(sessionId) ?? [] }));
   for (const session of sessions) for (const finding of session.findings) sink.add(finding);
   return { files, sessions, runs, eventLogs, findings: sink.findings, omitted: sink.omitted };
 }
 
+/** The folds of one run file or event log. */
+interface PerFileFolds {
+  run?: RunFold;
+  event?: EventLogFold;
+}
+
 async function checkJournalFile(
   file: StoreFile,
-  options: CheckStoreOptions,
+  items: AsyncIterable<JournalItem[]>,
   sink: FindingSink,
   folds: Map<string, TurnFold>,
-  runFold: RunFold,
-  eventFold: EventLogFold,
+  perFile: PerFileFolds,
 ): Promise<CheckedFile> {
   let family: RecordFamily | undefined;
   let mixedReported = false;
   let records = 0;
   let recordFinding: Finding | undefined;
   let skipRecordFindings = false;
+  // Resolved once per file, not per record.
+  let turn: { fold: TurnFold; source: { file: string; sessionId: string } } | undefined;
   const route = (record: JournalRecord) => {
-    if (family === 'turn') turnFold(file, folds).add(record, { file: file.path, sessionId: turnSessionOf(file) });
-    else if (family === 'run') runFold.add(record, { file: file.path });
-    else if (family === 'event') eventFold.add(record, { file: file.path });
+    if (family === 'turn') {
+      turn ??= { fold: turnFold(file, folds), source: { file: file.path, sessionId: turnSessionOf(file) } };
+      turn.fold.add(record, turn.source);
+    } else if (family === 'run') {
+      perFile.run ??= new RunFold();
+      perFile.run.add(record, { file: file.path });
+    } else if (family === 'event') {
+      perFile.event ??= new EventLogFold();
+      perFile.event.add(record, { file: file.path });
+    }
   };
   try {
-    for await (const batch of readJournal(file.path, {
-      mode: options.mode ?? 'tolerant',
-      maxLineBytes: options.maxLineBytes,
-    })) {
+    for await (const batch of items) {
       for (const item of batch) {
         if (item.kind === 'finding') {
           // A record's own finding comes just before it; hold it until the record says whether it still applies.
@@ -199,6 +223,23 @@ async function checkJournalFile(
   return { path: file.path, family: resolved ?? 'unknown', records };
 }
 
+/** Longest stretch, in milliseconds, a store check runs without letting the event loop turn. */
+const MAX_BUSY_MS = 10;
+
+/**
+ * Lets timers and I/O callbacks run when the check has kept the event loop busy for {@link MAX_BUSY_MS}. The
+ * `setImmediate` of `node:timers`, not the global one, so that fake timers installed by a caller's tests cannot stall a
+ * check.
+ */
+function makeYielder(): () => Promise<void> {
+  let since = performance.now();
+  return async () => {
+    if (performance.now() - since < MAX_BUSY_MS) return;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    since = performance.now();
+  };
+}
+
 /** The session of a turn journal: from its name, `<sid>.jsonl` or `<sid>~<shard>.jsonl` (TJ-FAM-017). */
 function turnSessionOf(file: StoreFile): string {
   if (file.hint.family === 'turn') return file.hint.sessionId;
@@ -218,9 +259,18 @@ function turnFold(file: StoreFile, folds: Map<string, TurnFold>): TurnFold {
   return fold;
 }
 
-function filesOfSession(checked: readonly CheckedFile[], found: readonly StoreFile[], sessionId: string): string[] {
+/** The turn files of every session, each in discovery order: one pass, so a store of many sessions costs O(files). */
+function filesBySession(checked: readonly CheckedFile[], found: readonly StoreFile[]): Map<string, string[]> {
   const turnFiles = new Set(checked.filter((f) => f.family === 'turn').map((f) => f.path));
-  return found.filter((f) => turnFiles.has(f.path) && turnSessionOf(f) === sessionId).map((f) => f.path);
+  const bySession = new Map<string, string[]>();
+  for (const f of found) {
+    if (!turnFiles.has(f.path)) continue;
+    const sessionId = turnSessionOf(f);
+    const list = bySession.get(sessionId);
+    if (list === undefined) bySession.set(sessionId, [f.path]);
+    else list.push(f.path);
+  }
+  return bySession;
 }
 
 async function readState(

@@ -1,10 +1,16 @@
-import { createHash } from 'node:crypto';
 import { type Finding, type FindingCode, makeFinding, TURN_EVENTS, type TurnEventName } from '@turnjournal/schema';
+import { parseObject } from '../framing/decode-line.js';
 import type { JournalRecord } from '../framing/read-journal.js';
 import { explainInvalidIdentifier, isValidIdentifier } from '../store/identifiers.js';
 import { canonicalJson, compareBytes, compareCodePoints } from './canonical-json.js';
 import { ownString } from './own-string.js';
-import { type RepresentativeRecord, readRecordBytes, representativeOf } from './representative.js';
+import {
+  type RecordLocation,
+  RecordMovedError,
+  type RepresentativeRecord,
+  readRecordBytes,
+  representativeOf,
+} from './representative.js';
 
 /** The derived state of a turn (spec §10.1). */
 export type TurnState = TurnEventName;
@@ -57,29 +63,47 @@ export interface DerivedSession {
 // Plain arrays and objects rather than Maps and Sets: a turn has a handful of records, and a collection per turn costs
 // hundreds of bytes, which dominates memory on journals with millions of turns.
 interface TurnAccumulator {
+  /** The turn id, copied off the line it was parsed from. */
+  readonly id: string;
+  /** The reading (see TurnFold) during which `terminalLine` was seen, and the line of its first terminal event. */
+  terminalReading: number;
+  terminalLine: number;
   readonly files: string[];
-  /** `<event>:<digest>` of every distinct record seen. */
-  readonly seen: string[];
   readonly representatives: Partial<Record<TurnEventName, RepresentativeRecord>>;
+  /**
+   * Where every distinct record of an event name is, once the turn has a second record of that name; until then the
+   * representative is the only distinct record. Absent on almost every turn.
+   */
+  distinct?: Partial<Record<TurnEventName, RecordLocation[]>>;
 }
 
 /**
  * The order-independent fold of spec §10: feed every turn record of one session, from every shard, in any order, then
  * call {@link TurnFold.finish}. It keeps per turn only the location and a small summary of one representative record
- * per event name, and a 16-byte digest of each distinct record, so memory follows the number of turns, not the size of
- * the files or of the messages in them.
+ * per event name, so memory follows the number of turns, not the size of the files or of the messages in them.
+ *
+ * Exact duplicates (records equal as JSON values, spec §4.6) can only be records of the same turn and event name, so
+ * nothing is computed for the first record of each: when a second one arrives, the distinct records seen before are
+ * read back from disk and compared with it, bytes first, then as canonical JSON. The comparison is exact, and its cost
+ * falls on duplicates alone.
  */
 export class TurnFold {
   readonly #sessionId: string;
+  readonly #sessionIdValid: boolean;
   readonly #turns = new Map<string, TurnAccumulator>();
   readonly #removed = new Set<string>();
   readonly #findings: Finding[] = [];
-  // Line of the first terminal event per turn, for the file being read: files are read one after the other.
-  #terminalLines: { file: string; lines: Map<string, number> } = { file: '', lines: new Map() };
+  // Files are read one after the other: the file being read, and a count that changes whenever it does, so a turn's
+  // first terminal line is known to belong to the current file's reading.
+  #file: string | undefined;
+  #reading = 0;
+  // The turn of the previous record: a turn's records usually follow each other, so most records skip the map.
+  #last: TurnAccumulator | undefined;
 
   /** @param sessionId the session whose records are folded. */
   constructor(sessionId: string) {
     this.#sessionId = sessionId;
+    this.#sessionIdValid = isValidIdentifier(sessionId);
   }
 
   /** Adds one record read from a file of this session; records of other families or types are ignored. */
@@ -87,15 +111,18 @@ export class TurnFold {
     const { validation, value } = record;
     if (validation.status !== 'valid' || validation.classification.family !== 'turn') return;
     const event = validation.classification.type;
-    const where = { file: source.file, line: record.line, offset: record.offset, session_id: this.#sessionId };
-    if (typeof value.session_id === 'string' && !isValidIdentifier(value.session_id)) {
-      this.#report('invalid_session_id', explainInvalidIdentifier(value.session_id), where);
-    } else if (typeof value.session_id === 'string' && value.session_id !== this.#sessionId) {
-      this.#report(
-        'session_mismatch',
-        `record names session "${value.session_id}"; it is attributed to its file's session`,
-        where,
-      );
+    const sessionId = value.session_id;
+    if (typeof sessionId === 'string') {
+      const valid = sessionId === this.#sessionId ? this.#sessionIdValid : isValidIdentifier(sessionId);
+      if (!valid) {
+        this.#report('invalid_session_id', explainInvalidIdentifier(sessionId), this.#where(record, source));
+      } else if (sessionId !== this.#sessionId) {
+        this.#report(
+          'session_mismatch',
+          `record names session "${sessionId}"; it is attributed to its file's session`,
+          this.#where(record, source),
+        );
+      }
     }
     if (event === 'compacted') {
       const ids = value.removed_turn_ids;
@@ -103,30 +130,36 @@ export class TurnFold {
       return;
     }
     if (!isTurnEvent(event)) return;
-    const turnId = ownString(value.turn_id as string);
-    const at = { ...where, turn_id: turnId };
-    this.#checkOrderInFile(event, turnId, source.file, record.line, at);
+    const turn = this.#turn(value.turn_id as string, source.file);
+    this.#checkOrderInFile(event, turn, record, source);
 
-    const turn = this.#turn(turnId);
     if (!turn.files.includes(source.file)) turn.files.push(source.file);
-    const digest = `${event}:${createHash('sha256').update(canonicalJson(value)).digest().toString('base64', 0, 16)}`;
-    if (turn.seen.includes(digest)) {
-      this.#report('duplicate_event', `an exact copy of the turn's "${event}" record; counted once`, at);
+    const current = turn.representatives[event];
+    if (current === undefined) {
+      turn.representatives[event] = representativeOf(record, source.file, sharedStreamId(turn, value.stream_id));
       return;
     }
-    turn.seen.push(digest);
-    const current = turn.representatives[event];
-    if (current !== undefined) {
+    // A second record of this event name: an exact copy of a distinct record seen before, or a new distinct one.
+    turn.distinct ??= {};
+    const distinct = turn.distinct[event] ?? [current.location];
+    turn.distinct[event] = distinct;
+    if (distinct.some((location) => isSameRecord(location, record))) {
       this.#report(
-        'conflicting_duplicate',
-        `a second, different "${event}" record for the turn; the one with the smallest bytes represents it`,
-        at,
+        'duplicate_event',
+        `an exact copy of the turn's "${event}" record; counted once`,
+        this.#at(turn, record, source),
       );
+      return;
     }
-    // Only a second distinct record of the same event needs the first one's bytes; it is read back from disk then.
-    if (current === undefined || compareBytes(record.bytes, readRecordBytes(current.location)) < 0) {
-      turn.representatives[event] = representativeOf(record, source.file);
-    }
+    this.#report(
+      'conflicting_duplicate',
+      `a second, different "${event}" record for the turn; the one with the smallest bytes represents it`,
+      this.#at(turn, record, source),
+    );
+    const representative = representativeOf(record, source.file, sharedStreamId(turn, value.stream_id));
+    distinct.push(representative.location);
+    // The record with the smallest bytes represents the event (TJ-DERIVE-013); the current one is read back for that.
+    if (compareBytes(record.bytes, readRecordBytes(current.location)) < 0) turn.representatives[event] = representative;
   }
 
   /** Derives every turn and returns them with the derivation findings. */
@@ -171,39 +204,80 @@ export class TurnFold {
     return { sessionId: this.#sessionId, turns, findings };
   }
 
-  #turn(turnId: string): TurnAccumulator {
+  #turn(turnId: string, file: string): TurnAccumulator {
+    const last = this.#last;
+    if (last !== undefined && last.id === turnId) return last;
+    // The map is keyed by the copied id, which differs from the parsed one only when that has lone surrogates.
     let turn = this.#turns.get(turnId);
     if (turn === undefined) {
-      turn = { files: [], seen: [], representatives: {} };
-      this.#turns.set(turnId, turn);
+      // A copy of the id: the parsed string may share memory with the whole line (see ownString).
+      const id = ownString(turnId);
+      if (id !== turnId) turn = this.#turns.get(id);
+      if (turn === undefined) {
+        // `[file]`, not `[]` and a push: a pushed-to empty array reserves room for 17 files, and a turn has one or two.
+        turn = { id, terminalReading: -1, terminalLine: 0, files: [file], representatives: {} };
+        this.#turns.set(id, turn);
+      }
     }
+    this.#last = turn;
     return turn;
   }
 
   // event_after_terminal depends on line order within one file (TJ-DERIVE-009): records of a file arrive in order.
-  #checkOrderInFile(
-    event: TurnEventName,
-    turnId: string,
-    file: string,
-    line: number,
-    at: Parameters<typeof makeFinding>[2],
-  ): void {
-    if (this.#terminalLines.file !== file) this.#terminalLines = { file, lines: new Map() };
-    const terminalLine = this.#terminalLines.lines.get(turnId);
+  #checkOrderInFile(event: TurnEventName, turn: TurnAccumulator, record: JournalRecord, source: RecordSource): void {
+    if (this.#file !== source.file) {
+      this.#file = source.file;
+      this.#reading += 1;
+    }
+    const terminalLine = turn.terminalReading === this.#reading ? turn.terminalLine : undefined;
     if (RANK[event] === TERMINAL_RANK) {
-      if (terminalLine === undefined) this.#terminalLines.lines.set(turnId, line);
-    } else if (terminalLine !== undefined && line > terminalLine) {
+      if (terminalLine === undefined) {
+        turn.terminalReading = this.#reading;
+        turn.terminalLine = record.line;
+      }
+    } else if (terminalLine !== undefined && record.line > terminalLine) {
       this.#report(
         'event_after_terminal',
         `"${event}" follows the turn's terminal event (line ${terminalLine}); ignored`,
-        at,
+        this.#at(turn, record, source),
       );
     }
+  }
+
+  // Locations are built only for findings: add() runs once per record.
+  #where(record: JournalRecord, source: RecordSource) {
+    return { file: source.file, line: record.line, offset: record.offset, session_id: this.#sessionId };
+  }
+
+  #at(turn: TurnAccumulator, record: JournalRecord, source: RecordSource) {
+    return { ...this.#where(record, source), turn_id: turn.id };
   }
 
   #report(code: FindingCode, message: string, location: Parameters<typeof makeFinding>[2]): void {
     this.#findings.push(makeFinding(code, message, location));
   }
+}
+
+/** True when the record is equal as a JSON value (spec §4.6) to the one stored at `location`: same bytes, or same canonical JSON. */
+function isSameRecord(location: RecordLocation, record: JournalRecord): boolean {
+  const stored = readRecordBytes(location);
+  if (compareBytes(stored, record.bytes) === 0) return true;
+  const parsed = parseObject(stored);
+  if (!parsed.ok) throw new RecordMovedError(location, parsed.reason);
+  return canonicalJson(parsed.value) === canonicalJson(record.value);
+}
+
+/**
+ * The `stream_id` string another representative of the turn already holds, when the record's is the same (a turn's
+ * records usually share it): one copy per turn instead of one per record.
+ */
+function sharedStreamId(turn: TurnAccumulator, streamId: unknown): string | undefined {
+  if (typeof streamId !== 'string') return undefined;
+  for (const event of TURN_EVENTS) {
+    const held = turn.representatives[event]?.summary.streamId;
+    if (held === streamId) return held;
+  }
+  return undefined;
 }
 
 function isTurnEvent(event: string): event is TurnEventName {

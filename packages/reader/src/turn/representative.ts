@@ -47,12 +47,17 @@ export interface RepresentativeRecord {
   readonly summary: RecordSummary;
 }
 
-/** Builds the representative of a record just read. */
-export function representativeOf(record: JournalRecord, file: string): RepresentativeRecord {
+/**
+ * Builds the representative of a record just read.
+ * @param sharedStreamId an owned string equal to the record's `stream_id`, already held elsewhere (another record of
+ * the same turn), to keep instead of a new copy.
+ */
+export function representativeOf(record: JournalRecord, file: string, sharedStreamId?: string): RepresentativeRecord {
   const v = record.value;
   const summary: { -readonly [K in keyof RecordSummary]: RecordSummary[K] } = {};
   if (typeof v.created_at === 'number') summary.createdAt = v.created_at;
-  if (typeof v.stream_id === 'string') summary.streamId = ownString(v.stream_id);
+  if (typeof v.stream_id === 'string')
+    summary.streamId = sharedStreamId === v.stream_id ? sharedStreamId : ownString(v.stream_id);
   if (typeof v.reason === 'string') summary.reason = ownString(v.reason);
   if (typeof v.assistant_message_index === 'number') summary.assistantMessageIndex = v.assistant_message_index;
   if (typeof v.content === 'string') {

@@ -53,16 +53,16 @@ function kindOf(definition: RecordDefinition | undefined, type: string): RecordK
 export function classifyRecord(value: unknown): Classification {
   if (!isJsonObject(value))
     return { family: 'none', reason: `a record must be a JSON object, got ${describeJsonType(value)}` };
-  const has = (key: string) => Object.hasOwn(value, key);
-  if (!has('type')) {
-    if (has('event')) {
+  // Object.hasOwn directly, not through a helper closure: this runs once per record read.
+  if (!Object.hasOwn(value, 'type')) {
+    if (Object.hasOwn(value, 'event')) {
       const event = value.event;
       if (typeof event !== 'string')
         return { family: 'none', reason: `"event" must be a string, got ${describeJsonType(event)}` };
       const definition = findRecordDefinition('turn', event);
       return { family: 'turn', type: event, kind: kindOf(definition, event), definition, version: value.version };
     }
-    if (has('schema_version')) {
+    if (Object.hasOwn(value, 'schema_version')) {
       return {
         family: 'state',
         type: 'SessionState',
@@ -87,8 +87,8 @@ export function classifyRecord(value: unknown): Classification {
     };
   }
   const kind = isExtensionType(type) ? 'extension' : 'unknown';
-  if (has('run_id')) return { family: 'run', type, kind, definition: undefined, version: undefined };
-  if (has('seq'))
+  if (Object.hasOwn(value, 'run_id')) return { family: 'run', type, kind, definition: undefined, version: undefined };
+  if (Object.hasOwn(value, 'seq'))
     return { family: 'event', type, kind, definition: undefined, version: versionOf('event', type, value) };
   return { family: 'unknown', type, kind, definition: undefined, version: undefined };
 }

@@ -129,14 +129,20 @@ export const FAMILY_ENVELOPES: Readonly<
   run: { name: 'RunEnvelope', schema: RunEnvelope },
 };
 
-const byFamilyAndType = new Map(RECORD_DEFINITIONS.map((d) => [`${d.family}\u0000${d.type}`, d]));
+// One map per family: a lookup per record must not build a composite key string.
+const byFamilyAndType = new Map<RecordFamily, Map<string, RecordDefinition>>(
+  RECORD_FAMILIES.map((family) => [
+    family,
+    new Map(RECORD_DEFINITIONS.filter((d) => d.family === family).map((d) => [d.type, d])),
+  ]),
+);
 const byType = new Map(
   RECORD_DEFINITIONS.filter((d) => d.family === 'run' || d.family === 'event').map((d) => [d.type, d]),
 );
 
 /** The definition of a family's record type, or `undefined` when v1 does not define it. */
 export function findRecordDefinition(family: RecordFamily, type: string): RecordDefinition | undefined {
-  return byFamilyAndType.get(`${family}\u0000${type}`);
+  return byFamilyAndType.get(family)?.get(type);
 }
 
 /** The run or event definition whose `type` is this name (names are unique across those families). */

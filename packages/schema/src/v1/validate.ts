@@ -73,9 +73,7 @@ export function isAcceptedRecord(validation: RecordValidation): boolean {
  * Classifies and validates one parsed JSON value against the v1 schemas.
  * Total: it returns a verdict for any input and never throws.
  */
-export function validateRecord(value: unknown, options: ValidateOptions = {}): RecordValidation {
-  const requested = options.maxErrors ?? DEFAULT_MAX_ERRORS;
-  const maxErrors = Number.isFinite(requested) ? Math.max(1, Math.floor(requested)) : DEFAULT_MAX_ERRORS;
+export function validateRecord(value: unknown, options?: ValidateOptions): RecordValidation {
   const classification = classifyRecord(value);
   if (classification.family === 'none') {
     const error = makeError('', 'type', 'a turn, event, run or state record', value, classification.reason);
@@ -95,6 +93,9 @@ export function validateRecord(value: unknown, options: ValidateOptions = {}): R
   if (validator.Check(value)) {
     return { status: classification.kind === 'known' ? 'valid' : classification.kind, classification };
   }
+  // Only an invalid record needs the error cap.
+  const requested = options?.maxErrors ?? DEFAULT_MAX_ERRORS;
+  const maxErrors = Number.isFinite(requested) ? Math.max(1, Math.floor(requested)) : DEFAULT_MAX_ERRORS;
   const raw = validator.Errors(value);
   const errors = readableErrors(raw, value);
   const cutByTypeBox = raw.length >= Settings.Get().maxErrors;

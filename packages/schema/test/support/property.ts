@@ -21,3 +21,13 @@ export function propertyParameters<T>(overrides: fc.Parameters<T> = {}): fc.Para
     ...overrides,
   };
 }
+
+/** The seed of every property: TJ_PROPERTY_SEED when set, otherwise the repository's fixed seed. */
+export function propertySeed(): number {
+  return envInt('TJ_PROPERTY_SEED') ?? DEFAULT_SEED;
+}
+
+/** The run count of a property: TJ_PROPERTY_RUNS when set, otherwise `defaultRuns` (a suite's own budget). */
+export function propertyRuns(defaultRuns: number = DEFAULT_RUNS): number {
+  return envInt('TJ_PROPERTY_RUNS') ?? defaultRuns;
+}

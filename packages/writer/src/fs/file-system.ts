@@ -62,6 +62,32 @@ export interface FileSystem {
   readFile(path: string): Promise<Uint8Array>;
 }
 
+/** The name of one call of the {@link FileSystem} layer. */
+export type FileSystemOperation = keyof FileSystem;
+
+/**
+ * Every call of the layer, in the order of the interface: for wrappers (fault injection, recording, simulation) that
+ * must wrap each call and nothing else.
+ */
+export const FILE_SYSTEM_OPERATIONS: readonly FileSystemOperation[] = [
+  'open',
+  'write',
+  'read',
+  'fdatasync',
+  'fsync',
+  'ftruncate',
+  'fstat',
+  'close',
+  'stat',
+  'mkdir',
+  'fsyncDirectory',
+  'rename',
+  'link',
+  'unlink',
+  'readdir',
+  'readFile',
+];
+
 const OPEN_FLAGS: Record<OpenMode, number> = {
   read: fs.constants.O_RDONLY,
   'read-write': fs.constants.O_RDWR | fs.constants.O_CREAT,

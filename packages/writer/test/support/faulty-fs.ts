@@ -1,27 +1,10 @@
-import type { FileSystem } from '../../src/index.js';
+import { FILE_SYSTEM_OPERATIONS, type FileSystem } from '../../src/index.js';
 
 /** The name of one call of the {@link FileSystem} layer. */
 export type FsOperation = keyof FileSystem;
 
-/** Every call of the layer (a list, so that wrapping a wrapper never wraps its extra members). */
-const FS_OPERATIONS: readonly FsOperation[] = [
-  'open',
-  'write',
-  'read',
-  'fdatasync',
-  'fsync',
-  'ftruncate',
-  'fstat',
-  'close',
-  'stat',
-  'mkdir',
-  'fsyncDirectory',
-  'rename',
-  'link',
-  'unlink',
-  'readdir',
-  'readFile',
-];
+// Every call of the layer (a list, so that wrapping a wrapper never wraps its extra members).
+const FS_OPERATIONS = FILE_SYSTEM_OPERATIONS;
 
 /** The calls of `base`, each wrapped by `wrap`. */
 function wrapAll(wrap: (op: FsOperation) => unknown): FileSystem {

@@ -1,0 +1,23 @@
+import type { Figure } from '../lib/types.js';
+import { appendNone } from './append-none.js';
+import { conformanceRun } from './conformance-run.js';
+import { durableSubmit } from './durable-submit.js';
+import { eventRecovery } from './event-recovery.js';
+import { groupCommit } from './group-commit.js';
+import { peakMemory } from './peak-memory.js';
+import { readDerive } from './read-derive.js';
+import { sessions64 } from './sessions-64.js';
+import { startupAudit } from './startup-audit.js';
+
+/** Every figure, in the order of the table (issue 6). Add a figure here to have it run and reported. */
+export const FIGURES: readonly Figure[] = [
+  durableSubmit,
+  groupCommit,
+  sessions64,
+  appendNone,
+  readDerive,
+  peakMemory,
+  eventRecovery,
+  startupAudit,
+  conformanceRun,
+];

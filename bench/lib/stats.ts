@@ -1,0 +1,63 @@
+/** Statistics over timing samples. */
+
+/** The q-quantile (0..1) of the samples, by nearest rank on the sorted values. */
+export function quantile(samples: readonly number[], q: number): number {
+  if (samples.length === 0) return Number.NaN;
+  const sorted = [...samples].sort((a, b) => a - b);
+  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
+  return sorted[rank] as number;
+}
+
+/** The median of the samples (mean of the two middle values for an even count). */
+export function median(samples: readonly number[]): number {
+  if (samples.length === 0) return Number.NaN;
+  const sorted = [...samples].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1
+    ? (sorted[mid] as number)
+    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+}
+
+/** Milliseconds since an arbitrary origin, with sub-microsecond resolution. */
+export function nowMs(): number {
+  return Number(process.hrtime.bigint()) / 1e6;
+}
+
+/** Runs `fn` once and returns its wall time in milliseconds. */
+export async function timeMs(fn: () => unknown): Promise<number> {
+  const start = nowMs();
+  await fn();
+  return nowMs() - start;
+}
+
+/**
+ * Times two functions alternately (a, b, a, b, …) so drift in the machine (thermal state, other load, page cache)
+ * falls on both equally; returns every sample of each. A warm-up run of each comes first and is not counted.
+ */
+export async function alternate(
+  iterations: number,
+  a: () => unknown,
+  b: () => unknown,
+): Promise<{ a: number[]; b: number[] }> {
+  await a();
+  await b();
+  const out = { a: [] as number[], b: [] as number[] };
+  for (let i = 0; i < iterations; i += 1) {
+    gc();
+    out.a.push(await timeMs(a));
+    gc();
+    out.b.push(await timeMs(b));
+  }
+  return out;
+}
+
+/** Runs a full garbage collection when node runs with --expose-gc, so one sample's garbage is not billed to the next. */
+export function gc(): void {
+  (globalThis as { gc?: () => void }).gc?.();
+}
+
+/** Rounds to `digits` significant digits, for the table and the JSON file. */
+export function round(value: number, digits = 4): number {
+  if (!Number.isFinite(value) || value === 0) return value;
+  return Number(value.toPrecision(digits));
+}

@@ -1,0 +1,49 @@
+import type { FigureRow } from './types.js';
+
+function formatNumber(value: number | null): string {
+  if (value === null) return '—';
+  if (!Number.isFinite(value)) return String(value);
+  const abs = Math.abs(value);
+  if (abs >= 1000) return Math.round(value).toLocaleString('en');
+  if (abs >= 100) return value.toFixed(0);
+  if (abs >= 10) return value.toFixed(1);
+  if (abs >= 1) return value.toFixed(2);
+  return value.toPrecision(3);
+}
+
+/** The value or floor with its unit. */
+export function withUnit(value: number | null, unit: string): string {
+  return value === null ? '—' : `${formatNumber(value)} ${unit}`;
+}
+
+/** The text of the `met` column. */
+export function metText(row: FigureRow): string {
+  if (row.status === 'pending') return 'pending';
+  if (row.met === null) return 'info';
+  return row.met ? 'yes' : 'NO';
+}
+
+/** The results as a plain-text table with notes under it. */
+export function renderTable(rows: readonly FigureRow[]): string {
+  const header = ['figure', 'value', 'floor', 'ratio', 'target', 'met'];
+  const body = rows.map((row) => [
+    row.name,
+    row.status === 'pending' ? 'pending' : withUnit(row.value, row.unit),
+    withUnit(row.floor, row.floorUnit ?? row.unit),
+    row.ratio === null
+      ? '—'
+      : `${row.ratio.toFixed(row.ratio >= 100 ? 0 : 2)}${row.direction === 'lower' ? ' ↓' : ' ↑'}`,
+    row.target,
+    metText(row),
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...body.map((r) => (r[i] as string).length)));
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i] as number))
+      .join('  ')
+      .trimEnd();
+  const out = [line(header), line(widths.map((w) => '-'.repeat(w))), ...body.map(line)];
+  out.push('', '↑ higher ratio is better, ↓ lower is better; ratios are defined per row in latest.json.');
+  for (const row of rows) if (row.note) out.push(`- ${row.id}: ${row.note}`);
+  return out.join('\n');
+}
