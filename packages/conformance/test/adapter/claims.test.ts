@@ -1,5 +1,6 @@
+import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { runConformance } from '../../src/index.js';
+import { runAdapter, runConformance } from '../../src/index.js';
 import { fakeAdapter, fakeLoop, START } from './support.js';
 
 /** An adapter that claims the turn family and answers every read with nothing at all. */
@@ -42,4 +43,31 @@ describe('what a run may claim (spec §17.1)', () => {
     expect(baselined.ok).toBe(true);
     expect(baselined.conformant).toBe(false);
   }, 60_000);
+});
+
+describe('the reference adapter keeps stdout for responses', () => {
+  it('writes its diagnostics to stderr and nothing but responses to stdout (TJ-CONF-012, TJ-CONF-013)', async () => {
+    const input = new PassThrough();
+    const output = new PassThrough();
+    const diagnostics = new PassThrough();
+    let stdout = '';
+    let stderr = '';
+    output.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk;
+    });
+    diagnostics.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+    });
+    const done = runAdapter(input, output, undefined, diagnostics);
+    input.write('this line is not JSON\n');
+    input.write(`${JSON.stringify({ id: 1, op: 'stop' })}\n`);
+    await done;
+    expect(stderr).toContain('ignoring a line that is not JSON');
+    expect(
+      stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line)),
+    ).toEqual([{ id: 1, ok: true, result: {} }]);
+  });
 });
