@@ -3,7 +3,7 @@
  *
  * Every figure is measured as a ratio against its physical floor, taken in the same run, on the same disk: work files
  * go to `bench/.work/` inside the repository (deleted afterwards), so subject and floor share the file system. The
- * reader is imported from its built `dist` (the code users run; built first with `tsc -b`), and whole-process figures
+ * reader and the writer are imported from their built `dist` (the code users run; built first with `tsc -b`), and whole-process figures
  * run in child processes under plain `node`. Prints a table and writes `bench/results/latest.json`.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -51,8 +51,8 @@ async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
   const log = (message: string) => process.stderr.write(`${message}\n`);
   const started = nowMs();
-  log('building @turnjournal/schema and @turnjournal/reader (tsc -b)…');
-  execFileSync(join(root, 'node_modules', '.bin', 'tsc'), ['-b', 'packages/reader'], { cwd: root, stdio: 'inherit' });
+  log('building @turnjournal/schema, @turnjournal/reader and @turnjournal/writer (tsc -b)…');
+  execFileSync(join(root, 'node_modules', '.bin', 'tsc'), ['-b', 'packages/writer'], { cwd: root, stdio: 'inherit' });
   // Imported after the build, so a fresh clone measures freshly built code.
   const { FIGURES } = await import('./figures/registry.js');
   const unknown = (args.only ?? []).filter((id) => !FIGURES.some((f) => f.id === id));
@@ -67,7 +67,8 @@ async function main(): Promise<void> {
   const loadBefore = loadavg()[0] ?? 0;
   log(`${args.mode} run on ${machine.cpuModel}, ${machine.cores} cores, ${machine.fileSystem}, node ${machine.node}`);
   const { READER_PATH } = await import('./lib/reader.js');
-  log(`reader under test: ${relative(root, READER_PATH)}`);
+  const { WRITER_PATH } = await import('./lib/writer.js');
+  log(`reader under test: ${relative(root, READER_PATH)}; writer under test: ${relative(root, WRITER_PATH)}`);
   const rows: FigureRow[] = [];
   const timings: Record<string, number> = {};
   try {
@@ -97,6 +98,7 @@ async function main(): Promise<void> {
     mode: args.mode,
     machine,
     reader: process.env.TJ_BENCH_READER === undefined ? 'packages/reader/dist' : READER_PATH,
+    writer: process.env.TJ_BENCH_WRITER === undefined ? 'packages/writer/dist' : WRITER_PATH,
     workDir: relative(root, join(root, 'bench', '.work')),
     loadAverage: { before: round(loadBefore, 3), after: round(loadAfter, 3) },
     quiet: !busy,

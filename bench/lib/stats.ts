@@ -61,3 +61,8 @@ export function round(value: number, digits = 4): number {
   if (!Number.isFinite(value) || value === 0) return value;
   return Number(value.toPrecision(digits));
 }
+
+/** A measured row's ratio (rounded) and whether it meets `limit`, for a higher-is-better or lower-is-better ratio. */
+export function judge(ratio: number, direction: 'higher' | 'lower', limit: number): { ratio: number; met: boolean } {
+  return { ratio: round(ratio, 3), met: direction === 'higher' ? ratio >= limit : ratio <= limit };
+}
