@@ -9,14 +9,10 @@ const MAYBE_UNSAFE_INTEGER = /\d{16}|e\+/;
 const encoder = new TextEncoder();
 
 /**
- * Encodes a record as one JSONL line: `JSON.stringify` of the object, U+2028 and U+2029 escaped (so that no reader
- * that splits on Unicode line terminators can cut the record, TJ-FRAME-007), no BOM (TJ-FRAME-008), and one final LF (TJ-FRAME-005). Rejects with a
- * {@link WriterError} a value that is not a plain JSON object (`invalid_record`) and a line longer than `maxLineBytes`
- * (`line_too_long`): a writer never produces a line that a reader with the same limit would skip.
+ * `JSON.stringify` of a record object, or a {@link WriterError} (`invalid_record`) when it cannot be serialised (a
+ * cycle, a BigInt) or does not serialise to a JSON object (a `toJSON` returning something else).
  */
-export function encodeRecord(record: unknown, maxLineBytes: number = DEFAULT_MAX_LINE_BYTES): Uint8Array {
-  if (typeof record !== 'object' || record === null || Array.isArray(record))
-    throw new WriterError('invalid_record', 'a journal record must be a JSON object');
+export function serialiseRecord(record: object): string {
   let json: string | undefined;
   try {
     json = JSON.stringify(record);
@@ -30,6 +26,19 @@ export function encodeRecord(record: unknown, maxLineBytes: number = DEFAULT_MAX
   }
   if (json === undefined || json[0] !== '{')
     throw new WriterError('invalid_record', 'the record does not serialise to a JSON object (does it define toJSON?)');
+  return json;
+}
+
+/**
+ * Encodes a record as one JSONL line: `JSON.stringify` of the object, U+2028 and U+2029 escaped (so that no reader
+ * that splits on Unicode line terminators can cut the record, TJ-FRAME-007), no BOM (TJ-FRAME-008), and one final LF (TJ-FRAME-005). Rejects with a
+ * {@link WriterError} a value that is not a plain JSON object (`invalid_record`) and a line longer than `maxLineBytes`
+ * (`line_too_long`): a writer never produces a line that a reader with the same limit would skip.
+ */
+export function encodeRecord(record: unknown, maxLineBytes: number = DEFAULT_MAX_LINE_BYTES): Uint8Array {
+  if (typeof record !== 'object' || record === null || Array.isArray(record))
+    throw new WriterError('invalid_record', 'a journal record must be a JSON object');
+  const json = serialiseRecord(record);
   if (MAYBE_UNSAFE_INTEGER.test(json)) rejectUnsafeIntegers(record);
   const bytes = encoder.encode(`${json.replace(LINE_SEPARATORS, escapeSeparator)}\n`);
   if (bytes.length - 1 > maxLineBytes)

@@ -8,7 +8,7 @@ import {
   validateRecord,
 } from '@turnjournal/schema';
 import { AppendFile, DURABILITY_MODES, type Durability, type OpenReport } from '../append/append-file.js';
-import { DEFAULT_MAX_LINE_BYTES, encodeRecord } from '../append/encode-record.js';
+import { DEFAULT_MAX_LINE_BYTES, encodeRecord, serialiseRecord } from '../append/encode-record.js';
 import { WriterError, WriterPoisonedError } from '../errors.js';
 import { ensureDirectory } from '../fs/durable-ops.js';
 import { type FileSystem, nodeFileSystem } from '../fs/file-system.js';
@@ -657,18 +657,15 @@ export class EventLog {
     };
     let value = record;
     if (!canonical) {
-      let json: string | undefined;
+      let json: string;
       try {
-        json = JSON.stringify(record);
+        json = serialiseRecord(record);
       } catch (error) {
-        throw new WriterError(
-          'invalid_record',
-          `the ${type} record cannot be serialised as JSON: ${error instanceof Error ? error.message : String(error)}`,
-          this.path,
-          { cause: error },
-        );
+        throw error instanceof WriterError
+          ? new WriterError(error.code, `the ${type} record: ${error.message}`, this.path, { cause: error.cause })
+          : error;
       }
-      value = JSON.parse(json as string) as Record<string, unknown>;
+      value = JSON.parse(json) as Record<string, unknown>;
     }
     this.#validate(type, value);
     try {
