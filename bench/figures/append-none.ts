@@ -1,7 +1,7 @@
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { deltaRecord } from '../lib/floors.js';
-import { alternate, judge, median, nowMs, round } from '../lib/stats.js';
+import { alternate, median, nowMs, round, throughputRow } from '../lib/stats.js';
 import type { Figure, FigureRow } from '../lib/types.js';
 import { writer } from '../lib/writer.js';
 
@@ -80,17 +80,13 @@ export const appendNone: Figure = {
         `${value.toFixed(0)} records/s; awaiting each: ${oneAtATime.toFixed(0)} records/s`,
     );
     return [
-      {
+      throughputRow({
         id: 'append-none',
         name: 'non-durable append throughput (none mode)',
-        value: round(value),
         unit: 'records/s',
-        floor: round(throughput),
-        ratioDefinition: 'value / floor (throughput)',
-        direction: 'higher',
-        target: 'ratio >= 0.7',
-        ...judge(value / throughput, 'higher', 0.7),
-        status: 'measured',
+        value,
+        floor: throughput,
+        minRatio: 0.7,
         note:
           `AppendFile none, appendRecord with up to ${WINDOW} in flight, until the last ack; floor: ${records} chat.delta ` +
           `records (${lineBytes} B), one writeSync each; medians of ${runs} alternated runs; close() (fsync) ` +
@@ -103,22 +99,16 @@ export const appendNone: Figure = {
           floorMs: floorTimes.slice(1).map((s) => round(s)),
           closeMs: closeMs.map((s) => round(s)),
         },
-      },
-      {
+      }),
+      throughputRow({
         id: 'append-none-awaited',
         name: 'non-durable append throughput, awaiting each append',
-        value: round(oneAtATime),
         unit: 'records/s',
-        floor: round(throughput),
-        ratioDefinition: 'value / floor (throughput)',
-        direction: 'higher',
-        target: 'none (reported)',
-        ratio: round(oneAtATime / throughput, 3),
-        met: null,
-        status: 'info',
+        value: oneAtATime,
+        floor: throughput,
         note: `the same loop with one append in flight (await each), ${awaitedRecords} records: one thread-pool write per record; median of ${awaitedRuns}`,
         details: { records: awaitedRecords, runs: awaitedRuns, subjectMs: awaited.slice(1).map((s) => round(s)) },
-      },
+      }),
     ];
   },
 };

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { submittedRecord } from '../lib/floors.js';
-import { judge, nowMs, round } from '../lib/stats.js';
+import { nowMs, round, throughputRow } from '../lib/stats.js';
 import type { Figure, FigureRow } from '../lib/types.js';
 import { writer } from '../lib/writer.js';
 
@@ -113,17 +113,13 @@ export const sessions64: Figure = {
     );
     const pool = process.env.UV_THREADPOOL_SIZE ?? '4 (default)';
     return [
-      {
+      throughputRow({
         id: 'sessions-64',
         name: 'durable appends across 64 sessions at once',
-        value: round(value),
         unit: 'records/s',
-        floor: round(floor),
-        ratioDefinition: 'value / floor (throughput)',
-        direction: 'higher',
-        target: 'ratio >= 0.8',
-        ...judge(value / floor, 'higher', 0.8),
-        status: 'measured',
+        value,
+        floor,
+        minRatio: 0.8,
         note: `64 AppendFile (every) x ${perSession} awaited appendRecord vs 64 files x ${perSession} FileHandle write + datasync; mean of ${rounds} alternated rounds after an untimed warm-up pass; UV_THREADPOOL_SIZE=${pool}`,
         details: {
           sessions: SESSIONS,
@@ -132,22 +128,16 @@ export const sessions64: Figure = {
           floorMs: floorMs.map((x) => round(x)),
           writerMs: writerMs.map((x) => round(x)),
         },
-      },
-      {
+      }),
+      throughputRow({
         id: 'sessions-64-turn-journals',
         name: 'durable submits across 64 turn journals at once',
-        value: round(journals),
         unit: 'records/s',
-        floor: round(floor),
-        ratioDefinition: 'value / floor (throughput)',
-        direction: 'higher',
-        target: 'none (reported)',
-        ratio: round(journals / floor, 3),
-        met: null,
-        status: 'info',
+        value: journals,
+        floor,
         note: '64 openTurnJournal (every) in one directory, submit({ content, turnId }) one at a time per session',
         details: { sessions: SESSIONS, perSession, rounds, journalMs: journalMs.map((x) => round(x)) },
-      },
+      }),
     ];
   },
 };

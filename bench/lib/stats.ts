@@ -1,4 +1,5 @@
 /** Statistics over timing samples. */
+import type { FigureRow } from './types.js';
 
 /** The q-quantile (0..1) of the samples, by nearest rank on the sorted values. */
 export function quantile(samples: readonly number[], q: number): number {
@@ -65,4 +66,44 @@ export function round(value: number, digits = 4): number {
 /** A measured row's ratio (rounded) and whether it meets `limit`, for a higher-is-better or lower-is-better ratio. */
 export function judge(ratio: number, direction: 'higher' | 'lower', limit: number): { ratio: number; met: boolean } {
   return { ratio: round(ratio, 3), met: direction === 'higher' ? ratio >= limit : ratio <= limit };
+}
+
+/** What {@link throughputRow} needs: a higher-is-better rate and the floor's rate in the same unit. */
+export interface ThroughputInput {
+  readonly id: string;
+  readonly name: string;
+  readonly unit: string;
+  /** The subject's rate. */
+  readonly value: number;
+  /** The floor's rate, measured in the same run. */
+  readonly floor: number;
+  /** The least `value / floor` that meets the target; absent for an information row. */
+  readonly minRatio?: number;
+  readonly note?: string;
+  readonly details?: Readonly<Record<string, unknown>>;
+}
+
+/** A throughput row (`ratio = value / floor`, higher is better), measured against a target or reported as information. */
+export function throughputRow(input: ThroughputInput): FigureRow {
+  const ratio = input.value / input.floor;
+  const verdict =
+    input.minRatio === undefined
+      ? { target: 'none (reported)', ratio: round(ratio, 3), met: null, status: 'info' as const }
+      : {
+          target: `ratio >= ${input.minRatio}`,
+          ...judge(ratio, 'higher', input.minRatio),
+          status: 'measured' as const,
+        };
+  return {
+    id: input.id,
+    name: input.name,
+    value: round(input.value),
+    unit: input.unit,
+    floor: round(input.floor),
+    ratioDefinition: 'value / floor (throughput)',
+    direction: 'higher',
+    ...verdict,
+    ...(input.note === undefined ? {} : { note: input.note }),
+    ...(input.details === undefined ? {} : { details: input.details }),
+  };
 }

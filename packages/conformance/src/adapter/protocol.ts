@@ -173,15 +173,7 @@ export const AdapterMessages = Type.Object(
   {
     request: AdapterRequest,
     response: AdapterResponse,
-    results: Type.Object({
-      start: StartResult,
-      read: ReadResult,
-      replay: ReplayResult,
-      open: OpenResult,
-      append: EmptyResult,
-      close: EmptyResult,
-      stop: EmptyResult,
-    }),
+    results: Type.Object(RESULT_SCHEMAS),
   },
   {
     $id: 'https://turnjournal.dev/spec/v1/adapter.schema.json',
