@@ -174,6 +174,8 @@ export class TurnJournal {
   readonly #table: TurnTable;
   /** Where incremental reads of the session's other shards resume, per file name. */
   readonly #siblings = new Map<string, { end: number; ino: number }>();
+  /** The last listing of the session's other shards, and the directory's identity and change time when it was taken. */
+  #listing: { names: readonly string[]; ino: number; ctimeMs: number | undefined; settled: boolean } | undefined;
   /** Submissions being written, so that an overlapping retry waits for the first instead of writing again. */
   readonly #submitting = new Map<string, Promise<unknown>>();
   /** The preparation of the latest call: each call prepares (checks, reserves, enqueues) after the one before. */
@@ -410,18 +412,38 @@ export class TurnJournal {
   /**
    * Reads what the session's other shards appended since the last read (every file `<sessionId>~*.jsonl` and
    * `<sessionId>.jsonl` other than this one). Called automatically when a turn id is not known yet, so a worker in
-   * another process can advance a turn this process submitted.
+   * another process can advance a turn this process submitted, and a retry that reached another process first is
+   * recognised. Costs a `stat` of the directory and of each known shard when nothing changed.
    */
   async refreshSiblings(): Promise<void> {
-    const names = await attempt(this.#dir, 'readdir', () => this.#fs.readdir(this.#dir));
+    for (const name of await this.#siblingNames()) await this.#readSibling(join(this.#dir, name), name);
+  }
+
+  /**
+   * The names of the session's other shards. The directory is listed again only when its change time moved since a
+   * listing that can be trusted: the recommended layout keeps every session of a store in one directory, so a listing
+   * per submission would cost time in proportion to the whole store.
+   */
+  async #siblingNames(): Promise<readonly string[]> {
+    const listedAt = Date.now();
+    const dir = await attempt(this.#dir, 'stat', () => this.#fs.stat(this.#dir));
+    const cached = this.#listing;
+    if (cached?.settled === true && cached.ino === dir.ino && cached.ctimeMs === dir.ctimeMs) return cached.names;
     const own = basename(this.path);
-    for (const name of names) {
-      if (name === own || !isSessionFile(name, this.sessionId)) continue;
-      await this.#readSibling(join(this.#dir, name), name);
-    }
+    const names = (await attempt(this.#dir, 'readdir', () => this.#fs.readdir(this.#dir))).filter(
+      (name) => name !== own && isSessionFile(name, this.sessionId),
+    );
+    this.#listing = { names, ino: dir.ino, ctimeMs: dir.ctimeMs, settled: isSettled(dir.ctimeMs, listedAt) };
+    return names;
   }
 
   async #readSibling(path: string, name: string): Promise<void> {
+    const known = this.#siblings.get(name);
+    if (known !== undefined) {
+      // Unchanged since the last read (same file, same size): nothing to open.
+      const now = await this.#fs.stat(path).catch(() => undefined);
+      if (now !== undefined && now.ino === known.ino && now.size === known.end) return;
+    }
     let fd: number;
     try {
       fd = await this.#fs.open(path, 'read');
@@ -430,7 +452,6 @@ export class TurnJournal {
     }
     try {
       const { size, ino } = await this.#fs.fstat(fd);
-      const known = this.#siblings.get(name);
       // A file that shrank or was replaced was rewritten by a sweep: read it again from the start.
       const from = known !== undefined && known.ino === ino && known.end <= size ? known.end : 0;
       if (from === size) return;
@@ -449,6 +470,21 @@ export class TurnJournal {
 
 function indexMember(index: number | null | undefined): Record<string, unknown> {
   return index === undefined ? {} : { assistant_message_index: index };
+}
+
+/**
+ * Margin between a directory's change time and the moment it was listed for the listing to be trusted while the change
+ * time stays the same. File systems stamp changes with a coarse clock (a scheduler tick on Linux, whole seconds on
+ * some): an entry added in the same tick as the listing, just after it, would leave the change time as it was. A
+ * change time well before the listing cannot be shared by a later change. Stamps in whole seconds get two seconds.
+ */
+const FINE_CLOCK_MARGIN_MS = 100;
+const COARSE_CLOCK_MARGIN_MS = 2000;
+
+function isSettled(ctimeMs: number | undefined, listedAt: number): boolean {
+  if (ctimeMs === undefined) return false;
+  const margin = ctimeMs % 1000 === 0 ? COARSE_CLOCK_MARGIN_MS : FINE_CLOCK_MARGIN_MS;
+  return ctimeMs < listedAt - margin;
 }
 
 function isSessionFile(name: string, sessionId: string): boolean {

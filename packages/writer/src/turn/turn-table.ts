@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { TurnEventName } from '@turnjournal/schema';
 
 /** Rank of each turn event in the state machine (spec §10.1); both terminal events share the top rank. */
@@ -22,7 +22,8 @@ export interface KnownTurn {
 
 /** Digest of a submitted content, to recognise a retried submission without keeping the text. */
 export function contentDigest(content: string): string {
-  return createHash('sha256').update(content).digest('base64');
+  // The one-shot form: no Hash object per submission (it runs on the durable submit path).
+  return hash('sha256', content, 'base64');
 }
 
 /** True when `state` is terminal. */
