@@ -50,6 +50,9 @@ export interface OpenReport {
   readonly tornTail: TornTailRepair | null;
 }
 
+/** The write of a durable batch: its fdatasync follows at once. */
+const SYNC_FOLLOWS = { syncFollows: true } as const;
+
 interface Pending {
   readonly bytes: Uint8Array;
   readonly resolve: (ack: AppendAck) => void;
@@ -206,7 +209,7 @@ export class AppendFile {
     const start = this.#size;
     const bytes = batch.length === 1 ? (batch[0] as Pending).bytes : concat(batch);
     try {
-      await writeAll(this.#fs, this.#fd, bytes, start);
+      await writeAll(this.#fs, this.#fd, bytes, start, this.durability === 'none' ? undefined : SYNC_FOLLOWS);
     } catch (error) {
       const failure = new JournalWriteError(this.path, 'write', error);
       // Undo a partial write so the next append starts on a line boundary (TJ-DUR-023); if that fails too, refuse.

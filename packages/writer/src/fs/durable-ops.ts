@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
 import { JournalWriteError } from '../errors.js';
-import type { FileSystem } from './file-system.js';
+import type { FileSystem, WriteOptions } from './file-system.js';
 
 /** Runs one file-system call and turns its failure into a {@link JournalWriteError} naming file and operation. */
 export async function attempt<T>(file: string, operation: string, call: () => Promise<T>): Promise<T> {
@@ -13,10 +13,16 @@ export async function attempt<T>(file: string, operation: string, call: () => Pr
 }
 
 /** Writes all of `bytes` at `position`, repeating after short writes (TJ-DUR-002). */
-export async function writeAll(fs: FileSystem, fd: number, bytes: Uint8Array, position: number): Promise<void> {
+export async function writeAll(
+  fs: FileSystem,
+  fd: number,
+  bytes: Uint8Array,
+  position: number,
+  options?: WriteOptions,
+): Promise<void> {
   let done = 0;
   while (done < bytes.length) {
-    const written = await fs.write(fd, bytes, done, bytes.length - done, position + done);
+    const written = await fs.write(fd, bytes, done, bytes.length - done, position + done, options);
     // A zero-byte write would loop for ever; the kernel only returns it for a zero-length request.
     if (written <= 0) throw Object.assign(new Error('write returned 0 bytes'), { code: 'EIO' });
     done += written;

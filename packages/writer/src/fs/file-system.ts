@@ -25,6 +25,15 @@ export interface FileStat {
   readonly ctimeMs?: number;
 }
 
+/** How a write is meant, for file systems that can use it. */
+export interface WriteOptions {
+  /**
+   * True when the caller fdatasyncs the file right after this write (the durable append path). A hint: the real file
+   * system then makes a small write synchronously (see {@link SYNC_WRITE_MAX_BYTES}); others may ignore it.
+   */
+  readonly syncFollows?: boolean;
+}
+
 /**
  * The file-system calls every writer operation goes through, and nothing else. One small layer, so that tests (and
  * the conformance kit's simulated file system) can inject faults (ENOSPC, EIO, a failing fsync) and simulate crashes
@@ -36,7 +45,14 @@ export interface FileSystem {
   /** Opens a file and returns its descriptor. */
   open(path: string, mode: OpenMode): Promise<number>;
   /** Writes `length` bytes of `buffer` from `offset` at file `position`; returns the bytes written (may be short). */
-  write(fd: number, buffer: Uint8Array, offset: number, length: number, position: number): Promise<number>;
+  write(
+    fd: number,
+    buffer: Uint8Array,
+    offset: number,
+    length: number,
+    position: number,
+    options?: WriteOptions,
+  ): Promise<number>;
   /** Reads up to `length` bytes into `buffer` at `offset` from file `position`; returns the bytes read. */
   read(fd: number, buffer: Uint8Array, offset: number, length: number, position: number): Promise<number>;
   /** Flushes the file's data (and the metadata needed to read it back) to stable storage. */
@@ -120,11 +136,12 @@ function toStat(stats: fs.Stats): FileStat {
 }
 
 /**
- * Writes up to this size are made with a synchronous call. Appending a line to a file whose last page is cached only
- * copies it into the page cache (a few microseconds), while a trip through libuv's thread pool and back costs about
- * 35 µs on the benchmark machine: on the durable path (`write` then `fdatasync`) that trip alone added a fifth to the
- * latency of a raw `fdatasync`. The sync that follows, which waits for the device, stays asynchronous. Larger writes
- * (group commits of many records, file rewrites) go through the pool so the event loop never copies megabytes.
+ * Writes followed by a sync (see {@link WriteOptions.syncFollows}) up to this size are made with a synchronous call.
+ * Appending a line to a file whose last page is cached only copies it into the page cache (a few microseconds), while
+ * a trip through libuv's thread pool and back costs 25–35 µs on the benchmark machine: on the durable path (`write`
+ * then `fdatasync`) that trip alone added a fifth to the latency of a raw `fdatasync`. The sync, which waits for the
+ * device, stays asynchronous. Other writes go through the pool: larger ones so the event loop never copies megabytes,
+ * and unsynced ones (`none` mode) because appends made while one is in flight are batched into the next.
  */
 export const SYNC_WRITE_MAX_BYTES = 64 * 1024;
 
@@ -140,13 +157,14 @@ function settled<T>(call: () => T): Promise<T> {
 /**
  * The real file system (Node.js `fs` on raw descriptors). Callback APIs are used rather than `FileHandle`: they cost
  * one thread-pool hop per call and no handle object, which matters on the durable append path. Calls the kernel
- * answers from its caches without waiting for the device (small writes, see {@link SYNC_WRITE_MAX_BYTES}; `fstat` and
- * `stat`) are made synchronously and returned as settled promises: a thread-pool trip would cost more than the call.
+ * answers from its caches without waiting for the device (small writes before a sync, see {@link SYNC_WRITE_MAX_BYTES};
+ * `fstat` and `stat`) are made synchronously and returned as settled promises: a thread-pool trip would cost more than
+ * the call.
  */
 export const nodeFileSystem: FileSystem = {
   open: (path, mode) => openAsync(path, OPEN_FLAGS[mode], 0o644),
-  write: (fd, buffer, offset, length, position) =>
-    length <= SYNC_WRITE_MAX_BYTES
+  write: (fd, buffer, offset, length, position, options) =>
+    options?.syncFollows === true && length <= SYNC_WRITE_MAX_BYTES
       ? settled(() => fs.writeSync(fd, buffer, offset, length, position))
       : writeAsync(fd, buffer, offset, length, position),
   read: (fd, buffer, offset, length, position) => readAsync(fd, buffer, offset, length, position),

@@ -60,7 +60,7 @@ async function createLockFile(fs: FileSystem, path: string, holder: LockFileHold
   try {
     try {
       await attempt(temporary, 'write lock', () =>
-        writeAll(fs, fd, new TextEncoder().encode(JSON.stringify(holder)), 0),
+        writeAll(fs, fd, new TextEncoder().encode(JSON.stringify(holder)), 0, { syncFollows: true }),
       );
       await attempt(temporary, 'fsync lock', () => fs.fsync(fd));
     } finally {

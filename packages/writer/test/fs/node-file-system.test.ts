@@ -7,25 +7,31 @@ import { tempDir } from '../support/temp.js';
 // The real file system makes small writes and metadata calls synchronously: callers must not be able to tell, so
 // results arrive as promises and failures reject with the errno error instead of throwing.
 describe('nodeFileSystem: synchronous calls keep the asynchronous contract', () => {
-  it('writes small and large buffers at their positions, short-write counts included', async () => {
+  it('writes at the given positions whether a sync follows or not, small or large', async () => {
     const path = join(tempDir(), 'f');
     const fd = await nodeFileSystem.open(path, 'create-exclusive');
     const small = Buffer.from('small line\n');
     const large = Buffer.alloc(SYNC_WRITE_MAX_BYTES + 1, 0x61);
-    const first = nodeFileSystem.write(fd, small, 0, small.length, 0);
-    expect(first).toBeInstanceOf(Promise);
-    expect(await first).toBe(small.length);
-    expect(await nodeFileSystem.write(fd, large, 0, large.length, small.length)).toBe(large.length);
-    expect((await nodeFileSystem.fstat(fd)).size).toBe(small.length + large.length);
+    const parts: Buffer[] = [];
+    let position = 0;
+    for (const options of [{ syncFollows: true }, undefined])
+      for (const bytes of [small, large]) {
+        const written = nodeFileSystem.write(fd, bytes, 0, bytes.length, position, options);
+        expect(written).toBeInstanceOf(Promise);
+        expect(await written).toBe(bytes.length);
+        parts.push(bytes);
+        position += bytes.length;
+      }
+    expect((await nodeFileSystem.fstat(fd)).size).toBe(position);
     await nodeFileSystem.close(fd);
-    expect(readFileSync(path).equals(Buffer.concat([small, large]))).toBe(true);
+    expect(readFileSync(path).equals(Buffer.concat(parts))).toBe(true);
   });
 
   it('rejects, never throws, with the errno error of a failing write, fstat or stat', async () => {
     const badFd = 2 ** 30;
     let pending: Promise<number> | undefined;
     expect(() => {
-      pending = nodeFileSystem.write(badFd, Buffer.from('x'), 0, 1, 0);
+      pending = nodeFileSystem.write(badFd, Buffer.from('x'), 0, 1, 0, { syncFollows: true });
     }).not.toThrow();
     await expect(pending).rejects.toMatchObject({ code: 'EBADF' });
     await expect(nodeFileSystem.fstat(badFd)).rejects.toMatchObject({ code: 'EBADF' });
