@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { checkStore } from '@turnjournal/reader';
 import { describe, expect, it } from 'vitest';
-import { openTurnJournal, WriterError } from '../src/index.js';
+import { type FileSystem, nodeFileSystem, openTurnJournal, WriterError } from '../src/index.js';
 import { findingCodes, tempDir } from './support/temp.js';
 
 describe('openTurnJournal: the lifecycle API (spec §5, §10)', () => {
@@ -116,6 +116,21 @@ describe('overlapping submissions of one turn id (TJ-TURN-012)', () => {
     expect(order).toEqual(['first:true', 'second:false']);
     await journal.close();
     expect(readFileSync(join(dir, 'race.jsonl'), 'utf8').trim().split('\n')).toHaveLength(1);
+  });
+
+  it('recognises a retry, and refuses other content, before the first submission has its digest (TJ-TURN-012)', async () => {
+    const dir = tempDir();
+    // Syncs that settle at once: the first submit resolves before the event loop turns, so the content's digest
+    // (computed off the submit path, on the next turn) is still pending when the retries arrive.
+    const fs: FileSystem = { ...nodeFileSystem, fdatasync: async () => undefined };
+    const journal = await openTurnJournal({ dir, sessionId: 'early', fs });
+    await journal.submit({ content: 'first words', turnId: 'early-1' });
+    await expect(journal.submit({ content: 'other words', turnId: 'early-1' })).rejects.toMatchObject({
+      code: 'turn_id_conflict',
+    });
+    expect((await journal.submit({ content: 'first words', turnId: 'early-1' })).created).toBe(false);
+    await journal.close();
+    expect(readFileSync(join(dir, 'early.jsonl'), 'utf8').trim().split('\n')).toHaveLength(1);
   });
 });
 

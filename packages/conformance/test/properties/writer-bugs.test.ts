@@ -77,8 +77,9 @@ describe('writer bugs the property suites found, now fixed', () => {
 
   it('after a process kill between write and fdatasync, a retried submit is acknowledged only once its record is durable (TJ-DUR-001, TJ-DUR-024)', async () => {
     await retryAfter(async (sim, journal) => {
-      // The submit's calls: readdir (other shards), write, fdatasync. Die just before the fdatasync.
-      sim.crashAtCall(sim.calls + 2);
+      // The submit's calls: stat and readdir of the directory (other shards; the simulator keeps no change time, so
+      // the writer lists it every time), write, fdatasync. Die just before the fdatasync.
+      sim.crashAtCall(sim.calls + 3);
       await expect(journal.submit({ turnId: 't0', content: 'hello' })).rejects.toBeDefined();
       expect(new TextDecoder().decode(sim.peek('/store/_turn_journal/s1.jsonl'))).toContain('"turn_id":"t0"');
       sim.kill();

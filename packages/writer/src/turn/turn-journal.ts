@@ -1,4 +1,5 @@
 import { basename, dirname, join } from 'node:path';
+import { setImmediate } from 'node:timers';
 import type { Attachment, Finding, TurnEventName } from '@turnjournal/schema';
 import { type AppendAck, AppendFile, type Durability, type OpenReport } from '../append/append-file.js';
 import { requireValidRecord } from '../append/require-valid.js';
@@ -9,7 +10,7 @@ import type { AcquireLockOptions } from '../fs/lock.js';
 import { requireIdentifier } from '../require-identifier.js';
 import { descriptorSource, readTurnRecords } from './read-turn-records.js';
 import { newTurnId } from './turn-id.js';
-import { contentDigest, isTerminal, type KnownTurn, TURN_RANK, TurnTable } from './turn-table.js';
+import { contentDigest, isTerminal, type KnownTurn, submittedDigest, TURN_RANK, TurnTable } from './turn-table.js';
 
 /** Where a turn journal is: a directory plus the name derived from the session and shard (the usual way). */
 export interface TurnJournalInDirectory {
@@ -239,7 +240,6 @@ export class TurnJournal {
     const callerId = input.turnId !== undefined;
     const turnId = input.turnId ?? newTurnId(this.#clock());
     requireIdentifier(turnId, 'turn id');
-    const digest = contentDigest(input.content);
     const prepared = await this.#inCallOrder(async () => {
       if (callerId && this.#table.get(turnId) === undefined) await this.refreshSiblings();
       // A retry that overlaps the first attempt waits for it: it must not answer "already submitted" before the first
@@ -253,12 +253,20 @@ export class TurnJournal {
           this.path,
         );
       const known = this.#table.get(turnId);
-      if (known !== undefined) return { kind: 'retried', result: this.#retried(turnId, known, digest) } as const;
+      if (known !== undefined) return { kind: 'retried', result: this.#retried(turnId, known, input.content) } as const;
       const record = this.#submittedRecord(turnId, input);
-      const turn: KnownTurn = { state: 'submitted', contentDigest: digest, streamId: input.streamId };
+      const turn: KnownTurn = {
+        state: 'submitted',
+        contentDigest: null,
+        pendingContent: input.content,
+        streamId: input.streamId,
+      };
       this.#table.insert(turnId, turn);
       const write = this.#file.appendRecord(record);
       this.#submitting.set(turnId, write);
+      // The digest only serves to recognise a later retry: it is computed while the record's sync is in flight
+      // rather than before the write (a cold SHA-256 costs about 10 µs there), and from then on the text is not kept.
+      setImmediate(() => submittedDigest(turn));
       return { kind: 'written', turn, write } as const;
     });
     if (prepared.kind === 'retried') return prepared.result;
@@ -288,14 +296,15 @@ export class TurnJournal {
     return run;
   }
 
-  #retried(turnId: string, known: KnownTurn, digest: string): SubmitResult {
-    if (known.contentDigest === null || known.state === null)
+  #retried(turnId: string, known: KnownTurn, content: string): SubmitResult {
+    const digest = submittedDigest(known);
+    if (digest === null || known.state === null)
       throw new WriterError(
         'illegal_transition',
         `turn ${turnId} already has events but no submitted record (an orphan); it cannot be submitted now`,
         this.path,
       );
-    if (known.contentDigest !== digest)
+    if (digest !== contentDigest(content))
       throw new WriterError(
         'turn_id_conflict',
         `turn ${turnId} was already submitted with different content; a turn id names one turn (TJ-TURN-003)`,

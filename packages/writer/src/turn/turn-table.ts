@@ -14,16 +14,33 @@ export const TURN_RANK: Readonly<Record<TurnEventName, number>> = {
 export interface KnownTurn {
   /** The derived state (spec §10.2): the highest-ranked event; `completed` wins over `interrupted`. */
   state: TurnEventName | null;
-  /** Digest of the submitted `content`, or null for a turn seen without `submitted` (an orphan, so far). */
+  /**
+   * Digest of the submitted `content`, or null for a turn seen without `submitted` (an orphan, so far). Read it with
+   * {@link submittedDigest}: a turn this writer is submitting holds its content until the digest is computed.
+   */
   contentDigest: string | null;
+  /** The content of a submission whose digest is not computed yet. */
+  pendingContent?: string | undefined;
   /** The turn's `stream_id`, from its `submitted` record. */
   streamId: string | null | undefined;
 }
 
 /** Digest of a submitted content, to recognise a retried submission without keeping the text. */
 export function contentDigest(content: string): string {
-  // The one-shot form: no Hash object per submission (it runs on the durable submit path).
+  // The one-shot form: no Hash object per digest.
   return hash('sha256', content, 'base64');
+}
+
+/**
+ * The digest of the turn's submitted content, or null for an orphan. A pending content is digested on first use and
+ * dropped, so a submission can put its digest off until its record is on its way to the disk.
+ */
+export function submittedDigest(turn: KnownTurn): string | null {
+  if (turn.pendingContent !== undefined) {
+    turn.contentDigest = contentDigest(turn.pendingContent);
+    turn.pendingContent = undefined;
+  }
+  return turn.contentDigest;
 }
 
 /** True when `state` is terminal. */
@@ -77,7 +94,7 @@ export class TurnTable {
       this.#turns.set(value.turn_id, turn);
     }
     turn.state = foldState(turn.state, name);
-    if (name === 'submitted' && typeof value.content === 'string' && turn.contentDigest === null) {
+    if (name === 'submitted' && typeof value.content === 'string' && submittedDigest(turn) === null) {
       turn.contentDigest = contentDigest(value.content);
       const streamId = value.stream_id;
       turn.streamId = typeof streamId === 'string' || streamId === null ? streamId : undefined;
