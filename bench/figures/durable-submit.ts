@@ -153,7 +153,7 @@ export const durableSubmit: Figure = {
         ratio: round(g50 / f50, 3),
         met: null,
         status: 'info',
-        note: `submit({ content }) on a second journal in the same loop: no read of the session's other shards (p99 ${round(g99, 3)} ms)`,
+        note: `submit({ content }) on a second journal in the same loop: no check of the session's other shards (p99 ${round(g99, 3)} ms)`,
         details: { samples },
       },
       {
