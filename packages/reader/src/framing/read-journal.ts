@@ -18,7 +18,7 @@ export interface ReadJournalOptions {
   /** Line-size limit in bytes without the LF; 16 MiB by default (TJ-FRAME-031). */
   readonly maxLineBytes?: number;
   /**
-   * Bytes read per system call; 64 KiB by default (1 MiB in strict mode). Records come in batches of about 16 KiB of
+   * Bytes read per system call; 128 KiB by default (1 MiB in strict mode). Records come in batches of about 16 KiB of
    * lines (one batch per read in strict mode and from a `source`): a batch lives until the caller moves on, so small
    * batches are what bound memory (spec TJ-FRAME-033).
    */
@@ -71,7 +71,10 @@ export type JournalItem =
   | { readonly kind: 'record'; readonly record: JournalRecord }
   | { readonly kind: 'finding'; readonly finding: Finding };
 
-const DEFAULT_CHUNK_BYTES = 64 * 1024;
+// Large enough that a large file costs few trips through the thread pool (each with a buffer and a promise), small
+// enough that the buffers a caller's batches still hold stay a small part of memory: 256 KiB read a little faster
+// (read-derive 0.65 against 0.63 × floor) but put the peak RSS of a 1 GiB read up to 93 MiB, near the 100 MB target.
+const DEFAULT_CHUNK_BYTES = 128 * 1024;
 /** Bytes of lines per batch (outside strict mode and a caller's source). */
 const BATCH_BYTES = 16 * 1024;
 /** Default `chunkBytes` in strict mode, which reads as the reader always did. */

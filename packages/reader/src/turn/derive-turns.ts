@@ -3,26 +3,25 @@ import { parseObject } from '../framing/decode-line.js';
 import type { JournalRecord } from '../framing/read-journal.js';
 import { explainInvalidIdentifier, isValidIdentifier } from '../store/identifiers.js';
 import { canonicalJson, compareBytes, compareCodePoints } from './canonical-json.js';
+import { flatCopy } from './flat-copy.js';
 import { ownString } from './own-string.js';
-import {
-  type RecordLocation,
-  RecordMovedError,
-  type RepresentativeRecord,
-  readRecordBytes,
-  representativeOf,
-} from './representative.js';
+import { type RecordLocation, RecordMovedError, type RepresentativeRecord, readRecordBytes } from './representative.js';
+import { RepresentativeTable } from './representative-table.js';
 
 /** The derived state of a turn (spec §10.1). */
 export type TurnState = TurnEventName;
 
-const RANK: Readonly<Record<TurnEventName, number>> = {
-  submitted: 0,
-  worker_started: 1,
-  assistant_started: 2,
-  completed: 3,
-  interrupted: 3,
-};
-const TERMINAL_RANK = 3;
+// A turn's events are a bit set: bit i stands for TURN_EVENTS[i], and the representative of that event is in slot
+// `turn.slot + i` of the fold's table.
+const EVENT_INDEX = new Map<string, number>(TURN_EVENTS.map((event, index) => [event, index]));
+const bitOf = (event: TurnEventName) => 1 << TURN_EVENTS.indexOf(event);
+const SUBMITTED = bitOf('submitted');
+const TERMINAL = bitOf('completed') | bitOf('interrupted');
+// Event names from the highest rank down, `completed` before `interrupted` (TJ-DERIVE-010): a turn's state is the
+// first one it has.
+const BY_RANK = (['completed', 'interrupted', 'assistant_started', 'worker_started', 'submitted'] as const).map(
+  (event) => ({ event, bit: bitOf(event) }),
+);
 
 /** Where a record came from. */
 export interface RecordSource {
@@ -44,7 +43,11 @@ export interface DerivedTurn {
   readonly orphan: boolean;
   /** True once the state is `completed` or `interrupted`. */
   readonly terminal: boolean;
-  /** The representative record of each event name seen (TJ-DERIVE-013): where it is and a summary (see `loadRecord`). */
+  /**
+   * The representative record of each event name seen (TJ-DERIVE-013): where it is and a summary (see `loadRecord`).
+   * On the turns {@link TurnFold.finish} returns it is built on first access and kept: an accessor, not an own
+   * property, so a spread or `Object.keys` of the turn leaves it out (`JSON.stringify` keeps it).
+   */
   readonly events: Readonly<Partial<Record<TurnEventName, RepresentativeRecord>>>;
   /** The files holding the turn's records (recovery must not touch a turn whose file a live writer holds). */
   readonly files: readonly string[];
@@ -60,27 +63,31 @@ export interface DerivedSession {
   readonly findings: readonly Finding[];
 }
 
-// Plain arrays and objects rather than Maps and Sets: a turn has a handful of records, and a collection per turn costs
-// hundreds of bytes, which dominates memory on journals with millions of turns.
+// One small object per turn, of one shape: journals with millions of turns hold millions of these.
 interface TurnAccumulator {
   /** The turn id, copied off the line it was parsed from. */
   readonly id: string;
+  /** The turn's first slot in the table; the representative of TURN_EVENTS[i] is in slot `slot + i`. */
+  readonly slot: number;
+  /** Bit set of the event names that have a representative. */
+  events: number;
   /** The reading (see TurnFold) during which `terminalLine` was seen, and the line of its first terminal event. */
   terminalReading: number;
   terminalLine: number;
-  readonly files: string[];
-  readonly representatives: Partial<Record<TurnEventName, RepresentativeRecord>>;
+  /** Files holding the turn's records, in the order seen. Shared by the turns of one file: replaced, never pushed to. */
+  files: readonly string[];
   /**
    * Where every distinct record of an event name is, once the turn has a second record of that name; until then the
-   * representative is the only distinct record. Absent on almost every turn.
+   * representative is the only distinct record. Undefined on almost every turn.
    */
-  distinct?: Partial<Record<TurnEventName, RecordLocation[]>>;
+  distinct: Partial<Record<TurnEventName, RecordLocation[]>> | undefined;
 }
 
 /**
  * The order-independent fold of spec §10: feed every turn record of one session, from every shard, in any order, then
- * call {@link TurnFold.finish}. It keeps per turn only the location and a small summary of one representative record
- * per event name, so memory follows the number of turns, not the size of the files or of the messages in them.
+ * call {@link TurnFold.finish} once. It keeps per turn only the location and a small summary of one representative
+ * record per event name, in a table of numbers rather than objects, so memory follows the number of turns, not the
+ * size of the files or of the messages in them, and the garbage collector has little to trace.
  *
  * Exact duplicates (records equal as JSON values, spec §4.6) can only be records of the same turn and event name, so
  * nothing is computed for the first record of each: when a second one arrives, the distinct records seen before are
@@ -90,27 +97,43 @@ interface TurnAccumulator {
 export class TurnFold {
   readonly #sessionId: string;
   readonly #sessionIdValid: boolean;
-  readonly #turns = new Map<string, TurnAccumulator>();
+  // Every turn, in the order first seen. While their ids come in increasing code-point order (turn ids are usually
+  // time-prefixed, so a journal holds them in order), a new id is known to be new by comparing it with the last one,
+  // and an earlier one is found by binary search: no map, no hashing. The first id out of order builds the map.
+  readonly #turns: TurnAccumulator[] = [];
+  #byId: Map<string, TurnAccumulator> | undefined;
+  readonly #table = new RepresentativeTable();
   readonly #removed = new Set<string>();
   readonly #findings: Finding[] = [];
   // Files are read one after the other: the file being read, and a count that changes whenever it does, so a turn's
   // first terminal line is known to belong to the current file's reading.
   #file: string | undefined;
   #reading = 0;
-  // The turn of the previous record: a turn's records usually follow each other, so most records skip the map.
+  // `[#file]`, the files of every turn first seen in it.
+  #fileList: readonly string[] = [];
+  // The turn of the previous record: a turn's records usually follow each other, so most records skip the look-up.
   #last: TurnAccumulator | undefined;
+  #result: DerivedSession | undefined;
 
   /** @param sessionId the session whose records are folded. */
   constructor(sessionId: string) {
-    this.#sessionId = sessionId;
+    // A flat copy: every record's session_id is compared with it (see flatCopy).
+    this.#sessionId = flatCopy(sessionId);
     this.#sessionIdValid = isValidIdentifier(sessionId);
   }
 
-  /** Adds one record read from a file of this session; records of other families or types are ignored. */
+  /**
+   * Adds one record read from a file of this session; records of other families or types are ignored.
+   * @throws Error after {@link TurnFold.finish}: the turns it returned still read their representatives from the fold.
+   */
   add(record: JournalRecord, source: RecordSource): void {
+    if (this.#result !== undefined) throw new Error('TurnFold.add() after finish(): a fold derives its turns once');
     const { validation, value } = record;
-    if (validation.status !== 'valid' || validation.classification.family !== 'turn') return;
-    const event = validation.classification.type;
+    if (validation.status !== 'valid') return;
+    const { classification } = validation;
+    if (classification.family !== 'turn') return;
+    // The name as v1 defines it rather than as parsed: a constant, quick to compare and to look up.
+    const event = classification.definition?.type ?? classification.type;
     const sessionId = value.session_id;
     if (typeof sessionId === 'string') {
       const valid = sessionId === this.#sessionId ? this.#sessionIdValid : isValidIdentifier(sessionId);
@@ -129,108 +152,134 @@ export class TurnFold {
       if (Array.isArray(ids)) for (const id of ids) if (typeof id === 'string') this.#removed.add(id);
       return;
     }
-    if (!isTurnEvent(event)) return;
-    const turn = this.#turn(value.turn_id as string, source.file);
-    this.#checkOrderInFile(event, turn, record, source);
+    const index = EVENT_INDEX.get(event);
+    if (index === undefined) return;
+    if (this.#file !== source.file) {
+      this.#file = source.file;
+      this.#reading += 1;
+      this.#fileList = [source.file];
+    }
+    const turn = this.#turn(value.turn_id as string);
+    this.#checkOrderInFile(index, turn, record, source);
 
-    if (!turn.files.includes(source.file)) turn.files.push(source.file);
-    const current = turn.representatives[event];
-    if (current === undefined) {
-      turn.representatives[event] = representativeOf(record, source.file, sharedStreamId(turn, value.stream_id));
+    if (!turn.files.includes(source.file)) turn.files = [...turn.files, source.file];
+    const slot = turn.slot + index;
+    const bit = 1 << index;
+    if ((turn.events & bit) === 0) {
+      turn.events |= bit;
+      this.#table.set(slot, record, source.file);
       return;
     }
     // A second record of this event name: an exact copy of a distinct record seen before, or a new distinct one.
+    const name = TURN_EVENTS[index] as TurnEventName;
+    const current = this.#table.location(slot);
     turn.distinct ??= {};
-    const distinct = turn.distinct[event] ?? [current.location];
-    turn.distinct[event] = distinct;
+    const distinct = turn.distinct[name] ?? [current];
+    turn.distinct[name] = distinct;
     if (distinct.some((location) => isSameRecord(location, record))) {
       this.#report(
         'duplicate_event',
-        `an exact copy of the turn's "${event}" record; counted once`,
+        `an exact copy of the turn's "${name}" record; counted once`,
         this.#at(turn, record, source),
       );
       return;
     }
     this.#report(
       'conflicting_duplicate',
-      `a second, different "${event}" record for the turn; the one with the smallest bytes represents it`,
+      `a second, different "${name}" record for the turn; the one with the smallest bytes represents it`,
       this.#at(turn, record, source),
     );
-    const representative = representativeOf(record, source.file, sharedStreamId(turn, value.stream_id));
-    distinct.push(representative.location);
+    distinct.push({ file: source.file, line: record.line, offset: record.bytesOffset, length: record.bytes.length });
     // The record with the smallest bytes represents the event (TJ-DERIVE-013); the current one is read back for that.
-    if (compareBytes(record.bytes, readRecordBytes(current.location)) < 0) turn.representatives[event] = representative;
+    if (compareBytes(record.bytes, readRecordBytes(current)) < 0) this.#table.set(slot, record, source.file);
   }
 
-  /** Derives every turn and returns them with the derivation findings. */
+  /**
+   * Derives every turn and returns them with the derivation findings. It ends the fold: later calls return the same
+   * derivation, and {@link TurnFold.add} throws.
+   */
   finish(): DerivedSession {
-    const turns: DerivedTurn[] = [];
-    const findings = this.#findings.filter((f) => f.turn_id === undefined || !this.#removed.has(f.turn_id));
-    for (const [turnId, turn] of this.#turns) {
-      if (this.#removed.has(turnId)) continue;
-      const events: Partial<Record<TurnEventName, RepresentativeRecord>> = {};
-      let rank = -1;
-      for (const event of TURN_EVENTS) {
-        const representative = turn.representatives[event];
-        if (representative === undefined) continue;
-        events[event] = representative;
-        rank = Math.max(rank, RANK[event]);
-      }
-      const state: TurnState =
-        rank === TERMINAL_RANK
-          ? events.completed !== undefined
-            ? 'completed'
-            : 'interrupted'
-          : (TURN_EVENTS.find((e) => RANK[e] === rank) ?? 'submitted');
-      const orphan = events.submitted === undefined;
-      const where = { session_id: this.#sessionId, turn_id: turnId };
-      if (events.completed !== undefined && events.interrupted !== undefined) {
+    this.#result ??= this.#derive();
+    return this.#result;
+  }
+
+  #derive(): DerivedSession {
+    const removed = this.#removed;
+    const findings = this.#findings.filter((f) => f.turn_id === undefined || !removed.has(f.turn_id));
+    const turns: FinishedTurn[] = [];
+    for (const turn of this.#turns) {
+      if (removed.size > 0 && removed.has(turn.id)) continue;
+      const where = { session_id: this.#sessionId, turn_id: turn.id };
+      if ((turn.events & TERMINAL) === TERMINAL) {
         findings.push(
           makeFinding('terminal_conflict', 'the turn has both completed and interrupted; completed wins', where),
         );
       }
-      if (orphan) findings.push(makeFinding('orphan_turn', 'the turn has events but no submitted record', where));
-      turns.push({
-        turnId,
-        sessionId: this.#sessionId,
-        state,
-        orphan,
-        terminal: rank === TERMINAL_RANK,
-        events,
-        files: [...turn.files].sort(),
-      });
+      if ((turn.events & SUBMITTED) === 0)
+        findings.push(makeFinding('orphan_turn', 'the turn has events but no submitted record', where));
+      turns.push(new FinishedTurn(turn, this.#sessionId, this.#table));
     }
-    turns.sort((x, y) => compareCodePoints(x.turnId, y.turnId));
+    // Turns first seen in order are sorted already.
+    if (this.#byId !== undefined) turns.sort((x, y) => compareCodePoints(x.turnId, y.turnId));
+    // The finished turns hold what they need: the accumulators can go.
+    this.#turns.length = 0;
+    this.#byId = undefined;
+    this.#last = undefined;
     return { sessionId: this.#sessionId, turns, findings };
   }
 
-  #turn(turnId: string, file: string): TurnAccumulator {
+  #turn(turnId: string): TurnAccumulator {
     const last = this.#last;
     if (last !== undefined && last.id === turnId) return last;
-    // The map is keyed by the copied id, which differs from the parsed one only when that has lone surrogates.
-    let turn = this.#turns.get(turnId);
+    let turn = this.#byId === undefined ? this.#findInOrder(turnId) : undefined;
     if (turn === undefined) {
-      // A copy of the id: the parsed string may share memory with the whole line (see ownString).
+      // A copy of the id: the parsed string may share memory with the whole line (see ownString). The map is keyed by
+      // copies; compareCodePoints already compares a parsed id as its copy (lone surrogates as U+FFFD).
       const id = ownString(turnId);
-      if (id !== turnId) turn = this.#turns.get(id);
+      turn = this.#byId?.get(id);
       if (turn === undefined) {
-        // `[file]`, not `[]` and a push: a pushed-to empty array reserves room for 17 files, and a turn has one or two.
-        turn = { id, terminalReading: -1, terminalLine: 0, files: [file], representatives: {} };
-        this.#turns.set(id, turn);
+        turn = {
+          id,
+          slot: this.#turns.length * TURN_EVENTS.length,
+          events: 0,
+          terminalReading: -1,
+          terminalLine: 0,
+          files: this.#fileList,
+          distinct: undefined,
+        };
+        this.#turns.push(turn);
+        this.#byId?.set(id, turn);
       }
     }
     this.#last = turn;
     return turn;
   }
 
-  // event_after_terminal depends on line order within one file (TJ-DERIVE-009): records of a file arrive in order.
-  #checkOrderInFile(event: TurnEventName, turn: TurnAccumulator, record: JournalRecord, source: RecordSource): void {
-    if (this.#file !== source.file) {
-      this.#file = source.file;
-      this.#reading += 1;
+  /**
+   * The turn with this id while ids have come in order, or undefined when it is new. A new id below the last one ends
+   * the ordered mode: the map is built, and the caller adds the turn to it.
+   */
+  #findInOrder(turnId: string): TurnAccumulator | undefined {
+    const turns = this.#turns;
+    let low = 0;
+    let high = turns.length;
+    // The common case first: an id above every id seen.
+    if (high === 0 || compareCodePoints(turnId, (turns[high - 1] as TurnAccumulator).id) > 0) return undefined;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      const order = compareCodePoints(turnId, (turns[middle] as TurnAccumulator).id);
+      if (order === 0) return turns[middle];
+      if (order < 0) high = middle;
+      else low = middle + 1;
     }
+    this.#byId = new Map(turns.map((turn) => [turn.id, turn]));
+    return undefined;
+  }
+
+  // event_after_terminal depends on line order within one file (TJ-DERIVE-009): records of a file arrive in order.
+  #checkOrderInFile(index: number, turn: TurnAccumulator, record: JournalRecord, source: RecordSource): void {
     const terminalLine = turn.terminalReading === this.#reading ? turn.terminalLine : undefined;
-    if (RANK[event] === TERMINAL_RANK) {
+    if (((1 << index) & TERMINAL) !== 0) {
       if (terminalLine === undefined) {
         turn.terminalReading = this.#reading;
         turn.terminalLine = record.line;
@@ -238,7 +287,7 @@ export class TurnFold {
     } else if (terminalLine !== undefined && record.line > terminalLine) {
       this.#report(
         'event_after_terminal',
-        `"${event}" follows the turn's terminal event (line ${terminalLine}); ignored`,
+        `"${TURN_EVENTS[index]}" follows the turn's terminal event (line ${terminalLine}); ignored`,
         this.#at(turn, record, source),
       );
     }
@@ -258,6 +307,51 @@ export class TurnFold {
   }
 }
 
+/**
+ * A turn as {@link TurnFold.finish} returns it. Its representatives stay in the fold's table until `events` is first
+ * read: most callers read the states of all turns, and the records of a few.
+ */
+class FinishedTurn implements DerivedTurn {
+  readonly turnId: string;
+  readonly sessionId: string;
+  readonly state: TurnState;
+  readonly orphan: boolean;
+  readonly terminal: boolean;
+  readonly files: readonly string[];
+  readonly #table: RepresentativeTable;
+  readonly #slot: number;
+  readonly #present: number;
+  #events: Partial<Record<TurnEventName, RepresentativeRecord>> | undefined;
+
+  constructor(turn: TurnAccumulator, sessionId: string, table: RepresentativeTable) {
+    this.turnId = turn.id;
+    this.sessionId = sessionId;
+    this.state = BY_RANK.find(({ bit }) => (turn.events & bit) !== 0)?.event ?? 'submitted';
+    this.orphan = (turn.events & SUBMITTED) === 0;
+    this.terminal = (turn.events & TERMINAL) !== 0;
+    this.files = turn.files.length > 1 ? [...turn.files].sort() : turn.files;
+    this.#table = table;
+    this.#slot = turn.slot;
+    this.#present = turn.events;
+  }
+
+  get events(): Readonly<Partial<Record<TurnEventName, RepresentativeRecord>>> {
+    if (this.#events === undefined) {
+      const events: Partial<Record<TurnEventName, RepresentativeRecord>> = {};
+      for (const [index, event] of TURN_EVENTS.entries())
+        if ((this.#present & (1 << index)) !== 0) events[event] = this.#table.get(this.#slot + index);
+      this.#events = events;
+    }
+    return this.#events;
+  }
+
+  /** The turn as a plain object, `events` included, in the member order of {@link DerivedTurn}. */
+  toJSON(): DerivedTurn {
+    const { turnId, sessionId, state, orphan, terminal, events, files } = this;
+    return { turnId, sessionId, state, orphan, terminal, events, files };
+  }
+}
+
 /** True when the record is equal as a JSON value (spec §4.6) to the one stored at `location`: same bytes, or same canonical JSON. */
 function isSameRecord(location: RecordLocation, record: JournalRecord): boolean {
   const stored = readRecordBytes(location);
@@ -265,21 +359,4 @@ function isSameRecord(location: RecordLocation, record: JournalRecord): boolean 
   const parsed = parseObject(stored);
   if (!parsed.ok) throw new RecordMovedError(location, parsed.reason);
   return canonicalJson(parsed.value) === canonicalJson(record.value);
-}
-
-/**
- * The `stream_id` string another representative of the turn already holds, when the record's is the same (a turn's
- * records usually share it): one copy per turn instead of one per record.
- */
-function sharedStreamId(turn: TurnAccumulator, streamId: unknown): string | undefined {
-  if (typeof streamId !== 'string') return undefined;
-  for (const event of TURN_EVENTS) {
-    const held = turn.representatives[event]?.summary.streamId;
-    if (held === streamId) return held;
-  }
-  return undefined;
-}
-
-function isTurnEvent(event: string): event is TurnEventName {
-  return Object.hasOwn(RANK, event);
 }

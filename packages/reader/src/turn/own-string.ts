@@ -1,13 +1,16 @@
-const SURROGATE = /[\uD800-\uDFFF]/;
+import { flatCopy } from './flat-copy.js';
+
+// ES2024 String methods, which Node 20 has but the ES2023 library types do not declare.
+type WellFormed = string & { isWellFormed(): boolean; toWellFormed(): string };
 
 /**
  * A copy of a string that shares no memory with the line it was parsed from. V8 may return substrings of the JSON
  * text from JSON.parse; a kept id would then keep the whole line (a message, attachments) alive.
  *
- * The copy goes through UTF-8, so a lone surrogate becomes U+FFFD. A text without surrogates is the same after that
- * round trip, so it is copied without encoding: a concatenation, flattened by `slice`, is new memory.
+ * The copy is as a UTF-8 round trip would make it: a lone surrogate becomes U+FFFD. It is one flat string, which V8
+ * compares quickly: kept ids are compared with every record of their turn.
  */
 export function ownString(text: string): string {
-  if (SURROGATE.test(text)) return Buffer.from(text, 'utf8').toString('utf8');
-  return ` ${text}`.slice(1);
+  // toWellFormed() replaces lone surrogates as a UTF-8 round trip does, in a new string.
+  return (text as WellFormed).isWellFormed() ? flatCopy(text) : (text as WellFormed).toWellFormed();
 }

@@ -1,9 +1,7 @@
 import { closeSync, openSync, readSync } from 'node:fs';
-import { MAX_EXCERPT_BYTES } from '@turnjournal/schema';
 import { parseObject } from '../framing/decode-line.js';
 import type { JournalRecord } from '../framing/read-journal.js';
-import { excerpt } from '../report/excerpt.js';
-import { ownString } from './own-string.js';
+import { RepresentativeTable } from './representative-table.js';
 
 /** Where a record's bytes are on disk, so it can be read again instead of being held in memory. */
 export interface RecordLocation {
@@ -53,20 +51,10 @@ export interface RepresentativeRecord {
  * the same turn), to keep instead of a new copy.
  */
 export function representativeOf(record: JournalRecord, file: string, sharedStreamId?: string): RepresentativeRecord {
-  const v = record.value;
-  const summary: { -readonly [K in keyof RecordSummary]: RecordSummary[K] } = {};
-  if (typeof v.created_at === 'number') summary.createdAt = v.created_at;
-  if (typeof v.stream_id === 'string')
-    summary.streamId = sharedStreamId === v.stream_id ? sharedStreamId : ownString(v.stream_id);
-  if (typeof v.reason === 'string') summary.reason = ownString(v.reason);
-  if (typeof v.assistant_message_index === 'number') summary.assistantMessageIndex = v.assistant_message_index;
-  if (typeof v.content === 'string') {
-    const cut = excerpt(v.content, MAX_EXCERPT_BYTES);
-    summary.contentExcerpt = ownString(cut.text);
-    summary.contentTruncated = cut.truncated;
-  }
-  if (Array.isArray(v.attachments)) summary.attachments = v.attachments.length;
-  return { location: { file, line: record.line, offset: record.bytesOffset, length: record.bytes.length }, summary };
+  // The one place that knows which fields a summary holds is the table TurnFold keeps them in.
+  const table = new RepresentativeTable();
+  table.set(0, record, file, sharedStreamId);
+  return table.get(0);
 }
 
 /** Raised when a representative record can no longer be read back as it was (the file changed underneath). */

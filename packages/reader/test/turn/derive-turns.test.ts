@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { loadRecord, TurnFold } from '../../src/index.js';
+import { excerpt, type JournalRecord, loadRecord, ownString, representativeOf, TurnFold } from '../../src/index.js';
 import { readAll, tempFile } from '../support/temp.js';
 
 const SESSION = 's1';
@@ -166,5 +166,163 @@ describe('TurnFold properties', () => {
       ),
       { seed: 20260511, numRuns: Number(process.env.TJ_PROPERTY_RUNS ?? 100) },
     );
+  });
+});
+
+describe('TurnFold representatives and finished turns', () => {
+  it('summarises each representative from its own record, with where it is (TJ-DERIVE-013, TJ-AUDIT-012)', async () => {
+    const content = `${'é'.repeat(40)} and more`;
+    const submitted = ev('submitted', 'a', {
+      stream_id: 's-1',
+      content,
+      attachments: [{ name: 'n', path: 'p', mime: 'm' }],
+    });
+    const started = ev('assistant_started', 'a', { stream_id: 's-1', assistant_message_index: 3, created_at: 2.5 });
+    const interrupted = ev('interrupted', 'a', { stream_id: 's-2', reason: 'worker_error' });
+    const d = await derive([[submitted, started, interrupted]]);
+    const events = d.turns[0]?.events ?? {};
+    expect(Object.keys(events)).toEqual(['submitted', 'assistant_started', 'interrupted']);
+    expect(events.submitted?.summary).toEqual({
+      createdAt: 1,
+      streamId: 's-1',
+      contentExcerpt: 'é'.repeat(32),
+      contentTruncated: true,
+      attachments: 1,
+    });
+    expect(events.assistant_started?.summary).toEqual({ createdAt: 2.5, streamId: 's-1', assistantMessageIndex: 3 });
+    expect(events.interrupted?.summary).toEqual({ createdAt: 1, streamId: 's-2', reason: 'worker_error' });
+    for (const [event, value] of [
+      ['submitted', submitted],
+      ['assistant_started', started],
+      ['interrupted', interrupted],
+    ] as const) {
+      const location = events[event]?.location;
+      expect(location?.length).toBe(Buffer.byteLength(JSON.stringify(value)));
+      expect(location === undefined ? undefined : loadRecord(location)).toEqual(value);
+    }
+  });
+
+  it('replaces the whole summary when a smaller duplicate takes over (TJ-DERIVE-013)', async () => {
+    const larger = ev('submitted', 'a', { created_at: 2, stream_id: 's', attachments: [], content: 'x'.repeat(100) });
+    const smaller = ev('submitted', 'a', { created_at: 1 });
+    for (const order of [
+      [larger, smaller],
+      [smaller, larger],
+    ]) {
+      const d = await derive([order]);
+      expect(d.turns[0]?.events.submitted?.summary).toEqual({
+        createdAt: 1,
+        contentExcerpt: 'hello a',
+        contentTruncated: false,
+      });
+    }
+  });
+
+  it('builds events once, on first access, and serialises a turn with them', async () => {
+    const d = await derive([[ev('submitted', 'a'), ev('completed', 'a')]]);
+    const turn = d.turns[0];
+    expect(turn?.events).toBe(turn?.events);
+    expect(Object.keys(turn ?? {})).toEqual(['turnId', 'sessionId', 'state', 'orphan', 'terminal', 'files']);
+    const json = JSON.parse(JSON.stringify(turn));
+    expect(Object.keys(json)).toEqual(['turnId', 'sessionId', 'state', 'orphan', 'terminal', 'events', 'files']);
+    expect(json.events).toEqual(JSON.parse(JSON.stringify(turn?.events)));
+  });
+
+  it('derives once: finish() returns the same derivation, and add() after it throws', async () => {
+    const path = tempFile(`${JSON.stringify(ev('submitted', 'a'))}\n`);
+    const fold = new TurnFold(SESSION);
+    const items = await readAll(path);
+    const record = items.find((i) => i.kind === 'record');
+    if (record?.kind !== 'record') throw new Error('no record');
+    fold.add(record.record, { file: path, sessionId: SESSION });
+    const first = fold.finish();
+    expect(fold.finish()).toBe(first);
+    expect(() => fold.add(record.record, { file: path, sessionId: SESSION })).toThrow(/after finish/);
+  });
+
+  it('finds every turn whatever the order of its ids, and lists them by code point (TJ-DERIVE-004, TJ-DERIVE-007)', async () => {
+    const d = await derive([
+      [
+        ev('submitted', 'b'),
+        ev('submitted', 'd'),
+        ev('worker_started', 'b'),
+        ev('submitted', 'a'),
+        ev('completed', 'd'),
+        ev('worker_started', 'a'),
+        ev('completed', 'b'),
+        ev('submitted', 'c'),
+      ],
+      [ev('assistant_started', 'a'), ev('worker_started', 'c')],
+    ]);
+    expect(d.turns.map((t) => [t.turnId, t.state])).toEqual([
+      ['a', 'assistant_started'],
+      ['b', 'completed'],
+      ['c', 'worker_started'],
+      ['d', 'completed'],
+    ]);
+    expect(d.findings).toEqual([]);
+  });
+
+  it('keeps the session id it was given, whatever its code units', async () => {
+    const sessionId = 's\uD800';
+    const path = tempFile(`${JSON.stringify(ev('submitted', 'a', { session_id: sessionId }))}\n`);
+    const fold = new TurnFold(sessionId);
+    for (const item of await readAll(path))
+      if (item.kind === 'record') fold.add(item.record, { file: path, sessionId });
+    const d = fold.finish();
+    expect([d.sessionId, d.turns[0]?.sessionId]).toEqual([sessionId, sessionId]);
+    expect(d.findings.map((f) => f.code)).not.toContain('session_mismatch');
+  });
+
+  it('keys a turn id with a lone surrogate as its copy, with U+FFFD (TJ-DERIVE-007)', async () => {
+    for (const order of [
+      ['\uD800x', '\uFFFDx'],
+      ['\uFFFDx', '\uD800x'],
+    ]) {
+      const d = await derive([
+        [ev('submitted', 'a'), ev('submitted', order[0] as string), ev('completed', 'b')],
+        [ev('worker_started', order[1] as string)],
+      ]);
+      expect(d.turns.map((t) => [t.turnId, t.state])).toEqual([
+        ['a', 'submitted'],
+        ['b', 'completed'],
+        ['\uFFFDx', 'worker_started'],
+      ]);
+    }
+  });
+});
+
+describe('representative summaries', () => {
+  const record = (value: Record<string, unknown>) =>
+    ({ line: 1, offset: 0, value, bytes: new Uint8Array(10), bytesOffset: 0 }) as unknown as JournalRecord;
+
+  it('hold the content excerpt as excerpt() cuts it, lone surrogates as U+FFFD (TJ-AUDIT-012)', () => {
+    const unit = fc.constantFrom('a', 'é', '中', '\u{1F600}', '\uD800', '\uDC00', '\uFEFF', '\u0000');
+    fc.assert(
+      fc.property(fc.array(unit, { maxLength: 80 }), (units) => {
+        const content = units.join('');
+        const cut = excerpt(content);
+        const { summary } = representativeOf(record({ content }), 'f.jsonl');
+        expect(summary.contentExcerpt).toBe(ownString(cut.text));
+        expect(summary.contentTruncated).toBe(cut.truncated);
+      }),
+      { seed: 20260511, numRuns: Number(process.env.TJ_PROPERTY_RUNS ?? 100) * 10 },
+    );
+  });
+
+  it('keep every turn apart as the fold grows (TJ-DERIVE-013)', async () => {
+    const values = Array.from({ length: 300 }, (_, i) =>
+      ev('submitted', `t${String(i).padStart(3, '0')}`, { content: `${i} ${'ü'.repeat(i % 50)}`, created_at: i }),
+    );
+    const d = await derive([values]);
+    expect(d.turns).toHaveLength(300);
+    for (const [i, turn] of d.turns.entries()) {
+      const content = `${i} ${'ü'.repeat(i % 50)}`;
+      expect(turn.events.submitted?.summary).toEqual({
+        createdAt: i,
+        contentExcerpt: excerpt(content).text,
+        contentTruncated: excerpt(content).truncated,
+      });
+    }
   });
 });

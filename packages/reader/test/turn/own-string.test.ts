@@ -1,0 +1,17 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { ownString } from '../../src/index.js';
+
+describe('ownString', () => {
+  it('copies a string as a UTF-8 round trip would: equal, with lone surrogates as U+FFFD', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary' }), (text) => {
+        expect(ownString(text)).toBe(Buffer.from(text, 'utf8').toString('utf8'));
+      }),
+      { seed: 20260511, numRuns: Number(process.env.TJ_PROPERTY_RUNS ?? 100) * 10 },
+    );
+    expect(ownString('\u{1F600}x')).toBe('\u{1F600}x');
+    expect(ownString('a\uDC00')).toBe('a\uFFFD');
+    expect(ownString('')).toBe('');
+  });
+});
