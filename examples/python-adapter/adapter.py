@@ -1067,8 +1067,8 @@ def write_all(fd, data):
         view = view[n:]
 
 
-def atomic_replace(target, data):
-    """Spec §11.2: temporary file in the same directory, fsync, rename, fsync the directory (TJ-DUR-009)."""
+def _synced_temporary(target, data):
+    """A temporary file beside ``target`` (spec §4.5 name) holding ``data``, fsync'ed; returns its path."""
     directory, name = os.path.split(target)
     tmp = os.path.join(directory, ".%s.%s.tmp" % (name, os.urandom(6).hex()))
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
@@ -1077,25 +1077,24 @@ def atomic_replace(target, data):
         os.fsync(fd)
     finally:
         os.close(fd)
+    return tmp
+
+
+def atomic_replace(target, data):
+    """Spec §11.2: temporary file in the same directory, fsync, rename, fsync the directory (TJ-DUR-009)."""
+    tmp = _synced_temporary(target, data)
     os.rename(tmp, target)
-    fsync_dir(directory)
+    fsync_dir(os.path.dirname(target))
 
 
 def _link_exclusively(target, data):
     """Create ``target`` holding ``data``, never visible empty (TJ-DUR-029): link a synced temporary file."""
-    directory, name = os.path.split(target)
-    tmp = os.path.join(directory, ".%s.%s.tmp" % (name, os.urandom(6).hex()))
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-    try:
-        write_all(fd, data)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    tmp = _synced_temporary(target, data)
     try:
         os.link(tmp, target)  # fails when target exists, like O_CREAT|O_EXCL
     finally:
         os.unlink(tmp)
-    fsync_dir(directory)
+    fsync_dir(os.path.dirname(target))
 
 
 def _read_lock(path, wait=True):
