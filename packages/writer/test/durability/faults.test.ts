@@ -303,6 +303,16 @@ describe('a failure while opening leaves no lock behind', () => {
     await writer.close();
   };
 
+  // A failed open fired its one fault and left neither the lock nor a temporary file behind.
+  const expectOneFaultAndNothingLeft = (fs: { fired: readonly unknown[] }, file: string) => {
+    expect(fs.fired).toHaveLength(1);
+    expect(existsSync(`${file}.lock`), 'no lock file is left').toBe(false);
+    expect(
+      readdirSync(join(file, '..')).filter((name) => name.endsWith('.tmp')),
+      'no temporary file is left',
+    ).toEqual([]);
+  };
+
   const creationFaults: [string, Parameters<typeof faultyFileSystem>[1]][] = [
     ['the fsync of the new file', [{ op: 'fsync', path: /events\.jsonl$/ }]],
     ['the directory fsync after creating the file', [{ op: 'fsyncDirectory', nth: 2 }]],
@@ -317,12 +327,7 @@ describe('a failure while opening leaves no lock behind', () => {
       const file = journalPath();
       const fs = faultyFileSystem(nodeFileSystem, plan);
       await expect(AppendFile.open(file, { durability: 'every', fs })).rejects.toMatchObject({ code: 'write_failed' });
-      expect(fs.fired).toHaveLength(1);
-      expect(existsSync(`${file}.lock`), 'no lock file is left').toBe(false);
-      expect(
-        readdirSync(join(file, '..')).filter((name) => name.endsWith('.tmp')),
-        'no temporary file is left',
-      ).toEqual([]);
+      expectOneFaultAndNothingLeft(fs, file);
       await reopenWorks(file);
     });
   }
@@ -344,12 +349,7 @@ describe('a failure while opening leaves no lock behind', () => {
       writeFileSync(file, Buffer.concat([committed, torn]));
       const fs = faultyFileSystem(nodeFileSystem, plan);
       await expect(AppendFile.open(file, { durability: 'every', fs })).rejects.toMatchObject({ code: 'write_failed' });
-      expect(fs.fired).toHaveLength(1);
-      expect(existsSync(`${file}.lock`), 'no lock file is left').toBe(false);
-      expect(
-        readdirSync(join(file, '..')).filter((name) => name.endsWith('.tmp')),
-        'no temporary file is left',
-      ).toEqual([]);
+      expectOneFaultAndNothingLeft(fs, file);
       const writer = await AppendFile.open(file, { durability: 'every' });
       // Once the truncation is done the tail is gone: the next open has nothing left to repair.
       expect(writer.opened.tornTail).toEqual(
