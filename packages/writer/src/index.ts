@@ -16,6 +16,8 @@ export * from './recovery/recover-store.js';
 export * from './retention/retention-window.js';
 export * from './retention/sweep-turn-journals.js';
 export * from './run/run-path.js';
+export * from './run/open-run-writer.js';
+export * from './run/run-inputs.js';
 export * from './run/run-writer.js';
 export * from './state/state-document.js';
 export * from './turn/turn-id.js';
