@@ -9,6 +9,8 @@ export * from './append/repair-torn-tail.js';
 export * from './errors.js';
 export * from './event/compact-event-log.js';
 export * from './event/event-log.js';
+export * from './event/event-log-inputs.js';
+export * from './event/open-event-log.js';
 export * from './fs/durable-ops.js';
 export * from './fs/file-system.js';
 export * from './fs/lock.js';

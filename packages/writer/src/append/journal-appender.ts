@@ -265,6 +265,7 @@ export class JournalAppender {
       while (this.#inFlight > 0) await new Promise<void>((resolve) => this.#drainWaiters.push(resolve));
       if (this.file.fenced && this.#broken === null && !this.file.poisoned) await this.#reread();
       if (this.#broken !== null) throw new WriterPoisonedError(this.file.path, this.#broken);
+      if (this.file.poisoned) throw new WriterPoisonedError(this.file.path, 'an earlier sync or write failed');
       return await task();
     } finally {
       done();
