@@ -32,7 +32,12 @@ const decoder = new TextDecoder();
  * `rule` — so that what `JSON.stringify` changes (an `undefined` member dropped, `NaN` turned into `null`, a `toJSON`
  * method) can never slip a record past the check (TJ-COMPAT-018). A refusal is a {@link WriterError} naming `file`.
  */
-export function encodeCheckedRecord(record: unknown, rule: RecordRule, maxLineBytes: number, file: string): EncodedRecord {
+export function encodeCheckedRecord(
+  record: unknown,
+  rule: RecordRule,
+  maxLineBytes: number,
+  file: string,
+): EncodedRecord {
   let bytes: Uint8Array;
   try {
     bytes = encodeRecord(record, maxLineBytes);

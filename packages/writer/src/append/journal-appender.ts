@@ -64,8 +64,7 @@ export class JournalAppender {
 
   /** True once {@link JournalAppender.close} was called, or a re-read or the file failed for good. */
   get refusal(): WriterError | null {
-    if (this.#closing !== null)
-      return new WriterError('writer_closed', `${this.file.path} is closed`, this.file.path);
+    if (this.#closing !== null) return new WriterError('writer_closed', `${this.file.path} is closed`, this.file.path);
     if (this.#broken !== null) return new WriterPoisonedError(this.file.path, this.#broken);
     return null;
   }

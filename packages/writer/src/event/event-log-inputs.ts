@@ -163,7 +163,6 @@ export interface EventDeliveryAckOptions {
   readonly throughSeq?: number;
 }
 
-
 /**
  * A message to append: the v1 Message (a string `role`, any `content`) with any further members (`id`,
  * `tool_call_id`, …), which are stored and preserved as they are (spec §4.6).

@@ -7,9 +7,9 @@ import { WriterError, WriterPoisonedError } from '../errors.js';
 import { type CompactEventLogOptions, compactOpenFile, type EventLogCompaction } from './compact-event-log.js';
 import type {
   EventChatCancelledInput,
+  EventChatDeltaInput,
   EventChatErrorInput,
   EventChatStartedInput,
-  EventChatDeltaInput,
   EventDeliveryAckOptions,
   EventLogAck,
   EventLogMessage,

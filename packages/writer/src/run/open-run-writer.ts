@@ -32,12 +32,6 @@ function headerRecord(runId: string, header: RunHeaderInput): Record<string, unk
   };
 }
 
-
-function requireSeq(seq: unknown, what: string, file: string): asserts seq is number {
-  if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq < 0)
-    throw new WriterError('invalid_record', `${what} must be an integer >= 0, got ${String(seq)}`, file);
-}
-
 /**
  * Opens a run file for writing (spec §7, §11, §16), the per-run session store of seed 004.
  *

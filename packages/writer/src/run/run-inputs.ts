@@ -1,6 +1,6 @@
-import type { AcquireLockOptions } from '../fs/lock.js';
 import type { AppendAck, Durability, OpenReport } from '../append/append-file.js';
 import type { FileSystem } from '../fs/file-system.js';
+import type { AcquireLockOptions } from '../fs/lock.js';
 
 /** A chat message as run records carry it: a string `role`, any `content`, any other members (kept as given). */
 export interface RunMessage {

@@ -15,7 +15,6 @@ import type {
   ToolOutputInput,
 } from './run-inputs.js';
 
-
 /** Record types that {@link RunWriter.append} refuses because a dedicated method keeps their invariants. */
 const DEDICATED_TYPES: Readonly<Record<string, string>> = {
   header: 'openRunWriter (it writes the header once, TJ-RUN-004)',
@@ -385,4 +384,3 @@ function replaceSet<T>(target: Set<T>, source: ReadonlySet<T>): void {
   target.clear();
   for (const value of source) target.add(value);
 }
-

@@ -2,9 +2,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { checkStore } from '@turnjournal/reader';
 import { describe, expect, it } from 'vitest';
-import { AppendFile, nodeFileSystem, openEventLog, openRunWriter, openTurnJournal } from '../../src/index.js';
-import { eventRecord } from '../support/journal.js';
+import { AppendFile, nodeFileSystem, openRunWriter, openTurnJournal } from '../../src/index.js';
 import { faultyFileSystem } from '../support/faulty-fs.js';
+import { eventRecord } from '../support/journal.js';
 import { tempDir } from '../support/temp.js';
 
 function lines(path: string): Record<string, unknown>[] {
@@ -108,6 +108,9 @@ describe('appends queued behind a failed write are refused until the writer re-r
     expect(results).toEqual(['write_failed', 'append_cancelled', 'append_cancelled']);
     await writer.appendRecord(eventRecord(3));
     await writer.close();
-    expect(lines(file).map((record) => record.seq), 'eventRecord(n) carries seq n + 1').toEqual([4]);
+    expect(
+      lines(file).map((record) => record.seq),
+      'eventRecord(n) carries seq n + 1',
+    ).toEqual([4]);
   });
 });

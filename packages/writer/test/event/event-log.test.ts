@@ -2,8 +2,8 @@ import { appendFileSync, existsSync, readdirSync, readFileSync, writeFileSync } 
 import { join } from 'node:path';
 import { checkStore, recoverEventLog } from '@turnjournal/reader';
 import { describe, expect, it } from 'vitest';
-import { type EventLog, eventLogPath, openEventLog, WriterError } from '../../src/index.js';
 import { deepFreeze } from '../../src/event/event-state.js';
+import { type EventLog, eventLogPath, openEventLog, WriterError } from '../../src/index.js';
 import { tempDir } from '../support/temp.js';
 import { readerViews, recordsOf, seqsOf, seriousFindings, steppingClock } from './support.js';
 

@@ -22,7 +22,10 @@ export function recordingFileSystem(base: FileSystem = nodeFileSystem): Recordin
   const closes = new Map<string, number>();
   const writes: RecordedWrite[] = [];
   const layer = Object.fromEntries(
-    FILE_SYSTEM_OPERATIONS.map((op) => [op, (...args: unknown[]) => (base[op] as (...a: unknown[]) => unknown)(...args)]),
+    FILE_SYSTEM_OPERATIONS.map((op) => [
+      op,
+      (...args: unknown[]) => (base[op] as (...a: unknown[]) => unknown)(...args),
+    ]),
   ) as unknown as FileSystem;
   return {
     ...layer,
