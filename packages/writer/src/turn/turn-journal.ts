@@ -1,3 +1,5 @@
+// Over 450 lines: the lifecycle API (about 300 lines with its input types) and the incremental reading of the session's
+// other shards live here together for now; the shard reader (refreshSiblings and its listing cache) is the next split.
 import { basename, dirname, join } from 'node:path';
 import { setImmediate } from 'node:timers';
 import type { Attachment, Finding, TurnEventName } from '@turnjournal/schema';
