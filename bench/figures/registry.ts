@@ -2,6 +2,7 @@ import type { Figure } from '../lib/types.js';
 import { appendNone } from './append-none.js';
 import { conformanceRun } from './conformance-run.js';
 import { durableSubmit } from './durable-submit.js';
+import { eventAppend } from './event-append.js';
 import { eventRecovery } from './event-recovery.js';
 import { groupCommit } from './group-commit.js';
 import { peakMemory } from './peak-memory.js';
@@ -12,6 +13,7 @@ import { startupAudit } from './startup-audit.js';
 /** Every figure, in the order of the table (issue 6). Add a figure here to have it run and reported. */
 export const FIGURES: readonly Figure[] = [
   durableSubmit,
+  eventAppend,
   groupCommit,
   sessions64,
   appendNone,

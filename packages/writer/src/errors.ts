@@ -4,6 +4,7 @@ export type WriterErrorCode =
   | 'writer_poisoned'
   | 'write_failed'
   | 'writer_closed'
+  | 'append_cancelled'
   | 'line_too_long'
   | 'invalid_record'
   | 'invalid_option'
@@ -84,5 +85,23 @@ export class WriterPoisonedError extends WriterError {
       { cause },
     );
     this.name = 'WriterPoisonedError';
+  }
+}
+
+/**
+ * An append that was queued behind a failed write and was therefore not written (TJ-DUR-030): its record was built
+ * against a state that assumed the failed record would be in the file (a reserved seq, a turn that was never
+ * written). Nothing of it is in the file; the writer re-reads its state from the file before it prepares another
+ * append, so a retry is checked against what the file holds. Code `append_cancelled`; `cause` is the failed write.
+ */
+export class AppendCancelledError extends WriterError {
+  constructor(file: string, cause: unknown) {
+    super(
+      'append_cancelled',
+      `${file}: not written, because an append queued before it failed (${cause instanceof Error ? cause.message : String(cause)}); retry it`,
+      file,
+      { cause },
+    );
+    this.name = 'AppendCancelledError';
   }
 }

@@ -1,6 +1,6 @@
 import { dirname } from 'node:path';
 import type { JournalSource } from '@turnjournal/reader';
-import { JournalWriteError, WriterError, WriterPoisonedError } from '../errors.js';
+import { AppendCancelledError, JournalWriteError, WriterError, WriterPoisonedError } from '../errors.js';
 import { attempt, replaceFile, writeAll } from '../fs/durable-ops.js';
 import { type FileSystem, nodeFileSystem } from '../fs/file-system.js';
 import { type AcquireLockOptions, acquireLock, type HeldLock } from '../fs/lock.js';
@@ -63,9 +63,13 @@ interface Pending {
  * One journal file opened for appending by its single writer (spec §11). Opening takes the file's lock (TJ-DUR-017),
  * creates the file durably or repairs its torn tail (TJ-DUR-005); appends are written in call order (TJ-DUR-006) as
  * whole lines with short-write looping (TJ-DUR-002) at the position the writer tracks, and acknowledged per the
- * {@link Durability} mode. A failed write is truncated back before the next append (TJ-DUR-023); a failed sync, or a
- * failed write that cannot be truncated back, poisons the file: every later append fails with
- * {@link WriterPoisonedError} until it is reopened (TJ-DUR-021).
+ * {@link Durability} mode. A failed write is truncated back before the next append (TJ-DUR-023), and every append
+ * queued behind it when it failed is refused with {@link AppendCancelledError} (TJ-DUR-030): it was encoded by a caller
+ * that assumed the failed record would precede it. A failed sync, or a failed write that cannot be truncated back,
+ * poisons the file: every later append fails with {@link WriterPoisonedError} until it is reopened (TJ-DUR-021).
+ *
+ * The writers of this package append through a {@link JournalAppender}, which keeps the refusal in force until the
+ * writer has re-read its state from the file; used on its own, the file accepts appends again once its queue is empty.
  */
 export class AppendFile {
   /** The journal file. */
@@ -82,7 +86,11 @@ export class AppendFile {
   #queue: Pending[] = [];
   #draining: Promise<void> | null = null;
   #poison: unknown = null;
+  /** The failed write that queued appends are refused for, until the queue is empty or {@link AppendFile.resume}. */
+  #failed: unknown = null;
+  #resumeByOwner = false;
   #closed = false;
+  #closing: Promise<void> | null = null;
   #unsynced = false;
 
   private constructor(
@@ -154,6 +162,27 @@ export class AppendFile {
     return this.#poison !== null;
   }
 
+  /**
+   * True from a failed write until the appends queued behind it are refused and, under a {@link JournalAppender},
+   * until it has re-read its state and called {@link AppendFile.resume}.
+   */
+  get fenced(): boolean {
+    return this.#failed !== null;
+  }
+
+  /**
+   * @internal Called by {@link JournalAppender}: after a failed write, appends stay refused until
+   * {@link AppendFile.resume}, not just until the queue is empty.
+   */
+  resumeByOwner(): void {
+    this.#resumeByOwner = true;
+  }
+
+  /** @internal Lets appends through again after a failed write: the owner has re-read its state from the file. */
+  resume(): void {
+    this.#failed = null;
+  }
+
   /** A positional reader over the open file (through the file-system layer), for reading back what it holds. */
   get source(): JournalSource {
     return {
@@ -198,6 +227,8 @@ export class AppendFile {
       }
     } finally {
       this.#draining = null;
+      // Everything queued behind the failure has been refused: a caller appending now knows of the failure.
+      if (!this.#resumeByOwner) this.#failed = null;
     }
   }
 
@@ -206,12 +237,18 @@ export class AppendFile {
       for (const pending of batch) pending.reject(new WriterPoisonedError(this.path, this.#poison));
       return;
     }
+    if (this.#failed !== null) {
+      for (const pending of batch) pending.reject(new AppendCancelledError(this.path, this.#failed));
+      return;
+    }
     const start = this.#size;
     const bytes = batch.length === 1 ? (batch[0] as Pending).bytes : concat(batch);
     try {
       await writeAll(this.#fs, this.#fd, bytes, start, this.durability === 'none' ? undefined : SYNC_FOLLOWS);
     } catch (error) {
       const failure = new JournalWriteError(this.path, 'write', error);
+      // Set before anything is awaited: no append queued behind this one may be written (TJ-DUR-030).
+      this.#failed = failure;
       // Undo a partial write so the next append starts on a line boundary (TJ-DUR-023); if that fails too, refuse.
       try {
         await this.#fs.ftruncate(this.#fd, start);
@@ -285,10 +322,15 @@ export class AppendFile {
 
   /**
    * Waits for pending appends, fsyncs in `none` mode (TJ-DUR-015), closes the file and releases the lock. Rejects when
-   * that final sync fails (the lock is released all the same, so a reopen can repair). Closing twice is a no-op.
+   * that final sync fails (the lock is released all the same, so a reopen can repair). Every call, overlapping or
+   * later, answers with the one close: the descriptor is closed exactly once.
    */
-  async close(): Promise<void> {
-    if (this.#closed) return;
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async #close(): Promise<void> {
     await this.idle();
     this.#closed = true;
     let failure: unknown = null;

@@ -7,7 +7,8 @@ import {
   type TurnRecovery,
 } from '@turnjournal/reader';
 import { WriterError } from '../errors.js';
-import { type EventLog, openEventLog } from '../event/event-log.js';
+import type { EventLog } from '../event/event-log.js';
+import { openEventLog } from '../event/open-event-log.js';
 import type { FileSystem } from '../fs/file-system.js';
 import { openTurnJournal } from '../turn/turn-journal.js';
 

@@ -91,3 +91,17 @@ export interface RunState {
   /** Findings about the file as it was opened. */
   readonly findings: readonly Finding[];
 }
+
+/** The bookkeeping a writer continues from, for a file read by {@link readExistingRun}. */
+export function runStateOf(existing: ExistingRun, firstLlmSeq: number): RunState {
+  let nextLlmSeq = firstLlmSeq;
+  for (const seq of existing.requestSeqs) nextLlmSeq = Math.max(nextLlmSeq, seq + 1);
+  return {
+    ended: existing.ended,
+    lastAgentSeq: existing.lastAgentSeq,
+    requestSeqs: new Set(existing.requestSeqs),
+    openRequests: new Set(existing.openRequests),
+    nextLlmSeq,
+    findings: existing.findings,
+  };
+}

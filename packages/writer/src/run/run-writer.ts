@@ -1,219 +1,19 @@
-import { dirname } from 'node:path';
 import type { Finding, RunHeader } from '@turnjournal/schema';
-import {
-  type AppendAck,
-  AppendFile,
-  DURABILITY_MODES,
-  type Durability,
-  type OpenReport,
-} from '../append/append-file.js';
-import { DEFAULT_MAX_LINE_BYTES } from '../append/encode-record.js';
+import type { AppendAck, AppendFile, Durability } from '../append/append-file.js';
+import { JournalAppender } from '../append/journal-appender.js';
 import { WriterError } from '../errors.js';
-import { ensureDirectory } from '../fs/durable-ops.js';
-import { type FileSystem, nodeFileSystem } from '../fs/file-system.js';
-import type { AcquireLockOptions } from '../fs/lock.js';
-import { requireIdentifier } from '../require-identifier.js';
-import { encodeRunRecord } from './encode-run-record.js';
-import { type RunState, readExistingRun } from './read-existing-run.js';
-import { runFilePath, toUtcTimestamp } from './run-path.js';
-
-/** A chat message as run records carry it: a string `role`, any `content`, any other members (kept as given). */
-export interface RunMessage {
-  /** Author role: `user`, `assistant`, `system`, `tool` or any other string. */
-  readonly role: string;
-  /** Message content; any JSON value. */
-  readonly content?: unknown;
-  /** Further members (tool calls, timestamps, provider data) are written as given. */
-  readonly [member: string]: unknown;
-}
-
-/** Model identification (`ModelInfo`): every member optional, further members kept. */
-export interface RunModelInfo {
-  /** Provider, e.g. `openai`. */
-  readonly provider?: string;
-  /** Model name. */
-  readonly name?: string;
-  /** Reasoning effort. */
-  readonly reasoning?: string;
-  /** Where the choice came from (config, flag, …). */
-  readonly source?: string;
-  /** Further members are written as given. */
-  readonly [member: string]: unknown;
-}
-
-/** Free-form extension data; TJ-RUN-012 asks writers to put private data here rather than in new top-level members. */
-export type RunMeta = Readonly<Record<string, unknown>>;
-
-/** The caller's part of a run file's `header` (spec §7.2); the writer adds `type`, `schema_version` and `run_id`. */
-export interface RunHeaderInput {
-  /**
-   * When the run started: an RFC 3339 timestamp (any offset) or a `Date`. It is written in UTC (TJ-FAM-021), and
-   * with `root` its UTC date places the file (`sessions/YYYY/MM/DD`, spec §4.4). Pass the same value when reopening a
-   * run: it is what finds the file again.
-   */
-  readonly startedAt: string | Date;
-  /** Session the run belongs to (`session_id`). */
-  readonly sessionId?: string;
-  /** Client software that wrote the run. */
-  readonly client?: { readonly name: string; readonly version: string };
-  /** Server software that wrote the run. */
-  readonly server?: { readonly name: string; readonly version: string };
-  /** Model of the run. */
-  readonly model?: RunModelInfo;
-  /** Prompts in force. */
-  readonly prompts?: { readonly system?: string };
-  /** Tool definitions in force. */
-  readonly tools?: { readonly definitions?: readonly unknown[]; readonly source?: string };
-  /** Execution environment. */
-  readonly runtime?: { readonly cwd?: string; readonly os?: string; readonly arch?: string; readonly version?: string };
-  /** Extension data. */
-  readonly meta?: RunMeta;
-}
-
-/** Options of {@link openRunWriter} shared by its `root` and `file` forms. */
-export interface RunWriterCommonOptions {
-  /** The run; a valid identifier (spec §4.3), checked before any path is built (TJ-FAM-010). */
-  readonly runId: string;
-  /** The header written when the file is new (TJ-RUN-003); on reopen only its `startedAt` is used (to find the file). */
-  readonly header: RunHeaderInput;
-  /** Durability mode; `every` by default (TJ-DUR-013). */
-  readonly durability?: Durability;
-  /** The file-system layer; the real one by default. */
-  readonly fs?: FileSystem;
-  /** Wall clock in epoch milliseconds, for every record's `ts`; `Date.now` by default. */
-  readonly clock?: () => number;
-  /** Line-size limit in bytes; 16 MiB by default. */
-  readonly maxLineBytes?: number;
-  /** Options of the lock acquisition. */
-  readonly lock?: AcquireLockOptions;
-  /**
-   * The `seq` of the first `llm.request` numbered by the writer; 1 by default (seed 004 numbers invocations from 1).
-   * A host that numbers invocations across a whole session (TJ-RUNSEM-009) passes its session counter here.
-   */
-  readonly firstLlmSeq?: number;
-}
-
-/**
- * Options of {@link openRunWriter}: either a store `root`, and the file is the recommended
- * `<root>/sessions/YYYY/MM/DD/<runId>.jsonl` (spec §4.4), or an explicit `file` path.
- */
-export type OpenRunWriterOptions =
-  | (RunWriterCommonOptions & {
-      /** The store root; directories below it are created durably (TJ-DUR-008). */
-      readonly root: string;
-      /** Not with `root`. */
-      readonly file?: undefined;
-    })
-  | (RunWriterCommonOptions & {
-      /** The run file; its directory is created durably when missing. */
-      readonly file: string;
-      /** Not with `file`. */
-      readonly root?: undefined;
-    });
-
-/** What {@link openRunWriter} found and did: {@link OpenReport} plus what it learnt about the run. */
-export interface RunOpenReport extends OpenReport {
-  /** True when the writer wrote the header (a new or empty file); false when the file already had its records. */
-  readonly headerWritten: boolean;
-  /** True when the file already held records of this run (a restarted process continuing it). */
-  readonly resumed: boolean;
-}
-
-/** The acknowledgement of an `agent.event` or `llm.request`: where it was written and the `seq` it got. */
-export interface SequencedAck extends AppendAck {
-  /** The record's `seq`. */
-  readonly seq: number;
-}
-
-/** Options every record method accepts. */
-export interface RecordOptions {
-  /** Extension data written as the record's `meta` (TJ-RUN-012). */
-  readonly meta?: RunMeta;
-}
-
-/** The output of one tool call, for {@link RunWriter.toolOutput}. */
-export interface ToolOutputInput extends RecordOptions {
-  /** Tool name. */
-  readonly tool: string;
-  /** The call the output belongs to (`tool_call_id`). */
-  readonly toolCallId: string;
-  /** The full tool output (`result_raw`). */
-  readonly resultRaw: string;
-  /** Whether the call failed (`is_error`). */
-  readonly isError?: boolean;
-  /** A reference to output stored elsewhere (`output_ref`). */
-  readonly outputRef?: { readonly id: string; readonly byteSize?: number; readonly lineCount?: number };
-}
-
-/** One model invocation's input, for {@link RunWriter.llmRequest}. */
-export interface LlmRequestInput extends RecordOptions {
-  /** The invocation number; by default the writer's counter (see {@link RunWriterCommonOptions.firstLlmSeq}). */
-  readonly seq?: number;
-  /** The model invoked. */
-  readonly model?: RunModelInfo;
-  /** What was sent, written as given (`messages` required; `tools`, `tool_choice`, `model` optional). */
-  readonly input: {
-    readonly messages: readonly RunMessage[];
-    readonly tools?: readonly unknown[] | null;
-    readonly tool_choice?: unknown;
-    readonly model?: string;
-    readonly [member: string]: unknown;
-  };
-}
-
-/** Token usage of one invocation, as `llm.response.output.usage` carries it. */
-export interface LlmUsage {
-  /** Model that answered. */
-  readonly model: string;
-  /** Input tokens. */
-  readonly input_tokens: number;
-  /** Output tokens. */
-  readonly output_tokens: number;
-  /** Total tokens. */
-  readonly total_tokens: number;
-  /** Cached input tokens. */
-  readonly input_cached_tokens?: number | null;
-  /** Input tokens spent creating a cache entry. */
-  readonly input_cache_creation_tokens?: number | null;
-  /** Input tokens of images. */
-  readonly input_image_tokens?: number | null;
-  /** Further members are written as given. */
-  readonly [member: string]: unknown;
-}
-
-/** One model invocation's output, for {@link RunWriter.llmResponse}. */
-export interface LlmResponseInput extends RecordOptions {
-  /** The `seq` of the open `llm.request` this answers (TJ-RUNSEM-011). */
-  readonly seq: number;
-  /** What the model returned, written as given (`messages` required). */
-  readonly output: {
-    readonly messages: readonly RunMessage[];
-    readonly usage?: LlmUsage | null;
-    readonly stop_reason?: string | null;
-    readonly provider_meta?: unknown;
-    readonly [member: string]: unknown;
-  };
-}
-
-/** How the run ended, for {@link RunWriter.end}. */
-export interface RunEndInput extends RecordOptions {
-  /** `completed`, `cancelled`, `error`, or another string (open). */
-  readonly outcome: string;
-  /** The final answer. */
-  readonly final?: string;
-}
-
-/** The error of a `run.error` record: `name` and `message`, optional `stack`, and any structured members. */
-export interface RunErrorInput {
-  /** Error name or class. */
-  readonly name: string;
-  /** Error message. */
-  readonly message: string;
-  /** Stack trace. */
-  readonly stack?: string;
-  /** Further members (structured provider errors) are written as given. */
-  readonly [member: string]: unknown;
-}
+import { encodeRunRecord, optional, requireSeq } from './encode-run-record.js';
+import { type RunState, readExistingRun, runStateOf } from './read-existing-run.js';
+import type {
+  LlmRequestInput,
+  LlmResponseInput,
+  RecordOptions,
+  RunEndInput,
+  RunErrorInput,
+  RunOpenReport,
+  SequencedAck,
+  ToolOutputInput,
+} from './run-inputs.js';
 
 /** Record types that {@link RunWriter.append} refuses because a dedicated method keeps their invariants. */
 const DEDICATED_TYPES: Readonly<Record<string, string>> = {
@@ -226,119 +26,6 @@ const DEDICATED_TYPES: Readonly<Record<string, string>> = {
 
 /** Types v1 defines whose records `append` validates against their own schema. */
 const KNOWN_APPEND_TYPES = new Set(['run.start', 'run.context', 'tool.output', 'run.status', 'run.error']);
-
-function headerRecord(runId: string, header: RunHeaderInput): Record<string, unknown> {
-  if (typeof header !== 'object' || header === null)
-    throw new WriterError('invalid_option', 'openRunWriter needs a `header` object with `startedAt`');
-  const startedAt = toUtcTimestamp(header.startedAt, 'started_at');
-  return {
-    type: 'header',
-    schema_version: 1,
-    run_id: runId,
-    ...optional('session_id', header.sessionId),
-    started_at: startedAt.text,
-    ...optional('client', header.client),
-    ...optional('server', header.server),
-    ...optional('model', header.model),
-    ...optional('prompts', header.prompts),
-    ...optional('tools', header.tools),
-    ...optional('runtime', header.runtime),
-    ...optional('meta', header.meta),
-  };
-}
-
-function optional(key: string, value: unknown): Record<string, unknown> {
-  return value === undefined ? {} : { [key]: value };
-}
-
-function requireSeq(seq: unknown, what: string, file: string): asserts seq is number {
-  if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq < 0)
-    throw new WriterError('invalid_record', `${what} must be an integer >= 0, got ${String(seq)}`, file);
-}
-
-/**
- * Opens a run file for writing (spec §7, §11, §16), the per-run session store of seed 004.
- *
- * The run id is checked before any path is built (TJ-FAM-010) and the header before anything is created. With `root`
- * the file is `<root>/sessions/YYYY/MM/DD/<runId>.jsonl`, the UTC date of `header.startedAt` (spec §4.4); the
- * directories are created with a fsync of each new directory's parent (TJ-DUR-008). The file's lock is taken
- * (TJ-DUR-017) and a torn tail repaired (TJ-DUR-005).
- *
- * A new (or empty) file gets the header as its first record before this resolves (TJ-RUN-003). An existing file is a
- * run being continued by a restarted process: it is read back so that no second header is written (TJ-RUN-004),
- * `agent.event` numbering continues after the highest `seq` in the file, `llm.request` numbering after the highest
- * request `seq`, open requests can still be answered, and a run that already has `run.end` refuses every append
- * (`run_ended`). Opening is refused (`invalid_option`), and the file left untouched, when the file belongs to another
- * run (its header, or without one its first record, names another run id), to another family, or declares a
- * `schema_version` this writer does not write.
- */
-export async function openRunWriter(options: OpenRunWriterOptions): Promise<RunWriter> {
-  if (typeof options !== 'object' || options === null)
-    throw new WriterError('invalid_option', 'openRunWriter needs an options object');
-  requireIdentifier(options.runId, 'run id');
-  const header = headerRecord(options.runId, options.header);
-  const durability = options.durability ?? 'every';
-  if (!DURABILITY_MODES.includes(durability))
-    throw new WriterError('invalid_option', `unknown durability mode "${String(durability)}"`);
-  const firstLlmSeq = options.firstLlmSeq ?? 1;
-  if (!Number.isSafeInteger(firstLlmSeq) || firstLlmSeq < 0)
-    throw new WriterError('invalid_option', `firstLlmSeq must be an integer >= 0, got ${String(firstLlmSeq)}`);
-  const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
-  let path: string;
-  if (options.root !== undefined && options.file === undefined) {
-    if (typeof options.root !== 'string' || options.root.length === 0)
-      throw new WriterError('invalid_option', 'the store root must be a non-empty path');
-    path = runFilePath(options.root, options.runId, options.header.startedAt);
-  } else if (options.file !== undefined && options.root === undefined && typeof options.file === 'string') {
-    if (options.file.length === 0) throw new WriterError('invalid_option', 'the run file path is empty');
-    path = options.file;
-  } else throw new WriterError('invalid_option', 'openRunWriter needs exactly one of `root` and `file`');
-  // Validate the header as it will be written before the first directory is created.
-  const headerBytes = encodeRunRecord(header, 'header', maxLineBytes, path);
-
-  const fs = options.fs ?? nodeFileSystem;
-  await ensureDirectory(fs, dirname(path));
-  const file = await AppendFile.open(path, {
-    durability,
-    fs,
-    maxLineBytes,
-    ...(options.lock === undefined ? {} : { lock: options.lock }),
-  });
-  try {
-    const existing = await readExistingRun(path, file.source, maxLineBytes);
-    if (existing.family !== undefined && existing.family !== 'run')
-      throw new WriterError('invalid_option', `${path} holds ${existing.family} records, not a run`, path);
-    if (existing.unsupportedVersion !== undefined)
-      throw new WriterError(
-        'invalid_option',
-        `${path} declares schema_version ${existing.unsupportedVersion}; this writer writes version 1 only`,
-        path,
-      );
-    if (existing.runId !== undefined && existing.runId !== options.runId)
-      throw new WriterError(
-        'invalid_option',
-        `${path} belongs to run ${JSON.stringify(existing.runId)}, not ${JSON.stringify(options.runId)}`,
-        path,
-      );
-    const resumed = existing.runId !== undefined;
-    if (!resumed) await file.appendLine(headerBytes);
-    const writtenHeader = resumed ? existing.header : (header as RunHeader);
-    const report: RunOpenReport = { ...file.opened, headerWritten: !resumed, resumed };
-    let nextLlmSeq = firstLlmSeq;
-    for (const seq of existing.requestSeqs) nextLlmSeq = Math.max(nextLlmSeq, seq + 1);
-    return new RunWriter(file, options.runId, options.clock ?? Date.now, maxLineBytes, report, writtenHeader, {
-      ended: existing.ended,
-      lastAgentSeq: existing.lastAgentSeq,
-      requestSeqs: new Set(existing.requestSeqs),
-      openRequests: new Set(existing.openRequests),
-      nextLlmSeq,
-      findings: existing.findings,
-    });
-  } catch (error) {
-    await file.close().catch(() => undefined);
-    throw error;
-  }
-}
 
 /**
  * The writer of one run file (seed 004, spec §7, §16). Every method stamps `ts` (RFC 3339 UTC from the clock,
@@ -357,8 +44,9 @@ export async function openRunWriter(options: OpenRunWriterOptions): Promise<RunW
  * - nothing after `run.end` (TJ-RUNSEM-002): every later call, a second `end()` included, rejects with `run_ended`.
  *
  * Errors of the file (`write_failed`, `writer_poisoned` after a failed sync, `writer_closed`) come from
- * {@link AppendFile}. After a failed write the reserved `seq` is given back; after a failed sync the writer refuses
- * everything until it is reopened, and the reopen reads back whatever reached the file.
+ * {@link AppendFile}. After a failed write the calls queued behind it are refused (`append_cancelled`) and the writer
+ * re-reads its bookkeeping from the file, so the failed `seq` is free again (TJ-DUR-030); after a failed sync the
+ * writer refuses everything until it is reopened, and the reopen reads back whatever reached the file.
  */
 export class RunWriter {
   /** The run. */
@@ -370,10 +58,12 @@ export class RunWriter {
   /** Findings about lines already in the file when it was opened (mid-file damage is left in place and reported). */
   readonly findings: readonly Finding[];
   readonly #file: AppendFile;
+  /** Checks, reserves and appends in call order; re-reads the file after a failed write (TJ-DUR-030). */
+  readonly #appender: JournalAppender;
   readonly #clock: () => number;
   readonly #maxLineBytes: number;
+  readonly #firstLlmSeq: number;
   readonly #state: RunState;
-  #closed = false;
 
   /** @internal use {@link openRunWriter}. */
   constructor(
@@ -381,11 +71,14 @@ export class RunWriter {
     runId: string,
     clock: () => number,
     maxLineBytes: number,
+    firstLlmSeq: number,
     opened: RunOpenReport,
     header: RunHeader | undefined,
     state: RunState,
   ) {
     this.#file = file;
+    this.#appender = new JournalAppender(file, () => this.#reread());
+    this.#firstLlmSeq = firstLlmSeq;
     this.runId = runId;
     this.#clock = clock;
     this.#maxLineBytes = maxLineBytes;
@@ -430,7 +123,7 @@ export class RunWriter {
     input: string | { readonly type: string; readonly [member: string]: unknown },
     options: RecordOptions & { readonly sessionId?: string; readonly uiContext?: unknown } = {},
   ): Promise<AppendAck> {
-    return this.#guarded(() => {
+    return this.#rejecting(() => {
       const value = typeof input === 'string' ? { type: 'text', text: input } : input;
       return this.#simple('run.start', {
         ...optional('session_id', options.sessionId),
@@ -443,7 +136,7 @@ export class RunWriter {
 
   /** `run.context`: the share of the model context window left, in percent. */
   context(contextLeftPercent: number, options: RecordOptions = {}): Promise<AppendAck> {
-    return this.#guarded(() => {
+    return this.#rejecting(() => {
       if (typeof contextLeftPercent !== 'number' || !Number.isFinite(contextLeftPercent))
         throw new WriterError('invalid_record', 'context_left_percent must be a finite number', this.path);
       return this.#simple('run.context', {
@@ -462,10 +155,11 @@ export class RunWriter {
     event: { readonly type: string; readonly [member: string]: unknown },
     options: RecordOptions & { readonly seq?: number } = {},
   ): Promise<SequencedAck> {
-    return this.#guarded(async () => {
+    let seq = 0;
+    return this.#record(() => {
       const state = this.#state;
       const previous = state.lastAgentSeq;
-      const seq = options.seq ?? (previous === undefined ? 0 : previous + 1);
+      seq = options.seq ?? (previous === undefined ? 0 : previous + 1);
       requireSeq(seq, 'agent.event seq', this.path);
       if (previous !== undefined && seq <= previous)
         throw new WriterError(
@@ -475,19 +169,13 @@ export class RunWriter {
         );
       const bytes = this.#encode('agent.event', { seq, event, ...optional('meta', options.meta) });
       state.lastAgentSeq = seq;
-      try {
-        return { ...(await this.#file.appendLine(bytes)), seq };
-      } catch (error) {
-        // Give the seq back unless a later call already took a higher one (then the failed one is just a gap).
-        if (state.lastAgentSeq === seq) state.lastAgentSeq = previous;
-        throw error;
-      }
-    });
+      return bytes;
+    }).then((ack) => ({ ...ack, seq }));
   }
 
   /** `tool.output`: the full output of one tool call. */
   toolOutput(input: ToolOutputInput): Promise<AppendAck> {
-    return this.#guarded(() => {
+    return this.#rejecting(() => {
       if (typeof input !== 'object' || input === null)
         throw new WriterError('invalid_record', 'toolOutput needs an object', this.path);
       const ref = input.outputRef;
@@ -518,11 +206,12 @@ export class RunWriter {
    * {@link RunWriter.llmResponse} answers it.
    */
   llmRequest(request: LlmRequestInput): Promise<SequencedAck> {
-    return this.#guarded(async () => {
+    let seq = 0;
+    return this.#record(() => {
       if (typeof request !== 'object' || request === null)
         throw new WriterError('invalid_record', 'llmRequest needs an object', this.path);
       const state = this.#state;
-      const seq = request.seq ?? state.nextLlmSeq;
+      seq = request.seq ?? state.nextLlmSeq;
       requireSeq(seq, 'llm.request seq', this.path);
       if (state.requestSeqs.has(seq))
         throw new WriterError(
@@ -536,19 +225,11 @@ export class RunWriter {
         input: request.input,
         ...optional('meta', request.meta),
       });
-      const nextBefore = state.nextLlmSeq;
       state.requestSeqs.add(seq);
       state.openRequests.add(seq);
-      state.nextLlmSeq = Math.max(nextBefore, seq + 1);
-      try {
-        return { ...(await this.#file.appendLine(bytes)), seq };
-      } catch (error) {
-        state.requestSeqs.delete(seq);
-        state.openRequests.delete(seq);
-        if (state.nextLlmSeq === seq + 1) state.nextLlmSeq = nextBefore;
-        throw error;
-      }
-    });
+      state.nextLlmSeq = Math.max(state.nextLlmSeq, seq + 1);
+      return bytes;
+    }).then((ack) => ({ ...ack, seq }));
   }
 
   /**
@@ -558,7 +239,7 @@ export class RunWriter {
    * recorded should record the request first.
    */
   llmResponse(response: LlmResponseInput): Promise<AppendAck> {
-    return this.#guarded(async () => {
+    return this.#record(() => {
       if (typeof response !== 'object' || response === null)
         throw new WriterError('invalid_record', 'llmResponse needs an object', this.path);
       const state = this.#state;
@@ -578,18 +259,13 @@ export class RunWriter {
         ...optional('meta', response.meta),
       });
       state.openRequests.delete(seq);
-      try {
-        return await this.#file.appendLine(bytes);
-      } catch (error) {
-        state.openRequests.add(seq);
-        throw error;
-      }
+      return bytes;
     });
   }
 
   /** `run.status`: a status change (`running`, `awaiting_ui`, `completed`, `error`, `cancelled`, or another string). */
   status(status: string, options: RecordOptions & { readonly message?: string } = {}): Promise<AppendAck> {
-    return this.#guarded(() =>
+    return this.#rejecting(() =>
       this.#simple('run.status', {
         status,
         ...optional('message', options.message),
@@ -600,7 +276,7 @@ export class RunWriter {
 
   /** `run.error`: an error during the run; structured members of `error` are kept. It does not end the run. */
   error(error: RunErrorInput, options: RecordOptions = {}): Promise<AppendAck> {
-    return this.#guarded(() => this.#simple('run.error', { error, ...optional('meta', options.meta) }));
+    return this.#rejecting(() => this.#simple('run.error', { error, ...optional('meta', options.meta) }));
   }
 
   /**
@@ -609,7 +285,7 @@ export class RunWriter {
    * If the write itself fails, the run is open again and `end()` may be retried.
    */
   end(input: RunEndInput): Promise<AppendAck> {
-    return this.#guarded(async () => {
+    return this.#record(() => {
       if (typeof input !== 'object' || input === null)
         throw new WriterError('invalid_record', 'end needs an object with `outcome`', this.path);
       const bytes = this.#encode('run.end', {
@@ -618,12 +294,7 @@ export class RunWriter {
         ...optional('meta', input.meta),
       });
       this.#state.ended = true;
-      try {
-        return await this.#file.appendLine(bytes);
-      } catch (error) {
-        this.#state.ended = false;
-        throw error;
-      }
+      return bytes;
     });
   }
 
@@ -635,7 +306,7 @@ export class RunWriter {
    * is a type of another family.
    */
   append(type: string, fields: Readonly<Record<string, unknown>> = {}): Promise<AppendAck> {
-    return this.#guarded(() => {
+    return this.#rejecting(() => {
       if (typeof type !== 'string' || type.length === 0)
         throw new WriterError('invalid_record', 'a record type must be a non-empty string', this.path);
       const dedicated = DEDICATED_TYPES[type];
@@ -650,37 +321,66 @@ export class RunWriter {
     });
   }
 
-  /** Waits for pending appends, then closes the file and releases its lock (TJ-DUR-015 in `none` mode). */
+  /**
+   * Waits for pending appends, then closes the file and releases its lock (TJ-DUR-015 in `none` mode); overlapping
+   * calls close it once.
+   */
   close(): Promise<void> {
-    this.#closed = true;
-    return this.#file.close();
+    return this.#appender.close();
   }
 
-  /** Runs a method body after the checks every call shares; any throw becomes a rejection. */
-  #guarded<T>(body: () => Promise<T>): Promise<T> {
+  /**
+   * Reserves, encodes and appends one record through the writer's {@link JournalAppender}: `prepare` checks the call
+   * against the run's state in call order (nothing after `run.end`, TJ-RUNSEM-002), reserves its bookkeeping and
+   * returns the encoded line; any throw becomes a rejection and writes nothing.
+   */
+  /** Runs a method's input checks; any throw becomes a rejection. */
+  #rejecting<T>(body: () => Promise<T>): Promise<T> {
     try {
-      if (this.#closed) throw new WriterError('writer_closed', `${this.path} is closed`, this.path);
-      if (this.#state.ended)
-        throw new WriterError(
-          'run_ended',
-          `run ${this.runId} has ended (run.end is written); nothing may follow it (record_after_run_end, TJ-RUNSEM-002)`,
-          this.path,
-        );
       return body();
     } catch (error) {
       return Promise.reject(error);
     }
   }
 
+  #record(prepare: () => Uint8Array): Promise<AppendAck> {
+    return this.#appender
+      .append(() => {
+        if (this.#state.ended)
+          throw new WriterError(
+            'run_ended',
+            `run ${this.runId} has ended (run.end is written); nothing may follow it (record_after_run_end, TJ-RUNSEM-002)`,
+            this.path,
+          );
+        return prepare();
+      })
+      .then((ack) => ack as AppendAck);
+  }
+
+  /** Encodes a run record as it will be written, checked by the one writer encoder (TJ-COMPAT-018). */
   #encode(type: string, fields: Readonly<Record<string, unknown>>, known = true): Uint8Array {
     const now = new Date(this.#clock());
     if (!Number.isFinite(now.getTime()))
       throw new WriterError('invalid_option', 'the clock returned an invalid time', this.path);
     const record = { type, run_id: this.runId, ts: now.toISOString(), ...fields };
-    return encodeRunRecord(record, known ? type : undefined, this.#maxLineBytes, this.path);
+    return encodeRunRecord(record, type, known, this.#maxLineBytes, this.path);
   }
 
   #simple(type: string, fields: Readonly<Record<string, unknown>>, known = true): Promise<AppendAck> {
-    return this.#file.appendLine(this.#encode(type, fields, known));
+    return this.#record(() => this.#encode(type, fields, known));
   }
+
+  /** After a failed write (TJ-DUR-030): the run's bookkeeping follows the file again. */
+  async #reread(): Promise<void> {
+    const existing = await readExistingRun(this.path, this.#file.source, this.#maxLineBytes);
+    const state = runStateOf(existing, this.#firstLlmSeq);
+    Object.assign(this.#state, { ended: state.ended, lastAgentSeq: state.lastAgentSeq, nextLlmSeq: state.nextLlmSeq });
+    replaceSet(this.#state.requestSeqs, state.requestSeqs);
+    replaceSet(this.#state.openRequests, state.openRequests);
+  }
+}
+
+function replaceSet<T>(target: Set<T>, source: ReadonlySet<T>): void {
+  target.clear();
+  for (const value of source) target.add(value);
 }

@@ -1,11 +1,15 @@
+// Over 450 lines: the lifecycle API (about 300 lines with its input types) and the incremental reading of the session's
+// other shards live here together for now; the shard reader (refreshSiblings and its listing cache) is the next split.
 import { basename, dirname, join } from 'node:path';
 import { setImmediate } from 'node:timers';
 import type { Attachment, Finding, TurnEventName } from '@turnjournal/schema';
 import { type AppendAck, AppendFile, type Durability, type OpenReport } from '../append/append-file.js';
-import { requireValidRecord } from '../append/require-valid.js';
+import { encodeCheckedRecord } from '../append/encode-checked.js';
+import { JournalAppender } from '../append/journal-appender.js';
+import { appendFileOptions, resolveWriterOptions } from '../append/writer-options.js';
 import { WriterError } from '../errors.js';
 import { attempt, ensureDirectory } from '../fs/durable-ops.js';
-import { type FileSystem, nodeFileSystem } from '../fs/file-system.js';
+import type { FileSystem } from '../fs/file-system.js';
 import type { AcquireLockOptions } from '../fs/lock.js';
 import { requireIdentifier } from '../require-identifier.js';
 import { descriptorSource, readTurnRecords } from './read-turn-records.js';
@@ -122,13 +126,8 @@ export function turnJournalFileName(sessionId: string, shard?: string): string {
  * other shards of the session) so that transitions can be checked and retried submissions recognised.
  */
 export async function openTurnJournal(options: OpenTurnJournalOptions): Promise<TurnJournal> {
-  const durability = options.durability ?? 'every';
-  if ((durability as Durability) === 'none' || !['every', 'group'].includes(durability))
-    throw new WriterError(
-      'invalid_option',
-      `durability "${String(durability)}" is not allowed for turn journals: use "every" or "group" (TJ-DUR-016)`,
-    );
-  const fs = options.fs ?? nodeFileSystem;
+  const resolved = resolveWriterOptions(options, ['every', 'group'], ' for turn journals (TJ-DUR-016)');
+  const fs = resolved.fs;
   let path: string;
   if (options.file !== undefined) {
     requireIdentifier(options.sessionId, 'session id');
@@ -137,16 +136,11 @@ export async function openTurnJournal(options: OpenTurnJournalOptions): Promise<
     path = join(options.dir, turnJournalFileName(options.sessionId, options.shard));
     await ensureDirectory(fs, options.dir);
   }
-  const file = await AppendFile.open(path, {
-    durability,
-    fs,
-    ...(options.maxLineBytes === undefined ? {} : { maxLineBytes: options.maxLineBytes }),
-    ...(options.lock === undefined ? {} : { lock: options.lock }),
-  });
+  const file = await AppendFile.open(path, appendFileOptions(resolved));
   try {
     const table = new TurnTable();
     const own = await readTurnRecords(path, file.source, table);
-    const journal = new TurnJournal(file, options, fs, table, own.findings);
+    const journal = new TurnJournal(file, options, resolved.clock, resolved.maxLineBytes, fs, table, own.findings);
     await journal.refreshSiblings();
     return journal;
   } catch (error) {
@@ -169,31 +163,36 @@ export class TurnJournal {
   /** Findings about lines already in the file when it was opened (mid-file damage is left in place and reported). */
   readonly findings: readonly Finding[];
   readonly #file: AppendFile;
+  /** Checks, reserves and appends in call order; re-reads the table after a failed write (TJ-DUR-030). */
+  readonly #appender: JournalAppender;
   readonly #fs: FileSystem;
   readonly #dir: string;
   readonly #clock: () => number;
-  readonly #table: TurnTable;
+  readonly #maxLineBytes: number;
+  #table: TurnTable;
   /** Where incremental reads of the session's other shards resume, per file name. */
-  readonly #siblings = new Map<string, { end: number; ino: number }>();
+  #siblings = new Map<string, { end: number; ino: number }>();
   /** The last listing of the session's other shards, and the directory's identity and change time when it was taken. */
   #listing: { names: readonly string[]; ino: number; ctimeMs: number | undefined; settled: boolean } | undefined;
   /** Submissions being written, so that an overlapping retry waits for the first instead of writing again. */
   readonly #submitting = new Map<string, Promise<unknown>>();
-  /** The preparation of the latest call: each call prepares (checks, reserves, enqueues) after the one before. */
-  #gate: Promise<void> = Promise.resolve();
 
   /** @internal use {@link openTurnJournal}. */
   constructor(
     file: AppendFile,
     options: OpenTurnJournalOptions,
+    clock: () => number,
+    maxLineBytes: number,
     fs: FileSystem,
     table: TurnTable,
     findings: readonly Finding[],
   ) {
     this.#file = file;
+    this.#appender = new JournalAppender(file, () => this.#reread());
     this.#fs = fs;
     this.#dir = dirname(file.path);
-    this.#clock = options.clock ?? Date.now;
+    this.#clock = clock;
+    this.#maxLineBytes = maxLineBytes;
     this.#table = table;
     this.sessionId = options.sessionId;
     this.shard = options.shard;
@@ -240,12 +239,8 @@ export class TurnJournal {
     const callerId = input.turnId !== undefined;
     const turnId = input.turnId ?? newTurnId(this.#clock());
     requireIdentifier(turnId, 'turn id');
-    const prepared = await this.#inCallOrder(async () => {
-      if (callerId && this.#table.get(turnId) === undefined) await this.refreshSiblings();
-      // A retry that overlaps the first attempt waits for it: it must not answer "already submitted" before the first
-      // attempt's record is durable, nor write a second one if that attempt fails.
-      for (let inFlight = this.#submitting.get(turnId); inFlight !== undefined; inFlight = this.#submitting.get(turnId))
-        await inFlight.catch(() => undefined);
+    let outcome: { kind: 'retried'; result: SubmitResult } | { kind: 'written'; turn: KnownTurn } | undefined;
+    const reserve = (): Uint8Array | null => {
       if (this.#table.isRemoved(turnId))
         throw new WriterError(
           'turn_id_conflict',
@@ -253,8 +248,11 @@ export class TurnJournal {
           this.path,
         );
       const known = this.#table.get(turnId);
-      if (known !== undefined) return { kind: 'retried', result: this.#retried(turnId, known, input.content) } as const;
-      const record = this.#submittedRecord(turnId, input);
+      if (known !== undefined) {
+        outcome = { kind: 'retried', result: this.#retried(turnId, known, input.content) };
+        return null;
+      }
+      const bytes = this.#encode('submitted', this.#submittedRecord(turnId, input));
       const turn: KnownTurn = {
         state: 'submitted',
         contentDigest: null,
@@ -262,38 +260,35 @@ export class TurnJournal {
         streamId: input.streamId,
       };
       this.#table.insert(turnId, turn);
-      const write = this.#file.appendRecord(record);
-      this.#submitting.set(turnId, write);
+      outcome = { kind: 'written', turn };
       // The digest only serves to recognise a later retry: it is computed while the record's sync is in flight
       // rather than before the write (a cold SHA-256 costs about 10 µs there), and from then on the text is not kept.
       setImmediate(() => submittedDigest(turn));
-      return { kind: 'written', turn, write } as const;
+      return bytes;
+    };
+    // Earlier submissions of this id still in flight: a retry that overlaps the first attempt waits for it, so that
+    // it never answers "already submitted" before the first record is durable, nor writes a second one if that fails.
+    const earlier = this.#submitting.get(turnId);
+    const write = this.#appender.append(() => {
+      const unknown = callerId && this.#table.get(turnId) === undefined;
+      if (!unknown && earlier === undefined) return reserve();
+      return (async () => {
+        // A caller's id may be known to another shard.
+        if (unknown) await this.refreshSiblings();
+        await earlier;
+        return reserve();
+      })();
     });
-    if (prepared.kind === 'retried') return prepared.result;
-    const { turn, write } = prepared;
+    const settled: Promise<unknown> = Promise.allSettled([earlier, write]);
+    this.#submitting.set(turnId, settled);
     try {
       await write;
-    } catch (error) {
-      if (this.#table.get(turnId) === turn) this.#table.delete(turnId);
-      throw error;
     } finally {
-      this.#submitting.delete(turnId);
+      if (this.#submitting.get(turnId) === settled) this.#submitting.delete(turnId);
     }
-    return { turnId, created: true, state: turn.state ?? 'submitted' };
-  }
-
-  /**
-   * Runs the checks and the enqueueing of an append after those of every earlier call, so that records reach the file
-   * in call order (TJ-DUR-006) even when one call has to read the other shards first. Resolves once the append is
-   * queued; the caller then awaits its durability outside the gate, so durable waits still overlap.
-   */
-  #inCallOrder<T>(prepare: () => Promise<T>): Promise<T> {
-    const run = this.#gate.then(prepare);
-    this.#gate = run.then(
-      () => undefined,
-      () => undefined,
-    );
-    return run;
+    const done = outcome as { kind: 'retried'; result: SubmitResult } | { kind: 'written'; turn: KnownTurn };
+    if (done.kind === 'retried') return done.result;
+    return { turnId, created: true, state: done.turn.state ?? 'submitted' };
   }
 
   #retried(turnId: string, known: KnownTurn, content: string): SubmitResult {
@@ -333,7 +328,6 @@ export class TurnJournal {
       ...(input.modelProvider === undefined ? {} : { model_provider: input.modelProvider }),
       ...extra,
     };
-    requireValidRecord(record, 'submitted', this.path);
     return record;
   }
 
@@ -368,8 +362,7 @@ export class TurnJournal {
   async #advance(turnId: string, event: TurnEventName, members: Record<string, unknown>): Promise<AppendAck> {
     if (typeof turnId !== 'string' || turnId.length === 0)
       throw new WriterError('invalid_record', 'a turn id must be a non-empty string', this.path);
-    const { turn, before, write } = await this.#inCallOrder(async () => {
-      if (this.#table.get(turnId) === undefined) await this.refreshSiblings();
+    const reserve = (): Uint8Array => {
       const known = this.#table.get(turnId);
       if (known === undefined)
         throw new WriterError(
@@ -378,7 +371,7 @@ export class TurnJournal {
           this.path,
         );
       this.#checkTransition(turnId, known, event);
-      const record: Record<string, unknown> = {
+      const bytes = this.#encode(event, {
         version: 1,
         event,
         turn_id: turnId,
@@ -386,19 +379,34 @@ export class TurnJournal {
         ...(known.streamId === undefined ? {} : { stream_id: known.streamId }),
         created_at: this.#clock() / 1000,
         ...members,
-      };
-      requireValidRecord(record, event, this.path);
+      });
       // Reserve the new state before the write, so that an overlapping call is checked against it.
-      const previous = known.state;
       known.state = event;
-      return { turn: known, before: previous, write: this.#file.appendRecord(record) };
+      return bytes;
+    };
+    const ack = await this.#appender.append(() => {
+      if (this.#table.get(turnId) !== undefined) return reserve();
+      return this.refreshSiblings().then(reserve);
     });
-    try {
-      return await write;
-    } catch (error) {
-      if (turn.state === event) turn.state = before;
-      throw error;
-    }
+    return ack as AppendAck;
+  }
+
+  /** Encodes a turn record, refusing one that is not a valid v1 record of its type (TJ-TURN-015). */
+  #encode(event: string, record: Record<string, unknown>): Uint8Array {
+    return encodeCheckedRecord(record, { family: 'turn', type: event }, this.#maxLineBytes, this.path).bytes;
+  }
+
+  /**
+   * After a failed write (TJ-DUR-030): forgets what was reserved and reads the session again, its own file up to what
+   * was acknowledged and the other shards from their start.
+   */
+  async #reread(): Promise<void> {
+    const table = new TurnTable();
+    await readTurnRecords(this.path, this.#file.source, table);
+    this.#table = table;
+    this.#siblings = new Map();
+    this.#listing = undefined;
+    await this.refreshSiblings();
   }
 
   #checkTransition(turnId: string, turn: KnownTurn, event: TurnEventName): void {
@@ -471,9 +479,9 @@ export class TurnJournal {
     }
   }
 
-  /** Waits for pending appends, then closes the file and releases its lock. */
+  /** Waits for pending appends, then closes the file and releases its lock; overlapping calls close it once. */
   close(): Promise<void> {
-    return this.#file.close();
+    return this.#appender.close();
   }
 }
 

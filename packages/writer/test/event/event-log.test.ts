@@ -2,6 +2,7 @@ import { appendFileSync, existsSync, readdirSync, readFileSync, writeFileSync } 
 import { join } from 'node:path';
 import { checkStore, recoverEventLog } from '@turnjournal/reader';
 import { describe, expect, it } from 'vitest';
+import { deepFreeze } from '../../src/event/event-state.js';
 import { type EventLog, eventLogPath, openEventLog, WriterError } from '../../src/index.js';
 import { tempDir } from '../support/temp.js';
 import { readerViews, recordsOf, seqsOf, seriousFindings, steppingClock } from './support.js';
@@ -321,5 +322,55 @@ describe('checkpoints and reopening (spec §6.2, §15.2)', () => {
     expect((await log.cancelUnfinishedRuns()).map((r) => r.requestId)).toEqual(['a', 'b']);
     await log.close();
     expect((await checkStore([file])).findings).toEqual([]);
+  });
+});
+
+describe('deeply nested messages (issue 11, defect 0)', () => {
+  function nested(depth: number): unknown {
+    let content: unknown = 'leaf';
+    for (let level = 0; level < depth; level += 1) content = [content];
+    return content;
+  }
+
+  it('deepFreeze walks 10,000 levels without recursion', () => {
+    const value = nested(10_000);
+    expect(deepFreeze(value)).toBe(value);
+    let inner = value;
+    let depth = 0;
+    while (Array.isArray(inner)) {
+      expect(Object.isFrozen(inner)).toBe(true);
+      inner = inner[0];
+      depth += 1;
+    }
+    expect(depth).toBe(10_000);
+  });
+
+  it('appends, freezes in depth and reopens a valid 2,000-deep message', async () => {
+    const file = join(tempDir(), 'events.jsonl');
+    const log = await openEventLog({ file, checkpointInterval: 2 });
+    expect((await log.appendMessage({ role: 'user', content: nested(2_000) })).seq).toBe(0);
+    await log.appendMessage({ role: 'user', content: 'next' });
+    expect(Object.isFrozen(log.snapshot().messages[0]?.content)).toBe(true);
+    await log.close();
+    const reopened = await openEventLog({ file });
+    expect(reopened.snapshot().messages).toHaveLength(2);
+    await reopened.close();
+  });
+
+  it('answers a 10,000-deep message with a writer error, never a bare RangeError, and goes on', async () => {
+    const file = join(tempDir(), 'events.jsonl');
+    const log = await openEventLog({ file });
+    const outcome = await log.appendMessage({ role: 'user', content: nested(10_000) }).then(
+      (ack) => ack,
+      (error: unknown) => error,
+    );
+    if (outcome instanceof Error) {
+      expect(outcome).toBeInstanceOf(WriterError);
+      expect(outcome).toMatchObject({ code: 'invalid_record', file });
+      expect(log.lastSeq).toBeNull();
+    } else expect(outcome).toMatchObject({ seq: 0 });
+    const next = (log.lastSeq ?? -1) + 1;
+    expect((await log.appendMessage({ role: 'user', content: 'after' })).seq).toBe(next);
+    await log.close();
   });
 });

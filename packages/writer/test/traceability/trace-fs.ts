@@ -1,4 +1,4 @@
-import { type FileSystem, nodeFileSystem } from '../../src/index.js';
+import { type FileSystem, nodeFileSystem, type WriteOptions } from '../../src/index.js';
 
 /** One call through a {@link TraceFileSystem}: the operation, the path it concerns and when it returned. */
 export interface TracedCall {
@@ -42,9 +42,22 @@ export class TraceFileSystem implements FileSystem {
     this.#paths.set(fd, path);
     return fd;
   }
-  write(fd: number, buffer: Uint8Array, offset: number, length: number, position: number): Promise<number> {
+  write(
+    fd: number,
+    buffer: Uint8Array,
+    offset: number,
+    length: number,
+    position: number,
+    options?: WriteOptions,
+  ): Promise<number> {
     const text = new TextDecoder().decode(buffer.subarray(offset, offset + length));
-    return this.#run('write', this.#pathOf(fd), () => nodeFileSystem.write(fd, buffer, offset, length, position), text);
+    // The options go through: dropping them would hide the single-trip small write from what the trace measures.
+    return this.#run(
+      'write',
+      this.#pathOf(fd),
+      () => nodeFileSystem.write(fd, buffer, offset, length, position, options),
+      text,
+    );
   }
   read(fd: number, buffer: Uint8Array, offset: number, length: number, position: number): Promise<number> {
     return this.#run('read', this.#pathOf(fd), () => nodeFileSystem.read(fd, buffer, offset, length, position));

@@ -1,0 +1,273 @@
+import { WriterError, WriterPoisonedError } from '../errors.js';
+import type { AppendAck, AppendFile } from './append-file.js';
+
+/** A line reserved with a second one right behind it, which nothing may come between (an automatic checkpoint). */
+export interface ReservedLines {
+  /** The line the call resolves with. */
+  readonly line: Uint8Array;
+  /** The line appended right after it; the call does not wait for it. */
+  readonly trailer: Uint8Array;
+  /** Told how the trailer ended: null once it is acknowledged, else the error. */
+  readonly trailerSettled: (error: unknown) => void;
+}
+
+/**
+ * What a writer's preparation step returns: the encoded line(s) it reserved, or null when nothing is to be written (a
+ * retried submission already in the file). A promise when the preparation has to read first (another shard): later
+ * preparations then wait for it, so they are still checked and queued in call order.
+ */
+export type Prepared = Uint8Array | ReservedLines | null;
+
+/**
+ * The one append-reservation protocol of the writers (`TurnJournal`, `RunWriter`, `EventLog`): every call is
+ *
+ * 1. **reserved and encoded** by the writer's `prepare` step, in call order, against the writer's current state (a
+ *    seq taken, a turn's next state recorded, a request opened) — a check that fails throws and writes nothing;
+ * 2. **appended** to the {@link AppendFile} in that order (TJ-DUR-006);
+ * 3. **rolled back on failure** by re-reading the state from the file: when a write fails, the file truncates it back
+ *    (TJ-DUR-023) and refuses every append queued behind it with `append_cancelled` (their records were built
+ *    assuming the failed one precedes them: a seq after it, a `worker_started` of a turn whose `submitted` is not in
+ *    the file); once the last of them has settled, the writer's `resync` re-reads its state from the file, and only
+ *    then is the next preparation run (TJ-DUR-030). Calls made meanwhile wait, in call order.
+ *
+ * The failed call and the cancelled ones reject only after the re-read, so a caller that sees the rejection sees the
+ * state as the file holds it. A re-read that fails poisons the writer (`writer_poisoned`): reopen it.
+ *
+ * Writers also run exclusive tasks (a compaction) through it: they start when every earlier append has settled, and
+ * appends called meanwhile wait.
+ */
+export class JournalAppender {
+  /** The file appended to. */
+  readonly file: AppendFile;
+  readonly #resync: () => Promise<void>;
+  /** Set while an asynchronous preparation, a re-read or an exclusive task runs: preparations wait in `#held`. */
+  #busy: Promise<void> | null = null;
+  readonly #held: (() => void)[] = [];
+  /** Appends handed to the file and not settled yet. */
+  #inFlight = 0;
+  #drainWaiters: (() => void)[] = [];
+  #idleWaiters: (() => void)[] = [];
+  /** Resolves once the state has been re-read after a failed write; the failed calls reject after it. */
+  #recovery: { promise: Promise<void>; resolve: () => void } | null = null;
+  #broken: unknown = null;
+  #closing: Promise<void> | null = null;
+
+  /**
+   * @param file the open file; it is switched to refuse appends after a failed write until this appender resumes it.
+   * @param resync re-reads the writer's state from `file` (everything acknowledged is in it, nothing else).
+   */
+  constructor(file: AppendFile, resync: () => Promise<void>) {
+    this.file = file;
+    this.#resync = resync;
+    file.resumeByOwner();
+  }
+
+  /** True once {@link JournalAppender.close} was called, or a re-read or the file failed for good. */
+  get refusal(): WriterError | null {
+    if (this.#closing !== null) return new WriterError('writer_closed', `${this.file.path} is closed`, this.file.path);
+    if (this.#broken !== null) return new WriterPoisonedError(this.file.path, this.#broken);
+    return null;
+  }
+
+  /** Marks the writer as unusable (a compaction that replaced the file part-way): every later call is refused. */
+  break(error: unknown): void {
+    this.#broken ??= error;
+  }
+
+  /**
+   * Reserves, encodes and appends one record (see the class comment). `prepare` runs after every earlier call's
+   * preparation, at once when nothing is waiting. Resolves with the line's ack (null when `prepare` wrote nothing).
+   */
+  append(prepare: () => Prepared | Promise<Prepared>): Promise<AppendAck | null> {
+    const refusal = this.refusal;
+    if (refusal !== null) return Promise.reject(refusal);
+    if (this.#busy === null && this.#held.length === 0 && !this.file.fenced) return this.#start(prepare);
+    return new Promise((resolve, reject) => {
+      this.#held.push(() => {
+        this.#start(prepare).then(resolve, reject);
+      });
+      this.#pump();
+    });
+  }
+
+  /**
+   * Runs `task` with the file to itself once every earlier call has settled (and the state has been re-read after a
+   * failure); calls made meanwhile wait and run after it, in call order.
+   */
+  exclusive<T>(task: () => Promise<T>): Promise<T> {
+    const refusal = this.refusal;
+    if (refusal !== null) return Promise.reject(refusal);
+    return new Promise<T>((resolve, reject) => {
+      this.#held.push(() => {
+        this.#runExclusive(task).then(resolve, reject);
+      });
+      this.#pump();
+    });
+  }
+
+  /** Waits until every call made so far has settled (and any re-read it caused has ended). */
+  async idle(): Promise<void> {
+    for (;;) {
+      if (this.#busy !== null) await this.#busy;
+      else if (this.#inFlight > 0 || this.#held.length > 0)
+        await new Promise<void>((resolve) => this.#idleWaiters.push(resolve));
+      else return;
+    }
+  }
+
+  /**
+   * Refuses every later call (`writer_closed`), waits for the calls made before, then closes the file. Every call
+   * answers with the one close, so the descriptor is closed once.
+   */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      await this.idle();
+      await this.file.close();
+    })();
+    return this.#closing;
+  }
+
+  #start(prepare: () => Prepared | Promise<Prepared>): Promise<AppendAck | null> {
+    if (this.#broken !== null) return Promise.reject(new WriterPoisonedError(this.file.path, this.#broken));
+    let prepared: Prepared | Promise<Prepared>;
+    try {
+      prepared = prepare();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    if (!(prepared instanceof Promise)) return this.#enqueue(prepared);
+    const done = this.#block();
+    return prepared.then(
+      (lines) => {
+        // Queued before the calls that waited for it are released.
+        const written = this.#enqueue(lines);
+        done();
+        return written;
+      },
+      (error: unknown) => {
+        done();
+        throw error;
+      },
+    );
+  }
+
+  #enqueue(prepared: Prepared): Promise<AppendAck | null> {
+    if (prepared === null) return Promise.resolve(null);
+    if (prepared instanceof Uint8Array) return this.#track(prepared);
+    const written = this.#track(prepared.line);
+    this.#track(prepared.trailer).then(
+      () => prepared.trailerSettled(null),
+      (error: unknown) => prepared.trailerSettled(error),
+    );
+    return written;
+  }
+
+  #track(line: Uint8Array): Promise<AppendAck> {
+    this.#inFlight += 1;
+    return this.file.appendLine(line).then(
+      (ack) => {
+        this.#settled();
+        return ack;
+      },
+      (error: unknown) => {
+        // The recovery is registered before the re-read can start, so the rejection waits for it.
+        const recovered = this.file.fenced ? this.#awaitRecovery() : null;
+        this.#settled();
+        if (recovered === null) throw error;
+        return recovered.then(() => {
+          throw error;
+        });
+      },
+    );
+  }
+
+  #settled(): void {
+    this.#inFlight -= 1;
+    if (this.#inFlight === 0) {
+      const waiters = this.#drainWaiters;
+      this.#drainWaiters = [];
+      for (const resolve of waiters) resolve();
+    }
+    this.#pump();
+  }
+
+  #awaitRecovery(): Promise<void> {
+    if (this.#recovery === null) {
+      let resolve = (): void => undefined;
+      const promise = new Promise<void>((r) => {
+        resolve = r;
+      });
+      this.#recovery = { promise, resolve };
+    }
+    return this.#recovery.promise;
+  }
+
+  #endRecovery(): void {
+    const recovery = this.#recovery;
+    this.#recovery = null;
+    recovery?.resolve();
+  }
+
+  /** Marks the appender busy; the returned function ends that and runs what waited. */
+  #block(): () => void {
+    let open = (): void => undefined;
+    this.#busy = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    return () => {
+      this.#busy = null;
+      open();
+      this.#pump();
+    };
+  }
+
+  /** Runs what waits, in call order, until something makes the appender busy again. */
+  #pump(): void {
+    while (this.#busy === null) {
+      if (this.file.fenced && this.#broken === null && !this.file.poisoned) {
+        // Re-read once every append queued behind the failure has been refused.
+        if (this.#inFlight === 0) this.#recover();
+        return;
+      }
+      // Nothing to re-read (the file refuses appends for good): the waiting calls get that refusal.
+      if (this.#inFlight === 0) this.#endRecovery();
+      const next = this.#held.shift();
+      if (next === undefined) break;
+      next();
+    }
+    if (this.#busy === null && this.#inFlight === 0 && this.#held.length === 0) {
+      const waiters = this.#idleWaiters;
+      this.#idleWaiters = [];
+      for (const resolve of waiters) resolve();
+    }
+  }
+
+  #recover(): void {
+    const done = this.#block();
+    this.#reread().finally(done);
+  }
+
+  async #reread(): Promise<void> {
+    try {
+      await this.#resync();
+      this.file.resume();
+    } catch (error) {
+      this.#broken ??= error;
+    } finally {
+      this.#endRecovery();
+    }
+  }
+
+  async #runExclusive<T>(task: () => Promise<T>): Promise<T> {
+    const done = this.#block();
+    try {
+      while (this.#inFlight > 0) await new Promise<void>((resolve) => this.#drainWaiters.push(resolve));
+      if (this.file.fenced && this.#broken === null && !this.file.poisoned) await this.#reread();
+      if (this.#broken !== null) throw new WriterPoisonedError(this.file.path, this.#broken);
+      if (this.file.poisoned) throw new WriterPoisonedError(this.file.path, 'an earlier sync or write failed');
+      return await task();
+    } finally {
+      done();
+    }
+  }
+}

@@ -1,0 +1,51 @@
+import { EVENT_STREAM_TYPES } from '@turnjournal/schema';
+import type { EventState } from './event-state.js';
+
+/**
+ * The transition rules of an event log writer, as a pure function of the state and one valid record: why the record
+ * may not be appended now, or null when it applies. What a reader would report about the record (an out-of-range
+ * edit as `inapplicable_event`, TJ-REPLAY-002; a second active run, TJ-EVENT-009; a reused `request_id`,
+ * TJ-EVENT-010; an ack before its run finished, TJ-EVENT-012; stream records outside the active run), the writer
+ * refuses with `illegal_transition`.
+ */
+export function whyNotApplicable(
+  state: EventState,
+  type: string,
+  payload: Readonly<Record<string, unknown>> | undefined,
+): string | null {
+  const body = payload ?? {};
+  if (type === 'message_edit' && 'index' in body && 'message' in body) {
+    const index = body.index as number;
+    return index >= state.messages.length
+      ? `index ${index} is out of range for a list of ${state.messages.length} message(s)`
+      : null;
+  }
+  if (type === 'undo') {
+    const n = (body.n as number | undefined) ?? 1;
+    return n > state.messages.length ? `cannot remove ${n} message(s) from a list of ${state.messages.length}` : null;
+  }
+  const requestId = body.request_id as string;
+  if (type === 'delivery.ack') {
+    const run = state.runs.get(requestId);
+    return run !== undefined && run.finish === undefined
+      ? `run "${requestId}" has not finished; acknowledge it after its finishing record (TJ-EVENT-012)`
+      : null;
+  }
+  if (!EVENT_STREAM_TYPES.has(type)) return null;
+  const active = state.activeRequestId;
+  if (type === 'chat.started') {
+    if (active !== undefined)
+      return `run "${active}" is still active; append its chat.done, chat.error or chat.cancelled first (TJ-EVENT-009)`;
+    return state.runs.has(requestId) ? `run "${requestId}" already started in this log (TJ-EVENT-010)` : null;
+  }
+  const run = state.runs.get(requestId);
+  if (type === 'chat.cancelled' && run !== undefined && run.finish === undefined) return null;
+  if (active === undefined) return `there is no active run (request_id "${requestId}")`;
+  if (requestId !== active) return `run "${requestId}" is not the active run "${active}"`;
+  if (type === 'chat.delta') {
+    const segment = state.segment;
+    if (segment === undefined || segment.requestId !== requestId || segment.messageId !== body.message_id)
+      return `message_id "${String(body.message_id)}" is not the open segment${segment === undefined ? ' (none is open)' : ` "${segment.messageId}"`}; append assistant.segment.started first`;
+  }
+  return null;
+}

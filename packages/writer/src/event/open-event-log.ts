@@ -1,0 +1,67 @@
+import { dirname, join } from 'node:path';
+import { DEFAULT_CHECKPOINT_INTERVAL } from '@turnjournal/schema';
+import { AppendFile } from '../append/append-file.js';
+import { appendFileOptions, resolveWriterOptions } from '../append/writer-options.js';
+import { WriterError } from '../errors.js';
+import { ensureDirectory } from '../fs/durable-ops.js';
+import { requireIdentifier } from '../require-identifier.js';
+import { EventLog } from './event-log.js';
+import { EVENT_LOG_FILE_NAME, type OpenEventLogOptions } from './event-log-inputs.js';
+import { EventState } from './event-state.js';
+import { recoverTail } from './recover-tail.js';
+
+/**
+ * The recommended path of a session's event log, `<root>/<sessionId>/events.jsonl` (spec §4.4). Throws a
+ * {@link WriterError} (`invalid_identifier`) for a session id that is not a valid identifier, before any path is
+ * built (TJ-FAM-010).
+ */
+export function eventLogPath(root: string, sessionId: string): string {
+  requireIdentifier(sessionId, 'session id');
+  return join(root, sessionId, EVENT_LOG_FILE_NAME);
+}
+
+function resolvePath(options: OpenEventLogOptions): string {
+  const { file, root, sessionId } = options as { file?: unknown; root?: unknown; sessionId?: unknown };
+  if (file !== undefined) {
+    if (root !== undefined || sessionId !== undefined)
+      throw new WriterError('invalid_option', 'give either `file` or `root` and `sessionId`, not both');
+    if (typeof file !== 'string' || file.length === 0)
+      throw new WriterError('invalid_option', '`file` must be a non-empty path');
+    return file;
+  }
+  if (typeof root !== 'string' || root.length === 0)
+    throw new WriterError('invalid_option', 'give `file`, or `root` and `sessionId`');
+  return eventLogPath(root, sessionId as string);
+}
+
+/**
+ * Opens an event log for appending (spec §6, §11): validates the options, creates missing directories durably, opens
+ * the file with {@link AppendFile.open} (lock, durable creation or torn-tail repair, TJ-DUR-005, TJ-DUR-017), then
+ * recovers the state to continue from by reading the file's tail backwards to the last valid checkpoint and forwards
+ * from there (spec §15.2), through the descriptor it holds: the cost follows the tail, not the log. The next seq is
+ * the last accepted seq + 1, or 0 for a log without records (TJ-EVENT-003, TJ-EVENT-004).
+ */
+export async function openEventLog(options: OpenEventLogOptions): Promise<EventLog> {
+  if (typeof options !== 'object' || options === null)
+    throw new WriterError('invalid_option', 'openEventLog needs an options object');
+  const path = resolvePath(options);
+  const resolved = resolveWriterOptions(options);
+  const interval = options.checkpointInterval ?? DEFAULT_CHECKPOINT_INTERVAL;
+  if (!Number.isSafeInteger(interval) || interval < 1)
+    throw new WriterError('invalid_option', `checkpointInterval must be an integer >= 1, got ${String(interval)}`);
+  await ensureDirectory(resolved.fs, dirname(path));
+  const file = await AppendFile.open(path, appendFileOptions(resolved));
+  try {
+    const tail = await recoverTail(path, file.source, file.size, resolved.maxLineBytes);
+    return new EventLog(file, EventState.fromFold(tail.state, tail.sinceCheckpoint), {
+      interval,
+      clock: resolved.clock,
+      maxLineBytes: resolved.maxLineBytes,
+      findings: tail.findings,
+      recovery: { checkpointOffset: tail.checkpointOffset, startOffset: tail.startOffset },
+    });
+  } catch (error) {
+    await file.close().catch(() => undefined);
+    throw error;
+  }
+}

@@ -1,0 +1,74 @@
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { AppendFile, openEventLog, openRunWriter, openTurnJournal } from '../../src/index.js';
+import { eventRecord } from '../support/journal.js';
+import { recordingFileSystem } from '../support/recording-fs.js';
+import { tempDir } from '../support/temp.js';
+
+/** Issue 11, defect 2: a reused descriptor number would close an unrelated file. */
+describe('overlapping close() calls close the descriptor once', () => {
+  it('AppendFile', async () => {
+    const file = join(tempDir(), 'raw.jsonl');
+    const fs = recordingFileSystem();
+    const writer = await AppendFile.open(file, { durability: 'every', fs });
+    const append = writer.appendRecord(eventRecord(0));
+    await Promise.all([writer.close(), writer.close(), append]);
+    await writer.close();
+    expect(fs.closes.get(file)).toBe(1);
+  });
+
+  it('EventLog', async () => {
+    const file = join(tempDir(), 'events.jsonl');
+    const fs = recordingFileSystem();
+    const log = await openEventLog({ file, fs });
+    const append = log.appendMessage({ role: 'user', content: 'hi' });
+    await Promise.all([log.close(), log.close(), append]);
+    expect(fs.closes.get(file)).toBe(1);
+  });
+
+  it('RunWriter', async () => {
+    const fs = recordingFileSystem();
+    const writer = await openRunWriter({
+      root: tempDir(),
+      runId: 'r1',
+      header: { startedAt: '2026-02-03T12:00:00.000Z' },
+      fs,
+    });
+    const append = writer.agentEvent({ type: 'a' });
+    await Promise.all([writer.close(), writer.close(), append]);
+    expect(fs.closes.get(writer.path)).toBe(1);
+  });
+
+  it('TurnJournal', async () => {
+    const fs = recordingFileSystem();
+    const journal = await openTurnJournal({ dir: tempDir(), sessionId: 's1', fs });
+    const submit = journal.submit({ content: 'hi' });
+    await Promise.all([journal.close(), journal.close(), submit]);
+    expect(fs.closes.get(journal.path)).toBe(1);
+  });
+});
+
+/** Issue 11, defect 3: the durable append path hints `syncFollows`, so the real file system writes small lines in one trip. */
+describe('durable appends pass syncFollows to the file system', () => {
+  for (const durability of ['every', 'group'] as const) {
+    it(`EventLog (${durability})`, async () => {
+      const file = join(tempDir(), 'events.jsonl');
+      const fs = recordingFileSystem();
+      const log = await openEventLog({ file, fs, durability });
+      await log.appendMessage({ role: 'user', content: 'hi' });
+      await log.close();
+      const writes = fs.writes.filter((write) => write.path === file);
+      expect(writes.length).toBeGreaterThan(0);
+      for (const write of writes) expect(write.options).toEqual({ syncFollows: true });
+    });
+  }
+
+  it('EventLog (none): no hint, nothing is synced after the write', async () => {
+    const file = join(tempDir(), 'events.jsonl');
+    const fs = recordingFileSystem();
+    const log = await openEventLog({ file, fs, durability: 'none' });
+    await log.appendMessage({ role: 'user', content: 'hi' });
+    await log.close();
+    for (const write of fs.writes.filter((w) => w.path === file)) expect(write.options).toBeUndefined();
+  });
+});
