@@ -15,6 +15,7 @@ import { type FileSystem, nodeFileSystem } from '../fs/file-system.js';
 import type { AcquireLockOptions } from '../fs/lock.js';
 import { type CompactEventLogOptions, compactOpenFile, type EventLogCompaction } from './compact-event-log.js';
 import { EventState } from './event-state.js';
+import { readPriorRequestIds } from './prior-request-ids.js';
 import { recoverTail } from './recover-tail.js';
 import { WriteFence } from './write-fence.js';
 
@@ -250,7 +251,9 @@ export async function openEventLog(options: OpenEventLogOptions): Promise<EventL
   });
   try {
     const tail = await recoverTail(path, file.source, file.size, options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES);
+    const priorRequestIds = await readPriorRequestIds(file.source, tail.startOffset);
     return new EventLog(file, fence, EventState.fromFold(tail.state, tail.sinceCheckpoint), {
+      priorRequestIds,
       interval,
       clock,
       maxLineBytes: options.maxLineBytes,
@@ -269,6 +272,8 @@ interface EventLogSettings {
   readonly maxLineBytes: number | undefined;
   readonly findings: readonly Finding[];
   readonly recovery: EventLogOpenRecovery;
+  /** Request ids of runs started before the tail the opening recovery folded (TJ-EVENT-010 across reopen). */
+  readonly priorRequestIds: ReadonlySet<string>;
 }
 
 /**
@@ -306,6 +311,7 @@ export class EventLog {
   readonly #fence: WriteFence;
   readonly #clock: () => number;
   readonly #maxLineBytes: number | undefined;
+  readonly #priorRequestIds: ReadonlySet<string>;
   #state: EventState;
   #nextSeq: number;
   #checkpointDue: number;
@@ -330,6 +336,7 @@ export class EventLog {
     this.#nextSeq = (state.lastSeq ?? -1) + 1;
     this.#clock = settings.clock;
     this.#maxLineBytes = settings.maxLineBytes;
+    this.#priorRequestIds = settings.priorRequestIds;
     this.path = file.path;
     this.checkpointInterval = settings.interval;
     this.#checkpointDue = settings.interval;
@@ -392,8 +399,9 @@ export class EventLog {
 
   /**
    * Appends `chat.started`: a run begins. Refused while another run is active (TJ-EVENT-009: finish it first) and for
-   * a `requestId` this writer already knows (TJ-EVENT-010). The writer knows the runs of the tail it read when it was
-   * opened and every run since; older ids lie outside that tail, so keep request ids unique (client-generated UUIDs).
+   * a `requestId` the log already holds (TJ-EVENT-010): the writer knows the runs of the tail it folded when it was
+   * opened, the request ids of every earlier `chat.started` (found at open by a scan of the lines before that tail),
+   * and every run since.
    */
   chatStarted(input: EventChatStartedInput): Promise<EventLogAck> {
     return this.#typed('chat.started', input, (i) => ({
@@ -728,7 +736,7 @@ export class EventLog {
         refuse(
           `run "${active}" is still active; append its chat.done, chat.error or chat.cancelled first (TJ-EVENT-009)`,
         );
-      if (state.runs.has(requestId)) refuse(`run "${requestId}" already started in this log (TJ-EVENT-010)`);
+      if (state.runs.has(requestId) || this.#priorRequestIds.has(requestId)) refuse(`run "${requestId}" already started in this log (TJ-EVENT-010)`);
       return;
     }
     const run = state.runs.get(requestId);
