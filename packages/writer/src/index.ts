@@ -17,6 +17,7 @@ export * from './retention/retention-window.js';
 export * from './retention/sweep-turn-journals.js';
 export * from './run/run-path.js';
 export * from './run/run-writer.js';
+export * from './session/session-journals.js';
 export * from './state/state-document.js';
 export * from './turn/turn-id.js';
 export * from './turn/turn-journal.js';

@@ -736,7 +736,8 @@ export class EventLog {
         refuse(
           `run "${active}" is still active; append its chat.done, chat.error or chat.cancelled first (TJ-EVENT-009)`,
         );
-      if (state.runs.has(requestId) || this.#priorRequestIds.has(requestId)) refuse(`run "${requestId}" already started in this log (TJ-EVENT-010)`);
+      if (state.runs.has(requestId) || this.#priorRequestIds.has(requestId))
+        refuse(`run "${requestId}" already started in this log (TJ-EVENT-010)`);
       return;
     }
     const run = state.runs.get(requestId);
