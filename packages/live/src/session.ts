@@ -99,10 +99,6 @@ function deferred(): Deferred {
   return { promise, resolve, reject };
 }
 
-function roundTrip<T>(value: T): T {
-  return JSON.parse(JSON.stringify(value)) as T;
-}
-
 /**
  * The run a worker streams (seed 003's ConversationModel intents): deltas open and extend assistant segments; any
  * tool record or the end closes the open segment, which the session commits as a message (TJ-LIVE-004).
@@ -672,6 +668,11 @@ export class LiveSession implements SubscriptionSource {
       if (next.record.seq > target) break;
       this.#pending.shift();
       if (next.record.seq <= this.#durableSeq) continue;
+      if (next.record.seq !== this.#durableSeq + 1) {
+        // A seq the session never saw appended: delivering past it would leave subscribers a gap (TJ-LIVE-009).
+        this.#fail(new LiveError('session_failed', `seq ${this.#durableSeq + 1} is missing before ${next.record.seq}`));
+        break;
+      }
       this.#fold.apply(next.record);
       this.#ring.push(next.record, next.size);
       this.#durableSeq = next.record.seq;
