@@ -2,6 +2,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { SimulatedFileSystem, seededRandom } from '@turnjournal/conformance';
 import {
   type LiveError,
   type LiveEvent,
@@ -99,7 +100,7 @@ describe('live session turn flow', () => {
     await hub.close();
   });
 
-  it('replays from any cursor then streams live, without gap or duplicate (TJ-LIVE-009)', async () => {
+  it('replays from any cursor (older than the window: from the log, TJ-LIVE-012) then streams live, without gap or duplicate (TJ-LIVE-009)', async () => {
     const root = store();
     const hub = openConversationHub({ root, retention: false, ringRecords: 4 });
     const session = await hub.session('s1');
@@ -182,5 +183,91 @@ describe('live session turn flow', () => {
     await restarted.close();
     const check = await checkStore([root]);
     expect(check.sessions.flatMap((s) => s.turns.map((t) => [t.turnId, t.state]))).toEqual([['r1', 'interrupted']]);
+  });
+});
+
+describe('live session durability and views', () => {
+  const dead = {
+    statusOf: (text: string | undefined) => (text === undefined ? ('none' as const) : ('stale' as const)),
+  };
+
+  it('makes submitted, chat.started, the user message, tool records and the finishing record durable before resolving (TJ-LIVE-003, TJ-LIVE-005, TJ-LIVE-006)', async () => {
+    for (const crashAfter of ['send', 'tool', 'done'] as const) {
+      const fs = new SimulatedFileSystem();
+      const hub = openConversationHub({ root: '/s', fs, lock: dead, retention: false, deltaFlushMs: 60_000 });
+      const session = await hub.session('s1');
+      const sent = await session.send({ requestId: 'r1', content: 'hi' });
+      if (!sent.created) throw new Error('expected a new run');
+      if (crashAfter !== 'send') await sent.run.toolResult({ toolCallId: 'c1', output: 'out' });
+      if (crashAfter === 'done') await sent.run.done();
+      // Power loss: everything unsynced may go (the simulator decides), nothing synced may.
+      fs.crash(seededRandom(7));
+      const text = new TextDecoder().decode(await fs.readFile('/s/s1/events.jsonl'));
+      const types = text
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => (JSON.parse(l) as { type: string }).type);
+      expect(types.slice(0, 2)).toEqual(['chat.started', 'message_append']);
+      if (crashAfter !== 'send') expect(types).toContain('tool.result');
+      if (crashAfter === 'done') expect(types.at(-1)).toBe('chat.done');
+      const turns = new TextDecoder().decode(await fs.readFile('/s/_turn_journal/s1.jsonl'));
+      expect(turns).toContain('"event":"submitted"');
+      expect(turns).toContain('"turn_id":"r1"');
+      if (crashAfter === 'done') expect(turns).toContain('"event":"completed"');
+    }
+  });
+
+  it('does not sync or deliver a delta on its own, only with the next boundary (TJ-LIVE-007, TJ-LIVE-008)', async () => {
+    const root = store();
+    const hub = openConversationHub({ root, retention: false, deltaFlushMs: 60_000 });
+    const session = await hub.session('s1');
+    const sent = await session.send({ requestId: 'r1', content: 'hi' });
+    if (!sent.created) throw new Error('expected a new run');
+    const head = session.durableSeq;
+    await sent.run.delta('a');
+    await sent.run.delta('b');
+    expect(session.durableSeq).toBe(head);
+    expect(session.snapshot().overlay).toBeNull();
+    await sent.run.toolStart({ toolCallId: 'c1', tool: 'shell' });
+    // segment.started, two deltas, the committed segment, tool.start.
+    expect(session.durableSeq).toBe(head + 5);
+    await hub.close();
+  });
+
+  it('gives a snapshot consistent with its lastSeq: subscribing after it repeats and misses nothing (TJ-LIVE-013)', async () => {
+    const root = store();
+    const hub = openConversationHub({ root, retention: false, deltaFlushMs: 60_000 });
+    const session = await hub.session('s1');
+    const sent = await session.send({ requestId: 'r1', content: 'hi' });
+    if (!sent.created) throw new Error('expected a new run');
+    await sent.run.delta('one ');
+    await session.flush();
+    await sent.run.delta('two');
+    const view = session.snapshot();
+    expect(view.overlay?.text).toBe('one ');
+    expect(view.activeRun?.requestId).toBe('r1');
+    const subscription = session.subscribe({ after: view.lastSeq ?? -1 });
+    const flushing = session.flush();
+    const [next] = records(await take(subscription, 1));
+    await flushing;
+    expect(next?.seq).toBe((view.lastSeq ?? -1) + 1);
+    expect(next?.payload?.text).toBe('two');
+    subscription.close();
+    await hub.close();
+  });
+
+  it('expires the delivery of a finished run after the delivery window (TJ-LIVE-015)', async () => {
+    const root = store();
+    let now = Date.parse('2026-06-19T00:00:00Z');
+    const hub = openConversationHub({ root, retention: false, clock: () => now, deliveryWindowMs: 48 * 3_600_000 });
+    const session = await hub.session('s1');
+    const sent = await session.send({ requestId: 'r1', content: 'hi' });
+    if (!sent.created) throw new Error('expected a new run');
+    await sent.run.done();
+    now += 47 * 3_600_000;
+    expect(session.snapshot().undelivered.map((r) => r.requestId)).toEqual(['r1']);
+    now += 2 * 3_600_000;
+    expect(session.snapshot().undelivered).toEqual([]);
+    await hub.close();
   });
 });

@@ -12,7 +12,7 @@ afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-describe('chat.started after reopen (TJ-EVENT-010)', () => {
+describe('chat.started after reopen (TJ-EVENT-010, TJ-EVENT-017)', () => {
   it('refuses a request id that only the part before the folded tail holds', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'tj-reqid-'));
     dirs.push(dir);
