@@ -21,6 +21,7 @@ export * from './run/open-run-writer.js';
 export * from './run/run-inputs.js';
 export * from './run/run-path.js';
 export * from './run/run-writer.js';
+export * from './session/session-journals.js';
 export * from './state/state-document.js';
 export * from './turn/turn-id.js';
 export * from './turn/turn-journal.js';

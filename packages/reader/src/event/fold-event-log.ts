@@ -325,7 +325,15 @@ export class EventLogFold {
       // A segment belongs to the run whose chat.started precedes it: a new run leaves no segment open.
       this.#segment = undefined;
       this.#lastStarted = requestId;
-      if (!this.#runs.has(requestId)) {
+      const earlier = this.#runs.get(requestId);
+      // TJ-EVENT-016: a second chat.started for a request id starts no run (TJ-EVENT-010) and is reported.
+      if (earlier !== undefined)
+        this.#report(
+          'duplicate_run_start',
+          `run "${requestId}" already started at seq ${earlier.startedSeq}; this chat.started starts no run`,
+          where,
+        );
+      if (earlier === undefined) {
         const started = (value as EventChatStarted).payload;
         this.#runs.set(started.request_id, {
           requestId,

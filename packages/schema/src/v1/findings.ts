@@ -43,6 +43,7 @@ export const FINDING_CODES = {
   seq_duplicate: { severity: 'warn', repairable: false },
   seq_regression: { severity: 'warn', repairable: false },
   abandoned_run: { severity: 'warn', repairable: true },
+  duplicate_run_start: { severity: 'warn', repairable: false },
   inapplicable_event: { severity: 'warn', repairable: false },
   record_after_run_end: { severity: 'warn', repairable: false },
   missing_header: { severity: 'warn', repairable: false },

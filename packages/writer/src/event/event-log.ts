@@ -33,6 +33,8 @@ export interface EventLogSettings {
   readonly maxLineBytes: number;
   readonly findings: readonly Finding[];
   readonly recovery: EventLogOpenRecovery;
+  /** Request ids of runs started before the tail the opening recovery folded (TJ-EVENT-010 across reopen). */
+  readonly priorRequestIds: ReadonlySet<string>;
 }
 
 /**
@@ -73,6 +75,7 @@ export class EventLog {
   readonly #clock: () => number;
   readonly #maxLineBytes: number;
   #state: EventState;
+  readonly #priorRequestIds: ReadonlySet<string>;
   #nextSeq: number;
   #checkpointDue: number;
   #checkpointFailure: unknown = null;
@@ -84,6 +87,7 @@ export class EventLog {
     this.#state = state;
     this.#nextSeq = (state.lastSeq ?? -1) + 1;
     this.#clock = settings.clock;
+    this.#priorRequestIds = settings.priorRequestIds;
     this.#maxLineBytes = settings.maxLineBytes;
     this.path = file.path;
     this.checkpointInterval = settings.interval;
@@ -147,8 +151,9 @@ export class EventLog {
 
   /**
    * Appends `chat.started`: a run begins. Refused while another run is active (TJ-EVENT-009: finish it first) and for
-   * a `requestId` this writer already knows (TJ-EVENT-010). The writer knows the runs of the tail it read when it was
-   * opened and every run since; older ids lie outside that tail, so keep request ids unique (client-generated UUIDs).
+   * a `requestId` the log already holds (TJ-EVENT-010): the writer knows the runs of the tail it folded when it was
+   * opened, the request ids of every earlier `chat.started` (found at open by a scan of the lines before that tail),
+   * and every run since.
    */
   chatStarted(input: EventChatStartedInput): Promise<EventLogAck> {
     return this.#typed('chat.started', input, (i) => ({
@@ -343,7 +348,12 @@ export class EventLog {
     if (this.#file.poisoned) throw new WriterPoisonedError(this.path, 'an earlier sync or write failed');
     const body = type === 'checkpoint' ? { messages: [...this.#state.messages] } : payload;
     const { written, bytes } = this.#encode(type, body);
-    const why = whyNotApplicable(this.#state, type, written.payload as Payload | undefined);
+    const why = whyNotApplicable(
+      this.#state,
+      type,
+      written.payload as Payload | undefined,
+      this.#priorRequestIds,
+    );
     if (why !== null) throw new WriterError('illegal_transition', `${type}: ${why}`, this.path);
     const seq = this.#nextSeq;
     this.#nextSeq = seq + 1;

@@ -6,12 +6,14 @@ import type { EventState } from './event-state.js';
  * may not be appended now, or null when it applies. What a reader would report about the record (an out-of-range
  * edit as `inapplicable_event`, TJ-REPLAY-002; a second active run, TJ-EVENT-009; a reused `request_id`,
  * TJ-EVENT-010; an ack before its run finished, TJ-EVENT-012; stream records outside the active run), the writer
- * refuses with `illegal_transition`.
+ * refuses with `illegal_transition`. `priorRequestIds` are the runs started before the tail the state was folded from
+ * (TJ-EVENT-010 holds across reopen, TJ-EVENT-017).
  */
 export function whyNotApplicable(
   state: EventState,
   type: string,
   payload: Readonly<Record<string, unknown>> | undefined,
+  priorRequestIds: ReadonlySet<string> = new Set(),
 ): string | null {
   const body = payload ?? {};
   if (type === 'message_edit' && 'index' in body && 'message' in body) {
@@ -36,7 +38,8 @@ export function whyNotApplicable(
   if (type === 'chat.started') {
     if (active !== undefined)
       return `run "${active}" is still active; append its chat.done, chat.error or chat.cancelled first (TJ-EVENT-009)`;
-    return state.runs.has(requestId) ? `run "${requestId}" already started in this log (TJ-EVENT-010)` : null;
+    return state.runs.has(requestId) || priorRequestIds.has(requestId)
+      ? `run "${requestId}" already started in this log (TJ-EVENT-010)` : null;
   }
   const run = state.runs.get(requestId);
   if (type === 'chat.cancelled' && run !== undefined && run.finish === undefined) return null;

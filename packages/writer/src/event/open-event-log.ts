@@ -8,6 +8,7 @@ import { requireIdentifier } from '../require-identifier.js';
 import { EventLog } from './event-log.js';
 import { EVENT_LOG_FILE_NAME, type OpenEventLogOptions } from './event-log-inputs.js';
 import { EventState } from './event-state.js';
+import { readPriorRequestIds } from './prior-request-ids.js';
 import { recoverTail } from './recover-tail.js';
 
 /**
@@ -53,7 +54,9 @@ export async function openEventLog(options: OpenEventLogOptions): Promise<EventL
   const file = await AppendFile.open(path, appendFileOptions(resolved));
   try {
     const tail = await recoverTail(path, file.source, file.size, resolved.maxLineBytes);
+    const priorRequestIds = await readPriorRequestIds(file.source, tail.startOffset);
     return new EventLog(file, EventState.fromFold(tail.state, tail.sinceCheckpoint), {
+      priorRequestIds,
       interval,
       clock: resolved.clock,
       maxLineBytes: resolved.maxLineBytes,

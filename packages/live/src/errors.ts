@@ -1,0 +1,27 @@
+/** Stable codes of {@link LiveError}. */
+export type LiveErrorCode =
+  | 'invalid_request'
+  | 'run_active'
+  | 'run_not_active'
+  | 'unknown_run'
+  | 'run_not_finished'
+  | 'ack_before_finish'
+  | 'session_closed'
+  | 'session_failed';
+
+/** A refusal of the live layer, with a stable `code`; errors of the journals pass through as `WriterError`s. */
+export class LiveError extends Error {
+  /** The stable code. */
+  readonly code: LiveErrorCode;
+
+  /**
+   * @param code the stable code
+   * @param message what was refused and why
+   * @param options the underlying cause, if any
+   */
+  constructor(code: LiveErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'LiveError';
+    this.code = code;
+  }
+}

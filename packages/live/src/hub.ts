@@ -1,0 +1,225 @@
+import { isValidIdentifier } from '@turnjournal/reader';
+import {
+  type AcquireLockOptions,
+  type FileSystem,
+  nodeFileSystem,
+  openSessionJournals,
+  type SweepReport,
+  sweepStoreTurnJournals,
+} from '@turnjournal/writer';
+import { LiveError } from './errors.js';
+import { type FanOut, InProcessFanOut } from './fanout.js';
+import { LiveSession, type LiveSessionSettings } from './session.js';
+
+/** Options of {@link openConversationHub}. */
+export interface ConversationHubOptions {
+  /** The store root: every session's journals live at the layout of spec §4.4 under it. */
+  readonly root: string;
+  /** The file-system layer; the real one by default. */
+  readonly fs?: FileSystem;
+  /** Wall clock in epoch milliseconds; `Date.now` by default. */
+  readonly clock?: () => number;
+  /** The fan-out of "durable through seq" announcements; in-process by default. */
+  readonly fanOut?: FanOut;
+  /** Records of the in-memory window per session (TJ-LIVE-011); 4096 by default. */
+  readonly ringRecords?: number;
+  /** Bytes of the in-memory window per session; 4 MiB by default. */
+  readonly ringBytes?: number;
+  /** Longest a delta waits for its sync when no boundary comes first (TJ-LIVE-007); 20 ms by default. */
+  readonly deltaFlushMs?: number;
+  /** Delivery window (TJ-LIVE-015): finished runs older than this count as delivered (`expired`); 48 h by default. */
+  readonly deliveryWindowMs?: number;
+  /** A session with no active run and no subscriber is closed after this idle time; 5 minutes by default. */
+  readonly idleCloseMs?: number;
+  /**
+   * The in-process retention job: every `intervalMs` (1 hour by default) it compacts the event log of every open
+   * session and sweeps the store's turn journals with a `windowMs` window (48 h by default). `false` turns it off.
+   */
+  readonly retention?: false | { readonly intervalMs?: number; readonly windowMs?: number };
+  /** Records between two automatic checkpoints of each event log (50 by default). */
+  readonly checkpointInterval?: number;
+  /** Options of the lock acquisitions. */
+  readonly lock?: AcquireLockOptions;
+}
+
+/** What one pass of the retention job did. */
+export interface RetentionReport {
+  /** Per open session: the compaction's outcome, or the error that stopped it. */
+  readonly sessions: readonly {
+    readonly sessionId: string;
+    readonly removedRecords?: number;
+    readonly error?: string;
+  }[];
+  /** The turn-journal sweep (live sessions' files are skipped, TJ-RET-009), or its error. */
+  readonly turns: SweepReport | { readonly error: string };
+}
+
+const HOUR = 3_600_000;
+
+/**
+ * The registry of live sessions of one store (seed 003's ConversationHub): {@link ConversationHub.session} gives the
+ * one in-process owner of a session's journals, opened (and recovered) on first use and closed when idle.
+ */
+export class ConversationHub {
+  /** The store root. */
+  readonly root: string;
+  readonly #options: ConversationHubOptions;
+  readonly #settings: LiveSessionSettings;
+  readonly #sessions = new Map<string, Promise<LiveSession>>();
+  readonly #timers: ReturnType<typeof setInterval>[] = [];
+  #closed = false;
+
+  /** @internal use {@link openConversationHub}. */
+  constructor(options: ConversationHubOptions) {
+    this.root = options.root;
+    this.#options = options;
+    this.#settings = {
+      fs: options.fs ?? nodeFileSystem,
+      clock: options.clock ?? Date.now,
+      fanOut: options.fanOut ?? new InProcessFanOut(),
+      ringRecords: positive(options.ringRecords, 4096, 'ringRecords'),
+      ringBytes: positive(options.ringBytes, 4 * 1024 * 1024, 'ringBytes'),
+      deltaFlushMs: positive(options.deltaFlushMs, 20, 'deltaFlushMs'),
+      deliveryWindowMs: positive(options.deliveryWindowMs, 48 * HOUR, 'deliveryWindowMs'),
+    };
+    const idle = positive(options.idleCloseMs, 5 * 60_000, 'idleCloseMs');
+    this.#every(Math.max(1000, Math.floor(idle / 2)), () => this.#closeIdle(idle));
+    if (options.retention !== false) {
+      const interval = positive(options.retention?.intervalMs, HOUR, 'retention.intervalMs');
+      this.#every(interval, () => this.runRetention());
+    }
+  }
+
+  /** The fan-out sessions announce on: listen to it to learn that a session is durable through a seq. */
+  get fanOut(): FanOut {
+    return this.#settings.fanOut;
+  }
+
+  /** The session `sessionId`, opened on first use: its journals are locked, a crash's leftovers recovered. */
+  session(sessionId: string): Promise<LiveSession> {
+    if (this.#closed) return Promise.reject(new LiveError('session_closed', 'the hub is closed'));
+    if (typeof sessionId !== 'string' || !isValidIdentifier(sessionId))
+      return Promise.reject(
+        new LiveError('invalid_request', `the session id ${JSON.stringify(String(sessionId)).slice(0, 80)} is invalid`),
+      );
+    const existing = this.#sessions.get(sessionId);
+    if (existing !== undefined) {
+      return existing.then((session) => {
+        if (!session.closed && this.#sessions.get(sessionId) === existing) return session;
+        if (this.#sessions.get(sessionId) === existing) this.#sessions.delete(sessionId);
+        return this.session(sessionId);
+      });
+    }
+    const opening = this.#open(sessionId);
+    this.#sessions.set(sessionId, opening);
+    opening.catch(() => {
+      if (this.#sessions.get(sessionId) === opening) this.#sessions.delete(sessionId);
+    });
+    return opening;
+  }
+
+  /** Ids of the sessions open now. */
+  openSessions(): string[] {
+    return [...this.#sessions.keys()];
+  }
+
+  /**
+   * One pass of the retention job (also run every `retention.intervalMs`): compacts each open session's event log
+   * (finished runs that are delivered, or whose delivery expired, TJ-LIVE-015) and sweeps the store's turn journals.
+   */
+  async runRetention(): Promise<RetentionReport> {
+    const windowMs = this.#options.retention === false ? 48 * HOUR : (this.#options.retention?.windowMs ?? 48 * HOUR);
+    const sessions: { sessionId: string; removedRecords?: number; error?: string }[] = [];
+    for (const [sessionId, opening] of [...this.#sessions]) {
+      try {
+        const session = await opening;
+        if (session.closed) continue;
+        const result = await session.compact({ retentionSeconds: windowMs / 1000 });
+        sessions.push({ sessionId, removedRecords: result.removedRecords });
+      } catch (error) {
+        sessions.push({ sessionId, error: error instanceof Error ? error.message : String(error) });
+      }
+    }
+    let turns: RetentionReport['turns'];
+    try {
+      turns = await sweepStoreTurnJournals(this.root, {
+        retentionSeconds: windowMs / 1000,
+        clock: this.#settings.clock,
+        fs: this.#settings.fs,
+      });
+    } catch (error) {
+      turns = { error: error instanceof Error ? error.message : String(error) };
+    }
+    return { sessions, turns };
+  }
+
+  /** Closes every session and stops the hub's timers. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    for (const timer of this.#timers) clearInterval(timer);
+    const sessions = [...this.#sessions.values()];
+    this.#sessions.clear();
+    await Promise.allSettled(sessions.map(async (opening) => (await opening).close()));
+  }
+
+  async #open(sessionId: string): Promise<LiveSession> {
+    const stampRef: { value: number | undefined } = { value: undefined };
+    const clock = this.#settings.clock;
+    const journals = await openSessionJournals({
+      root: this.root,
+      sessionId,
+      eventDurability: 'none',
+      turnDurability: 'group',
+      fs: this.#settings.fs,
+      clock: () => stampRef.value ?? clock(),
+      ...(this.#options.checkpointInterval === undefined
+        ? {}
+        : { checkpointInterval: this.#options.checkpointInterval }),
+      ...(this.#options.lock === undefined ? {} : { lock: this.#options.lock }),
+    });
+    try {
+      return await LiveSession.open(sessionId, journals, this.#settings, stampRef);
+    } catch (error) {
+      await journals.close().catch(() => undefined);
+      throw error;
+    }
+  }
+
+  async #closeIdle(idleMs: number): Promise<void> {
+    const now = this.#settings.clock();
+    for (const [sessionId, opening] of [...this.#sessions]) {
+      const session = await opening.catch(() => undefined);
+      if (session === undefined) continue;
+      const idle =
+        session.closed ||
+        (session.activeRequestId === undefined && session.subscriberCount === 0 && now - session.lastUsed > idleMs);
+      if (!idle) continue;
+      if (this.#sessions.get(sessionId) === opening) this.#sessions.delete(sessionId);
+      await session.close().catch(() => undefined);
+    }
+  }
+
+  #every(ms: number, task: () => Promise<unknown>): void {
+    const timer = setInterval(() => {
+      task().catch(() => undefined);
+    }, ms);
+    timer.unref();
+    this.#timers.push(timer);
+  }
+}
+
+function positive(value: number | undefined, fallback: number, name: string): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0)
+    throw new LiveError('invalid_request', `${name} must be a positive number, got ${String(value)}`);
+  return value;
+}
+
+/**
+ * Opens a conversation hub over a store (spec §18): sessions are opened on first use by {@link ConversationHub.session}.
+ */
+export function openConversationHub(options: ConversationHubOptions): ConversationHub {
+  if (typeof options !== 'object' || options === null || typeof options.root !== 'string' || options.root === '')
+    throw new LiveError('invalid_request', 'openConversationHub needs { root }');
+  return new ConversationHub(options);
+}

@@ -1,0 +1,8 @@
+// @turnjournal/live: live sessions over a turnjournal store (spec §18; seeds 000, 001, 003).
+export * from './errors.js';
+export * from './fanout.js';
+export * from './hub.js';
+export * from './records.js';
+export * from './session.js';
+export type { SubscriptionSource } from './subscription.js';
+export { Subscription } from './subscription.js';

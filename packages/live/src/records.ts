@@ -1,0 +1,79 @@
+import type { ActiveRun, SegmentOverlay } from '@turnjournal/reader';
+import type { Message } from '@turnjournal/schema';
+
+/** One event-log record as subscribers receive it: the envelope of spec §6.1 (unknown members kept from disk). */
+export interface LiveRecord {
+  /** Position in the log. */
+  readonly seq: number;
+  /** When it was written (RFC 3339). */
+  readonly ts: string;
+  /** Record type. */
+  readonly type: string;
+  /** Type-specific data. */
+  readonly payload?: Readonly<Record<string, unknown>>;
+}
+
+/** How a run ended, or that it has not (spec §6.3), or `interrupted` for a turn that never got a run. */
+export type LiveRunStatus = 'running' | 'done' | 'error' | 'cancelled' | 'interrupted';
+
+/** A finished run the client has not acknowledged (seed 001's "missed turn"). */
+export interface UndeliveredRun {
+  /** The run (and turn) id. */
+  readonly requestId: string;
+  /** How it ended. */
+  readonly status: 'done' | 'error' | 'cancelled';
+  /** The seq of its finishing record: acknowledge with `throughSeq` at least this. */
+  readonly finishedSeq: number;
+  /** The `ts` of its finishing record. */
+  readonly finishedAt: string;
+}
+
+/** The active run of a live snapshot: spec §15.3's `active_run` plus seed 003's times. */
+export interface LiveActiveRun extends ActiveRun {
+  /** The `ts` of its `chat.started`. */
+  readonly startedAt: string;
+  /** The `ts` of its last record. */
+  readonly lastActivityAt: string;
+}
+
+/**
+ * Seed 003's ConversationView (spec §18.4): what a client renders on (re)connect. Consistent with `lastSeq`
+ * (TJ-LIVE-013): subscribe with `after: lastSeq` to continue without a gap or a repeat.
+ */
+export interface ConversationView {
+  /** The session. */
+  readonly sessionId: string;
+  /** The committed transcript (spec §15.1). */
+  readonly messages: readonly Message[];
+  /** The active run, or null. */
+  readonly activeRun: LiveActiveRun | null;
+  /** The buffered text of the open assistant segment, or null. */
+  readonly overlay: SegmentOverlay | null;
+  /** The highest durable seq, or null for an empty log. */
+  readonly lastSeq: number | null;
+  /** Finished runs this client has not acknowledged and whose delivery has not expired (TJ-LIVE-015). */
+  readonly undelivered: readonly UndeliveredRun[];
+}
+
+/** What a subscription yields (spec §18.3). */
+export type LiveEvent =
+  | {
+      /** A record with the next seq. */
+      readonly kind: 'record';
+      /** The record. */
+      readonly record: LiveRecord;
+    }
+  | {
+      /** The records the client lacks are gone (`compacted`) or its cursor is unknown (`ahead`): render this view. */
+      readonly kind: 'snapshot';
+      /** Why a snapshot came instead of records (TJ-LIVE-010). */
+      readonly reason: 'compacted' | 'ahead';
+      /** The view; the subscription continues after its `lastSeq`. */
+      readonly view: ConversationView;
+    }
+  | {
+      /** The subscriber fell behind the in-memory window (TJ-LIVE-011); the iteration ends after this event. */
+      readonly kind: 'cut_off';
+      /** The last seq it received: subscribe again with `after: cursor`. */
+      readonly cursor: number;
+    };

@@ -1,0 +1,752 @@
+import { isValidIdentifier, type ScannedRun, scanEventRuns } from '@turnjournal/reader';
+import type { Attachment } from '@turnjournal/schema';
+import {
+  type EventLog,
+  type EventLogAck,
+  type EventLogCompaction,
+  type FileSystem,
+  SERVER_STARTUP_RECOVERY,
+  type SessionJournals,
+  type TurnJournal,
+} from '@turnjournal/writer';
+import { DiskReader } from './disk-reader.js';
+import { LiveError } from './errors.js';
+import type { FanOut } from './fanout.js';
+import type { ConversationView, LiveEvent, LiveRecord, LiveRunStatus } from './records.js';
+import { RecordRing } from './ring.js';
+import { Subscription, type SubscriptionSource } from './subscription.js';
+import { ViewFold } from './view-fold.js';
+
+/** Settings a hub gives each of its sessions. */
+export interface LiveSessionSettings {
+  readonly fs: FileSystem;
+  readonly clock: () => number;
+  readonly fanOut: FanOut;
+  readonly ringRecords: number;
+  readonly ringBytes: number;
+  readonly deltaFlushMs: number;
+  readonly deliveryWindowMs: number;
+}
+
+/** A user turn to send (seeds 000 and 003). */
+export interface SendInput {
+  /** The client-generated id of the turn and its run (TJ-LIVE-001); resend it with every retry. */
+  readonly requestId: string;
+  /** The user message text. */
+  readonly content: string;
+  /** Attachment metadata (never the bytes). */
+  readonly attachments?: readonly Attachment[];
+  /** The model of the run. */
+  readonly model?: string | null;
+}
+
+/** The answer of {@link LiveSession.send}. */
+export type SendResult =
+  | {
+      /** The turn was new: it is submitted, its run started; stream it through `run`. */
+      readonly created: true;
+      /** The run and turn id. */
+      readonly requestId: string;
+      /** Always `running`. */
+      readonly status: 'running';
+      /** The handle the worker streams the run through. */
+      readonly run: LiveRun;
+    }
+  | {
+      /** A retry (TJ-LIVE-002): nothing was written. */
+      readonly created: false;
+      /** The run and turn id. */
+      readonly requestId: string;
+      /** The existing run's status. */
+      readonly status: LiveRunStatus;
+    };
+
+/** Options of {@link LiveSession.subscribe}. */
+export interface SubscribeOptions {
+  /** The highest seq the client holds (-1, the default, for none): it receives every record after it. */
+  readonly after?: number;
+}
+
+/** Options of {@link LiveSession.ack}. */
+export interface AckOptions {
+  /** Which client acknowledged; it drops out of that client's undelivered list. */
+  readonly clientId?: string;
+  /** The highest seq the client received; at least the run's finishing record (TJ-LIVE-014). */
+  readonly throughSeq?: number;
+}
+
+interface ActiveState {
+  readonly requestId: string;
+  segment: { messageId: string; text: string } | undefined;
+  segments: number;
+  assistantStarted: boolean;
+  lastAssistantIndex: number | null;
+}
+
+interface Deferred {
+  promise: Promise<void>;
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
+
+function deferred(): Deferred {
+  let resolve = (): void => undefined;
+  let reject = (_: unknown): void => undefined;
+  const promise = new Promise<void>((yes, no) => {
+    resolve = yes;
+    reject = no;
+  });
+  return { promise, resolve, reject };
+}
+
+/**
+ * The run a worker streams (seed 003's ConversationModel intents): deltas open and extend assistant segments; any
+ * tool record or the end closes the open segment, which the session commits as a message (TJ-LIVE-004).
+ */
+export class LiveRun {
+  /** The run and turn id. */
+  readonly requestId: string;
+  readonly #session: LiveSession;
+
+  /** @internal created by {@link LiveSession.send}. */
+  constructor(session: LiveSession, requestId: string) {
+    this.#session = session;
+    this.requestId = requestId;
+  }
+
+  /**
+   * Streams assistant text. Buffered: resolves once the bytes reach the OS, and is made durable with the next
+   * boundary or within the session's delta delay (TJ-LIVE-007); subscribers receive it once durable.
+   */
+  delta(text: string): Promise<void> {
+    return this.#session._delta(this.requestId, text);
+  }
+
+  /** A tool call began; resolves once durable. */
+  toolStart(input: { readonly toolCallId: string; readonly tool: string; readonly args?: unknown }): Promise<void> {
+    return this.#session._boundary(this.requestId, [
+      [
+        'tool.start',
+        {
+          request_id: this.requestId,
+          tool_call_id: input.toolCallId,
+          tool: input.tool,
+          ...(input.args === undefined ? {} : { args: input.args }),
+        },
+      ],
+    ]);
+  }
+
+  /** A tool call ended; resolves once durable. */
+  toolEnd(input: { readonly toolCallId: string; readonly isError?: boolean }): Promise<void> {
+    return this.#session._boundary(this.requestId, [
+      [
+        'tool.end',
+        {
+          request_id: this.requestId,
+          tool_call_id: input.toolCallId,
+          ...(input.isError === undefined ? {} : { is_error: input.isError }),
+        },
+      ],
+    ]);
+  }
+
+  /** A tool's output: appended as `tool.result` and committed as a `tool` message; resolves once durable. */
+  toolResult(input: {
+    readonly toolCallId: string;
+    readonly output: string;
+    readonly isError?: boolean;
+  }): Promise<void> {
+    const requestId = this.requestId;
+    const isError = input.isError === undefined ? {} : { is_error: input.isError };
+    return this.#session._boundary(requestId, [
+      ['tool.result', { request_id: requestId, tool_call_id: input.toolCallId, output: input.output, ...isError }],
+      [
+        'message_append',
+        {
+          message: {
+            role: 'tool',
+            content: input.output,
+            id: `${requestId}.tool.${input.toolCallId}`,
+            tool_call_id: input.toolCallId,
+            request_id: requestId,
+            ...isError,
+          },
+        },
+      ],
+    ]);
+  }
+
+  /** The run finished: commits the open segment, appends `chat.done`, then completes the turn. */
+  done(): Promise<void> {
+    return this.#session._finish(this.requestId, 'done');
+  }
+
+  /** The run failed: commits the open segment as partial, appends `chat.error`, interrupts the turn (`error`). */
+  error(error: { readonly message: string; readonly name?: string; readonly code?: string }): Promise<void> {
+    return this.#session._finish(this.requestId, 'error', error);
+  }
+
+  /** The run was cancelled: commits the open segment as partial, appends `chat.cancelled`, interrupts the turn. */
+  cancel(reason = 'cancelled'): Promise<void> {
+    return this.#session._finish(this.requestId, 'cancelled', undefined, reason);
+  }
+}
+
+/**
+ * The one in-process owner of a session's turn journal and event log (seed 003's ConversationModel): the turn flow,
+ * per-record durability, the window of recent records, subscribers, snapshots, acknowledgements and restart recovery.
+ * Obtain it from {@link ConversationHub.session}.
+ */
+export class LiveSession implements SubscriptionSource {
+  /** The session id. */
+  readonly sessionId: string;
+  readonly #journals: SessionJournals;
+  readonly #log: EventLog;
+  readonly #turns: TurnJournal;
+  readonly #settings: LiveSessionSettings;
+  readonly #disk: DiskReader;
+  readonly #ring: RecordRing;
+  readonly #subscribers = new Set<Subscription>();
+  #fold: ViewFold;
+  /** Records appended (their bytes handed to the writer) and not yet durable, in seq order. */
+  #pending: { record: LiveRecord; size: number }[] = [];
+  #durableSeq: number;
+  #active: ActiveState | undefined;
+  #starting: string | undefined;
+  #changed: Deferred = deferred();
+  #flushRunning: Promise<void> | null = null;
+  #flushNext: Deferred | null = null;
+  #deltaTimer: ReturnType<typeof setTimeout> | null = null;
+  #failure: unknown = null;
+  #closed = false;
+  #exclusive: Promise<unknown> | null = null;
+  #lastUsed: number;
+  readonly #stampRef: { value: number | undefined };
+
+  /** @internal use {@link ConversationHub.session}. */
+  constructor(
+    sessionId: string,
+    journals: SessionJournals,
+    fold: ViewFold,
+    settings: LiveSessionSettings,
+    stampRef: { value: number | undefined },
+  ) {
+    this.sessionId = sessionId;
+    this.#journals = journals;
+    this.#log = journals.events;
+    this.#turns = journals.turns;
+    this.#fold = fold;
+    this.#settings = settings;
+    this.#stampRef = stampRef;
+    this.#disk = new DiskReader(settings.fs, journals.events.path);
+    this.#ring = new RecordRing(settings.ringRecords, settings.ringBytes);
+    this.#durableSeq = fold.lastSeq ?? -1;
+    this.#lastUsed = settings.clock();
+  }
+
+  /**
+   * @internal Opens a session on its journals: makes what the log holds durable, scans its runs, then recovers what a
+   * crash left open (TJ-LIVE-016, TJ-LIVE-017).
+   */
+  static async open(
+    sessionId: string,
+    journals: SessionJournals,
+    settings: LiveSessionSettings,
+    stampRef: { value: number | undefined },
+  ): Promise<LiveSession> {
+    const log = journals.events;
+    // What a crashed process left in the OS is durable from now on (TJ-LIVE-008 for records read at open).
+    await log.flush();
+    const runs = await scanLog(settings.fs, log.path);
+    const session = new LiveSession(sessionId, journals, new ViewFold(log.snapshot(), runs), settings, stampRef);
+    await session.#recover();
+    return session;
+  }
+
+  // ---- public API ----------------------------------------------------------------------------------------------
+
+  /** The highest durable seq (what subscribers have been offered), -1 for an empty log. */
+  get durableSeq(): number {
+    return this.#durableSeq;
+  }
+
+  /** True once closed. */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** The active run's id, or undefined. */
+  get activeRequestId(): string | undefined {
+    return this.#active?.requestId;
+  }
+
+  /** Subscribers currently attached. */
+  get subscriberCount(): number {
+    return this.#subscribers.size;
+  }
+
+  /** @internal Epoch ms of the last call, for the hub's idle close. */
+  get lastUsed(): number {
+    return this.#lastUsed;
+  }
+
+  /**
+   * Submits a user turn and starts its run (seeds 000 + 003): appends `submitted` to the turn journal (durable), then
+   * `chat.started` and the user message to the event log (durable), then `worker_started`, and returns the run for
+   * the worker to stream. A `requestId` the session already holds is a retry (TJ-LIVE-002): nothing is written and
+   * the existing run's status is returned, across restarts too. Refused with `run_active` while another run is active.
+   */
+  async send(input: SendInput): Promise<SendResult> {
+    this.#usable();
+    if (typeof input !== 'object' || input === null)
+      throw new LiveError('invalid_request', 'send needs an input object');
+    const { requestId, content } = input;
+    if (typeof requestId !== 'string' || !isValidIdentifier(requestId))
+      throw new LiveError(
+        'invalid_request',
+        `the request id ${JSON.stringify(String(requestId)).slice(0, 80)} is not a valid identifier (it is the turn id too, TJ-LIVE-001)`,
+      );
+    if (typeof content !== 'string') throw new LiveError('invalid_request', 'content must be a string');
+    const known = this.statusOf(requestId);
+    if (known !== undefined) return { created: false, requestId, status: known };
+    const busy = this.#active?.requestId ?? this.#starting;
+    if (busy !== undefined)
+      throw new LiveError('run_active', `run "${busy}" is still active; finish it before sending another turn`);
+    this.#starting = requestId;
+    try {
+      const submitted = await this.#turns.submit({
+        turnId: requestId,
+        content,
+        streamId: requestId,
+        ...(input.attachments === undefined ? {} : { attachments: input.attachments }),
+        ...(input.model === undefined ? {} : { model: input.model }),
+      });
+      if (!submitted.created) return { created: false, requestId, status: this.statusOf(requestId) ?? 'interrupted' };
+      this.#append('chat.started', {
+        request_id: requestId,
+        content,
+        ...(input.model === undefined ? {} : { model: input.model }),
+      });
+      this.#append('message_append', {
+        message: {
+          role: 'user',
+          content,
+          id: `${requestId}.user`,
+          request_id: requestId,
+          ...(input.attachments === undefined ? {} : { attachments: input.attachments }),
+        },
+      });
+      this.#active = {
+        requestId,
+        segment: undefined,
+        segments: 0,
+        assistantStarted: false,
+        lastAssistantIndex: null,
+      };
+      await this.#durable();
+      await this.#turns.workerStarted(requestId);
+      return { created: true, requestId, status: 'running', run: new LiveRun(this, requestId) };
+    } catch (error) {
+      this.#fail(error);
+      throw error;
+    } finally {
+      this.#starting = undefined;
+    }
+  }
+
+  /** The status of the run (or turn) `requestId`, or undefined when the session holds neither. */
+  statusOf(requestId: string): LiveRunStatus | undefined {
+    if (this.#active?.requestId === requestId) return 'running';
+    const run = this.#fold.runs.get(requestId);
+    if (run !== undefined) return run.finish ?? 'running';
+    const turn = this.#turns.stateOf(requestId);
+    if (turn === undefined) return undefined;
+    return turn === 'completed' ? 'done' : turn === 'interrupted' ? 'interrupted' : 'running';
+  }
+
+  /**
+   * Streams the log from a cursor (spec §18.3): every durable record with `seq > after`, in order, once, from the
+   * window of recent records or the store, then live; a snapshot when the records are compacted away or the cursor
+   * is ahead; `cut_off` with the cursor when a live subscriber falls out of the window.
+   */
+  subscribe(options: SubscribeOptions = {}): Subscription {
+    this.#usable();
+    const after = options.after ?? -1;
+    if (!Number.isSafeInteger(after) || after < -1)
+      throw new LiveError('invalid_request', `after must be an integer >= -1, got ${String(options.after)}`);
+    const subscription = new Subscription(this, after);
+    this.#subscribers.add(subscription);
+    this.#lastUsed = this.#settings.clock();
+    return subscription;
+  }
+
+  /**
+   * Seed 003's ConversationView (spec §18.4), consistent with its `lastSeq` (TJ-LIVE-013), with the finished runs
+   * `clientId` has not acknowledged (any client's ack counts when none is named).
+   */
+  snapshot(options: { readonly clientId?: string } = {}): ConversationView {
+    return this.#fold.view(this.sessionId, options.clientId, this.#settings.clock(), this.#settings.deliveryWindowMs);
+  }
+
+  /**
+   * Records that a client received a finished run through its finishing record (spec §6.4): appends `delivery.ack`,
+   * durable. Refused for an unknown or unfinished run and for a `throughSeq` below its finishing record (TJ-LIVE-014).
+   */
+  async ack(requestId: string, options: AckOptions = {}): Promise<void> {
+    this.#usable();
+    const run = this.#fold.runs.get(requestId);
+    if (run === undefined) throw new LiveError('unknown_run', `the session has no run "${requestId}"`);
+    if (run.finishedSeq === null)
+      throw new LiveError('run_not_finished', `run "${requestId}" has not finished; acknowledge it after its end`);
+    if (options.throughSeq !== undefined && options.throughSeq < run.finishedSeq)
+      throw new LiveError(
+        'ack_before_finish',
+        `through_seq ${options.throughSeq} is below the finishing record ${run.finishedSeq} of run "${requestId}" (TJ-LIVE-014)`,
+      );
+    this.#append('delivery.ack', {
+      request_id: requestId,
+      ...(options.clientId === undefined ? {} : { client_id: options.clientId }),
+      ...(options.throughSeq === undefined ? {} : { through_seq: options.throughSeq }),
+    });
+    await this.#durable();
+  }
+
+  /**
+   * Compacts the event log (spec §14.2) with the session's delivery window (TJ-LIVE-015): appends wait meanwhile; the
+   * window of recent records is kept (seqs do not change, TJ-RET-14).
+   */
+  async compact(options: { readonly retentionSeconds?: number } = {}): Promise<EventLogCompaction> {
+    this.#usable();
+    return this.#runExclusive(async () => {
+      await this.#durable();
+      const result = await this.#log.compact({
+        ...options,
+        ...(options.retentionSeconds === undefined ? {} : { retentionSeconds: options.retentionSeconds }),
+      });
+      await this.#disk.reopen();
+      return result;
+    });
+  }
+
+  /** Makes everything appended durable and delivers it. */
+  flush(): Promise<void> {
+    return this.#durable();
+  }
+
+  /** Flushes, ends every subscription, closes both journals and releases their locks. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    if (this.#deltaTimer !== null) clearTimeout(this.#deltaTimer);
+    this.#deltaTimer = null;
+    if (this.#failure === null) await this.#durable().catch(() => undefined);
+    this.#closed = true;
+    this.#wakeAll();
+    for (const subscription of [...this.#subscribers]) subscription.close();
+    await this.#disk.close();
+    await this.#journals.close();
+  }
+
+  // ---- the run (called by LiveRun) ---------------------------------------------------------------------------------
+
+  /** @internal */
+  _delta(requestId: string, text: string): Promise<void> {
+    try {
+      const active = this.#activeRun(requestId);
+      if (typeof text !== 'string') throw new LiveError('invalid_request', 'a delta is a string');
+      if (active.segment === undefined) {
+        active.segments += 1;
+        const messageId = `${requestId}.a${active.segments}`;
+        active.segment = { messageId, text: '' };
+        this.#append('assistant.segment.started', { request_id: requestId, message_id: messageId });
+        if (!active.assistantStarted) {
+          active.assistantStarted = true;
+          const index = this.#log.snapshot().messages.length;
+          this.#turns.assistantStarted(requestId, { assistantMessageIndex: index }).catch((error) => this.#fail(error));
+        }
+      }
+      const segment = active.segment;
+      segment.text += text;
+      const written = this.#append('chat.delta', { request_id: requestId, message_id: segment.messageId, text });
+      this.#scheduleDeltaFlush();
+      const done = written.then(() => undefined);
+      done.catch(() => undefined);
+      return done;
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** @internal Closes the open segment, appends `build`'s records, and waits until they are durable. */
+  async _boundary(requestId: string, records: readonly (readonly [string, Record<string, unknown>])[]): Promise<void> {
+    const active = this.#activeRun(requestId);
+    this.#closeSegment(active, false);
+    const writes = records.map(([type, payload]) => this.#append(type, payload));
+    await Promise.all([...writes, this.#durable()]);
+  }
+
+  /** @internal Ends the run: segment, finishing record (durable), then the turn's terminal event (TJ-LIVE-005). */
+  async _finish(
+    requestId: string,
+    how: 'done' | 'error' | 'cancelled',
+    error?: { readonly message: string; readonly name?: string; readonly code?: string },
+    reason?: string,
+  ): Promise<void> {
+    const active = this.#activeRun(requestId);
+    this.#closeSegment(active, how !== 'done');
+    if (how === 'done') this.#append('chat.done', { request_id: requestId });
+    else if (how === 'error')
+      this.#append('chat.error', { request_id: requestId, error: error ?? { message: 'error' } });
+    else this.#append('chat.cancelled', { request_id: requestId, reason: reason ?? 'cancelled' });
+    this.#active = undefined;
+    await this.#durable();
+    if (how === 'done') await this.#turns.complete(requestId, { assistantMessageIndex: active.lastAssistantIndex });
+    else await this.#turns.interrupt(requestId, how === 'error' ? 'error' : (reason ?? 'cancelled'));
+  }
+
+  // ---- SubscriptionSource ----------------------------------------------------------------------------------------
+
+  /** @internal */
+  fromRing(seq: number): LiveRecord | undefined {
+    return this.#ring.get(seq);
+  }
+
+  /** @internal */
+  fromDisk(
+    after: number,
+    through: number,
+    limit: number,
+  ): Promise<{ kind: 'records'; records: readonly LiveRecord[] } | { kind: 'compacted' }> {
+    const read = async () => this.#disk.readAfter(after, through, limit);
+    return this.#exclusive === null ? read() : this.#exclusive.then(read, read);
+  }
+
+  /** @internal */
+  snapshotEvent(reason: 'compacted' | 'ahead'): { event: LiveEvent; seq: number } {
+    const view = this.snapshot();
+    return { event: { kind: 'snapshot', reason, view }, seq: view.lastSeq ?? -1 };
+  }
+
+  /** @internal */
+  changed(): Promise<void> {
+    return this.#changed.promise;
+  }
+
+  /** @internal */
+  detach(subscription: Subscription): void {
+    this.#subscribers.delete(subscription);
+    this.#lastUsed = this.#settings.clock();
+  }
+
+  // ---- internals -------------------------------------------------------------------------------------------------
+
+  #usable(): void {
+    if (this.#closed) throw new LiveError('session_closed', `session "${this.sessionId}" is closed`);
+    if (this.#failure !== null)
+      throw new LiveError('session_failed', `session "${this.sessionId}" failed; reopen it`, { cause: this.#failure });
+    this.#lastUsed = this.#settings.clock();
+  }
+
+  #activeRun(requestId: string): ActiveState {
+    this.#usable();
+    const active = this.#active;
+    if (active === undefined || active.requestId !== requestId)
+      throw new LiveError('run_not_active', `run "${requestId}" is not the active run of "${this.sessionId}"`);
+    return active;
+  }
+
+  /** Commits the open segment as an assistant message (TJ-LIVE-004), marked partial when the run did not finish. */
+  #closeSegment(active: ActiveState, partial: boolean): void {
+    const segment = active.segment;
+    if (segment === undefined) return;
+    active.segment = undefined;
+    if (segment.text === '') return;
+    active.lastAssistantIndex = this.#log.snapshot().messages.length;
+    this.#append('message_append', {
+      message: {
+        role: 'assistant',
+        content: segment.text,
+        id: segment.messageId,
+        request_id: active.requestId,
+        ...(partial ? { partial: true } : {}),
+      },
+    });
+  }
+
+  /**
+   * Appends one record through the writer's `append` (validated and checked against the log's state like its typed
+   * methods) and keeps what was appended until it is durable. The writer reserves seqs synchronously, so the seqs
+   * between its `lastSeq` before and after the call are this call's record and, when one fell due, the checkpoint the
+   * writer added after it, with the message list it holds (TJ-EVENT-007). `ts` comes from the stamp the session's
+   * clock hands the writer for the duration of the call. A refusal rejects with the writer's error and changes
+   * nothing; a failed write fails the session (reopen it: recovery reads what the file holds).
+   */
+  #append(type: string, payload: Record<string, unknown>): Promise<EventLogAck> {
+    this.#usable();
+    if (this.#exclusive !== null)
+      throw new LiveError('invalid_request', 'the session is compacting; retry when compact() resolved');
+    const log = this.#log;
+    const before = log.lastSeq ?? -1;
+    const stamp = this.#settings.clock();
+    this.#stampRef.value = stamp;
+    let written: Promise<EventLogAck>;
+    try {
+      written = log.append(type, payload);
+    } finally {
+      this.#stampRef.value = undefined;
+    }
+    const after = log.lastSeq ?? -1;
+    if (after === before) return written; // refused before anything was reserved
+    const ts = new Date(stamp).toISOString();
+    const json = JSON.stringify(payload);
+    this.#pending.push({
+      record: { seq: before + 1, ts, type, payload: JSON.parse(json) as Record<string, unknown> },
+      size: json.length + 64,
+    });
+    if (after === before + 2) {
+      const messages = [...log.snapshot().messages];
+      this.#pending.push({
+        record: { seq: before + 2, ts, type: 'checkpoint', payload: { messages } },
+        size: JSON.stringify(messages).length + 64,
+      });
+    }
+    written.catch((error: unknown) => this.#fail(error, before + 1));
+    return written;
+  }
+
+  /** Makes every record appended so far durable, then delivers it (group commit: concurrent callers share a sync). */
+  #durable(): Promise<void> {
+    if (this.#flushRunning === null) {
+      this.#flushRunning = this.#flushOnce();
+      return this.#flushRunning;
+    }
+    if (this.#flushNext === null) {
+      const next = deferred();
+      this.#flushNext = next;
+      this.#flushRunning
+        .then(
+          () => undefined,
+          () => undefined,
+        )
+        .then(() => {
+          this.#flushNext = null;
+          const run = this.#flushRunning ?? this.#flushOnce();
+          this.#flushRunning = run;
+          run.then(next.resolve, next.reject);
+        });
+    }
+    return this.#flushNext.promise;
+  }
+
+  async #flushOnce(): Promise<void> {
+    try {
+      const target = this.#log.lastSeq ?? -1;
+      await this.#log.flush();
+      if (this.#failure !== null) throw this.#failure;
+      this.#commitThrough(target);
+    } catch (error) {
+      this.#fail(error);
+      throw error;
+    } finally {
+      this.#flushRunning = null;
+    }
+  }
+
+  #scheduleDeltaFlush(): void {
+    if (this.#deltaTimer !== null) return;
+    this.#deltaTimer = setTimeout(() => {
+      this.#deltaTimer = null;
+      this.#durable().catch(() => undefined);
+    }, this.#settings.deltaFlushMs);
+  }
+
+  /** Delivers the pending records up to `target`, now durable: fold, window, subscribers, fan-out. */
+  #commitThrough(target: number): void {
+    let moved = false;
+    while (this.#pending.length > 0) {
+      const next = this.#pending[0] as { record: LiveRecord; size: number };
+      if (next.record.seq > target) break;
+      this.#pending.shift();
+      if (next.record.seq <= this.#durableSeq) continue;
+      if (next.record.seq !== this.#durableSeq + 1) {
+        // A seq the session never saw appended: delivering past it would leave subscribers a gap (TJ-LIVE-009).
+        this.#fail(new LiveError('session_failed', `seq ${this.#durableSeq + 1} is missing before ${next.record.seq}`));
+        break;
+      }
+      this.#fold.apply(next.record);
+      this.#ring.push(next.record, next.size);
+      this.#durableSeq = next.record.seq;
+      moved = true;
+    }
+    if (!moved) return;
+    this.#wakeAll();
+    this.#settings.fanOut.publish(this.sessionId, this.#durableSeq);
+  }
+
+  #wakeAll(): void {
+    const changed = this.#changed;
+    this.#changed = deferred();
+    changed.resolve();
+  }
+
+  #fail(error: unknown, fromSeq?: number): void {
+    if (this.#failure === null) this.#failure = error ?? new Error('unknown failure');
+    if (fromSeq !== undefined) this.#pending = this.#pending.filter((p) => p.record.seq < fromSeq);
+  }
+
+  async #runExclusive<T>(task: () => Promise<T>): Promise<T> {
+    while (this.#exclusive !== null) await this.#exclusive.catch(() => undefined);
+    const running = task();
+    this.#exclusive = running;
+    try {
+      return await running;
+    } finally {
+      this.#exclusive = null;
+    }
+  }
+
+  /**
+   * Restart recovery (TJ-LIVE-016, TJ-LIVE-017): the run a crash left open gets its open segment's text committed as
+   * a partial assistant message, then `chat.cancelled` with `server_startup_recovery`; every pending turn is then
+   * closed from its run's outcome — never with a fabricated answer.
+   */
+  async #recover(): Promise<void> {
+    const log = this.#log;
+    const snapshot = log.snapshot();
+    const active = snapshot.activeRun;
+    if (active !== null) {
+      const overlay = snapshot.overlay;
+      if (overlay !== null && overlay.requestId === active.requestId && overlay.text !== '')
+        this.#append('message_append', {
+          message: {
+            role: 'assistant',
+            content: overlay.text,
+            id: overlay.messageId,
+            request_id: active.requestId,
+            partial: true,
+          },
+        });
+      this.#append('chat.cancelled', { request_id: active.requestId, reason: SERVER_STARTUP_RECOVERY });
+    }
+    await this.#durable();
+    for (const { turnId } of this.#turns.pendingTurns()) {
+      const run = this.#fold.runs.get(turnId);
+      if (run?.finish === 'done') await this.#turns.complete(turnId, { assistantMessageIndex: null });
+      else if (run?.finish === 'error') await this.#turns.interrupt(turnId, 'error');
+      else await this.#turns.interrupt(turnId, SERVER_STARTUP_RECOVERY);
+    }
+  }
+}
+
+async function scanLog(fs: FileSystem, path: string): Promise<Map<string, ScannedRun>> {
+  const fd = await fs.open(path, 'read');
+  try {
+    const size = (await fs.fstat(fd)).size;
+    return await scanEventRuns({
+      source: { read: (buffer, offset, length, position) => fs.read(fd, buffer, offset, length, position) },
+      end: size,
+    });
+  } finally {
+    await fs.close(fd);
+  }
+}

@@ -1,0 +1,136 @@
+import type { LiveEvent, LiveRecord } from './records.js';
+
+/** What a subscription needs from its session: the durable head, the window, the store, a view, a wake-up. */
+export interface SubscriptionSource {
+  /** The highest durable seq, -1 for none. */
+  readonly durableSeq: number;
+  /** The record with `seq` from the in-memory window, or undefined. */
+  fromRing(seq: number): LiveRecord | undefined;
+  /** Records after `after` through `through` from the store, or `compacted`. */
+  fromDisk(
+    after: number,
+    through: number,
+    limit: number,
+  ): Promise<{ kind: 'records'; records: readonly LiveRecord[] } | { kind: 'compacted' }>;
+  /** A snapshot event for `reason`, and the seq it is consistent with. */
+  snapshotEvent(reason: 'compacted' | 'ahead'): { event: LiveEvent; seq: number };
+  /** Resolves at the next durable record, or when the session closes (then `closed` is true). */
+  changed(): Promise<void>;
+  /** True once the session is closed. */
+  readonly closed: boolean;
+  /** Called when the subscription ends. */
+  detach(subscription: Subscription): void;
+}
+
+/** Most records read from the store per batch: what a subscriber catching up from disk holds at most. */
+const DISK_BATCH = 256;
+
+/**
+ * One subscriber (spec §18.3): an async iterable of {@link LiveEvent}s with a cursor, the last seq it received.
+ *
+ * It pulls: each step takes the record after its cursor from the session's window of recent records, or from the
+ * store when the window no longer holds it, or waits for the next durable record. Records only exist once durable
+ * and seqs are consecutive, so "the record after the cursor" is exact: no gap, no duplicate, whatever appends race
+ * the catch-up (TJ-LIVE-009). A subscriber holds at most one batch read from the store, so memory does not grow with
+ * its lag; one that streamed live and then fell out of the window is ended with `cut_off` and its cursor (TJ-LIVE-011).
+ */
+export class Subscription implements AsyncIterableIterator<LiveEvent> {
+  readonly #source: SubscriptionSource;
+  #cursor: number;
+  #live = false;
+  #done = false;
+  #batch: LiveRecord[] = [];
+  #wake: (() => void) | null = null;
+
+  /**
+   * @param source the session
+   * @param after the client's cursor: it holds every record up to this seq (-1: none)
+   */
+  constructor(source: SubscriptionSource, after: number) {
+    this.#source = source;
+    this.#cursor = after;
+  }
+
+  /** The last seq this subscriber received (its `after` until it received one). */
+  get cursor(): number {
+    return this.#cursor;
+  }
+
+  /** Ends the subscription; a pending `next()` resolves as done. */
+  close(): void {
+    if (this.#done) return;
+    this.#done = true;
+    this.#batch = [];
+    this.#source.detach(this);
+    this.#wake?.();
+  }
+
+  /** @internal the session closed or moved: re-check. */
+  wake(): void {
+    this.#wake?.();
+  }
+
+  [Symbol.asyncIterator](): AsyncIterableIterator<LiveEvent> {
+    return this;
+  }
+
+  /** Ends the iteration (a `break` out of `for await`). */
+  async return(): Promise<IteratorResult<LiveEvent>> {
+    this.close();
+    return { done: true, value: undefined };
+  }
+
+  /** The next event. */
+  async next(): Promise<IteratorResult<LiveEvent>> {
+    const source = this.#source;
+    for (;;) {
+      if (this.#done) return { done: true, value: undefined };
+      const buffered = this.#batch.shift();
+      if (buffered !== undefined) return this.#yield(buffered);
+      const head = source.durableSeq;
+      if (this.#cursor > head) {
+        const { event, seq } = source.snapshotEvent('ahead');
+        this.#cursor = seq;
+        return { done: false, value: event };
+      }
+      if (this.#cursor < head) {
+        const record = source.fromRing(this.#cursor + 1);
+        if (record !== undefined) {
+          this.#live = true;
+          return this.#yield(record);
+        }
+        if (this.#live) {
+          const cursor = this.#cursor;
+          this.close();
+          return { done: false, value: { kind: 'cut_off', cursor } };
+        }
+        const batch = await source.fromDisk(this.#cursor, head, DISK_BATCH);
+        if (this.#done) return { done: true, value: undefined };
+        if (batch.kind === 'compacted') {
+          const { event, seq } = source.snapshotEvent('compacted');
+          this.#cursor = seq;
+          return { done: false, value: event };
+        }
+        // An empty batch means the log lost records below the head: nothing to serve from it, so go live.
+        if (batch.records.length === 0) this.#live = true;
+        this.#batch = [...batch.records];
+        continue;
+      }
+      this.#live = true;
+      if (source.closed) {
+        this.close();
+        return { done: true, value: undefined };
+      }
+      await new Promise<void>((resolve) => {
+        this.#wake = resolve;
+        source.changed().then(resolve, resolve);
+      });
+      this.#wake = null;
+    }
+  }
+
+  #yield(record: LiveRecord): IteratorResult<LiveEvent> {
+    this.#cursor = record.seq;
+    return { done: false, value: { kind: 'record', record } };
+  }
+}

@@ -1,0 +1,171 @@
+import type { EventLogSnapshot, ScannedRun } from '@turnjournal/reader';
+import { EVENT_FINISHING_TYPES, EVENT_STREAM_TYPES, type Message, SEGMENT_CLOSING_TYPES } from '@turnjournal/schema';
+import type { ConversationView, LiveRecord, UndeliveredRun } from './records.js';
+
+/** What the session knows of one run of its log. */
+export interface RunInfo {
+  readonly requestId: string;
+  readonly startedSeq: number;
+  readonly startedTs: string;
+  lastSeq: number;
+  lastTs: string;
+  finish: 'done' | 'error' | 'cancelled' | null;
+  finishedSeq: number | null;
+  finishedTs: string | null;
+  acked: boolean;
+  readonly ackedBy: Set<string>;
+}
+
+/**
+ * The fold of a session's durable records (spec §15.1, §15.3) in seq order: the message list, every run of the log,
+ * the active run and the open segment. Seeded at open from the writer's recovered snapshot and a scan of the log's
+ * runs, then advanced by each record as it becomes durable, so a view built from it is consistent with its `lastSeq`
+ * (TJ-LIVE-013).
+ */
+export class ViewFold {
+  messages: Message[];
+  lastSeq: number | null;
+  readonly runs = new Map<string, RunInfo>();
+  activeRequestId: string | undefined;
+  segment: { requestId: string; messageId: string; text: string } | undefined;
+
+  constructor(snapshot: EventLogSnapshot, scanned: ReadonlyMap<string, ScannedRun>) {
+    this.messages = [...snapshot.messages];
+    this.lastSeq = snapshot.lastSeq;
+    for (const run of scanned.values()) {
+      this.runs.set(run.requestId, {
+        requestId: run.requestId,
+        startedSeq: run.startedSeq,
+        startedTs: run.startedTs,
+        lastSeq: run.finishedSeq ?? run.startedSeq,
+        lastTs: run.finishedTs ?? run.startedTs,
+        finish: run.finish,
+        finishedSeq: run.finishedSeq,
+        finishedTs: run.finishedTs,
+        acked: run.acked,
+        ackedBy: new Set(run.ackedBy),
+      });
+    }
+    const active = snapshot.activeRun;
+    if (active !== null) {
+      this.activeRequestId = active.requestId;
+      const run = this.runs.get(active.requestId);
+      if (run !== undefined) run.lastSeq = active.lastSeq;
+    }
+    const overlay = snapshot.overlay;
+    this.segment = overlay === null ? undefined : { ...overlay };
+  }
+
+  /** Applies the next durable record. */
+  apply(record: LiveRecord): void {
+    this.lastSeq = record.seq;
+    const { type } = record;
+    const body = (record.payload ?? {}) as Record<string, unknown>;
+    if (SEGMENT_CLOSING_TYPES.has(type)) this.segment = undefined;
+    switch (type) {
+      case 'message_append':
+        this.messages.push(body.message as Message);
+        return;
+      case 'message_edit':
+        if ('index' in body && 'message' in body) {
+          const index = body.index as number;
+          if (index < this.messages.length) this.messages[index] = body.message as Message;
+        } else this.messages = [...(body.messages as Message[])];
+        return;
+      case 'undo':
+        this.messages.length = Math.max(0, this.messages.length - ((body.n as number | undefined) ?? 1));
+        return;
+      case 'checkpoint':
+        this.messages = [...(body.messages as Message[])];
+        return;
+      case 'delivery.ack': {
+        const run = this.runs.get(body.request_id as string);
+        if (run === undefined) return;
+        run.acked = true;
+        if (typeof body.client_id === 'string') run.ackedBy.add(body.client_id);
+        return;
+      }
+      default:
+        if (EVENT_STREAM_TYPES.has(type)) this.#stream(record, body);
+    }
+  }
+
+  #stream(record: LiveRecord, body: Record<string, unknown>): void {
+    const requestId = body.request_id as string;
+    const { type, seq, ts } = record;
+    if (type === 'chat.started') {
+      this.segment = undefined;
+      if (!this.runs.has(requestId))
+        this.runs.set(requestId, {
+          requestId,
+          startedSeq: seq,
+          startedTs: ts,
+          lastSeq: seq,
+          lastTs: ts,
+          finish: null,
+          finishedSeq: null,
+          finishedTs: null,
+          acked: false,
+          ackedBy: new Set(),
+        });
+      this.activeRequestId = this.runs.get(requestId)?.finish === null ? requestId : undefined;
+      return;
+    }
+    if (type === 'assistant.segment.started') {
+      this.segment = { requestId, messageId: body.message_id as string, text: '' };
+    } else if (type === 'chat.delta' && this.segment !== undefined && body.message_id === this.segment.messageId) {
+      this.segment.text += body.text as string;
+    }
+    const run = this.runs.get(requestId);
+    if (run === undefined) return;
+    run.lastSeq = seq;
+    run.lastTs = ts;
+    const finish = EVENT_FINISHING_TYPES.get(type);
+    if (finish !== undefined && run.finish === null) {
+      run.finish = finish as 'done' | 'error' | 'cancelled';
+      run.finishedSeq = seq;
+      run.finishedTs = ts;
+      if (this.activeRequestId === requestId) this.activeRequestId = undefined;
+    }
+  }
+
+  /** Whether a finished run's delivery expired: its finishing record is older than the window (TJ-LIVE-015). */
+  static expired(run: RunInfo, now: number, windowMs: number): boolean {
+    if (run.finishedTs === null) return false;
+    const finished = Date.parse(run.finishedTs);
+    return Number.isFinite(finished) && now - finished > windowMs;
+  }
+
+  /** The view (spec §18.4) for a client (undelivered: not acknowledged by it, or by anyone when no client is named). */
+  view(sessionId: string, clientId: string | undefined, now: number, windowMs: number): ConversationView {
+    const requestId = this.activeRequestId;
+    const run = requestId === undefined ? undefined : this.runs.get(requestId);
+    const activeRun =
+      run === undefined
+        ? null
+        : {
+            requestId: run.requestId,
+            status: 'running' as const,
+            startedSeq: run.startedSeq,
+            lastSeq: run.lastSeq,
+            startedAt: run.startedTs,
+            lastActivityAt: run.lastTs,
+          };
+    const segment = this.segment;
+    const overlay =
+      segment !== undefined && activeRun !== null && segment.requestId === activeRun.requestId ? { ...segment } : null;
+    const undelivered: UndeliveredRun[] = [];
+    for (const r of this.runs.values()) {
+      if (r.finish === null || r.finishedSeq === null || r.finishedTs === null) continue;
+      if (clientId === undefined ? r.acked : r.ackedBy.has(clientId)) continue;
+      if (ViewFold.expired(r, now, windowMs)) continue;
+      undelivered.push({
+        requestId: r.requestId,
+        status: r.finish,
+        finishedSeq: r.finishedSeq,
+        finishedAt: r.finishedTs,
+      });
+    }
+    return { sessionId, messages: [...this.messages], activeRun, overlay, lastSeq: this.lastSeq, undelivered };
+  }
+}

@@ -1,0 +1,85 @@
+import { join } from 'node:path';
+import type { Durability } from '../append/append-file.js';
+import type { EventLog } from '../event/event-log.js';
+import { openEventLog } from '../event/open-event-log.js';
+import type { FileSystem } from '../fs/file-system.js';
+import type { AcquireLockOptions } from '../fs/lock.js';
+import { type SweepOptions, type SweepReport, sweepTurnJournals } from '../retention/sweep-turn-journals.js';
+import { openTurnJournal, type TurnJournal } from '../turn/turn-journal.js';
+
+/** The directory of a store's turn journals (spec §4.4). */
+const TURN_JOURNAL_DIR = '_turn_journal';
+
+/** Options of {@link openSessionJournals}. */
+export interface OpenSessionJournalsOptions {
+  /** The store root. */
+  readonly root: string;
+  /** The session, a valid identifier (spec §4.3). */
+  readonly sessionId: string;
+  /** Durability of the event log; `every` by default (a live session uses `none` and syncs per record). */
+  readonly eventDurability?: Durability;
+  /** Durability of the turn journal; `group` by default. */
+  readonly turnDurability?: 'every' | 'group';
+  /** The file-system layer; the real one by default. */
+  readonly fs?: FileSystem;
+  /** Wall clock in epoch milliseconds, for both writers; `Date.now` by default. */
+  readonly clock?: () => number;
+  /** Records between two automatic checkpoints of the event log. */
+  readonly checkpointInterval?: number;
+  /** Options of the lock acquisitions. */
+  readonly lock?: AcquireLockOptions;
+}
+
+/** The two journals of one session, opened at their recommended places in a store. */
+export interface SessionJournals {
+  /** The session's event log, `<root>/<sessionId>/events.jsonl`. */
+  readonly events: EventLog;
+  /** The session's turn journal, `<root>/_turn_journal/<sessionId>.jsonl`. */
+  readonly turns: TurnJournal;
+  /** Closes both. */
+  close(): Promise<void>;
+}
+
+/**
+ * Opens a session's turn journal and event log at the layout of spec §4.4, so that a caller that owns a session (a
+ * live-session hub) never builds a path itself: the layout, like everything else about files, stays in the writer.
+ */
+export async function openSessionJournals(options: OpenSessionJournalsOptions): Promise<SessionJournals> {
+  const common = {
+    ...(options.fs === undefined ? {} : { fs: options.fs }),
+    ...(options.clock === undefined ? {} : { clock: options.clock }),
+    ...(options.lock === undefined ? {} : { lock: options.lock }),
+  };
+  const turns = await openTurnJournal({
+    dir: join(options.root, TURN_JOURNAL_DIR),
+    sessionId: options.sessionId,
+    durability: options.turnDurability ?? 'group',
+    ...common,
+  });
+  try {
+    const events = await openEventLog({
+      root: options.root,
+      sessionId: options.sessionId,
+      durability: options.eventDurability ?? 'every',
+      ...(options.checkpointInterval === undefined ? {} : { checkpointInterval: options.checkpointInterval }),
+      ...common,
+    });
+    return {
+      events,
+      turns,
+      close: async () => {
+        await Promise.allSettled([events.close(), turns.close()]).then((results) => {
+          for (const result of results) if (result.status === 'rejected') throw result.reason;
+        });
+      },
+    };
+  } catch (error) {
+    await turns.close().catch(() => undefined);
+    throw error;
+  }
+}
+
+/** Runs the retention sweep (spec §14.1) over the turn journals of a store, at their recommended place. */
+export function sweepStoreTurnJournals(root: string, options: SweepOptions = {}): Promise<SweepReport> {
+  return sweepTurnJournals(join(root, TURN_JOURNAL_DIR), options);
+}
