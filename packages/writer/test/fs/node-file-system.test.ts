@@ -46,7 +46,7 @@ describe('nodeFileSystem: synchronous calls keep the asynchronous contract', () 
     // File times come from a coarse kernel clock: wait until it has moved past `before`, as observed on a probe
     // directory of the same file system (not a guessed sleep), so the entry below is stamped later than `before`.
     const probe = tempDir();
-    for (let i = 0; (await nodeFileSystem.stat(probe)).ctimeMs <= (before.ctimeMs as number); i++) {
+    for (let i = 0; ((await nodeFileSystem.stat(probe)).ctimeMs as number) <= (before.ctimeMs as number); i++) {
       const probeFd = await nodeFileSystem.open(join(probe, `tick-${i}`), 'create-exclusive');
       await nodeFileSystem.close(probeFd);
     }
