@@ -397,7 +397,11 @@ async function readerTier(
         // as a store fixture case that replays it (TJ-CONF-010).
         const shrunk = await shrink(session, store.files);
         const counterexample = await asFixtureCase(shrunk, `generated case ${index}, seed ${caseSeed}`);
-        const path = join(tmpdir(), `tj-conformance-counterexample-${caseSeed}.json`);
+        // A fresh directory per failure: two runs with one seed (CI jobs in parallel) never overwrite each other.
+        const path = join(
+          mkdtempSync(join(tmpdir(), `tj-conformance-counterexample-${caseSeed}-`)),
+          'counterexample.json',
+        );
         writeFileSync(path, `${JSON.stringify(counterexample, null, 2)}\n`);
         return {
           failures: [

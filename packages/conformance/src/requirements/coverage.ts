@@ -9,6 +9,7 @@ import {
   type RequirementsMap,
   SHOULD_LEVELS,
 } from './requirements-map.js';
+import { stripComments } from './strip-comments.js';
 
 /** Where the manual list lives, from the repository root. */
 export const MANUAL_REQUIREMENTS_PATH = 'spec/v1/requirements-manual.json';
@@ -17,7 +18,8 @@ export const MANUAL_REQUIREMENTS_PATH = 'spec/v1/requirements-manual.json';
 const MAX_REASON_LENGTH = 240;
 
 /**
- * Which test files (`packages/<pkg>/test/**\/*.test.ts`) cite each requirement id, in test names or comments. Paths are
+ * Which test files (`packages/<pkg>/test/**\/*.test.ts`) cite each requirement id in their code: test names and the
+ * data the tests run and assert on (string literals), never comments, since a comment checks nothing. Paths are
  * relative to `root` with `/` separators, sorted, so the generated map is stable across machines.
  */
 export function collectTestCitations(root: string): Map<string, string[]> {
@@ -28,7 +30,7 @@ export function collectTestCitations(root: string): Map<string, string[]> {
       if (entry.isDirectory()) visit(path);
       else if (entry.name.endsWith('.test.ts')) {
         const file = relative(root, path).split(sep).join('/');
-        for (const id of citedRequirementIds(readFileSync(path, 'utf8')))
+        for (const id of citedRequirementIds(stripComments(readFileSync(path, 'utf8'))))
           citations.set(id, [...(citations.get(id) ?? []), file]);
       }
     }

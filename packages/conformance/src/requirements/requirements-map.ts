@@ -87,7 +87,7 @@ export function buildRequirementsMap(
 const CITATION = /TJ-([A-Z]+)-(\d{3})(?:\.\.(?:-)?(\d{3}))?/g;
 
 /**
- * The requirement ids a test file's text cites, in test names or comments: `TJ-FRAME-012`, and ranges written
+ * The requirement ids a text cites (the coverage check passes test code with its comments blanked): `TJ-FRAME-012`, and ranges written
  * `TJ-FRAME-012..014` (or `TJ-RECOV-002, -003` is not a range: each id must be spelled out or ranged).
  */
 export function citedRequirementIds(text: string): string[] {

@@ -1,6 +1,7 @@
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, posix } from 'node:path';
 import { FILE_SYSTEM_OPERATIONS, type FileStat, type FileSystem, type OpenMode } from '@turnjournal/writer';
+import { Random } from '../adapter/random.js';
 
 /**
  * A random source in [0, 1), like `Math.random`. The simulator draws every crash decision from it, so a seeded source
@@ -8,16 +9,10 @@ import { FILE_SYSTEM_OPERATIONS, type FileStat, type FileSystem, type OpenMode }
  */
 export type RandomSource = () => number;
 
-/** A small seeded {@link RandomSource} (mulberry32): the same seed gives the same crash images. */
+/** A seeded {@link RandomSource} (the kit's one generator, {@link Random}): the same seed gives the same crash images. */
 export function seededRandom(seed: number): RandomSource {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const random = new Random(seed);
+  return () => random.next();
 }
 
 /** The name of one call of the writer's `FileSystem` (of `@turnjournal/writer`) layer. */

@@ -68,12 +68,14 @@ describe.concurrent('broken adapters fail the conformance kit', () => {
 
 describe('what the kit does with a failure and with a partial claim', () => {
   it('a failing generated case prints its seed and a shrunk counterexample saved as a fixture case (TJ-CONF-010)', async () => {
-    const report = await runConformance({
+    // Two runs with one seed at once, as parallel CI jobs would: each keeps its own counterexample file.
+    const options = {
       adapter: brokenAdapter('split-u2028'),
       tier: 'reader',
       runs: 8,
       only: ['reader/generated'],
-    });
+    } as const;
+    const [report, twin] = await Promise.all([runConformance(options), runConformance(options)]);
     const failed = report.checks.filter((c) => c.status === 'failed');
     expect(failed.length).toBeGreaterThan(0);
     const details = (failed[0]?.details ?? []).join('\n');
@@ -83,6 +85,11 @@ describe('what the kit does with a failure and with a partial claim', () => {
     expect(saved.requirements).toContain('TJ-FRAME-002');
     // Shrinking keeps the line that matters: a raw U+2028 or U+2029.
     expect(saved.files.some((f) => /[\u2028\u2029]/.test(f.text))).toBe(true);
+    const twinDetails = (twin.checks.find((c) => c.id === failed[0]?.id)?.details ?? []).join('\n');
+    const twinPath = /written to (\S+\.json)/.exec(twinDetails)?.[1];
+    expect(twinPath).toMatch(/tj-conformance-counterexample-\d+-[^/]+\/counterexample\.json$/);
+    expect(twinPath).not.toBe(path);
+    expect(readFileSync(path, 'utf8')).toBe(readFileSync(twinPath as string, 'utf8'));
   }, 120_000);
 
   it('an adapter claiming only the event family passes the writer tier on an event log (TJ-CONF-002, TJ-CONF-009)', async () => {

@@ -1,13 +1,14 @@
+import { DEFAULT_PROPERTY_RUNS, propertyParameters } from '@turnjournal/test-support';
 import fc from 'fast-check';
 import { EventLogFold, type EventLogState } from '../../src/event/fold-event-log.js';
 import type { ReadJournalOptions } from '../../src/framing/read-journal.js';
 import { readAll } from '../support/temp.js';
 
-/** Property settings shared by the event tests: fixed seed, run count from the environment. */
-export const PROPERTY = { seed: 20260511, numRuns: Number(process.env.TJ_PROPERTY_RUNS ?? 100) };
+/** Property settings shared by the event tests: the repository's seed and run count (TJ_PROPERTY_SEED, TJ_PROPERTY_RUNS). */
+export const PROPERTY = propertyParameters();
 
 /** Timeout of a property test: each run writes and reads temporary files, so it grows with the run count. */
-export const PROPERTY_TIMEOUT = Math.max(30_000, PROPERTY.numRuns * 200);
+export const PROPERTY_TIMEOUT = Math.max(30_000, (PROPERTY.numRuns ?? DEFAULT_PROPERTY_RUNS) * 200);
 
 /** One event record as a line, with LF. */
 export const line = (value: unknown): string => `${JSON.stringify(value)}\n`;

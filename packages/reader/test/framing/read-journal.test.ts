@@ -1,3 +1,4 @@
+import { propertyParameters } from '@turnjournal/test-support';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { JournalReadError } from '../../src/index.js';
@@ -162,7 +163,7 @@ describe('readJournal properties', () => {
         expect(got.records).toEqual(values.slice(0, committed).map((v) => JSON.parse(JSON.stringify(v))));
         expect(got.findings).toEqual(prefix.length > 0 && prefix[prefix.length - 1] !== 0x0a ? ['torn_tail@-'] : []);
       }),
-      { seed: 20260511, numRuns: Number(process.env.TJ_PROPERTY_RUNS ?? 100) },
+      propertyParameters(),
     );
   });
 
@@ -172,7 +173,7 @@ describe('readJournal properties', () => {
         const path = tempFile(`${values.map(line).join('')}junk\n{"torn`);
         expect(comparable(await readAll(path, { chunkBytes }))).toEqual(comparable(await readAll(path)));
       }),
-      { seed: 20260511, numRuns: Number(process.env.TJ_PROPERTY_RUNS ?? 100) },
+      propertyParameters(),
     );
   });
 });

@@ -1,3 +1,4 @@
+import { propertyParameters } from '@turnjournal/test-support';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { JournalReadError } from '../../src/errors.js';
@@ -119,7 +120,7 @@ describe('readRunFile properties', () => {
         );
         expect(run.agentEventCount).toBe(shape.gaps.length);
       }),
-      { seed: 20260511, numRuns: Number(process.env.TJ_PROPERTY_RUNS ?? 100) },
+      propertyParameters(),
     );
   });
 
@@ -135,7 +136,7 @@ describe('readRunFile properties', () => {
         const torn = cut > 0 && bytes[cut - 1] !== 0x0a;
         expect(codes(run.findings)).toEqual(torn ? ['torn_tail@-'] : []);
       }),
-      { seed: 20260511, numRuns: Number(process.env.TJ_PROPERTY_RUNS ?? 100) },
+      propertyParameters(),
     );
   });
 });

@@ -1,3 +1,4 @@
+import { propertyParameters } from '@turnjournal/test-support';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { excerpt, type JournalRecord, loadRecord, ownString, representativeOf, TurnFold } from '../../src/index.js';
@@ -144,7 +145,7 @@ describe('TurnFold properties', () => {
         expect(states(await derive(reversed))).toEqual(baseline);
         expect(states(await derive([duplicated]))).toEqual(baseline);
       }),
-      { seed: 20260511, numRuns: Number(process.env.TJ_PROPERTY_RUNS ?? 100) },
+      propertyParameters(),
     );
   });
 
@@ -164,7 +165,7 @@ describe('TurnFold properties', () => {
               if (rep !== undefined) expect(loadRecord(rep.location)[name]).toEqual({ nested: [1, extra] });
         },
       ),
-      { seed: 20260511, numRuns: Number(process.env.TJ_PROPERTY_RUNS ?? 100) },
+      propertyParameters(),
     );
   });
 });
@@ -306,7 +307,7 @@ describe('representative summaries', () => {
         expect(summary.contentExcerpt).toBe(ownString(cut.text));
         expect(summary.contentTruncated).toBe(cut.truncated);
       }),
-      { seed: 20260511, numRuns: Number(process.env.TJ_PROPERTY_RUNS ?? 100) * 10 },
+      propertyParameters({ defaultRuns: 1000 }),
     );
   });
 

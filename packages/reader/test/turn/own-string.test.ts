@@ -1,3 +1,4 @@
+import { propertyParameters } from '@turnjournal/test-support';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ownString } from '../../src/index.js';
@@ -8,7 +9,7 @@ describe('ownString', () => {
       fc.property(fc.string({ unit: 'binary' }), (text) => {
         expect(ownString(text)).toBe(Buffer.from(text, 'utf8').toString('utf8'));
       }),
-      { seed: 20260511, numRuns: Number(process.env.TJ_PROPERTY_RUNS ?? 100) * 10 },
+      propertyParameters({ defaultRuns: 1000 }),
     );
     expect(ownString('\u{1F600}x')).toBe('\u{1F600}x');
     expect(ownString('a\uDC00')).toBe('a\uFFFD');

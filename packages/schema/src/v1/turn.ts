@@ -45,7 +45,8 @@ export const TurnSubmitted = Type.Object(
   {
     ...turnEvent('submitted'),
     session_id: Id('Session the turn belongs to.'),
-    role: OpenEnum(['user'], 'Author of the submitted message.'),
+    // Optional: a real writer (hermes) omits `role` when its caller gives none, and absent means `user` (TJ-TURN-016).
+    role: Type.Optional(OpenEnum(['user'], 'Author of the submitted message; absent means "user".')),
     content: Type.String({ description: 'The exact text the user submitted.' }),
     attachments: Type.Optional(Type.Array(Attachment)),
     workspace: Type.Optional(Nullable(Type.String())),

@@ -1,8 +1,9 @@
 // Coverage of TJ-CONF-010 for the schema package's property suites: with the kit's parameters (fixed seed from
 // TJ_PROPERTY_SEED), a failing property reports its seed, its replay path and the shrunk counterexample.
+
+import { propertyParameters } from '@turnjournal/test-support';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { propertyParameters } from '../support/property.js';
 
 describe('property failures can be replayed (spec §17.2)', () => {
   it('a failing property prints the seed, the path and the shrunk counterexample, and replaying them fails the same way (TJ-CONF-010)', () => {

@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { propertyParameters } from '@turnjournal/test-support';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { compiledValidator, isAcceptedRecord, RECORD_DEFINITIONS, validateRecord } from '../../src/v1/index.js';
 import { arbitraryDeepMutation, arbitraryFor } from '../support/arbitrary.js';
-import { propertyParameters } from '../support/property.js';
 
 // The published JSON Schema must mean what the TypeBox validators mean: an implementer in another language who uses
 // schema.json must accept and reject exactly the records the reference accepts and rejects.

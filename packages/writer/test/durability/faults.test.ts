@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { checkStore } from '@turnjournal/reader';
+import { countSetting, seededRandom, suiteSeed } from '@turnjournal/test-support';
 import { describe, expect, it } from 'vitest';
 import {
   type AppendAck,
@@ -13,7 +14,6 @@ import {
 } from '../../src/index.js';
 import { faultyFileSystem } from '../support/faulty-fs.js';
 import { eventRecord, readAll } from '../support/journal.js';
-import { envInt, seededRandom, suiteSeed } from '../support/random.js';
 import { tempDir } from '../support/temp.js';
 
 function journalPath(): string {
@@ -239,7 +239,7 @@ describe('injected sync faults: a failed fdatasync poisons the writer (spec §11
 
 describe('nothing acknowledged is ever lost under random faults (TJ-DUR-022, TJ-DUR-024)', () => {
   const seed = suiteSeed();
-  const steps = envInt('TJ_FAULT_STEPS', 300);
+  const steps = countSetting('TJ_FAULT_STEPS', 300);
   console.log(`[durability] random fault suite: seed=${seed} steps=${steps} (TJ_CRASH_SEED / TJ_FAULT_STEPS)`);
   for (const durability of ['every', 'group'] as const) {
     it(`${durability} mode, ${steps} appends with random ENOSPC, EIO, short writes and failed syncs (seed ${seed})`, async () => {

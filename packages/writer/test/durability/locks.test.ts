@@ -1,11 +1,11 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { countSetting } from '@turnjournal/test-support';
 import { describe, expect, it } from 'vitest';
 import { AppendFile, JournalLockedError, openTurnJournal } from '../../src/index.js';
 import { deadPid, type FixtureProcess, startFixture } from '../support/child.js';
 import { eventRecord, readAll } from '../support/journal.js';
-import { envInt } from '../support/random.js';
 import { tempDir } from '../support/temp.js';
 
 interface OpenOutcome {
@@ -125,7 +125,7 @@ describe('one writer per file: lock files (spec §11.4)', () => {
     timeout: 60_000,
   }, async () => {
     const dead = await deadPid();
-    const rounds = envInt('TJ_LOCK_ROUNDS', 3) * 10;
+    const rounds = countSetting('TJ_LOCK_ROUNDS', 3) * 10;
     for (let round = 0; round < rounds; round++) {
       const file = join(tempDir(), 'events.jsonl');
       writeFileSync(`${file}.lock`, JSON.stringify({ pid: dead, host: hostname(), token: 'stale' }));
@@ -144,7 +144,7 @@ describe('one writer per file: lock files (spec §11.4)', () => {
     }
   });
 
-  const raceRounds = envInt('TJ_LOCK_ROUNDS', 3);
+  const raceRounds = countSetting('TJ_LOCK_ROUNDS', 3);
   const racers = 4;
   it(`${racers} processes racing to take over one stale lock: exactly one wins, the others get journal_locked, ${raceRounds} rounds (TJ-DUR-019)`, {
     timeout: 60_000,

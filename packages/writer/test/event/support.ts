@@ -9,7 +9,7 @@ import {
 } from '@turnjournal/reader';
 
 // The repository's one convention for property parameters (fixed seed and runs, TJ_PROPERTY_SEED / TJ_PROPERTY_RUNS).
-export { propertyParameters } from '../../../schema/test/support/property.js';
+export { propertyParameters } from '@turnjournal/test-support';
 
 /** The reader's fold of the whole file, from its first byte. */
 export async function fullFold(file: string): Promise<EventLogState> {

@@ -43,7 +43,13 @@ describe('nodeFileSystem: synchronous calls keep the asynchronous contract', () 
     const before = await nodeFileSystem.stat(dir);
     expect(before.isDirectory).toBe(true);
     expect(typeof before.ctimeMs).toBe('number');
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    // File times come from a coarse kernel clock: wait until it has moved past `before`, as observed on a probe
+    // directory of the same file system (not a guessed sleep), so the entry below is stamped later than `before`.
+    const probe = tempDir();
+    for (let i = 0; ((await nodeFileSystem.stat(probe)).ctimeMs as number) <= (before.ctimeMs as number); i++) {
+      const probeFd = await nodeFileSystem.open(join(probe, `tick-${i}`), 'create-exclusive');
+      await nodeFileSystem.close(probeFd);
+    }
     const fd = await nodeFileSystem.open(join(dir, 'new'), 'create-exclusive');
     await nodeFileSystem.close(fd);
     expect((await nodeFileSystem.stat(dir)).ctimeMs).toBeGreaterThan(before.ctimeMs as number);

@@ -2,14 +2,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { checkStore, readRunFile } from '@turnjournal/reader';
 import { describe, expect, it } from 'vitest';
-import {
-  openRunWriter,
-  openTurnJournal,
-  type RunHeaderInput,
-  runFilePath,
-  toUtcTimestamp,
-  WriterError,
-} from '../../src/index.js';
+import { openRunWriter, openTurnJournal, type RunHeaderInput, runFilePath, toUtcTimestamp } from '../../src/index.js';
 import { findingCodes, tempDir } from '../support/temp.js';
 
 const HEADER: RunHeaderInput = {
@@ -199,7 +192,7 @@ describe('openRunWriter: a full run reads back as written (spec §7, §16)', () 
       '2026-13-01T00:00:00Z',
       '2026-02-03T12:00:00+24:00',
     ]) {
-      expect(() => toUtcTimestamp(bad), bad).toThrow(WriterError);
+      expect(() => toUtcTimestamp(bad), bad).toThrow(expect.objectContaining({ code: 'invalid_record' }));
     }
     expect(() => toUtcTimestamp(new Date(Number.NaN))).toThrow(/invalid Date/);
     expect(runFilePath('/store', 'r1', '2026-02-03T12:00:00Z')).toBe(
@@ -459,7 +452,9 @@ describe('openRunWriter: identifiers (spec §4.3)', () => {
     ).rejects.toMatchObject({
       code: 'invalid_option',
     });
-    expect(() => runFilePath(root, '../x', '2026-02-03T12:00:00Z')).toThrow(WriterError);
+    expect(() => runFilePath(root, '../x', '2026-02-03T12:00:00Z')).toThrow(
+      expect.objectContaining({ code: 'invalid_identifier' }),
+    );
     expect(readdirSync(root)).toEqual([]);
   });
 });

@@ -2,11 +2,11 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { checkStore } from '@turnjournal/reader';
+import { countSetting, type SeededRandom, seededRandom, suiteSeed } from '@turnjournal/test-support';
 import { afterAll, expect, it } from 'vitest';
 import { AppendFile, encodeRecord, openTurnJournal } from '../../src/index.js';
 import { type FixtureProcess, startFixture } from './child.js';
 import { contentOf, numberOf, rawRecord, readAll } from './journal.js';
-import { envInt, type SeededRandom, seededRandom, suiteSeed } from './random.js';
 import { tempDir } from './temp.js';
 
 /** One crash round: what the child writes, how, and when it is killed. */
@@ -40,7 +40,7 @@ export interface CrashPlan {
  */
 export function crashPlan(kind: CrashVariant['kind'], fallbackRounds: number): CrashPlan {
   const seed = suiteSeed();
-  const count = envInt('TJ_CRASH_ROUNDS', fallbackRounds);
+  const count = countSetting('TJ_CRASH_ROUNDS', fallbackRounds);
   const random: SeededRandom = seededRandom(seed);
   const rounds: CrashVariant[] = [];
   for (let i = 0; i < count; i++) {

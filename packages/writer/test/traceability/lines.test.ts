@@ -97,8 +97,14 @@ describe('writer line encoding (spec §3.1, §3.7)', () => {
     const dir = tempDir();
     const journal = await openTurnJournal({ dir, sessionId: 's1' });
     await journal.submit({ content: 'hi', turnId: 't1', extra: { x_note: { a: 1, nested: [{ b: 2 }] } } });
-    await expect(journal.submit({ content: 'hi', turnId: 't2', extra: { content: 'other' } })).rejects.toThrow();
-    await expect(journal.submit({ content: 'hi', turnId: 't3', extra: { turn_id: 'other' } })).rejects.toThrow();
+    await expect(journal.submit({ content: 'hi', turnId: 't2', extra: { content: 'other' } })).rejects.toMatchObject({
+      code: 'invalid_record',
+      message: 'extra member "content" would redefine a submitted field',
+    });
+    await expect(journal.submit({ content: 'hi', turnId: 't3', extra: { turn_id: 'other' } })).rejects.toMatchObject({
+      code: 'invalid_record',
+      message: 'extra member "turn_id" would redefine a submitted field',
+    });
     await journal.complete('t1');
     await journal.close();
     const logDir = tempDir();

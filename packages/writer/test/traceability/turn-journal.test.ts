@@ -64,17 +64,25 @@ describe('turn journal writer: transitions and ids (spec §5)', () => {
     const dir = tempDir();
     const a = await openTurnJournal({ dir, sessionId: 's', shard: 'a' });
     await a.submit({ content: 'first question', turnId: 't1' });
-    await expect(a.submit({ content: 'another question', turnId: 't1' })).rejects.toThrow();
+    await expect(a.submit({ content: 'another question', turnId: 't1' })).rejects.toMatchObject({
+      code: 'turn_id_conflict',
+    });
     // The same submission again is a retry, not a new turn: nothing is written.
     expect(await a.submit({ content: 'first question', turnId: 't1' })).toMatchObject({ created: false });
     await a.complete('t1');
-    await expect(a.submit({ content: 'a later question', turnId: 't1' })).rejects.toThrow();
+    await expect(a.submit({ content: 'a later question', turnId: 't1' })).rejects.toMatchObject({
+      code: 'turn_id_conflict',
+    });
     await a.close();
     const reopened = await openTurnJournal({ dir, sessionId: 's', shard: 'a' });
-    await expect(reopened.submit({ content: 'after reopen', turnId: 't1' })).rejects.toThrow();
+    await expect(reopened.submit({ content: 'after reopen', turnId: 't1' })).rejects.toMatchObject({
+      code: 'turn_id_conflict',
+    });
     await reopened.close();
     const other = await openTurnJournal({ dir, sessionId: 's', shard: 'b' });
-    await expect(other.submit({ content: 'from another shard', turnId: 't1' })).rejects.toThrow();
+    await expect(other.submit({ content: 'from another shard', turnId: 't1' })).rejects.toMatchObject({
+      code: 'turn_id_conflict',
+    });
     // Generated ids are fresh: two submissions without an id never share one.
     const x = await other.submit({ content: 'x' });
     const y = await other.submit({ content: 'x' });
@@ -88,7 +96,7 @@ describe('turn journal writer: transitions and ids (spec §5)', () => {
     const root = tempDir();
     const dir = join(root, '_turn_journal');
     for (const shard of ['', '.', '..', '../x', 'a/b', 'a b', 'a~b', 'x'.repeat(129), 'nul\u0000', 'ü']) {
-      expect(() => turnJournalFileName('s', shard)).toThrow();
+      expect(() => turnJournalFileName('s', shard)).toThrow(expect.objectContaining({ code: 'invalid_identifier' }));
       await expect(openTurnJournal({ dir, sessionId: 's', shard })).rejects.toMatchObject({
         code: 'invalid_identifier',
       });
