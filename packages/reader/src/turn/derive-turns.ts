@@ -2,7 +2,9 @@ import { type Finding, type FindingCode, makeFinding, TURN_EVENTS, type TurnEven
 import { parseObject } from '../framing/decode-line.js';
 import type { JournalRecord } from '../framing/read-journal.js';
 import { explainInvalidIdentifier, isValidIdentifier } from '../store/identifiers.js';
-import { canonicalJson, compareBytes, compareCodePoints } from './canonical-json.js';
+import { DEFAULT_MAX_FINDINGS_PER_CODE } from '../store/finding-sink.js';
+import { canonicalDigest, compareBytes, compareCodePoints } from './canonical-json.js';
+import { DigestSet } from './digest-set.js';
 import { flatCopy } from './flat-copy.js';
 import { ownString } from './own-string.js';
 import { type RecordLocation, RecordMovedError, type RepresentativeRecord, readRecordBytes } from './representative.js';
@@ -59,8 +61,25 @@ export interface DerivedSession {
   readonly sessionId: string;
   /** Every turn, in code-point order of `turn_id` (TJ-DERIVE-007). */
   readonly turns: readonly DerivedTurn[];
-  /** Derivation findings: duplicates, conflicts, orphans, events after terminal, session mismatches. */
+  /**
+   * Derivation findings: duplicates, conflicts, orphans, events after terminal, session mismatches. At most
+   * {@link TurnFoldOptions.maxFindingsPerCode} per code and file; the rest are counted in `omitted`.
+   */
   readonly findings: readonly Finding[];
+  /**
+   * Findings left out by the cap, per code. Counted as they arise, so a count may include findings about turns that a
+   * `compacted` record later removed.
+   */
+  readonly omitted: Readonly<Record<string, number>>;
+}
+
+/** Options of a {@link TurnFold}. */
+export interface TurnFoldOptions {
+  /**
+   * Findings kept per code and file (default 1,000, as the store check keeps): hostile input can produce one per
+   * record, and a million finding objects would be most of the fold's memory (spec TJ-AUDIT-013).
+   */
+  readonly maxFindingsPerCode?: number;
 }
 
 // One small object per turn, of one shape: journals with millions of turns hold millions of these.
@@ -77,10 +96,10 @@ interface TurnAccumulator {
   /** Files holding the turn's records, in the order seen. Shared by the turns of one file: replaced, never pushed to. */
   files: readonly string[];
   /**
-   * Where every distinct record of an event name is, once the turn has a second record of that name; until then the
-   * representative is the only distinct record. Undefined on almost every turn.
+   * Bit set of the event names whose distinct records are in the fold's digest set: those that have had a second
+   * record. Until then the representative is the only record of the name, and nothing is computed for it.
    */
-  distinct: Partial<Record<TurnEventName, RecordLocation[]>> | undefined;
+  digested: number;
 }
 
 /**
@@ -90,9 +109,10 @@ interface TurnAccumulator {
  * size of the files or of the messages in them, and the garbage collector has little to trace.
  *
  * Exact duplicates (records equal as JSON values, spec §4.6) can only be records of the same turn and event name, so
- * nothing is computed for the first record of each: when a second one arrives, the distinct records seen before are
- * read back from disk and compared with it, bytes first, then as canonical JSON. The comparison is exact, and its cost
- * falls on duplicates alone.
+ * nothing is computed for the first record of each: when a second one arrives, the first is read back from disk, and
+ * from then on every distinct record of that name is known by the SHA-256 digest of its canonical JSON (see
+ * canonicalDigest) in one set for the whole fold. Each duplicate costs one digest and one look-up, so a turn with a
+ * million distinct records is derived in linear time, and the cost falls on duplicates alone.
  */
 export class TurnFold {
   readonly #sessionId: string;
@@ -105,6 +125,14 @@ export class TurnFold {
   readonly #table = new RepresentativeTable();
   readonly #removed = new Set<string>();
   readonly #findings: Finding[] = [];
+  readonly #maxFindings: number;
+  // Findings kept per code and file, and those left out per code.
+  readonly #findingCounts = new Map<string, number>();
+  readonly #omitted = new Map<string, number>();
+  readonly #digests = new DigestSet();
+  // The bytes of the representative last compared with a distinct duplicate: the duplicates of one turn event usually
+  // follow each other, and each would otherwise read the representative back from disk.
+  #representative: { slot: number; bytes: Uint8Array } | undefined;
   // Files are read one after the other: the file being read, and a count that changes whenever it does, so a turn's
   // first terminal line is known to belong to the current file's reading.
   #file: string | undefined;
@@ -115,8 +143,12 @@ export class TurnFold {
   #last: TurnAccumulator | undefined;
   #result: DerivedSession | undefined;
 
-  /** @param sessionId the session whose records are folded. */
-  constructor(sessionId: string) {
+  /**
+   * @param sessionId the session whose records are folded.
+   * @param options the finding cap.
+   */
+  constructor(sessionId: string, options: TurnFoldOptions = {}) {
+    this.#maxFindings = options.maxFindingsPerCode ?? DEFAULT_MAX_FINDINGS_PER_CODE;
     // A flat copy: every record's session_id is compared with it (see flatCopy).
     this.#sessionId = flatCopy(sessionId);
     this.#sessionIdValid = isValidIdentifier(sessionId);
@@ -172,11 +204,16 @@ export class TurnFold {
     }
     // A second record of this event name: an exact copy of a distinct record seen before, or a new distinct one.
     const name = TURN_EVENTS[index] as TurnEventName;
-    const current = this.#table.location(slot);
-    turn.distinct ??= {};
-    const distinct = turn.distinct[name] ?? [current];
-    turn.distinct[name] = distinct;
-    if (distinct.some((location) => isSameRecord(location, record))) {
+    const representative = this.#representativeBytes(slot);
+    if ((turn.digested & bit) === 0) {
+      // Until now the representative was the only record of the name: it becomes the first known distinct one.
+      turn.digested |= bit;
+      this.#digests.add(slot, digestOfStored(this.#table.location(slot), representative));
+    }
+    // The same bytes are the same value, without hashing: the common duplicate is a repeated write.
+    const copy =
+      compareBytes(record.bytes, representative) === 0 || !this.#digests.add(slot, canonicalDigest(record.value));
+    if (copy) {
       this.#report(
         'duplicate_event',
         `an exact copy of the turn's "${name}" record; counted once`,
@@ -189,9 +226,19 @@ export class TurnFold {
       `a second, different "${name}" record for the turn; the one with the smallest bytes represents it`,
       this.#at(turn, record, source),
     );
-    distinct.push({ file: source.file, line: record.line, offset: record.bytesOffset, length: record.bytes.length });
-    // The record with the smallest bytes represents the event (TJ-DERIVE-013); the current one is read back for that.
-    if (compareBytes(record.bytes, readRecordBytes(current)) < 0) this.#table.set(slot, record, source.file);
+    // The record with the smallest bytes represents the event (TJ-DERIVE-013).
+    if (compareBytes(record.bytes, representative) < 0) {
+      this.#table.set(slot, record, source.file);
+      // A copy: the record's bytes may be a view of a whole read buffer.
+      this.#representative = { slot, bytes: Uint8Array.from(record.bytes) };
+    }
+  }
+
+  /** The bytes of the representative at `slot`, read back from disk unless they are the ones last read. */
+  #representativeBytes(slot: number): Uint8Array {
+    if (this.#representative?.slot !== slot)
+      this.#representative = { slot, bytes: readRecordBytes(this.#table.location(slot)) };
+    return this.#representative.bytes;
   }
 
   /**
@@ -205,27 +252,28 @@ export class TurnFold {
 
   #derive(): DerivedSession {
     const removed = this.#removed;
-    const findings = this.#findings.filter((f) => f.turn_id === undefined || !removed.has(f.turn_id));
     const turns: FinishedTurn[] = [];
     for (const turn of this.#turns) {
       if (removed.size > 0 && removed.has(turn.id)) continue;
       const where = { session_id: this.#sessionId, turn_id: turn.id };
-      if ((turn.events & TERMINAL) === TERMINAL) {
-        findings.push(
-          makeFinding('terminal_conflict', 'the turn has both completed and interrupted; completed wins', where),
-        );
-      }
+      if ((turn.events & TERMINAL) === TERMINAL)
+        this.#report('terminal_conflict', 'the turn has both completed and interrupted; completed wins', where);
       if ((turn.events & SUBMITTED) === 0)
-        findings.push(makeFinding('orphan_turn', 'the turn has events but no submitted record', where));
+        this.#report('orphan_turn', 'the turn has events but no submitted record', where);
       turns.push(new FinishedTurn(turn, this.#sessionId, this.#table));
     }
+    const findings =
+      removed.size === 0
+        ? this.#findings
+        : this.#findings.filter((f) => f.turn_id === undefined || !removed.has(f.turn_id));
     // Turns first seen in order are sorted already.
     if (this.#byId !== undefined) turns.sort((x, y) => compareCodePoints(x.turnId, y.turnId));
     // The finished turns hold what they need: the accumulators can go.
     this.#turns.length = 0;
     this.#byId = undefined;
     this.#last = undefined;
-    return { sessionId: this.#sessionId, turns, findings };
+    this.#representative = undefined;
+    return { sessionId: this.#sessionId, turns, findings, omitted: Object.fromEntries(this.#omitted) };
   }
 
   #turn(turnId: string): TurnAccumulator {
@@ -245,7 +293,7 @@ export class TurnFold {
           terminalReading: -1,
           terminalLine: 0,
           files: this.#fileList,
-          distinct: undefined,
+          digested: 0,
         };
         this.#turns.push(turn);
         this.#byId?.set(id, turn);
@@ -302,7 +350,15 @@ export class TurnFold {
     return { ...this.#where(record, source), turn_id: turn.id };
   }
 
+  /** Keeps a finding, or only counts it once its code and file have {@link TurnFoldOptions.maxFindingsPerCode}. */
   #report(code: FindingCode, message: string, location: Parameters<typeof makeFinding>[2]): void {
+    const key = `${code}\u0000${location?.file ?? ''}`;
+    const kept = this.#findingCounts.get(key) ?? 0;
+    if (kept >= this.#maxFindings) {
+      this.#omitted.set(code, (this.#omitted.get(code) ?? 0) + 1);
+      return;
+    }
+    this.#findingCounts.set(key, kept + 1);
     this.#findings.push(makeFinding(code, message, location));
   }
 }
@@ -352,11 +408,9 @@ class FinishedTurn implements DerivedTurn {
   }
 }
 
-/** True when the record is equal as a JSON value (spec §4.6) to the one stored at `location`: same bytes, or same canonical JSON. */
-function isSameRecord(location: RecordLocation, record: JournalRecord): boolean {
-  const stored = readRecordBytes(location);
-  if (compareBytes(stored, record.bytes) === 0) return true;
-  const parsed = parseObject(stored);
+/** The canonical digest of the record whose bytes were read back from `location`. */
+function digestOfStored(location: RecordLocation, bytes: Uint8Array): Uint8Array {
+  const parsed = parseObject(bytes);
   if (!parsed.ok) throw new RecordMovedError(location, parsed.reason);
-  return canonicalJson(parsed.value) === canonicalJson(record.value);
+  return canonicalDigest(parsed.value);
 }
