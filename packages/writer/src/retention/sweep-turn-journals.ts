@@ -5,6 +5,7 @@ import {
   discoverStore,
   type HostView,
   type JournalRecord,
+  ownString,
   readJournal,
   type StoreCheck,
 } from '@turnjournal/reader';
@@ -193,7 +194,7 @@ async function removedEarlier(file: AppendFile): Promise<string[]> {
   const ids: string[] = [];
   for await (const { value } of turnRecords(file)) {
     if (value.event !== 'compacted' || !Array.isArray(value.removed_turn_ids)) continue;
-    for (const id of value.removed_turn_ids) if (typeof id === 'string') ids.push(id);
+    for (const id of value.removed_turn_ids) if (typeof id === 'string') ids.push(ownString(id));
   }
   return ids;
 }
@@ -206,7 +207,8 @@ async function linesToDrop(file: AppendFile, dropped: ReadonlySet<string>): Prom
   const offsets: number[] = [];
   for await (const { value, offset } of turnRecords(file)) {
     if (value.event === 'compacted') continue;
-    if (typeof value.turn_id === 'string' && dropped.has(value.turn_id)) offsets.push(offset);
+    // Ids as the derivation keys turns (lone surrogates as U+FFFD, see ownString): the ids in `dropped` come from it.
+    if (typeof value.turn_id === 'string' && dropped.has(ownString(value.turn_id))) offsets.push(offset);
   }
   return offsets;
 }
