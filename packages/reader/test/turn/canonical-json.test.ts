@@ -3,13 +3,15 @@ import { canonicalDigest, canonicalJson } from '../../src/turn/canonical-json.js
 
 describe('canonicalJson (spec §4.6)', () => {
   it('sorts members and prints numbers in shortest form, at every level', () => {
-    expect(canonicalJson({ b: [1.0, { d: null, c: 'x\u2028' }], a: true })).toBe('{"a":true,"b":[1,{"c":"x\u2028","d":null}]}');
+    expect(canonicalJson({ b: [1.0, { d: null, c: 'x\u2028' }], a: true })).toBe(
+      '{"a":true,"b":[1,{"c":"x\u2028","d":null}]}',
+    );
     expect(canonicalJson([])).toBe('[]');
     expect(canonicalJson({})).toBe('{}');
     expect(canonicalJson('s')).toBe('"s"');
   });
 
-  it('writes values nested 100,000 levels deep, far beyond the call stack (issue 11, defect 0)', () => {
+  it('writes values nested 100,000 levels deep, far beyond the call stack (TJ-DERIVE-014)', () => {
     const depth = 100_000;
     const array = JSON.parse(`${'['.repeat(depth)}${']'.repeat(depth)}`);
     expect(canonicalJson(array)).toBe(`${'['.repeat(depth)}${']'.repeat(depth)}`);

@@ -48,7 +48,7 @@ describe('TurnFold duplicates (TJ-DERIVE-011, TJ-DERIVE-013)', () => {
     expect(representative === undefined ? undefined : loadRecord(representative.location).created_at).toBe(1);
   });
 
-  it('compares records nested 10,000 levels deep without overflowing the stack (issue 11, defect 0)', async () => {
+  it('compares records nested 10,000 levels deep without overflowing the stack (TJ-DERIVE-014, issue 11 defect 0)', async () => {
     const deepArray = `${'['.repeat(10_000)}1${']'.repeat(10_000)}`;
     const deepObject = `${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)}`;
     const head = '"version":1,"event":"completed","turn_id":"t1","session_id":"s1","created_at":3,"terminal":true';
@@ -68,7 +68,7 @@ describe('TurnFold duplicates (TJ-DERIVE-011, TJ-DERIVE-013)', () => {
     expect(d.turns[0]?.state).toBe('completed');
   });
 
-  it('keeps a capped number of findings per code, counts the rest, and still tells copies from new records', async () => {
+  it('keeps a capped number of findings per code, counts the rest, and still tells copies from new records (TJ-DERIVE-014)', async () => {
     const lines = [submitted];
     const distinct = (n: number) =>
       `{"version":1,"event":"worker_started","turn_id":"t1","session_id":"s1","created_at":${n}}`;
