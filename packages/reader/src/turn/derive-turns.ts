@@ -13,8 +13,9 @@ import { RepresentativeTable } from './representative-table.js';
 /** The derived state of a turn (spec §10.1). */
 export type TurnState = TurnEventName;
 
-// A turn's events are a bit set: bit i stands for TURN_EVENTS[i], and the representative of that event is in slot
-// `turn.slot + i` of the fold's table.
+// A turn's events are a bit set: bit i stands for TURN_EVENTS[i]. The representative of that event is in the slot of
+// the fold's table that the fold's slot index gives at `turn.index * TURN_EVENTS.length + i`: slots are taken as
+// records arrive, so a turn with one event costs one slot, not one per event name.
 const EVENT_INDEX = new Map<string, number>(TURN_EVENTS.map((event, index) => [event, index]));
 const bitOf = (event: TurnEventName) => 1 << TURN_EVENTS.indexOf(event);
 const SUBMITTED = bitOf('submitted');
@@ -86,8 +87,8 @@ export interface TurnFoldOptions {
 interface TurnAccumulator {
   /** The turn id, copied off the line it was parsed from. */
   readonly id: string;
-  /** The turn's first slot in the table; the representative of TURN_EVENTS[i] is in slot `slot + i`. */
-  readonly slot: number;
+  /** The turn's number, in the order first seen: where its slots are in the fold's slot index. */
+  readonly index: number;
   /** Bit set of the event names that have a representative. */
   events: number;
   /** The reading (see TurnFold) during which `terminalLine` was seen, and the line of its first terminal event. */
@@ -123,6 +124,9 @@ export class TurnFold {
   readonly #turns: TurnAccumulator[] = [];
   #byId: Map<string, TurnAccumulator> | undefined;
   readonly #table = new RepresentativeTable();
+  // The table slot of event i of turn n at n * TURN_EVENTS.length + i, valid where the turn's events have bit i.
+  #slotOf = new Uint32Array(16 * TURN_EVENTS.length);
+  #slots = 0;
   readonly #removed = new Set<string>();
   readonly #findings: Finding[] = [];
   readonly #maxFindings: number;
@@ -195,13 +199,13 @@ export class TurnFold {
     this.#checkOrderInFile(index, turn, record, source);
 
     if (!turn.files.includes(source.file)) turn.files = [...turn.files, source.file];
-    const slot = turn.slot + index;
     const bit = 1 << index;
     if ((turn.events & bit) === 0) {
       turn.events |= bit;
-      this.#table.set(slot, record, source.file);
+      this.#table.set(this.#newSlot(turn, index), record, source.file);
       return;
     }
+    const slot = this.#slotOf[turn.index * TURN_EVENTS.length + index] as number;
     // A second record of this event name: an exact copy of a distinct record seen before, or a new distinct one.
     const name = TURN_EVENTS[index] as TurnEventName;
     const representative = this.#representativeBytes(slot);
@@ -234,6 +238,21 @@ export class TurnFold {
     }
   }
 
+  /** Takes the next slot of the table for event `index` of the turn. */
+  #newSlot(turn: TurnAccumulator, index: number): number {
+    const at = turn.index * TURN_EVENTS.length + index;
+    if (at >= this.#slotOf.length) {
+      // Twice as large: amortised linear, and at most half of it unused.
+      const grown = new Uint32Array(Math.max(at + 1, this.#slotOf.length * 2));
+      grown.set(this.#slotOf);
+      this.#slotOf = grown;
+    }
+    const slot = this.#slots;
+    this.#slots += 1;
+    this.#slotOf[at] = slot;
+    return slot;
+  }
+
   /** The bytes of the representative at `slot`, read back from disk unless they are the ones last read. */
   #representativeBytes(slot: number): Uint8Array {
     if (this.#representative?.slot !== slot)
@@ -260,7 +279,7 @@ export class TurnFold {
         this.#report('terminal_conflict', 'the turn has both completed and interrupted; completed wins', where);
       if ((turn.events & SUBMITTED) === 0)
         this.#report('orphan_turn', 'the turn has events but no submitted record', where);
-      turns.push(new FinishedTurn(turn, this.#sessionId, this.#table));
+      turns.push(new FinishedTurn(turn, this.#sessionId, this.#table, this.#slotOf));
     }
     const findings =
       removed.size === 0
@@ -288,7 +307,7 @@ export class TurnFold {
       if (turn === undefined) {
         turn = {
           id,
-          slot: this.#turns.length * TURN_EVENTS.length,
+          index: this.#turns.length,
           events: 0,
           terminalReading: -1,
           terminalLine: 0,
@@ -375,11 +394,12 @@ class FinishedTurn implements DerivedTurn {
   readonly terminal: boolean;
   readonly files: readonly string[];
   readonly #table: RepresentativeTable;
-  readonly #slot: number;
+  readonly #slotOf: Uint32Array;
+  readonly #index: number;
   readonly #present: number;
   #events: Partial<Record<TurnEventName, RepresentativeRecord>> | undefined;
 
-  constructor(turn: TurnAccumulator, sessionId: string, table: RepresentativeTable) {
+  constructor(turn: TurnAccumulator, sessionId: string, table: RepresentativeTable, slotOf: Uint32Array) {
     this.turnId = turn.id;
     this.sessionId = sessionId;
     this.state = BY_RANK.find(({ bit }) => (turn.events & bit) !== 0)?.event ?? 'submitted';
@@ -387,7 +407,8 @@ class FinishedTurn implements DerivedTurn {
     this.terminal = (turn.events & TERMINAL) !== 0;
     this.files = turn.files.length > 1 ? [...turn.files].sort() : turn.files;
     this.#table = table;
-    this.#slot = turn.slot;
+    this.#slotOf = slotOf;
+    this.#index = turn.index;
     this.#present = turn.events;
   }
 
@@ -395,7 +416,8 @@ class FinishedTurn implements DerivedTurn {
     if (this.#events === undefined) {
       const events: Partial<Record<TurnEventName, RepresentativeRecord>> = {};
       for (const [index, event] of TURN_EVENTS.entries())
-        if ((this.#present & (1 << index)) !== 0) events[event] = this.#table.get(this.#slot + index);
+        if ((this.#present & (1 << index)) !== 0)
+          events[event] = this.#table.get(this.#slotOf[this.#index * TURN_EVENTS.length + index] as number);
       this.#events = events;
     }
     return this.#events;
