@@ -83,24 +83,11 @@ export interface TurnFoldOptions {
   readonly maxFindingsPerCode?: number;
 }
 
-// One small object per turn, of one shape: journals with millions of turns hold millions of these.
-interface TurnAccumulator {
-  /** The turn id, copied off the line it was parsed from. */
-  readonly id: string;
-  /** The turn's number, in the order first seen: where its slots are in the fold's slot index. */
-  readonly index: number;
-  /** Bit set of the event names that have a representative. */
-  events: number;
-  /** The reading (see TurnFold) during which `terminalLine` was seen, and the line of its first terminal event. */
-  terminalReading: number;
-  terminalLine: number;
-  /** Files holding the turn's records, in the order seen. Shared by the turns of one file: replaced, never pushed to. */
-  files: readonly string[];
-  /**
-   * Bit set of the event names whose distinct records are in the fold's digest set: those that have had a second
-   * record. Until then the representative is the only record of the name, and nothing is computed for it.
-   */
-  digested: number;
+/** Where a fold's representatives are: its table, and the table slot of each turn event (see TurnFold). */
+interface Slots {
+  readonly table: RepresentativeTable;
+  // The table slot of event i of turn n at n * TURN_EVENTS.length + i, valid where the turn's events have bit i.
+  slotOf: Uint32Array;
 }
 
 /**
@@ -121,11 +108,10 @@ export class TurnFold {
   // Every turn, in the order first seen. While their ids come in increasing code-point order (turn ids are usually
   // time-prefixed, so a journal holds them in order), a new id is known to be new by comparing it with the last one,
   // and an earlier one is found by binary search: no map, no hashing. The first id out of order builds the map.
-  readonly #turns: TurnAccumulator[] = [];
-  #byId: Map<string, TurnAccumulator> | undefined;
+  readonly #turns: FoldedTurn[] = [];
+  #byId: Map<string, FoldedTurn> | undefined;
   readonly #table = new RepresentativeTable();
-  // The table slot of event i of turn n at n * TURN_EVENTS.length + i, valid where the turn's events have bit i.
-  #slotOf = new Uint32Array(16 * TURN_EVENTS.length);
+  readonly #shared: Slots = { table: this.#table, slotOf: new Uint32Array(16 * TURN_EVENTS.length) };
   #slots = 0;
   readonly #removed = new Set<string>();
   readonly #findings: Finding[] = [];
@@ -133,7 +119,7 @@ export class TurnFold {
   // Findings kept per code and file, and those left out per code.
   readonly #findingCounts = new Map<string, number>();
   readonly #omitted = new Map<string, number>();
-  readonly #digests = new DigestSet();
+  #digests = new DigestSet();
   // The bytes of the representative last compared with a distinct duplicate: the duplicates of one turn event usually
   // follow each other, and each would otherwise read the representative back from disk.
   #representative: { slot: number; bytes: Uint8Array } | undefined;
@@ -144,7 +130,7 @@ export class TurnFold {
   // `[#file]`, the files of every turn first seen in it.
   #fileList: readonly string[] = [];
   // The turn of the previous record: a turn's records usually follow each other, so most records skip the look-up.
-  #last: TurnAccumulator | undefined;
+  #last: FoldedTurn | undefined;
   #result: DerivedSession | undefined;
 
   /**
@@ -200,18 +186,17 @@ export class TurnFold {
 
     if (!turn.files.includes(source.file)) turn.files = [...turn.files, source.file];
     const bit = 1 << index;
-    if ((turn.events & bit) === 0) {
-      turn.events |= bit;
+    if ((turn.eventBits & bit) === 0) {
+      turn.addEvent(bit);
       this.#table.set(this.#newSlot(turn, index), record, source.file);
       return;
     }
-    const slot = this.#slotOf[turn.index * TURN_EVENTS.length + index] as number;
+    const slot = this.#shared.slotOf[turn.index * TURN_EVENTS.length + index] as number;
     // A second record of this event name: an exact copy of a distinct record seen before, or a new distinct one.
     const name = TURN_EVENTS[index] as TurnEventName;
     const representative = this.#representativeBytes(slot);
-    if ((turn.digested & bit) === 0) {
+    if (turn.markDigested(bit)) {
       // Until now the representative was the only record of the name: it becomes the first known distinct one.
-      turn.digested |= bit;
       this.#digests.add(slot, digestOfStored(this.#table.location(slot), representative));
     }
     // The same bytes are the same value, without hashing: the common duplicate is a repeated write.
@@ -239,17 +224,18 @@ export class TurnFold {
   }
 
   /** Takes the next slot of the table for event `index` of the turn. */
-  #newSlot(turn: TurnAccumulator, index: number): number {
+  #newSlot(turn: FoldedTurn, index: number): number {
     const at = turn.index * TURN_EVENTS.length + index;
-    if (at >= this.#slotOf.length) {
+    const shared = this.#shared;
+    if (at >= shared.slotOf.length) {
       // Twice as large: amortised linear, and at most half of it unused.
-      const grown = new Uint32Array(Math.max(at + 1, this.#slotOf.length * 2));
-      grown.set(this.#slotOf);
-      this.#slotOf = grown;
+      const grown = new Uint32Array(Math.max(at + 1, shared.slotOf.length * 2));
+      grown.set(shared.slotOf);
+      shared.slotOf = grown;
     }
     const slot = this.#slots;
     this.#slots += 1;
-    this.#slotOf[at] = slot;
+    shared.slotOf[at] = slot;
     return slot;
   }
 
@@ -271,15 +257,14 @@ export class TurnFold {
 
   #derive(): DerivedSession {
     const removed = this.#removed;
-    const turns: FinishedTurn[] = [];
-    for (const turn of this.#turns) {
-      if (removed.size > 0 && removed.has(turn.id)) continue;
-      const where = { session_id: this.#sessionId, turn_id: turn.id };
-      if ((turn.events & TERMINAL) === TERMINAL)
+    // The turns are returned as they are: one object per turn from the first record on, never a copy.
+    const turns = removed.size === 0 ? this.#turns : this.#turns.filter((turn) => !removed.has(turn.turnId));
+    for (const turn of turns) {
+      turn.settle();
+      const where = { session_id: this.#sessionId, turn_id: turn.turnId };
+      if ((turn.eventBits & TERMINAL) === TERMINAL)
         this.#report('terminal_conflict', 'the turn has both completed and interrupted; completed wins', where);
-      if ((turn.events & SUBMITTED) === 0)
-        this.#report('orphan_turn', 'the turn has events but no submitted record', where);
-      turns.push(new FinishedTurn(turn, this.#sessionId, this.#table, this.#slotOf));
+      if (turn.orphan) this.#report('orphan_turn', 'the turn has events but no submitted record', where);
     }
     const findings =
       removed.size === 0
@@ -287,17 +272,17 @@ export class TurnFold {
         : this.#findings.filter((f) => f.turn_id === undefined || !removed.has(f.turn_id));
     // Turns first seen in order are sorted already.
     if (this.#byId !== undefined) turns.sort((x, y) => compareCodePoints(x.turnId, y.turnId));
-    // The finished turns hold what they need: the accumulators can go.
-    this.#turns.length = 0;
+    // The turns hold what they need: the look-ups and the digests can go.
     this.#byId = undefined;
+    this.#digests = new DigestSet();
     this.#last = undefined;
     this.#representative = undefined;
     return { sessionId: this.#sessionId, turns, findings, omitted: Object.fromEntries(this.#omitted) };
   }
 
-  #turn(turnId: string): TurnAccumulator {
+  #turn(turnId: string): FoldedTurn {
     const last = this.#last;
-    if (last !== undefined && last.id === turnId) return last;
+    if (last !== undefined && last.turnId === turnId) return last;
     let turn = this.#byId === undefined ? this.#findInOrder(turnId) : undefined;
     if (turn === undefined) {
       // A copy of the id: the parsed string may share memory with the whole line (see ownString). The map is keyed by
@@ -305,15 +290,7 @@ export class TurnFold {
       const id = ownString(turnId);
       turn = this.#byId?.get(id);
       if (turn === undefined) {
-        turn = {
-          id,
-          index: this.#turns.length,
-          events: 0,
-          terminalReading: -1,
-          terminalLine: 0,
-          files: this.#fileList,
-          digested: 0,
-        };
+        turn = new FoldedTurn(id, this.#sessionId, this.#turns.length, this.#fileList, this.#shared);
         this.#turns.push(turn);
         this.#byId?.set(id, turn);
       }
@@ -326,31 +303,28 @@ export class TurnFold {
    * The turn with this id while ids have come in order, or undefined when it is new. A new id below the last one ends
    * the ordered mode: the map is built, and the caller adds the turn to it.
    */
-  #findInOrder(turnId: string): TurnAccumulator | undefined {
+  #findInOrder(turnId: string): FoldedTurn | undefined {
     const turns = this.#turns;
     let low = 0;
     let high = turns.length;
     // The common case first: an id above every id seen.
-    if (high === 0 || compareCodePoints(turnId, (turns[high - 1] as TurnAccumulator).id) > 0) return undefined;
+    if (high === 0 || compareCodePoints(turnId, (turns[high - 1] as FoldedTurn).turnId) > 0) return undefined;
     while (low < high) {
       const middle = (low + high) >>> 1;
-      const order = compareCodePoints(turnId, (turns[middle] as TurnAccumulator).id);
+      const order = compareCodePoints(turnId, (turns[middle] as FoldedTurn).turnId);
       if (order === 0) return turns[middle];
       if (order < 0) high = middle;
       else low = middle + 1;
     }
-    this.#byId = new Map(turns.map((turn) => [turn.id, turn]));
+    this.#byId = new Map(turns.map((turn) => [turn.turnId, turn]));
     return undefined;
   }
 
   // event_after_terminal depends on line order within one file (TJ-DERIVE-009): records of a file arrive in order.
-  #checkOrderInFile(index: number, turn: TurnAccumulator, record: JournalRecord, source: RecordSource): void {
-    const terminalLine = turn.terminalReading === this.#reading ? turn.terminalLine : undefined;
+  #checkOrderInFile(index: number, turn: FoldedTurn, record: JournalRecord, source: RecordSource): void {
+    const terminalLine = turn.terminalLineIn(this.#reading);
     if (((1 << index) & TERMINAL) !== 0) {
-      if (terminalLine === undefined) {
-        turn.terminalReading = this.#reading;
-        turn.terminalLine = record.line;
-      }
+      if (terminalLine === undefined) turn.setTerminalLine(this.#reading, record.line);
     } else if (terminalLine !== undefined && record.line > terminalLine) {
       this.#report(
         'event_after_terminal',
@@ -365,8 +339,8 @@ export class TurnFold {
     return { file: source.file, line: record.line, offset: record.offset, session_id: this.#sessionId };
   }
 
-  #at(turn: TurnAccumulator, record: JournalRecord, source: RecordSource) {
-    return { ...this.#where(record, source), turn_id: turn.id };
+  #at(turn: FoldedTurn, record: JournalRecord, source: RecordSource) {
+    return { ...this.#where(record, source), turn_id: turn.turnId };
   }
 
   /** Keeps a finding, or only counts it once its code and file have {@link TurnFoldOptions.maxFindingsPerCode}. */
@@ -383,41 +357,84 @@ export class TurnFold {
 }
 
 /**
- * A turn as {@link TurnFold.finish} returns it. Its representatives stay in the fold's table until `events` is first
- * read: most callers read the states of all turns, and the records of a few.
+ * One turn of a fold: its state while records arrive, and the turn {@link TurnFold.finish} returns, the same object,
+ * so that a journal of millions of turns holds one small object per turn, never two. Its representatives stay in the
+ * fold's table until `events` is first read: most callers read the states of all turns, and the records of a few. Its
+ * own enumerable members are those of {@link DerivedTurn}, in that order; what the fold keeps is private.
  */
-class FinishedTurn implements DerivedTurn {
+class FoldedTurn implements DerivedTurn {
   readonly turnId: string;
   readonly sessionId: string;
-  readonly state: TurnState;
-  readonly orphan: boolean;
-  readonly terminal: boolean;
-  readonly files: readonly string[];
-  readonly #table: RepresentativeTable;
-  readonly #slotOf: Uint32Array;
+  // Settled by finish(); a turn is read only after it.
+  state: TurnState = 'submitted';
+  orphan = false;
+  terminal = false;
+  /** Files holding the turn's records, in the order seen, until settled. Shared by the turns of one file: replaced, never pushed to. */
+  files: readonly string[];
+  readonly #slots: Slots;
   readonly #index: number;
-  readonly #present: number;
+  // Event names with a representative in bits 0-7, and, shifted by 8, those whose distinct records are in the fold's
+  // digest set (those that have had a second record).
+  #bits = 0;
+  // The reading (see TurnFold) during which `#terminalLine` was seen, and the line of its first terminal event.
+  #terminalReading = -1;
+  #terminalLine = 0;
   #events: Partial<Record<TurnEventName, RepresentativeRecord>> | undefined;
 
-  constructor(turn: TurnAccumulator, sessionId: string, table: RepresentativeTable, slotOf: Uint32Array) {
-    this.turnId = turn.id;
+  constructor(turnId: string, sessionId: string, index: number, files: readonly string[], slots: Slots) {
+    this.turnId = turnId;
     this.sessionId = sessionId;
-    this.state = BY_RANK.find(({ bit }) => (turn.events & bit) !== 0)?.event ?? 'submitted';
-    this.orphan = (turn.events & SUBMITTED) === 0;
-    this.terminal = (turn.events & TERMINAL) !== 0;
-    this.files = turn.files.length > 1 ? [...turn.files].sort() : turn.files;
-    this.#table = table;
-    this.#slotOf = slotOf;
-    this.#index = turn.index;
-    this.#present = turn.events;
+    this.files = files;
+    this.#slots = slots;
+    this.#index = index;
+  }
+
+  /** The turn's number, in the order first seen: where its slots are in the fold's slot index. */
+  get index(): number {
+    return this.#index;
+  }
+
+  /** Bit set of the event names that have a representative. */
+  get eventBits(): number {
+    return this.#bits & 0xff;
+  }
+
+  addEvent(bit: number): void {
+    this.#bits |= bit;
+  }
+
+  /** Marks the event name's records as being in the digest set; false when they were already. */
+  markDigested(bit: number): boolean {
+    if ((this.#bits & (bit << 8)) !== 0) return false;
+    this.#bits |= bit << 8;
+    return true;
+  }
+
+  /** The line of the turn's first terminal event, when it was seen in the given reading. */
+  terminalLineIn(reading: number): number | undefined {
+    return this.#terminalReading === reading ? this.#terminalLine : undefined;
+  }
+
+  setTerminalLine(reading: number, line: number): void {
+    this.#terminalReading = reading;
+    this.#terminalLine = line;
+  }
+
+  /** Derives the state once every record is in. */
+  settle(): void {
+    const events = this.eventBits;
+    this.state = BY_RANK.find(({ bit }) => (events & bit) !== 0)?.event ?? 'submitted';
+    this.orphan = (events & SUBMITTED) === 0;
+    this.terminal = (events & TERMINAL) !== 0;
+    if (this.files.length > 1) this.files = [...this.files].sort();
   }
 
   get events(): Readonly<Partial<Record<TurnEventName, RepresentativeRecord>>> {
     if (this.#events === undefined) {
       const events: Partial<Record<TurnEventName, RepresentativeRecord>> = {};
       for (const [index, event] of TURN_EVENTS.entries())
-        if ((this.#present & (1 << index)) !== 0)
-          events[event] = this.#table.get(this.#slotOf[this.#index * TURN_EVENTS.length + index] as number);
+        if ((this.#bits & (1 << index)) !== 0)
+          events[event] = this.#slots.table.get(this.#slots.slotOf[this.#index * TURN_EVENTS.length + index] as number);
       this.#events = events;
     }
     return this.#events;
