@@ -48,8 +48,10 @@ export interface DerivedTurn {
   readonly terminal: boolean;
   /**
    * The representative record of each event name seen (TJ-DERIVE-013): where it is and a summary (see `loadRecord`).
-   * On the turns {@link TurnFold.finish} returns it is built on first access and kept: an accessor, not an own
-   * property, so a spread or `Object.keys` of the turn leaves it out (`JSON.stringify` keeps it).
+   * On the turns {@link TurnFold.finish} returns it is built anew on each access, from the fold's table, and not kept:
+   * a report that reads the events of a million turns must not keep a million copies (read it once per use). It is
+   * an accessor, not an own property, so a spread or `Object.keys` of the turn leaves it out (`JSON.stringify` keeps
+   * it).
    */
   readonly events: Readonly<Partial<Record<TurnEventName, RepresentativeRecord>>>;
   /** The files holding the turn's records (recovery must not touch a turn whose file a live writer holds). */
@@ -359,7 +361,8 @@ export class TurnFold {
 /**
  * One turn of a fold: its state while records arrive, and the turn {@link TurnFold.finish} returns, the same object,
  * so that a journal of millions of turns holds one small object per turn, never two. Its representatives stay in the
- * fold's table until `events` is first read: most callers read the states of all turns, and the records of a few. Its
+ * fold's table, and `events` builds them on each read: most callers read the states of all turns, and the records of
+ * a few. Its
  * own enumerable members are those of {@link DerivedTurn}, in that order; what the fold keeps is private.
  */
 class FoldedTurn implements DerivedTurn {
@@ -379,7 +382,6 @@ class FoldedTurn implements DerivedTurn {
   // The reading (see TurnFold) during which `#terminalLine` was seen, and the line of its first terminal event.
   #terminalReading = -1;
   #terminalLine = 0;
-  #events: Partial<Record<TurnEventName, RepresentativeRecord>> | undefined;
 
   constructor(turnId: string, sessionId: string, index: number, files: readonly string[], slots: Slots) {
     this.turnId = turnId;
@@ -430,14 +432,11 @@ class FoldedTurn implements DerivedTurn {
   }
 
   get events(): Readonly<Partial<Record<TurnEventName, RepresentativeRecord>>> {
-    if (this.#events === undefined) {
-      const events: Partial<Record<TurnEventName, RepresentativeRecord>> = {};
-      for (const [index, event] of TURN_EVENTS.entries())
-        if ((this.#bits & (1 << index)) !== 0)
-          events[event] = this.#slots.table.get(this.#slots.slotOf[this.#index * TURN_EVENTS.length + index] as number);
-      this.#events = events;
-    }
-    return this.#events;
+    const events: Partial<Record<TurnEventName, RepresentativeRecord>> = {};
+    for (const [index, event] of TURN_EVENTS.entries())
+      if ((this.#bits & (1 << index)) !== 0)
+        events[event] = this.#slots.table.get(this.#slots.slotOf[this.#index * TURN_EVENTS.length + index] as number);
+    return events;
   }
 
   /** The turn as a plain object, `events` included, in the member order of {@link DerivedTurn}. */
