@@ -77,8 +77,10 @@ export function buildReport(check: StoreCheck, context: ReportContext): Report {
 }
 
 function reportTurn(turn: DerivedTurn): ReportTurn {
-  const submitted = turn.events.submitted?.summary;
-  const terminal = (turn.events.completed ?? turn.events.interrupted)?.summary;
+  // Read once: a derived turn builds its events on each read (see DerivedTurn.events).
+  const events = turn.events;
+  const submitted = events.submitted?.summary;
+  const terminal = (events.completed ?? events.interrupted)?.summary;
   const out: { -readonly [K in keyof ReportTurn]: ReportTurn[K] } = {
     turn_id: turn.turnId,
     state: turn.state,
@@ -87,7 +89,7 @@ function reportTurn(turn: DerivedTurn): ReportTurn {
   };
   if (submitted?.createdAt !== undefined) out.submitted_at = submitted.createdAt;
   if (terminal?.createdAt !== undefined) out.ended_at = terminal.createdAt;
-  const reason = turn.events.interrupted?.summary.reason;
+  const reason = events.interrupted?.summary.reason;
   if (turn.state === 'interrupted' && reason !== undefined) out.reason = reason;
   if (submitted?.contentExcerpt !== undefined) {
     out.content_excerpt = submitted.contentExcerpt;

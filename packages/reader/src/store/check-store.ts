@@ -99,7 +99,7 @@ export async function checkStore(paths: readonly string[], options: CheckStoreOp
     }
     // Created on the file's first record of their family: most files of a store are turn journals.
     const perFile: PerFileFolds = {};
-    const checked = await checkJournalFile(file, readJournal(file.path, readOptions), sink, folds, perFile);
+    const checked = await checkJournalFile(file, readJournal(file.path, readOptions), sink, folds, perFile, options);
     files.push(checked);
     if (checked.family === 'event') {
       const log = (perFile.event ?? new EventLogFold()).finish();
@@ -133,7 +133,18 @@ export async function checkStore(paths: readonly string[], options: CheckStoreOp
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([sessionId, fold]) => ({ ...fold.finish(), files: sessionFiles.get(sessionId) ?? [] }));
   for (const session of sessions) for (const finding of session.findings) sink.add(finding);
-  return { files, sessions, runs, eventLogs, findings: sink.findings, omitted: sink.omitted };
+  return { files, sessions, runs, eventLogs, findings: sink.findings, omitted: withFoldOmissions(sink, sessions) };
+}
+
+/**
+ * What the sink left out plus what the turn folds left out: the folds cap their own findings, so that hostile input
+ * never builds millions of finding objects before the sink sees them.
+ */
+function withFoldOmissions(sink: FindingSink, sessions: readonly DerivedSession[]): Record<string, number> {
+  const omitted: Record<string, number> = { ...sink.omitted };
+  for (const session of sessions)
+    for (const [code, count] of Object.entries(session.omitted)) omitted[code] = (omitted[code] ?? 0) + count;
+  return omitted;
 }
 
 /** The folds of one run file or event log. */
@@ -148,17 +159,20 @@ async function checkJournalFile(
   sink: FindingSink,
   folds: Map<string, TurnFold>,
   perFile: PerFileFolds,
+  options: CheckStoreOptions,
 ): Promise<CheckedFile> {
   let family: RecordFamily | undefined;
   let mixedReported = false;
   let records = 0;
+  // The last line read, for the finding when reading stops early.
+  let lastLine = 0;
   let recordFinding: Finding | undefined;
   let skipRecordFindings = false;
   // Resolved once per file, not per record.
   let turn: { fold: TurnFold; source: { file: string; sessionId: string } } | undefined;
   const route = (record: JournalRecord) => {
     if (family === 'turn') {
-      turn ??= { fold: turnFold(file, folds), source: { file: file.path, sessionId: turnSessionOf(file) } };
+      turn ??= { fold: turnFold(file, folds, options), source: { file: file.path, sessionId: turnSessionOf(file) } };
       turn.fold.add(record, turn.source);
     } else if (family === 'run') {
       perFile.run ??= new RunFold();
@@ -180,6 +194,7 @@ async function checkJournalFile(
         const held = recordFinding;
         recordFinding = undefined;
         records += 1;
+        lastLine = item.record.line;
         const { validation } = item.record;
         const recordFamily = validation.classification.family;
         // A run header of another major version governs its whole file (TJ-COMPAT-012): the fold reports it once,
@@ -209,18 +224,26 @@ async function checkJournalFile(
       }
     }
   } catch (error) {
+    // Whatever stopped the reading (an I/O error, a permission, a record the reader could not process), the rest of
+    // the file was not derived: never a clean verdict (TJ-AUDIT-015), so a sweep never prunes on a partial view.
     const finding = (error as { finding?: Finding }).finding;
-    if (finding !== undefined) sink.add(finding);
-    else
-      sink.add(
-        makeFinding('unrecognised_file', `cannot read the file: ${(error as Error).message}`, { file: file.path }),
-      );
+    if (finding !== undefined && finding.severity !== 'info') sink.add(finding);
+    else sink.add(incompleteRead(file.path, error, lastLine));
   }
   const resolved = family ?? file.hint.family;
   if (resolved === undefined) {
     sink.add(makeFinding('unrecognised_file', 'no record of any family and no layout hint', { file: file.path }));
   }
   return { path: file.path, family: resolved ?? 'unknown', records };
+}
+
+/** The `incomplete_read` finding of a file whose reading stopped after `lastLine` (0: before its first record). */
+function incompleteRead(path: string, error: unknown, lastLine: number): Finding {
+  const why = error instanceof Error ? ((error as NodeJS.ErrnoException).code ?? error.message) : String(error);
+  const where = lastLine === 0 ? 'from its start' : `after line ${lastLine}`;
+  return makeFinding('incomplete_read', `the file could not be read to its end (${why}); nothing ${where} is derived`, {
+    file: path,
+  });
 }
 
 /** Longest stretch, in milliseconds, a store check runs without letting the event loop turn. */
@@ -249,11 +272,11 @@ function turnSessionOf(file: StoreFile): string {
   return tilde < 0 ? stem : stem.slice(0, tilde);
 }
 
-function turnFold(file: StoreFile, folds: Map<string, TurnFold>): TurnFold {
+function turnFold(file: StoreFile, folds: Map<string, TurnFold>, options: CheckStoreOptions): TurnFold {
   const sessionId = turnSessionOf(file);
   let fold = folds.get(sessionId);
   if (fold === undefined) {
-    fold = new TurnFold(sessionId);
+    fold = new TurnFold(sessionId, { maxFindingsPerCode: options.maxFindingsPerCode });
     folds.set(sessionId, fold);
   }
   return fold;
@@ -284,9 +307,7 @@ async function readState(
     return result;
   } catch (error) {
     const finding = (error as { finding?: Finding }).finding;
-    sink.add(
-      finding ?? makeFinding('unrecognised_file', `cannot read the file: ${(error as Error).message}`, { file: path }),
-    );
+    sink.add(finding !== undefined && finding.severity !== 'info' ? finding : incompleteRead(path, error, 0));
     return undefined;
   }
 }

@@ -25,7 +25,10 @@ export interface StoreFile {
 export interface StoreDiscovery {
   /** Journal and state files, sorted by path. */
   readonly files: readonly StoreFile[];
-  /** `invalid_session_id`, `invalid_run_id`, `unrecognised_file` and unreadable paths. */
+  /**
+   * `invalid_session_id`, `invalid_run_id`, `unrecognised_file`, and `incomplete_read` for paths that could not be
+   * read or listed and directories beyond the depth limit (TJ-AUDIT-015).
+   */
   readonly findings: readonly Finding[];
 }
 
@@ -55,7 +58,7 @@ export function discoverStore(paths: readonly string[]): StoreDiscovery {
       stat = entry ?? lstatSync(path);
     } catch (error) {
       findings.push(
-        makeFinding('unrecognised_file', `cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`, {
+        makeFinding('incomplete_read', `cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`, {
           file: path,
         }),
       );
@@ -64,7 +67,7 @@ export function discoverStore(paths: readonly string[]): StoreDiscovery {
     if (stat.isDirectory()) {
       if (depth >= MAX_DEPTH) {
         findings.push(
-          makeFinding('unrecognised_file', `directory nesting deeper than ${MAX_DEPTH} levels is not scanned`, {
+          makeFinding('incomplete_read', `directory nesting deeper than ${MAX_DEPTH} levels is not scanned`, {
             file: path,
           }),
         );
@@ -77,7 +80,7 @@ export function discoverStore(paths: readonly string[]): StoreDiscovery {
         );
       } catch (error) {
         findings.push(
-          makeFinding('unrecognised_file', `cannot list ${path}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`, {
+          makeFinding('incomplete_read', `cannot list ${path}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`, {
             file: path,
           }),
         );

@@ -1,14 +1,87 @@
+import { createHash } from 'node:crypto';
+
 /**
  * A canonical text of a JSON value: object members sorted by name, numbers in shortest form. Two values are "equal as
- * JSON values" (spec §4.6) exactly when their canonical texts are equal.
+ * JSON values" (spec §4.6) exactly when their canonical texts are equal. Nesting depth is bounded by memory only: a
+ * record may nest far deeper than the call stack allows (see writeCanonical).
  */
 export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (typeof value === 'object' && value !== null) {
-    const keys = Object.keys(value).sort();
-    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`).join(',')}}`;
+  const pieces: string[] = [];
+  writeCanonical(value, (piece) => pieces.push(piece));
+  return pieces.join('');
+}
+
+/** Bytes of a {@link canonicalDigest}. */
+export const CANONICAL_DIGEST_BYTES = 16;
+
+// Pieces are handed to the hash in batches: one update per piece would cost more than the hashing.
+const HASH_BATCH_CHARS = 32 * 1024;
+
+/**
+ * The first {@link CANONICAL_DIGEST_BYTES} bytes of the SHA-256 of a value's canonical text: values equal as JSON values
+ * have equal digests, and finding two different values with equal digests takes about 2^64 hash computations, so a
+ * digest stands for the value. The canonical text is hashed as it is written, never held whole. Internal to the reader.
+ */
+export function canonicalDigest(value: unknown): Buffer {
+  const hash = createHash('sha256');
+  let batch = '';
+  writeCanonical(value, (piece) => {
+    batch += piece;
+    if (batch.length >= HASH_BATCH_CHARS) {
+      hash.update(batch, 'utf8');
+      batch = '';
+    }
+  });
+  hash.update(batch, 'utf8');
+  return hash.digest().subarray(0, CANONICAL_DIGEST_BYTES);
+}
+
+/** An array or object being written: its members, and the index of the next one. */
+interface Open {
+  readonly array: readonly unknown[] | undefined;
+  readonly object: Record<string, unknown> | undefined;
+  readonly keys: readonly string[] | undefined;
+  readonly length: number;
+  index: number;
+}
+
+/**
+ * Writes the canonical text of a value in pieces, depth first, with a stack of its own instead of recursion: a record
+ * nested thousands of levels deep (which `JSON.parse` accepts) must not overflow the call stack (issue 11, defect 0).
+ */
+function writeCanonical(value: unknown, write: (piece: string) => void): void {
+  const open: Open[] = [];
+  let next = value;
+  for (;;) {
+    if (Array.isArray(next)) {
+      write('[');
+      open.push({ array: next, object: undefined, keys: undefined, length: next.length, index: 0 });
+    } else if (typeof next === 'object' && next !== null) {
+      const object = next as Record<string, unknown>;
+      const keys = Object.keys(object).sort();
+      write('{');
+      open.push({ array: undefined, object, keys, length: keys.length, index: 0 });
+    } else {
+      write(JSON.stringify(next) ?? 'null');
+    }
+    // Close every finished container, then move to the next member of the innermost open one.
+    let top = open.at(-1);
+    while (top !== undefined && top.index === top.length) {
+      write(top.keys === undefined ? ']' : '}');
+      open.pop();
+      top = open.at(-1);
+    }
+    if (top === undefined) return;
+    if (top.index > 0) write(',');
+    if (top.keys !== undefined) {
+      const key = top.keys[top.index] as string;
+      write(`${JSON.stringify(key)}:`);
+      next = (top.object as Record<string, unknown>)[key];
+    } else {
+      next = (top.array as readonly unknown[])[top.index];
+    }
+    top.index += 1;
   }
-  return JSON.stringify(value) ?? 'null';
 }
 
 /** Compares byte strings in unsigned bytewise order: negative, zero or positive. */

@@ -1,8 +1,10 @@
 import { type Finding, type FindingCode, makeFinding, TURN_EVENTS, type TurnEventName } from '@turnjournal/schema';
 import { parseObject } from '../framing/decode-line.js';
 import type { JournalRecord } from '../framing/read-journal.js';
+import { DEFAULT_MAX_FINDINGS_PER_CODE } from '../store/finding-sink.js';
 import { explainInvalidIdentifier, isValidIdentifier } from '../store/identifiers.js';
-import { canonicalJson, compareBytes, compareCodePoints } from './canonical-json.js';
+import { canonicalDigest, compareBytes, compareCodePoints } from './canonical-json.js';
+import { DigestSet } from './digest-set.js';
 import { flatCopy } from './flat-copy.js';
 import { ownString } from './own-string.js';
 import { type RecordLocation, RecordMovedError, type RepresentativeRecord, readRecordBytes } from './representative.js';
@@ -11,8 +13,9 @@ import { RepresentativeTable } from './representative-table.js';
 /** The derived state of a turn (spec §10.1). */
 export type TurnState = TurnEventName;
 
-// A turn's events are a bit set: bit i stands for TURN_EVENTS[i], and the representative of that event is in slot
-// `turn.slot + i` of the fold's table.
+// A turn's events are a bit set: bit i stands for TURN_EVENTS[i]. The representative of that event is in the slot of
+// the fold's table that the fold's slot index gives at `turn.index * TURN_EVENTS.length + i`: slots are taken as
+// records arrive, so a turn with one event costs one slot, not one per event name.
 const EVENT_INDEX = new Map<string, number>(TURN_EVENTS.map((event, index) => [event, index]));
 const bitOf = (event: TurnEventName) => 1 << TURN_EVENTS.indexOf(event);
 const SUBMITTED = bitOf('submitted');
@@ -45,8 +48,10 @@ export interface DerivedTurn {
   readonly terminal: boolean;
   /**
    * The representative record of each event name seen (TJ-DERIVE-013): where it is and a summary (see `loadRecord`).
-   * On the turns {@link TurnFold.finish} returns it is built on first access and kept: an accessor, not an own
-   * property, so a spread or `Object.keys` of the turn leaves it out (`JSON.stringify` keeps it).
+   * On the turns {@link TurnFold.finish} returns it is built anew on each access, from the fold's table, and not kept:
+   * a report that reads the events of a million turns must not keep a million copies (read it once per use). It is
+   * an accessor, not an own property, so a spread or `Object.keys` of the turn leaves it out (`JSON.stringify` keeps
+   * it).
    */
   readonly events: Readonly<Partial<Record<TurnEventName, RepresentativeRecord>>>;
   /** The files holding the turn's records (recovery must not touch a turn whose file a live writer holds). */
@@ -59,28 +64,32 @@ export interface DerivedSession {
   readonly sessionId: string;
   /** Every turn, in code-point order of `turn_id` (TJ-DERIVE-007). */
   readonly turns: readonly DerivedTurn[];
-  /** Derivation findings: duplicates, conflicts, orphans, events after terminal, session mismatches. */
+  /**
+   * Derivation findings: duplicates, conflicts, orphans, events after terminal, session mismatches. At most
+   * {@link TurnFoldOptions.maxFindingsPerCode} per code and file; the rest are counted in `omitted`.
+   */
   readonly findings: readonly Finding[];
+  /**
+   * Findings left out by the cap, per code. Counted as they arise, so a count may include findings about turns that a
+   * `compacted` record later removed.
+   */
+  readonly omitted: Readonly<Record<string, number>>;
 }
 
-// One small object per turn, of one shape: journals with millions of turns hold millions of these.
-interface TurnAccumulator {
-  /** The turn id, copied off the line it was parsed from. */
-  readonly id: string;
-  /** The turn's first slot in the table; the representative of TURN_EVENTS[i] is in slot `slot + i`. */
-  readonly slot: number;
-  /** Bit set of the event names that have a representative. */
-  events: number;
-  /** The reading (see TurnFold) during which `terminalLine` was seen, and the line of its first terminal event. */
-  terminalReading: number;
-  terminalLine: number;
-  /** Files holding the turn's records, in the order seen. Shared by the turns of one file: replaced, never pushed to. */
-  files: readonly string[];
+/** Options of a {@link TurnFold}. */
+export interface TurnFoldOptions {
   /**
-   * Where every distinct record of an event name is, once the turn has a second record of that name; until then the
-   * representative is the only distinct record. Undefined on almost every turn.
+   * Findings kept per code and file (default 1,000, as the store check keeps): hostile input can produce one per
+   * record, and a million finding objects would be most of the fold's memory (spec TJ-AUDIT-013).
    */
-  distinct: Partial<Record<TurnEventName, RecordLocation[]>> | undefined;
+  readonly maxFindingsPerCode?: number;
+}
+
+/** Where a fold's representatives are: its table, and the table slot of each turn event (see TurnFold). */
+interface Slots {
+  readonly table: RepresentativeTable;
+  // The table slot of event i of turn n at n * TURN_EVENTS.length + i, valid where the turn's events have bit i.
+  slotOf: Uint32Array;
 }
 
 /**
@@ -90,9 +99,10 @@ interface TurnAccumulator {
  * size of the files or of the messages in them, and the garbage collector has little to trace.
  *
  * Exact duplicates (records equal as JSON values, spec §4.6) can only be records of the same turn and event name, so
- * nothing is computed for the first record of each: when a second one arrives, the distinct records seen before are
- * read back from disk and compared with it, bytes first, then as canonical JSON. The comparison is exact, and its cost
- * falls on duplicates alone.
+ * nothing is computed for the first record of each: when a second one arrives, the first is read back from disk, and
+ * from then on every distinct record of that name is known by the SHA-256 digest of its canonical JSON (see
+ * canonicalDigest) in one set for the whole fold. Each duplicate costs one digest and one look-up, so a turn with a
+ * million distinct records is derived in linear time, and the cost falls on duplicates alone.
  */
 export class TurnFold {
   readonly #sessionId: string;
@@ -100,11 +110,21 @@ export class TurnFold {
   // Every turn, in the order first seen. While their ids come in increasing code-point order (turn ids are usually
   // time-prefixed, so a journal holds them in order), a new id is known to be new by comparing it with the last one,
   // and an earlier one is found by binary search: no map, no hashing. The first id out of order builds the map.
-  readonly #turns: TurnAccumulator[] = [];
-  #byId: Map<string, TurnAccumulator> | undefined;
+  readonly #turns: FoldedTurn[] = [];
+  #byId: Map<string, FoldedTurn> | undefined;
   readonly #table = new RepresentativeTable();
+  readonly #shared: Slots = { table: this.#table, slotOf: new Uint32Array(16 * TURN_EVENTS.length) };
+  #slots = 0;
   readonly #removed = new Set<string>();
   readonly #findings: Finding[] = [];
+  readonly #maxFindings: number;
+  // Findings kept per code and file, and those left out per code.
+  readonly #findingCounts = new Map<string, number>();
+  readonly #omitted = new Map<string, number>();
+  #digests = new DigestSet();
+  // The bytes of the representative last compared with a distinct duplicate: the duplicates of one turn event usually
+  // follow each other, and each would otherwise read the representative back from disk.
+  #representative: { slot: number; bytes: Uint8Array } | undefined;
   // Files are read one after the other: the file being read, and a count that changes whenever it does, so a turn's
   // first terminal line is known to belong to the current file's reading.
   #file: string | undefined;
@@ -112,11 +132,15 @@ export class TurnFold {
   // `[#file]`, the files of every turn first seen in it.
   #fileList: readonly string[] = [];
   // The turn of the previous record: a turn's records usually follow each other, so most records skip the look-up.
-  #last: TurnAccumulator | undefined;
+  #last: FoldedTurn | undefined;
   #result: DerivedSession | undefined;
 
-  /** @param sessionId the session whose records are folded. */
-  constructor(sessionId: string) {
+  /**
+   * @param sessionId the session whose records are folded.
+   * @param options the finding cap.
+   */
+  constructor(sessionId: string, options: TurnFoldOptions = {}) {
+    this.#maxFindings = options.maxFindingsPerCode ?? DEFAULT_MAX_FINDINGS_PER_CODE;
     // A flat copy: every record's session_id is compared with it (see flatCopy).
     this.#sessionId = flatCopy(sessionId);
     this.#sessionIdValid = isValidIdentifier(sessionId);
@@ -163,20 +187,24 @@ export class TurnFold {
     this.#checkOrderInFile(index, turn, record, source);
 
     if (!turn.files.includes(source.file)) turn.files = [...turn.files, source.file];
-    const slot = turn.slot + index;
     const bit = 1 << index;
-    if ((turn.events & bit) === 0) {
-      turn.events |= bit;
-      this.#table.set(slot, record, source.file);
+    if ((turn.eventBits & bit) === 0) {
+      turn.addEvent(bit);
+      this.#table.set(this.#newSlot(turn, index), record, source.file);
       return;
     }
+    const slot = this.#shared.slotOf[turn.index * TURN_EVENTS.length + index] as number;
     // A second record of this event name: an exact copy of a distinct record seen before, or a new distinct one.
     const name = TURN_EVENTS[index] as TurnEventName;
-    const current = this.#table.location(slot);
-    turn.distinct ??= {};
-    const distinct = turn.distinct[name] ?? [current];
-    turn.distinct[name] = distinct;
-    if (distinct.some((location) => isSameRecord(location, record))) {
+    const representative = this.#representativeBytes(slot);
+    if (turn.markDigested(bit)) {
+      // Until now the representative was the only record of the name: it becomes the first known distinct one.
+      this.#digests.add(slot, digestOfStored(this.#table.location(slot), representative));
+    }
+    // The same bytes are the same value, without hashing: the common duplicate is a repeated write.
+    const copy =
+      compareBytes(record.bytes, representative) === 0 || !this.#digests.add(slot, canonicalDigest(record.value));
+    if (copy) {
       this.#report(
         'duplicate_event',
         `an exact copy of the turn's "${name}" record; counted once`,
@@ -189,9 +217,35 @@ export class TurnFold {
       `a second, different "${name}" record for the turn; the one with the smallest bytes represents it`,
       this.#at(turn, record, source),
     );
-    distinct.push({ file: source.file, line: record.line, offset: record.bytesOffset, length: record.bytes.length });
-    // The record with the smallest bytes represents the event (TJ-DERIVE-013); the current one is read back for that.
-    if (compareBytes(record.bytes, readRecordBytes(current)) < 0) this.#table.set(slot, record, source.file);
+    // The record with the smallest bytes represents the event (TJ-DERIVE-013).
+    if (compareBytes(record.bytes, representative) < 0) {
+      this.#table.set(slot, record, source.file);
+      // A copy: the record's bytes may be a view of a whole read buffer.
+      this.#representative = { slot, bytes: Uint8Array.from(record.bytes) };
+    }
+  }
+
+  /** Takes the next slot of the table for event `index` of the turn. */
+  #newSlot(turn: FoldedTurn, index: number): number {
+    const at = turn.index * TURN_EVENTS.length + index;
+    const shared = this.#shared;
+    if (at >= shared.slotOf.length) {
+      // Twice as large: amortised linear, and at most half of it unused.
+      const grown = new Uint32Array(Math.max(at + 1, shared.slotOf.length * 2));
+      grown.set(shared.slotOf);
+      shared.slotOf = grown;
+    }
+    const slot = this.#slots;
+    this.#slots += 1;
+    shared.slotOf[at] = slot;
+    return slot;
+  }
+
+  /** The bytes of the representative at `slot`, read back from disk unless they are the ones last read. */
+  #representativeBytes(slot: number): Uint8Array {
+    if (this.#representative?.slot !== slot)
+      this.#representative = { slot, bytes: readRecordBytes(this.#table.location(slot)) };
+    return this.#representative.bytes;
   }
 
   /**
@@ -205,32 +259,32 @@ export class TurnFold {
 
   #derive(): DerivedSession {
     const removed = this.#removed;
-    const findings = this.#findings.filter((f) => f.turn_id === undefined || !removed.has(f.turn_id));
-    const turns: FinishedTurn[] = [];
-    for (const turn of this.#turns) {
-      if (removed.size > 0 && removed.has(turn.id)) continue;
-      const where = { session_id: this.#sessionId, turn_id: turn.id };
-      if ((turn.events & TERMINAL) === TERMINAL) {
-        findings.push(
-          makeFinding('terminal_conflict', 'the turn has both completed and interrupted; completed wins', where),
-        );
-      }
-      if ((turn.events & SUBMITTED) === 0)
-        findings.push(makeFinding('orphan_turn', 'the turn has events but no submitted record', where));
-      turns.push(new FinishedTurn(turn, this.#sessionId, this.#table));
+    // The turns are returned as they are: one object per turn from the first record on, never a copy.
+    const turns = removed.size === 0 ? this.#turns : this.#turns.filter((turn) => !removed.has(turn.turnId));
+    for (const turn of turns) {
+      turn.settle();
+      const where = { session_id: this.#sessionId, turn_id: turn.turnId };
+      if ((turn.eventBits & TERMINAL) === TERMINAL)
+        this.#report('terminal_conflict', 'the turn has both completed and interrupted; completed wins', where);
+      if (turn.orphan) this.#report('orphan_turn', 'the turn has events but no submitted record', where);
     }
+    const findings =
+      removed.size === 0
+        ? this.#findings
+        : this.#findings.filter((f) => f.turn_id === undefined || !removed.has(f.turn_id));
     // Turns first seen in order are sorted already.
     if (this.#byId !== undefined) turns.sort((x, y) => compareCodePoints(x.turnId, y.turnId));
-    // The finished turns hold what they need: the accumulators can go.
-    this.#turns.length = 0;
+    // The turns hold what they need: the look-ups and the digests can go.
     this.#byId = undefined;
+    this.#digests = new DigestSet();
     this.#last = undefined;
-    return { sessionId: this.#sessionId, turns, findings };
+    this.#representative = undefined;
+    return { sessionId: this.#sessionId, turns, findings, omitted: Object.fromEntries(this.#omitted) };
   }
 
-  #turn(turnId: string): TurnAccumulator {
+  #turn(turnId: string): FoldedTurn {
     const last = this.#last;
-    if (last !== undefined && last.id === turnId) return last;
+    if (last !== undefined && last.turnId === turnId) return last;
     let turn = this.#byId === undefined ? this.#findInOrder(turnId) : undefined;
     if (turn === undefined) {
       // A copy of the id: the parsed string may share memory with the whole line (see ownString). The map is keyed by
@@ -238,15 +292,7 @@ export class TurnFold {
       const id = ownString(turnId);
       turn = this.#byId?.get(id);
       if (turn === undefined) {
-        turn = {
-          id,
-          slot: this.#turns.length * TURN_EVENTS.length,
-          events: 0,
-          terminalReading: -1,
-          terminalLine: 0,
-          files: this.#fileList,
-          distinct: undefined,
-        };
+        turn = new FoldedTurn(id, this.#sessionId, this.#turns.length, this.#fileList, this.#shared);
         this.#turns.push(turn);
         this.#byId?.set(id, turn);
       }
@@ -259,31 +305,28 @@ export class TurnFold {
    * The turn with this id while ids have come in order, or undefined when it is new. A new id below the last one ends
    * the ordered mode: the map is built, and the caller adds the turn to it.
    */
-  #findInOrder(turnId: string): TurnAccumulator | undefined {
+  #findInOrder(turnId: string): FoldedTurn | undefined {
     const turns = this.#turns;
     let low = 0;
     let high = turns.length;
     // The common case first: an id above every id seen.
-    if (high === 0 || compareCodePoints(turnId, (turns[high - 1] as TurnAccumulator).id) > 0) return undefined;
+    if (high === 0 || compareCodePoints(turnId, (turns[high - 1] as FoldedTurn).turnId) > 0) return undefined;
     while (low < high) {
       const middle = (low + high) >>> 1;
-      const order = compareCodePoints(turnId, (turns[middle] as TurnAccumulator).id);
+      const order = compareCodePoints(turnId, (turns[middle] as FoldedTurn).turnId);
       if (order === 0) return turns[middle];
       if (order < 0) high = middle;
       else low = middle + 1;
     }
-    this.#byId = new Map(turns.map((turn) => [turn.id, turn]));
+    this.#byId = new Map(turns.map((turn) => [turn.turnId, turn]));
     return undefined;
   }
 
   // event_after_terminal depends on line order within one file (TJ-DERIVE-009): records of a file arrive in order.
-  #checkOrderInFile(index: number, turn: TurnAccumulator, record: JournalRecord, source: RecordSource): void {
-    const terminalLine = turn.terminalReading === this.#reading ? turn.terminalLine : undefined;
+  #checkOrderInFile(index: number, turn: FoldedTurn, record: JournalRecord, source: RecordSource): void {
+    const terminalLine = turn.terminalLineIn(this.#reading);
     if (((1 << index) & TERMINAL) !== 0) {
-      if (terminalLine === undefined) {
-        turn.terminalReading = this.#reading;
-        turn.terminalLine = record.line;
-      }
+      if (terminalLine === undefined) turn.setTerminalLine(this.#reading, record.line);
     } else if (terminalLine !== undefined && record.line > terminalLine) {
       this.#report(
         'event_after_terminal',
@@ -298,51 +341,102 @@ export class TurnFold {
     return { file: source.file, line: record.line, offset: record.offset, session_id: this.#sessionId };
   }
 
-  #at(turn: TurnAccumulator, record: JournalRecord, source: RecordSource) {
-    return { ...this.#where(record, source), turn_id: turn.id };
+  #at(turn: FoldedTurn, record: JournalRecord, source: RecordSource) {
+    return { ...this.#where(record, source), turn_id: turn.turnId };
   }
 
+  /** Keeps a finding, or only counts it once its code and file have {@link TurnFoldOptions.maxFindingsPerCode}. */
   #report(code: FindingCode, message: string, location: Parameters<typeof makeFinding>[2]): void {
+    const key = `${code}\u0000${location?.file ?? ''}`;
+    const kept = this.#findingCounts.get(key) ?? 0;
+    if (kept >= this.#maxFindings) {
+      this.#omitted.set(code, (this.#omitted.get(code) ?? 0) + 1);
+      return;
+    }
+    this.#findingCounts.set(key, kept + 1);
     this.#findings.push(makeFinding(code, message, location));
   }
 }
 
 /**
- * A turn as {@link TurnFold.finish} returns it. Its representatives stay in the fold's table until `events` is first
- * read: most callers read the states of all turns, and the records of a few.
+ * One turn of a fold: its state while records arrive, and the turn {@link TurnFold.finish} returns, the same object,
+ * so that a journal of millions of turns holds one small object per turn, never two. Its representatives stay in the
+ * fold's table, and `events` builds them on each read: most callers read the states of all turns, and the records of
+ * a few. Its
+ * own enumerable members are those of {@link DerivedTurn}, in that order; what the fold keeps is private.
  */
-class FinishedTurn implements DerivedTurn {
+class FoldedTurn implements DerivedTurn {
   readonly turnId: string;
   readonly sessionId: string;
-  readonly state: TurnState;
-  readonly orphan: boolean;
-  readonly terminal: boolean;
-  readonly files: readonly string[];
-  readonly #table: RepresentativeTable;
-  readonly #slot: number;
-  readonly #present: number;
-  #events: Partial<Record<TurnEventName, RepresentativeRecord>> | undefined;
+  // Settled by finish(); a turn is read only after it.
+  state: TurnState = 'submitted';
+  orphan = false;
+  terminal = false;
+  /** Files holding the turn's records, in the order seen, until settled. Shared by the turns of one file: replaced, never pushed to. */
+  files: readonly string[];
+  readonly #slots: Slots;
+  readonly #index: number;
+  // Event names with a representative in bits 0-7, and, shifted by 8, those whose distinct records are in the fold's
+  // digest set (those that have had a second record).
+  #bits = 0;
+  // The reading (see TurnFold) during which `#terminalLine` was seen, and the line of its first terminal event.
+  #terminalReading = -1;
+  #terminalLine = 0;
 
-  constructor(turn: TurnAccumulator, sessionId: string, table: RepresentativeTable) {
-    this.turnId = turn.id;
+  constructor(turnId: string, sessionId: string, index: number, files: readonly string[], slots: Slots) {
+    this.turnId = turnId;
     this.sessionId = sessionId;
-    this.state = BY_RANK.find(({ bit }) => (turn.events & bit) !== 0)?.event ?? 'submitted';
-    this.orphan = (turn.events & SUBMITTED) === 0;
-    this.terminal = (turn.events & TERMINAL) !== 0;
-    this.files = turn.files.length > 1 ? [...turn.files].sort() : turn.files;
-    this.#table = table;
-    this.#slot = turn.slot;
-    this.#present = turn.events;
+    this.files = files;
+    this.#slots = slots;
+    this.#index = index;
+  }
+
+  /** The turn's number, in the order first seen: where its slots are in the fold's slot index. */
+  get index(): number {
+    return this.#index;
+  }
+
+  /** Bit set of the event names that have a representative. */
+  get eventBits(): number {
+    return this.#bits & 0xff;
+  }
+
+  addEvent(bit: number): void {
+    this.#bits |= bit;
+  }
+
+  /** Marks the event name's records as being in the digest set; false when they were already. */
+  markDigested(bit: number): boolean {
+    if ((this.#bits & (bit << 8)) !== 0) return false;
+    this.#bits |= bit << 8;
+    return true;
+  }
+
+  /** The line of the turn's first terminal event, when it was seen in the given reading. */
+  terminalLineIn(reading: number): number | undefined {
+    return this.#terminalReading === reading ? this.#terminalLine : undefined;
+  }
+
+  setTerminalLine(reading: number, line: number): void {
+    this.#terminalReading = reading;
+    this.#terminalLine = line;
+  }
+
+  /** Derives the state once every record is in. */
+  settle(): void {
+    const events = this.eventBits;
+    this.state = BY_RANK.find(({ bit }) => (events & bit) !== 0)?.event ?? 'submitted';
+    this.orphan = (events & SUBMITTED) === 0;
+    this.terminal = (events & TERMINAL) !== 0;
+    if (this.files.length > 1) this.files = [...this.files].sort();
   }
 
   get events(): Readonly<Partial<Record<TurnEventName, RepresentativeRecord>>> {
-    if (this.#events === undefined) {
-      const events: Partial<Record<TurnEventName, RepresentativeRecord>> = {};
-      for (const [index, event] of TURN_EVENTS.entries())
-        if ((this.#present & (1 << index)) !== 0) events[event] = this.#table.get(this.#slot + index);
-      this.#events = events;
-    }
-    return this.#events;
+    const events: Partial<Record<TurnEventName, RepresentativeRecord>> = {};
+    for (const [index, event] of TURN_EVENTS.entries())
+      if ((this.#bits & (1 << index)) !== 0)
+        events[event] = this.#slots.table.get(this.#slots.slotOf[this.#index * TURN_EVENTS.length + index] as number);
+    return events;
   }
 
   /** The turn as a plain object, `events` included, in the member order of {@link DerivedTurn}. */
@@ -352,11 +446,9 @@ class FinishedTurn implements DerivedTurn {
   }
 }
 
-/** True when the record is equal as a JSON value (spec §4.6) to the one stored at `location`: same bytes, or same canonical JSON. */
-function isSameRecord(location: RecordLocation, record: JournalRecord): boolean {
-  const stored = readRecordBytes(location);
-  if (compareBytes(stored, record.bytes) === 0) return true;
-  const parsed = parseObject(stored);
+/** The canonical digest of the record whose bytes were read back from `location`. */
+function digestOfStored(location: RecordLocation, bytes: Uint8Array): Uint8Array {
+  const parsed = parseObject(bytes);
   if (!parsed.ok) throw new RecordMovedError(location, parsed.reason);
-  return canonicalJson(parsed.value) === canonicalJson(record.value);
+  return canonicalDigest(parsed.value);
 }

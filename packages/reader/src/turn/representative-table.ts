@@ -173,10 +173,10 @@ export class RepresentativeTable {
     return this.#fileIndex;
   }
 
-  // Four times larger each time: fewer copies of a large table. Its unwritten part costs little: a large buffer is
-  // mapped zeroed, and its pages take memory as they are written.
+  // Twice as large each time: amortised linear copying, and the old and new tables together stay within three times
+  // what the slots need (a fourfold growth could reserve four times more than a million-turn journal needs).
   #grow(slots: number): void {
-    const [doubles, integers] = columns(Math.max(slots, (this.#integers.length / INTEGERS) * 4));
+    const [doubles, integers] = columns(Math.max(slots, (this.#integers.length / INTEGERS) * 2));
     doubles.set(this.#doubles);
     integers.set(this.#integers);
     this.#doubles = doubles;

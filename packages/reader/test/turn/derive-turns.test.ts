@@ -219,10 +219,12 @@ describe('TurnFold representatives and finished turns', () => {
     }
   });
 
-  it('builds events once, on first access, and serialises a turn with them', async () => {
+  it('builds events on each access without keeping them, and serialises a turn with them', async () => {
     const d = await derive([[ev('submitted', 'a'), ev('completed', 'a')]]);
     const turn = d.turns[0];
-    expect(turn?.events).toBe(turn?.events);
+    // Equal, not the same object: a turn keeps no copy of its events (memory of a million-turn report, issue 11).
+    expect(turn?.events).toEqual(turn?.events);
+    expect(turn?.events).not.toBe(turn?.events);
     expect(Object.keys(turn ?? {})).toEqual(['turnId', 'sessionId', 'state', 'orphan', 'terminal', 'files']);
     const json = JSON.parse(JSON.stringify(turn));
     expect(Object.keys(json)).toEqual(['turnId', 'sessionId', 'state', 'orphan', 'terminal', 'events', 'files']);

@@ -52,6 +52,7 @@ export const FINDING_CODES = {
   agent_event_seq_regression: { severity: 'warn', repairable: false },
   stale_state: { severity: 'warn', repairable: false },
   stale_lock: { severity: 'info', repairable: true },
+  incomplete_read: { severity: 'error', repairable: false },
 } as const satisfies Record<string, FindingCodeInfo>;
 
 /** A finding code of spec §13.1. */

@@ -4,6 +4,8 @@ import {
   type DerivedTurn,
   discoverStore,
   type HostView,
+  type JournalRecord,
+  ownString,
   readJournal,
   type StoreCheck,
 } from '@turnjournal/reader';
@@ -113,9 +115,7 @@ export async function sweepTurnJournals(dir: string, options: SweepOptions = {})
         sessions.push(skip('no turn is terminal, delivered and older than the window'));
         continue;
       }
-      sessions.push(
-        await pruneSession(fs, session.sessionId, session.files, session.turns, prunedIds, before, options),
-      );
+      sessions.push(await pruneSession(fs, session.sessionId, session.files, prunedIds, before, options));
     }
     return { dir, sessions, dryRun };
   } finally {
@@ -127,7 +127,6 @@ async function pruneSession(
   fs: FileSystem,
   sessionId: string,
   files: readonly string[],
-  turns: readonly DerivedTurn[],
   prunedIds: readonly string[],
   before: ReadonlyMap<string, { size: number; ino: number }>,
   options: SweepOptions,
@@ -149,8 +148,10 @@ async function pruneSession(
       if (was === undefined || was.size !== now.size || was.ino !== now.ino || file.opened.tornTail !== null)
         return skip(`${file.path} changed during the sweep; the next sweep will see it`);
     }
-    const pruned = new Set(prunedIds);
-    const retained = new Set(turns.map((turn) => turn.turnId).filter((id) => !pruned.has(id)));
+    // The turns whose lines go: those this sweep prunes, and remnants of those an earlier sweep removed (TJ-RET-016).
+    // Never "every turn not derived": a line the derivation did not take in stays (TJ-RET-017).
+    const dropped = new Set(prunedIds);
+    for (const file of opened) for (const id of await removedEarlier(file)) dropped.add(id);
     const compacted: Record<string, unknown> = {
       version: 1,
       event: 'compacted',
@@ -165,7 +166,7 @@ async function pruneSession(
     const rewritten: string[] = [];
     for (const file of opened) {
       await removeStaleTemporaries(fs, file.path);
-      const drop = await linesToDrop(file, retained);
+      const drop = await linesToDrop(file, dropped);
       if (drop.length === 0) continue;
       await file.rewrite(withoutLines(file, drop, compactedLine));
       rewritten.push(file.path);
@@ -177,19 +178,37 @@ async function pruneSession(
   }
 }
 
-/**
- * Offsets of the lines to remove: every valid turn record whose turn is not retained, i.e. a pruned turn or a
- * remnant of a turn an earlier sweep removed (such records are not part of any derived turn).
- */
-async function linesToDrop(file: AppendFile, retained: ReadonlySet<string>): Promise<number[]> {
-  const offsets: number[] = [];
+/** Every valid turn record of the file, in order. */
+async function* turnRecords(file: AppendFile): AsyncGenerator<JournalRecord> {
   for await (const batch of readJournal(file.path, { source: file.source })) {
     for (const item of batch) {
       if (item.kind !== 'record') continue;
-      const { validation, value, offset } = item.record;
-      if (validation.status !== 'valid' || validation.classification.family !== 'turn') continue;
-      if (typeof value.turn_id === 'string' && !retained.has(value.turn_id)) offsets.push(offset);
+      const { validation } = item.record;
+      if (validation.status === 'valid' && validation.classification.family === 'turn') yield item.record;
     }
+  }
+}
+
+/** The turn ids the `compacted` records of the file list as removed. */
+async function removedEarlier(file: AppendFile): Promise<string[]> {
+  const ids: string[] = [];
+  for await (const { value } of turnRecords(file)) {
+    if (value.event !== 'compacted' || !Array.isArray(value.removed_turn_ids)) continue;
+    for (const id of value.removed_turn_ids) if (typeof id === 'string') ids.push(ownString(id));
+  }
+  return ids;
+}
+
+/**
+ * Offsets of the lines to remove: the valid turn records (other than `compacted`) of the turns in `dropped`. Every
+ * other line, valid or not, is kept byte for byte.
+ */
+async function linesToDrop(file: AppendFile, dropped: ReadonlySet<string>): Promise<number[]> {
+  const offsets: number[] = [];
+  for await (const { value, offset } of turnRecords(file)) {
+    if (value.event === 'compacted') continue;
+    // Ids as the derivation keys turns (lone surrogates as U+FFFD, see ownString): the ids in `dropped` come from it.
+    if (typeof value.turn_id === 'string' && dropped.has(ownString(value.turn_id))) offsets.push(offset);
   }
   return offsets;
 }

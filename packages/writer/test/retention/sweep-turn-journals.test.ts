@@ -81,6 +81,25 @@ describe('sweepTurnJournals: retention (spec §14.1)', () => {
     expect(readdirSync(dir).sort()).toEqual(['s~a.jsonl', 's~b.jsonl']);
   });
 
+  it('removes the lines of the turns it prunes and no other, whatever the derivation made of them (TJ-RET-004, TJ-RET-017)', async () => {
+    const dir = await store();
+    // A young, completed turn whose id holds a lone surrogate (written as a JSON escape): the derivation keys it as
+    // U+FFFD, its lines hold the escape. A sweep that dropped "every turn line not in the derived set" lost it.
+    const young = (event: string, at: number) =>
+      `{"version":1,"event":"${event}","turn_id":"odd\\ud800","session_id":"s","created_at":${at}${event === 'submitted' ? ',"role":"user","content":"kept"' : ',"terminal":true'}}`;
+    const added = [young('submitted', NOW / 1000 - 60), young('completed', NOW / 1000 - 30)];
+    appendFileSync(join(dir, 's~b.jsonl'), `${added.join('\n')}\n`);
+    expect(await turnStates(dir)).toMatchObject({ 'odd\ufffd': 'completed' });
+    const report = await sweepTurnJournals(dir, { clock: () => NOW });
+    expect(report.sessions[0]?.prunedTurnIds).toEqual(['old-cut', 'old-done']);
+    const after = lines(join(dir, 's~b.jsonl'));
+    expect(after.filter((line) => line.includes('odd'))).toEqual(added);
+    expect(await turnStates(dir)).toEqual({ young: 'completed', 'odd\ufffd': 'completed' });
+    // A second sweep with nothing new to prune keeps them too, and finds nothing to do.
+    await sweepTurnJournals(dir, { clock: () => NOW });
+    expect(lines(join(dir, 's~b.jsonl'))).toEqual(after);
+  });
+
   it('uses the configured window and the host delivery view (TJ-RET-001, TJ-RET-003)', async () => {
     const dir = await store();
     const report = await sweepTurnJournals(dir, {

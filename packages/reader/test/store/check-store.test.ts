@@ -1,0 +1,82 @@
+import { execFileSync } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Finding } from '@turnjournal/schema';
+import { describe, expect, it } from 'vitest';
+import { checkStore } from '../../src/index.js';
+
+// A file or directory the check could not read to the end is never part of a clean verdict (TJ-AUDIT-015): it is an
+// `incomplete_read` error, never the `unrecognised_file` info that let a sweep prune on a partial view (issue 11,
+// defect 0).
+
+const record = (o: Record<string, unknown>) => JSON.stringify({ version: 1, session_id: 's', created_at: 1, ...o });
+const submitted = (turnId: string) => record({ event: 'submitted', turn_id: turnId, role: 'user', content: 'hi' });
+
+function store(): string {
+  const root = mkdtempSync(join(tmpdir(), 'tj-check-store-'));
+  mkdirSync(join(root, '_turn_journal'));
+  return root;
+}
+
+const codes = (findings: readonly Finding[]) => findings.map((f) => `${f.severity} ${f.code}`);
+
+describe('checkStore: files not read to the end (TJ-AUDIT-015)', () => {
+  it('reads a journal with duplicate records nested 10,000 levels deep to its end', async () => {
+    const root = store();
+    const deep = `${'['.repeat(10_000)}${']'.repeat(10_000)}`;
+    const completed = (order: 'a' | 'b') =>
+      order === 'a'
+        ? `{"version":1,"event":"completed","turn_id":"t1","session_id":"s","created_at":2,"terminal":true,"x":${deep}}`
+        : `{"event":"completed","version":1,"turn_id":"t1","session_id":"s","created_at":2,"terminal":true,"x":${deep}}`;
+    const lines = [submitted('t1'), completed('a'), completed('b'), submitted('t2'), 'garbage'];
+    writeFileSync(join(root, '_turn_journal/s.jsonl'), `${lines.join('\n')}\n`);
+    const check = await checkStore([root]);
+    expect(codes(check.findings).sort()).toEqual(['error malformed_line', 'info duplicate_event']);
+    expect(check.findings.find((f) => f.code === 'malformed_line')?.line).toBe(5);
+    expect(check.sessions[0]?.turns.map((t) => `${t.turnId} ${t.state}`)).toEqual(['t1 completed', 't2 submitted']);
+  });
+
+  it('reports directories nested deeper than the scan limit as incomplete_read, an error', async () => {
+    const root = store();
+    let deep = root;
+    for (let i = 0; i < 40; i += 1) deep = join(deep, 'd');
+    mkdirSync(deep, { recursive: true });
+    const check = await checkStore([root]);
+    const finding = check.findings.find((f) => f.code === 'incomplete_read');
+    expect(finding).toMatchObject({ severity: 'error', repairable: false });
+    expect(finding?.message).toMatch(/deeper than 32 levels/);
+  });
+
+  it('reports a path that does not exist as incomplete_read', async () => {
+    const missing = join(store(), 'nothing-here');
+    const check = await checkStore([missing]);
+    expect(check.findings).toEqual([
+      expect.objectContaining({ code: 'incomplete_read', severity: 'error', file: missing }),
+    ]);
+  });
+
+  it('reports a file and a directory it may not read (EACCES) as incomplete_read', () => {
+    const root = store();
+    // Readable by all but the two entries below: the check runs as an unprivileged user.
+    chmodSync(root, 0o755);
+    chmodSync(join(root, '_turn_journal'), 0o755);
+    const file = join(root, '_turn_journal/s.jsonl');
+    writeFileSync(file, `${submitted('t1')}\n`);
+    chmodSync(file, 0o000);
+    const dir = join(root, 'sessions');
+    mkdirSync(dir);
+    chmodSync(dir, 0o000);
+    // Root reads any file: as root, the child runs as `nobody`.
+    const asUser = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
+    const out = execFileSync(process.execPath, [join(import.meta.dirname, 'check-child.mjs'), root], {
+      encoding: 'utf8',
+      ...asUser,
+    });
+    const findings = JSON.parse(out) as Finding[];
+    expect(findings.map((f) => `${f.severity} ${f.code} ${f.file}`).sort()).toEqual(
+      [`error incomplete_read ${dir}`, `error incomplete_read ${file}`].sort(),
+    );
+    expect(findings.find((f) => f.file === file)?.message).toMatch(/EACCES/);
+  });
+});
