@@ -14,7 +14,7 @@
 //   { type: 'snapshot', mode: 'full'|'compacted'|'ahead', payload: ConversationView, runs }  render this
 //   { type: 'snapshot', mode: 'resume', after, head }   no view: the records after `after` follow
 //   { seq, ts, type, requestId, payload }               one event-log record (replayed, then live)
-//   { type: 'live', seq }                               the replay reached the head seen at hello
+//   { type: 'live', head }                              the replay reached the head seen at hello
 //   { type: 'chat.accepted', requestId, created, status } | { type: 'chat.rejected', requestId, code, message }
 //   { type: 'error', code, message }
 import { readFile } from 'node:fs/promises';
@@ -32,6 +32,7 @@ const STATIC = {
   '/app.js': ['app.js', 'text/javascript; charset=utf-8'],
   '/fold.js': ['fold.js', 'text/javascript; charset=utf-8'],
   '/style.css': ['style.css', 'text/css; charset=utf-8'],
+  '/favicon.svg': ['favicon.svg', 'image/svg+xml'],
 };
 /** Frames a slow client may have queued before the server waits for its socket to drain. */
 const HIGH_WATER_BYTES = 1 << 20;
@@ -77,7 +78,10 @@ export async function startChatServer(options) {
       response.writeHead(200, { 'content-type': 'application/json' });
       response.end(JSON.stringify(value));
     };
-    if (path === '/test/held') return reply(await model.whenHeld());
+    if (path === '/test/held') {
+      await model.whenHeld();
+      return reply({ held: true });
+    }
     if (path === '/test/release') return reply({ released: model.release() });
     if (path === '/test/idle') {
       while (runs.size > 0) await Promise.all([...runs].map((run) => run.promise));
@@ -157,7 +161,7 @@ export async function startChatServer(options) {
   async function follow(connection, session, first, head) {
     let subscription = first;
     let caughtUp = first.cursor >= head;
-    if (caughtUp) sendFrame(connection, { type: 'live', seq: head });
+    if (caughtUp) sendFrame(connection, { type: 'live', head });
     while (!connection.closed && connection.subscription === subscription) {
       let resumeAfter = null;
       for await (const event of subscription) {
@@ -166,7 +170,7 @@ export async function startChatServer(options) {
           await sendFrame(connection, { ...record, requestId: record.payload?.request_id ?? null });
           if (!caughtUp && record.seq >= head) {
             caughtUp = true;
-            sendFrame(connection, { type: 'live', seq: record.seq });
+            sendFrame(connection, { type: 'live', head: record.seq });
           }
         } else if (event.kind === 'snapshot') {
           const own = session.snapshot({ clientId: connection.clientId });
@@ -174,7 +178,7 @@ export async function startChatServer(options) {
           sendFrame(connection, { type: 'snapshot', mode: event.reason, payload: view, runs: runStatuses(session, view) });
           if (!caughtUp) {
             caughtUp = true;
-            sendFrame(connection, { type: 'live', seq: view.lastSeq ?? -1 });
+            sendFrame(connection, { type: 'live', head: view.lastSeq ?? -1 });
           }
         } else if (event.kind === 'cut_off') resumeAfter = event.cursor;
       }

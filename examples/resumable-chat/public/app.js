@@ -175,7 +175,6 @@ function onRecord(record) {
     return;
   }
   const requestId = record.payload?.request_id;
-  if (record.type === 'chat.started' && pending?.requestId === requestId) clearPending();
   // A run that finished while this page watched it is delivered: tell the server (seed 001's phase 2).
   if (live && ['chat.done', 'chat.error', 'chat.cancelled'].includes(record.type)) ack(requestId);
   saveSoon();
@@ -195,8 +194,8 @@ function clearPending() {
 }
 
 function flushPending() {
+  // Resent even when its chat.started was replayed: the server's answer (created: false) is what confirms it.
   if (pending === null) return;
-  if (model.runs[pending.requestId] !== undefined) return clearPending(); // the server has it already
   send({ type: 'chat.send', requestId: pending.requestId, payload: { content: pending.content } });
 }
 
@@ -310,7 +309,11 @@ function turnTail(requestId) {
         const node = el('div', 'note missed');
         node.dataset.kind = 'missed';
         node.dataset.request = requestId;
-        node.append(el('span', '', 'You missed this answer — it finished while you were away. '));
+        const text =
+          run.status === 'done'
+            ? 'You missed this answer — it finished while you were away. '
+            : 'You missed the end of this turn — it ended while you were away. ';
+        node.append(el('span', '', text));
         const button = el('button', 'ack', 'Got it');
         button.addEventListener('click', () => {
           acked.delete(requestId);
