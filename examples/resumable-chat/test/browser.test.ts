@@ -68,6 +68,7 @@ function scenario(name: string, body: (s: Scenario) => Promise<void>) {
       for (const [index, page] of pages.entries()) {
         if (page.isClosed()) continue;
         const file = join(SHOTS, `${label}-${index}${failed ? '-FAILED' : ''}.png`);
+        await page.bringToFront(); // a tab behind another paints no frames to capture
         await page.screenshot({ path: file, fullPage: true }).catch(() => undefined);
         if (failed) console.log(`screenshot of the failure: ${file}`);
       }
@@ -96,6 +97,8 @@ async function waitFinished(page: Page, userMessages: number) {
       document.querySelector('.msg.streaming') === null &&
       document.querySelector('.note.running') === null,
     userMessages,
+    // Polled, not per animation frame: a tab that is not in front gets no animation frames.
+    { polling: 50 },
   );
 }
 
@@ -135,6 +138,7 @@ async function sendAndHold(s: Scenario, page: Page, prompt: string) {
   await page.waitForFunction(
     (text) => document.querySelector('.msg.streaming .text')?.textContent === text,
     heldText(prompt),
+    { polling: 50 },
   );
 }
 
