@@ -149,8 +149,12 @@ async function expectJournals(s: Scenario, sessionId: string, turns: [string, st
   const report = await checkStore(s.root);
   expect(report.clean).toBe(true);
   expect(report.summary.findings.error).toBe(0);
+  // The report lists turns by id; the event log's runs are in send order.
   const session = report.sessions.find((entry) => entry.session_id === sessionId);
-  expect(session?.turns.map((turn) => [turn.turn_id, turn.state])).toEqual(turns);
+  const byId = (a: [string, string], b: [string, string]) => a[0].localeCompare(b[0]);
+  expect(session?.turns.map((turn): [string, string] => [turn.turn_id, turn.state]).sort(byId)).toEqual(
+    [...turns].sort(byId),
+  );
   const starts = eventRecords(s.root, sessionId).filter((record) => record.type === 'chat.started');
   expect(starts.map((record) => record.payload?.request_id)).toEqual(turns.map(([id]) => id));
   return report;
