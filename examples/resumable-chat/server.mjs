@@ -3,8 +3,8 @@
 // Then open the printed address. Close the tab mid-answer, go offline, kill the server: the answer comes back.
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
 import { startChatServer } from './lib/app.mjs';
 import { createFakeModel } from './lib/fake-model.mjs';
 
@@ -42,7 +42,8 @@ const server = await startChatServer({
 process.stdout.write(
   `${JSON.stringify({ event: 'listening', url: server.url, port: server.port, root, model: model.name })}\n`,
 );
-if (!values['test-hooks']) process.stderr.write(`resumable chat on ${server.url} (store: ${root}, model: ${model.name})\n`);
+if (!values['test-hooks'])
+  process.stderr.write(`resumable chat on ${server.url} (store: ${root}, model: ${model.name})\n`);
 
 let stopping = false;
 for (const signal of ['SIGINT', 'SIGTERM']) {

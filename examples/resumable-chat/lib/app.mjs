@@ -175,7 +175,12 @@ export async function startChatServer(options) {
         } else if (event.kind === 'snapshot') {
           const own = session.snapshot({ clientId: connection.clientId });
           const view = own.lastSeq === event.view.lastSeq ? own : event.view;
-          sendFrame(connection, { type: 'snapshot', mode: event.reason, payload: view, runs: runStatuses(session, view) });
+          sendFrame(connection, {
+            type: 'snapshot',
+            mode: event.reason,
+            payload: view,
+            runs: runStatuses(session, view),
+          });
           if (!caughtUp) {
             caughtUp = true;
             sendFrame(connection, { type: 'live', head: view.lastSeq ?? -1 });

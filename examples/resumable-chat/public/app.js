@@ -331,7 +331,8 @@ const nodes = new Map(); // key -> { sig, node }
 function render() {
   const status = document.getElementById('status');
   status.dataset.state = phase;
-  status.textContent = PHASE_TEXT[phase] + (phase === 'reconnecting' && reconnectTimer !== null ? ` (${retryIn()})` : '');
+  status.textContent =
+    PHASE_TEXT[phase] + (phase === 'reconnecting' && reconnectTimer !== null ? ` (${retryIn()})` : '');
   const transcript = document.getElementById('transcript');
   const wanted = items();
   const keep = new Set(wanted.map((item) => item.key));
@@ -361,7 +362,11 @@ function render() {
   const busy = activeRun() !== undefined;
   document.getElementById('send').disabled = busy && pending === null;
   document.getElementById('notice').textContent =
-    pending !== null ? 'Sending…' : busy ? 'The assistant is answering; you can close this tab, it will be here.' : notice;
+    pending !== null
+      ? 'Sending…'
+      : busy
+        ? 'The assistant is answering; you can close this tab, it will be here.'
+        : notice;
   document.getElementById('session').textContent = sessionId;
 }
 

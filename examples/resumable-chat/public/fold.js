@@ -30,7 +30,11 @@ export function modelFromSnapshot(payload, runs) {
   for (const [requestId, status] of Object.entries(runs ?? {})) model.runs[requestId] = { status };
   if (payload.activeRun !== null) model.runs[payload.activeRun.requestId] = { status: 'running' };
   for (const run of payload.undelivered) {
-    model.runs[run.requestId] = { ...(model.runs[run.requestId] ?? {}), status: run.status, finishedSeq: run.finishedSeq };
+    model.runs[run.requestId] = {
+      ...(model.runs[run.requestId] ?? {}),
+      status: run.status,
+      finishedSeq: run.finishedSeq,
+    };
     model.missed.push(run.requestId);
   }
   return model;

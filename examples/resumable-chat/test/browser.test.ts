@@ -1,6 +1,8 @@
+/// <reference lib="dom" />
 // The resumable chat in a real browser (Debian's chromium, driven by playwright-core): the seven scenarios of issue 16.
 // Each asserts what the user sees (the DOM) and what the journals hold (`turnjournal check` clean, one turn per send).
 // Synchronisation is on DOM states and server events (test hooks that answer when the event happened), never sleeps.
+// (The DOM library is referenced for the functions that page.evaluate runs in the browser.)
 import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -204,7 +206,9 @@ describe('resumable chat in Chromium', () => {
     for (const text of seen) expect(answer.first.startsWith(text) || answer.second.startsWith(text)).toBe(true);
     const [requestId] = await requestIds(page);
     await expectJournals(s, 's1', [[requestId as string, 'completed']]);
-    expect(committedMessages(s.root, 's1').map((m) => m.content)).toEqual(expectedTranscript(prompt).map((m) => m.text));
+    expect(committedMessages(s.root, 's1').map((m) => m.content)).toEqual(
+      expectedTranscript(prompt).map((m) => m.text),
+    );
   });
 
   scenario('2 close the tab mid-stream, reopen: the whole answer, once', async (s) => {
@@ -229,7 +233,7 @@ describe('resumable chat in Chromium', () => {
     expect(stats).toMatchObject({ duplicates: 0, gaps: 0, snapshots: 0 });
     const seqs = (frames[0]?.received ?? []).flatMap((f) => (typeof f.seq === 'number' ? [f.seq] : []));
     expect(seqs).toEqual(seqs.map((_, i) => (seqs[0] as number) + i)); // consecutive: no gap, no repeat
-    expect(seqs[0]).toBe(hello.lastSeq + 1);
+    expect(seqs[0]).toBe((hello.lastSeq as number) + 1);
     const [requestId] = await requestIds(again);
     await expectJournals(s, 's2', [[requestId as string, 'completed']]);
     await again.screenshot({ path: join(SHOTS, '2-reopened.png') });
@@ -261,10 +265,7 @@ describe('resumable chat in Chromium', () => {
     expect(recordFramesReceived.map((f) => f.seq)).toEqual(missed.map((record) => record.seq));
     expect(recordFramesReceived.map((f) => f.type)).toEqual(missed.map((record) => record.type));
     expect(resumed.received[0]).toMatchObject({ type: 'snapshot', mode: 'resume', after: lastSeq });
-    expect(resumed.received.filter((f) => typeof f.seq !== 'number').map((f) => f.type)).toEqual([
-      'snapshot',
-      'live',
-    ]);
+    expect(resumed.received.filter((f) => typeof f.seq !== 'number').map((f) => f.type)).toEqual(['snapshot', 'live']);
     // The text is identical to an uninterrupted run; the answer finished while away, so it is marked as missed.
     expect(await transcript(page)).toEqual(expectedTranscript(prompt));
     await page.waitForSelector('.note.missed');

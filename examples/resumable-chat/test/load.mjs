@@ -38,7 +38,18 @@ function percentile(sorted, p) {
 async function startServer(root, tokenMs) {
   const child = spawn(
     process.execPath,
-    [join(EXAMPLE, 'server.mjs'), '--root', root, '--port', '0', '--host', '127.0.0.1', '--token-ms', String(tokenMs), '--test-hooks'],
+    [
+      join(EXAMPLE, 'server.mjs'),
+      '--root',
+      root,
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--token-ms',
+      String(tokenMs),
+      '--test-hooks',
+    ],
     { stdio: ['ignore', 'pipe', 'inherit'] },
   );
   const url = await new Promise((resolve, reject) => {
@@ -59,7 +70,7 @@ class SimClient {
     this.index = index;
     this.sessionId = sessionId;
     this.clientId = `load-client-${index}`;
-    this.url = url.replace(/^http/, 'ws') + 'ws';
+    this.url = `${url.replace(/^http/, 'ws')}ws`;
     this.random = random;
     this.stats = stats;
     this.model = emptyModel(sessionId);
@@ -78,7 +89,14 @@ class SimClient {
     this.socket = socket;
     this.stats.connects += 1;
     socket.on('open', () =>
-      socket.send(JSON.stringify({ type: 'hello', sessionId: this.sessionId, clientId: this.clientId, lastSeq: this.model.lastSeq })),
+      socket.send(
+        JSON.stringify({
+          type: 'hello',
+          sessionId: this.sessionId,
+          clientId: this.clientId,
+          lastSeq: this.model.lastSeq,
+        }),
+      ),
     );
     socket.on('message', (data) => {
       if (this.socket === socket) this.onFrame(JSON.parse(String(data)));
@@ -119,7 +137,8 @@ class SimClient {
       }
     } else if (frame.type === 'live') this.live = true;
     else if (frame.type === 'chat.accepted') this.stats.accepted += 1;
-    else if (frame.type === 'chat.rejected') this.stats.rejected[frame.code] = (this.stats.rejected[frame.code] ?? 0) + 1;
+    else if (frame.type === 'chat.rejected')
+      this.stats.rejected[frame.code] = (this.stats.rejected[frame.code] ?? 0) + 1;
     else if (frame.type === 'error') this.stats.errors.push(frame.message);
     for (const waiter of this.waiters.splice(0)) waiter();
   }
@@ -133,7 +152,8 @@ class SimClient {
 
   /** Resolves when this client has folded every record through `seq`. */
   async reach(seq) {
-    while (this.model.lastSeq === null || this.model.lastSeq < seq) await new Promise((resolve) => this.waiters.push(resolve));
+    while (this.model.lastSeq === null || this.model.lastSeq < seq)
+      await new Promise((resolve) => this.waiters.push(resolve));
   }
 }
 
@@ -145,12 +165,25 @@ export async function runLoad(options = {}) {
   const random = prng(options.seed ?? 1);
   const root = mkdtempSync(join(tmpdir(), 'tj-chat-load-'));
   const server = await startServer(root, options.tokenMs ?? 5);
-  const hardStop = setTimeout(() => {
-    server.child.kill('SIGKILL');
-    console.error('load test: hard time limit reached');
-    process.exit(3);
-  }, (seconds + 90) * 1000);
-  const stats = { connects: 0, drops: 0, accepted: 0, rejected: {}, snapshots: 0, gaps: 0, duplicates: 0, errors: [], latencies: [] };
+  const hardStop = setTimeout(
+    () => {
+      server.child.kill('SIGKILL');
+      console.error('load test: hard time limit reached');
+      process.exit(3);
+    },
+    (seconds + 90) * 1000,
+  );
+  const stats = {
+    connects: 0,
+    drops: 0,
+    accepted: 0,
+    rejected: {},
+    snapshots: 0,
+    gaps: 0,
+    duplicates: 0,
+    errors: [],
+    latencies: [],
+  };
   try {
     const sims = Array.from(
       { length: clients },
