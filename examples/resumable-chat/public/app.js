@@ -358,7 +358,7 @@ function render() {
   }
   const missed = document.getElementById('missed');
   missed.hidden = model.missed.length === 0;
-  missed.textContent = `${model.missed.length} answer${model.missed.length === 1 ? '' : 's'} finished while you were away.`;
+  missed.textContent = `${model.missed.length} turn${model.missed.length === 1 ? '' : 's'} ended while you were away.`;
   const busy = activeRun() !== undefined;
   document.getElementById('send').disabled = busy && pending === null;
   document.getElementById('notice').textContent =
