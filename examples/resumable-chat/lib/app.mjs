@@ -153,7 +153,11 @@ export async function startChatServer(options) {
     const subscription = session.subscribe({ after });
     connection.subscription = subscription;
     log({ event: 'hello', sessionId, clientId, lastSeq, head });
-    void follow(connection, session, subscription, head);
+    follow(connection, session, subscription, head).catch((error) => {
+      // The session failed or closed under the connection: the client reconnects and the next open recovers it.
+      log({ event: 'follow_error', sessionId, error: String(error?.message ?? error) });
+      connection.socket.close(1011, 'session unavailable');
+    });
   }
 
   // Forwards a subscription to the socket: replayed records, then live ones; a cut-off subscriber resumes from its
