@@ -1,0 +1,111 @@
+// The client's model of a conversation, folded from the server's frames. Plain ES module with no DOM access: the page
+// renders it, and the load test (Node) folds with the very same code, so both judge "the transcript" identically.
+//
+// The model only ever holds what the server sent: committed messages, the open segment's streamed text (the overlay),
+// and run outcomes. Nothing here invents assistant text, so the page cannot show a fabricated answer.
+
+/** A fresh model for a session. */
+export function emptyModel(sessionId) {
+  return {
+    sessionId,
+    // The highest seq folded in; null before the first snapshot (the server then sends a full view).
+    lastSeq: null,
+    // Committed transcript messages (user, assistant segments, tool results), as the event log holds them.
+    messages: [],
+    // The open assistant segment: { requestId, messageId, text }, or null.
+    overlay: null,
+    // requestId -> { status: running|done|error|cancelled|interrupted, reason?, finishedSeq?, tool? }
+    runs: {},
+    // requestIds of finished runs this client has not acknowledged (seed 001's "missed turn").
+    missed: [],
+  };
+}
+
+/** The model of a full snapshot frame (`ConversationView` plus the run outcomes the server adds). */
+export function modelFromSnapshot(payload, runs) {
+  const model = emptyModel(payload.sessionId);
+  model.lastSeq = payload.lastSeq ?? -1;
+  model.messages = [...payload.messages];
+  model.overlay = payload.overlay === null ? null : { ...payload.overlay };
+  for (const [requestId, status] of Object.entries(runs ?? {})) model.runs[requestId] = { status };
+  if (payload.activeRun !== null) model.runs[payload.activeRun.requestId] = { status: 'running' };
+  for (const run of payload.undelivered) {
+    model.runs[run.requestId] = {
+      ...(model.runs[run.requestId] ?? {}),
+      status: run.status,
+      finishedSeq: run.finishedSeq,
+    };
+    model.missed.push(run.requestId);
+  }
+  return model;
+}
+
+const FINISH = { 'chat.done': 'done', 'chat.error': 'error', 'chat.cancelled': 'cancelled' };
+
+/**
+ * Folds the record with seq `model.lastSeq + 1` into the model. Returns 'applied', 'duplicate' (seq already folded:
+ * ignored) or 'gap' (a seq is missing: the caller must resynchronise; the model is unchanged).
+ * `live` says whether the record arrived while this client was following the session (not in a replay): a run that
+ * finishes live is delivered; one that finished in a replay is "missed" until acknowledged.
+ */
+export function applyRecord(model, record, { live, clientId }) {
+  if (model.lastSeq !== null && record.seq <= model.lastSeq) return 'duplicate';
+  if (model.lastSeq !== null && record.seq !== model.lastSeq + 1) return 'gap';
+  model.lastSeq = record.seq;
+  const payload = record.payload ?? {};
+  const requestId = payload.request_id;
+  switch (record.type) {
+    case 'chat.started':
+      model.runs[requestId] = { status: 'running' };
+      model.overlay = null;
+      break;
+    case 'assistant.segment.started':
+      model.overlay = { requestId, messageId: payload.message_id, text: '' };
+      break;
+    case 'chat.delta':
+      if (model.overlay !== null && model.overlay.messageId === payload.message_id) model.overlay.text += payload.text;
+      break;
+    case 'message_append':
+      model.messages.push(payload.message);
+      if (model.overlay !== null && model.overlay.messageId === payload.message.id) model.overlay = null;
+      break;
+    case 'message_edit':
+      if (typeof payload.index === 'number') model.messages[payload.index] = payload.message;
+      else model.messages = [...payload.messages];
+      break;
+    case 'undo':
+      model.messages.length = Math.max(0, model.messages.length - (payload.n ?? 1));
+      break;
+    case 'checkpoint':
+      model.messages = [...payload.messages];
+      break;
+    case 'tool.start':
+      model.overlay = null;
+      if (model.runs[requestId]) model.runs[requestId].tool = payload.tool;
+      break;
+    case 'tool.end':
+    case 'tool.result':
+      model.overlay = null;
+      if (model.runs[requestId]) delete model.runs[requestId].tool;
+      break;
+    case 'delivery.ack':
+      if (payload.client_id === clientId) model.missed = model.missed.filter((id) => id !== requestId);
+      break;
+    default:
+      if (record.type in FINISH) {
+        const run = model.runs[requestId] ?? {};
+        model.runs[requestId] = { status: FINISH[record.type], finishedSeq: record.seq };
+        if (payload.reason !== undefined) model.runs[requestId].reason = payload.reason;
+        if (payload.error !== undefined) model.runs[requestId].error = payload.error.message;
+        if (run.status === undefined) delete model.runs[requestId].tool;
+        if (model.overlay !== null && model.overlay.requestId === requestId) model.overlay = null;
+        if (!live && !model.missed.includes(requestId)) model.missed.push(requestId);
+      }
+  }
+  return 'applied';
+}
+
+/** The transcript as plain text lines: what "the same conversation" means for tests and the load test. */
+export function transcriptText(model) {
+  return model.messages.map((m) => `${m.role}${m.partial ? ' (partial)' : ''}: ${m.content}`).join('\n');
+}

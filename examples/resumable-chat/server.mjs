@@ -1,0 +1,61 @@
+#!/usr/bin/env node
+// Starts the resumable chat: `node server.mjs [--root DIR] [--port N] [--host H] [--token-ms N] [--model FILE]`.
+// Then open the printed address. Close the tab mid-answer, go offline, kill the server: the answer comes back.
+import { mkdirSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { startChatServer } from './lib/app.mjs';
+import { createFakeModel } from './lib/fake-model.mjs';
+
+const { values } = parseArgs({
+  options: {
+    root: { type: 'string', default: process.env.CHAT_ROOT ?? '.chat-store' },
+    host: { type: 'string', default: process.env.CHAT_HOST ?? '127.0.0.1' },
+    port: { type: 'string', default: process.env.CHAT_PORT ?? '8787' },
+    'token-ms': { type: 'string', default: process.env.CHAT_TOKEN_MS ?? '40' },
+    // A module exporting createModel(options) -> { name, stream(prompt, { signal }) }: see lib/fake-model.mjs.
+    model: { type: 'string', default: process.env.CHAT_MODEL ?? '' },
+    'test-hooks': { type: 'boolean', default: false },
+    'delta-flush-ms': { type: 'string' },
+  },
+});
+
+const tokenMs = Number(values['token-ms']);
+let model;
+if (values.model === '') model = createFakeModel({ tokenMs, holds: values['test-hooks'] });
+else {
+  const module = await import(pathToFileURL(resolve(values.model)).href);
+  model = await module.createModel({ tokenMs });
+}
+
+const root = resolve(values.root);
+mkdirSync(root, { recursive: true });
+const server = await startChatServer({
+  root,
+  host: values.host,
+  port: Number(values.port),
+  model,
+  testHooks: values['test-hooks'],
+  hub: values['delta-flush-ms'] === undefined ? {} : { deltaFlushMs: Number(values['delta-flush-ms']) },
+});
+process.stdout.write(
+  `${JSON.stringify({ event: 'listening', url: server.url, port: server.port, root, model: model.name })}\n`,
+);
+if (!values['test-hooks'])
+  process.stderr.write(`resumable chat on ${server.url} (store: ${root}, model: ${model.name})\n`);
+
+let stopping = false;
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.on(signal, () => {
+    if (stopping) process.exit(1);
+    stopping = true;
+    server.close().then(
+      () => process.exit(0),
+      (error) => {
+        process.stderr.write(`${error?.stack ?? error}\n`);
+        process.exit(1);
+      },
+    );
+  });
+}
