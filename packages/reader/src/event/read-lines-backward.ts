@@ -1,3 +1,4 @@
+import { ReaderError } from '../errors.js';
 import type { JournalSource } from '../framing/read-journal.js';
 
 /** A committed line met by {@link readLinesBackward}: its bytes, or only its length when over the limit. */
@@ -38,7 +39,7 @@ export async function* readLinesBackward(
   counter: ReadCounter = { bytesRead: 0 },
 ): AsyncGenerator<BackwardLine> {
   if (!Number.isSafeInteger(chunkBytes) || chunkBytes < 1) {
-    throw new RangeError(`chunkBytes must be a positive integer, got ${String(chunkBytes)}`);
+    throw new ReaderError('invalid_option', `chunkBytes must be a positive integer, got ${String(chunkBytes)}`);
   }
   // The bytes of the line being assembled, last part first; the line ends at `lineEnd` (the offset of its LF).
   let parts: Uint8Array[] = [];
@@ -52,7 +53,8 @@ export async function* readLinesBackward(
     let filled = 0;
     while (filled < chunk.length) {
       const bytesRead = await source.read(chunk, filled, chunk.length - filled, from + filled);
-      if (bytesRead === 0) throw new Error(`file shrank while being read backwards at byte ${from + filled}`);
+      if (bytesRead === 0)
+        throw new ReaderError('file_shrank', `file shrank while being read backwards at byte ${from + filled}`);
       filled += bytesRead;
     }
     counter.bytesRead += filled;

@@ -1,5 +1,6 @@
 import { type FileHandle, open } from 'node:fs/promises';
 import { type Finding, validateRecord } from '@turnjournal/schema';
+import { ReaderError } from '../errors.js';
 import { decodeLine } from '../framing/decode-line.js';
 import { DEFAULT_MAX_LINE_BYTES } from '../framing/line-splitter.js';
 import { type JournalSource, readJournal } from '../framing/read-journal.js';
@@ -70,7 +71,7 @@ export async function recoverEventLog(path: string, options: RecoverEventLogOpti
   const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
   const findActiveRun = options.findActiveRun ?? true;
   if (options.source !== undefined && (options.size === undefined || !Number.isSafeInteger(options.size)))
-    throw new RangeError('recoverEventLog: a source needs its size');
+    throw new ReaderError('invalid_option', 'recoverEventLog: a source needs its size');
   const handle = options.source === undefined ? await open(path, 'r') : undefined;
   try {
     const size = options.size ?? (await (handle as FileHandle).stat()).size;

@@ -1,4 +1,5 @@
 import type { Finding } from '@turnjournal/schema';
+import { ReaderError } from '../errors.js';
 import { type JournalRecord, type ReadJournalOptions, readJournal } from '../framing/read-journal.js';
 import { EventLogFold, type EventLogSnapshot, eventLogSnapshot } from './fold-event-log.js';
 
@@ -45,13 +46,13 @@ export type EventReplay =
  *   checkpoint of a compacted log (TJ-REPLAY-013); a client holding nothing (`after = -1`) of a log whose first seq
  *   is above 0 gets it too, since the records it lacks were removed.
  *
- * Record bytes are copied, so the records stay valid after the read. Throws `RangeError` for an `after` that is not an
- * integer >= -1, and `JournalReadError` in `strict` mode.
+ * Record bytes are copied, so the records stay valid after the read. Throws `ReaderError` (`invalid_option`) for an `after` that is not an
+ * integer >= -1, and `ReaderError` in `strict` mode.
  */
 export async function replayEventLog(path: string, options: ReplayEventLogOptions = {}): Promise<EventReplay> {
   const after = options.after ?? -1;
   if (!Number.isSafeInteger(after) || after < -1) {
-    throw new RangeError(`after must be an integer >= -1, got ${String(options.after)}`);
+    throw new ReaderError('invalid_option', `after must be an integer >= -1, got ${String(options.after)}`);
   }
   const fold = new EventLogFold();
   const framing: Finding[] = [];

@@ -1,3 +1,4 @@
+import { ReaderError } from '../errors.js';
 /** Default line-size limit: 16 MiB, counted without the LF (spec TJ-FRAME-031). */
 export const DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024;
 
@@ -52,10 +53,10 @@ export class LineSplitter {
    */
   constructor(maxLineBytes: number = DEFAULT_MAX_LINE_BYTES, startOffset = 0) {
     if (!Number.isSafeInteger(maxLineBytes) || maxLineBytes < 1) {
-      throw new RangeError(`maxLineBytes must be a positive integer, got ${String(maxLineBytes)}`);
+      throw new ReaderError('invalid_option', `maxLineBytes must be a positive integer, got ${String(maxLineBytes)}`);
     }
     if (!Number.isSafeInteger(startOffset) || startOffset < 0) {
-      throw new RangeError(`startOffset must be a non-negative integer, got ${String(startOffset)}`);
+      throw new ReaderError('invalid_option', `startOffset must be a non-negative integer, got ${String(startOffset)}`);
     }
     this.#maxLineBytes = maxLineBytes;
     this.#lineStart = startOffset;

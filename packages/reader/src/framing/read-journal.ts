@@ -1,6 +1,6 @@
 import { closeSync, fstatSync, openSync, read, readSync } from 'node:fs';
 import { type Finding, makeFinding, type RecordValidation, validateRecord } from '@turnjournal/schema';
-import { JournalReadError } from '../errors.js';
+import { ReaderError } from '../errors.js';
 import { decodeLine } from './decode-line.js';
 import { type CommittedLine, DEFAULT_MAX_LINE_BYTES, LineSplitter, type OversizedLine } from './line-splitter.js';
 import { parsePlainRecord } from './plain-record.js';
@@ -97,7 +97,7 @@ interface ChunkRead {
  * Reads a JSONL journal file as a stream (TJ-FRAME-033) and yields its records and framing findings in file order, in
  * batches (about 16 KiB of lines each) so a caller pays no promise per line. Applies every framing rule of spec §3 and
  * the recovery mode: `tolerant` reports damage, salvages glued records and reads on; `prefix` reports the first damage
- * and stops; `strict` throws {@link JournalReadError} at the first damage or invalid record. A torn tail is never
+ * and stops; `strict` throws {@link ReaderError} at the first damage or invalid record. A torn tail is never
  * damage.
  * Record-level findings (`invalid_record`, `unsupported_version`, `unknown_record`) come with the records.
  */
@@ -299,7 +299,7 @@ function offsetOf(line: CommittedLine, bytes: Uint8Array): number {
 }
 
 function damage(finding: Finding, mode: RecoveryMode, out: JournalItem[]): boolean {
-  if (mode === 'strict') throw new JournalReadError(finding);
+  if (mode === 'strict') throw ReaderError.strictStop(finding);
   out.push({ kind: 'finding', finding });
   return mode === 'prefix';
 }
@@ -323,7 +323,7 @@ function addRecord(
     const where = exactLines ? { file, line, offset } : { file, offset };
     const finding = recordFinding(validation, where);
     if (finding !== undefined) {
-      if (mode === 'strict' && finding.code === 'invalid_record') throw new JournalReadError(finding);
+      if (mode === 'strict' && finding.code === 'invalid_record') throw ReaderError.strictStop(finding);
       out.push({ kind: 'finding', finding });
     }
   }

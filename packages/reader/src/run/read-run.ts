@@ -23,7 +23,7 @@ const RECORD_LEVEL_CODES: ReadonlySet<string> = new Set(['invalid_record', 'unkn
  * In `strict` mode the framing layer judges records before the fold sees the header, so a later record that is
  * invalid under v1 still fails the read.
  *
- * Throws the file system error when the file cannot be opened or read (ENOENT included), and `JournalReadError` in
+ * Throws the file system error when the file cannot be opened or read (ENOENT included), and `ReaderError` in
  * `strict` mode; never throws for content otherwise.
  */
 export async function readRunFile(path: string, options: ReadJournalOptions = {}): Promise<ReadRunResult> {

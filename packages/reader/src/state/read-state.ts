@@ -1,6 +1,6 @@
 import { open } from 'node:fs/promises';
 import { type Finding, makeFinding, type SessionState, validateRecord } from '@turnjournal/schema';
-import { JournalReadError } from '../errors.js';
+import { ReaderError } from '../errors.js';
 import { type RecoveryMode, recordFinding } from '../framing/read-journal.js';
 
 /** Default limit on the size of a state document: 64 MiB (TJ-STATE-003). */
@@ -90,7 +90,7 @@ export async function readStateDocument(path: string, options: ReadStateOptions 
     validation.status === 'invalid'
       ? (recordFinding(validation, where) ?? makeFinding('invalid_record', 'invalid state document', where))
       : makeFinding('invalid_record', notStateMessage(validation.classification), where);
-  if (mode === 'strict') throw new JournalReadError(finding);
+  if (mode === 'strict') throw ReaderError.strictStop(finding);
   return { status: 'invalid_record', file: path, findings: [finding] };
 }
 
@@ -104,7 +104,7 @@ function notStateMessage(classification: { family: string; type?: string | undef
 
 function malformed(file: string, mode: RecoveryMode, message: string): ReadStateResult {
   const finding = makeFinding('malformed_document', message, { file });
-  if (mode === 'strict') throw new JournalReadError(finding);
+  if (mode === 'strict') throw ReaderError.strictStop(finding);
   return { status: 'malformed_document', file, findings: [finding] };
 }
 

@@ -7,7 +7,7 @@ import { canonicalDigest, compareBytes, compareCodePoints } from './canonical-js
 import { DigestSet } from './digest-set.js';
 import { flatCopy } from './flat-copy.js';
 import { ownString } from './own-string.js';
-import { type RecordLocation, RecordMovedError, type RepresentativeRecord, readRecordBytes } from './representative.js';
+import { type RecordLocation, type RepresentativeRecord, readRecordBytes, recordMovedError } from './representative.js';
 import { RepresentativeTable } from './representative-table.js';
 
 /** The derived state of a turn (spec §10.1). */
@@ -449,6 +449,6 @@ class FoldedTurn implements DerivedTurn {
 /** The canonical digest of the record whose bytes were read back from `location`. */
 function digestOfStored(location: RecordLocation, bytes: Uint8Array): Uint8Array {
   const parsed = parseObject(bytes);
-  if (!parsed.ok) throw new RecordMovedError(location, parsed.reason);
+  if (!parsed.ok) throw recordMovedError(location, parsed.reason);
   return canonicalDigest(parsed.value);
 }

@@ -1,4 +1,5 @@
 import { closeSync, openSync, readSync } from 'node:fs';
+import { ReaderError } from '../errors.js';
 import { parseObject } from '../framing/decode-line.js';
 import type { JournalRecord } from '../framing/read-journal.js';
 import { RepresentativeTable } from './representative-table.js';
@@ -57,18 +58,17 @@ export function representativeOf(record: JournalRecord, file: string, sharedStre
   return table.get(0);
 }
 
-/** Raised when a representative record can no longer be read back as it was (the file changed underneath). */
-export class RecordMovedError extends Error {
-  /** Stable error code. */
-  readonly code = 'record_moved';
-  /** Where the record was expected. */
-  readonly location: RecordLocation;
-
-  constructor(location: RecordLocation, reason: string) {
-    super(`${location.file} line ${location.line} (byte ${location.offset}): ${reason}`);
-    this.name = 'RecordMovedError';
-    this.location = location;
-  }
+/** The error for a representative record that can no longer be read back as it was (the file changed underneath). */
+export function recordMovedError(location: RecordLocation, reason: string): ReaderError {
+  return new ReaderError(
+    'record_moved',
+    `${location.file} line ${location.line} (byte ${location.offset}): ${reason}`,
+    {
+      file: location.file,
+      line: location.line,
+      offset: location.offset,
+    },
+  );
 }
 
 /** Reads a record's bytes back from disk. */
@@ -79,7 +79,7 @@ export function readRecordBytes(location: RecordLocation): Uint8Array {
     let done = 0;
     while (done < location.length) {
       const n = readSync(fd, bytes, done, location.length - done, location.offset + done);
-      if (n === 0) throw new RecordMovedError(location, 'the file is shorter than when it was read');
+      if (n === 0) throw recordMovedError(location, 'the file is shorter than when it was read');
       done += n;
     }
   } finally {
@@ -91,6 +91,6 @@ export function readRecordBytes(location: RecordLocation): Uint8Array {
 /** Reads a record back from disk, whole: content, attachments and unknown members included (TJ-COMPAT-003). */
 export function loadRecord(location: RecordLocation): Record<string, unknown> {
   const parsed = parseObject(readRecordBytes(location));
-  if (!parsed.ok) throw new RecordMovedError(location, parsed.reason);
+  if (!parsed.ok) throw recordMovedError(location, parsed.reason);
   return parsed.value;
 }

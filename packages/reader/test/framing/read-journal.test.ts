@@ -1,7 +1,7 @@
 import { propertyParameters } from '@turnjournal/test-support';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { JournalReadError } from '../../src/index.js';
+import { ReaderError } from '../../src/index.js';
 import { comparable, readAll, summary, tempFile } from '../support/temp.js';
 
 const a = { version: 1, event: 'worker_started', turn_id: 'a', created_at: 1 };
@@ -80,7 +80,7 @@ describe('readJournal framing (spec §3)', () => {
       records: [],
       findings: ['malformed_line@1'],
     });
-    await expect(readAll(tempFile(raw), { mode: 'strict' })).rejects.toThrow(JournalReadError);
+    await expect(readAll(tempFile(raw), { mode: 'strict' })).rejects.toThrow(ReaderError);
   });
 
   it('salvages in linear time on a hostile line full of {"', async () => {
@@ -121,7 +121,7 @@ describe('readJournal framing (spec §3)', () => {
     const path = tempFile(`${line(a)}garbage\n${line(b)}`);
     expect(summary(await readAll(path, { mode: 'prefix' }))).toEqual({ records: [a], findings: ['malformed_line@2'] });
     const error = await readAll(path, { mode: 'strict' }).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(JournalReadError);
+    expect(error).toBeInstanceOf(ReaderError);
     expect(error).toMatchObject({ code: 'malformed_line', file: path, line: 2, offset: line(a).length });
   });
 

@@ -1,7 +1,7 @@
 import { propertyParameters } from '@turnjournal/test-support';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { JournalReadError } from '../../src/errors.js';
+import { ReaderError } from '../../src/errors.js';
 import { readRunFile } from '../../src/run/read-run.js';
 import { tempFile } from '../support/temp.js';
 
@@ -64,7 +64,7 @@ describe('readRunFile', () => {
 
   it('fails in strict mode at an invalid record (TJ-FRAME-022)', async () => {
     const raw = [header(), rec('agent.event', { seq: -1, event: { type: 'x' } })].map(line).join('');
-    await expect(readRunFile(tempFile(raw), { mode: 'strict' })).rejects.toBeInstanceOf(JournalReadError);
+    await expect(readRunFile(tempFile(raw), { mode: 'strict' })).rejects.toBeInstanceOf(ReaderError);
   });
 
   it('throws the file system error for a missing file', async () => {

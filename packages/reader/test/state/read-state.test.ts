@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { JournalReadError } from '../../src/errors.js';
+import { ReaderError } from '../../src/errors.js';
 import { readStateDocument } from '../../src/state/read-state.js';
 import { tempFile } from '../support/temp.js';
 
@@ -74,13 +74,13 @@ describe('readStateDocument (spec §8)', () => {
     expect(codes(result)).toEqual(['unsupported_version']);
   });
 
-  it('throws JournalReadError in strict mode for malformed and invalid documents (TJ-STATE-004, TJ-FRAME-022)', async () => {
+  it('throws ReaderError in strict mode for malformed and invalid documents (TJ-STATE-004, TJ-FRAME-022)', async () => {
     await expect(readStateDocument(doc('{'), { mode: 'strict' })).rejects.toMatchObject({
       code: 'malformed_document',
     });
     await expect(
       readStateDocument(doc(JSON.stringify({ ...state, messages: 'none' })), { mode: 'strict' }),
-    ).rejects.toBeInstanceOf(JournalReadError);
+    ).rejects.toBeInstanceOf(ReaderError);
   });
 
   it('throws the file system error for a missing document', async () => {
