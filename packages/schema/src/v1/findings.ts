@@ -51,6 +51,10 @@ export const FINDING_CODES = {
   agent_event_seq_regression: { severity: 'warn', repairable: false },
   stale_state: { severity: 'warn', repairable: false },
   stale_lock: { severity: 'info', repairable: true },
+  special_file: { severity: 'warn', repairable: false },
+  writer_violation_crlf: { severity: 'info', repairable: false },
+  writer_violation_bom: { severity: 'info', repairable: false },
+  writer_violation_unescaped_separator: { severity: 'info', repairable: false },
 } as const satisfies Record<string, FindingCodeInfo>;
 
 /** A finding code of spec §13.1. */
