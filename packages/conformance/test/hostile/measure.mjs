@@ -10,7 +10,8 @@ import { fileURLToPath } from 'node:url';
 import * as gen from './generators.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const cli = join(here, '..', '..', 'dist', 'cli', 'main.js');
+// TJ_HOSTILE_CLI runs another build (for a before/after comparison).
+const cli = process.env.TJ_HOSTILE_CLI ?? join(here, '..', '..', 'dist', 'cli', 'main.js');
 const args = process.argv.slice(2);
 const full = args.includes('--full') || process.env.TJ_HOSTILE_FULL === '1';
 const only = args.filter((a) => !a.startsWith('--'));
@@ -50,7 +51,9 @@ const cases = {
     ],
   },
   'many-bad-lines': {
-    make: (r) => (full ? gen.manyBadLines(r, 5000, 1000) : gen.manyBadLines(r, 50, 100)),
+    // TJ_HOSTILE_BAD="journals,lines" picks another size.
+    make: (r) =>
+      gen.manyBadLines(r, ...(process.env.TJ_HOSTILE_BAD?.split(',').map(Number) ?? (full ? [5000, 1000] : [50, 100]))),
     runs: (s) => [
       ['check', s.store],
       ['audit', s.store],
@@ -89,6 +92,8 @@ for (const [name, c] of Object.entries(cases)) {
       );
       const rss = /Maximum resident set size \(kbytes\): (\d+)/.exec(r.stderr)?.[1];
       const wall = /Elapsed \(wall clock\) time.*: (.+)/.exec(r.stderr)?.[1];
+      const user = Number(/User time \(seconds\): ([\d.]+)/.exec(r.stderr)?.[1] ?? Number.NaN);
+      const system = Number(/System time \(seconds\): ([\d.]+)/.exec(r.stderr)?.[1] ?? Number.NaN);
       const exit = /Exit status: (\d+)/.exec(r.stderr)?.[1] ?? `killed (${r.status ?? r.signal})`;
       const first = (r.stdout.split('\n')[0] || r.stderr.split('\n').find((l) => !l.startsWith('\t')) || '').slice(
         0,
@@ -96,7 +101,7 @@ for (const [name, c] of Object.entries(cases)) {
       );
       const shown = run.map((a) => a.replace(root, '<root>')).join(' ');
       console.log(
-        `${name} | ${shown} | exit ${exit} | ${wall ?? '>120s'} | ${rss === undefined ? '?' : `${Math.round(Number(rss) / 1024)} MiB`} | ${first}`,
+        `${name} | ${shown} | exit ${exit} | ${wall ?? 'killed at the cap'} wall, ${(user + system).toFixed(1)} s CPU | ${rss === undefined ? '?' : `${Math.round(Number(rss) / 1024)} MiB`} | ${first}`,
       );
     }
   } finally {
