@@ -83,7 +83,7 @@ describe('directory links (TJ-FAM-025)', () => {
   });
 });
 
-describe('store-wide finding cap (TJ-AUDIT-015)', () => {
+describe('store-wide finding cap (TJ-AUDIT-016)', () => {
   it('keeps at most 10,000 findings per code and counts the rest as omitted', () => {
     const [journals, lines] = full ? [5000, 1000] : [25, 500];
     const store = gen.manyBadLines(root(), journals, lines);
@@ -110,7 +110,7 @@ describe('store-wide finding cap (TJ-AUDIT-015)', () => {
   });
 });
 
-describe('unsafe sequence numbers (TJ-EVENT-016)', () => {
+describe('unsafe sequence numbers (TJ-EVENT-018)', () => {
   it('a seq of 2^53 is an invalid record, not a message silently left out', () => {
     const store = gen.unsafeSeq(root());
     const run = turnjournal('inspect', store.store);

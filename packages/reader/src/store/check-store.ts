@@ -24,7 +24,7 @@ export interface CheckStoreOptions {
   readonly maxLineBytes?: number;
   /** Findings kept per code and file (default 1,000). */
   readonly maxFindingsPerCode?: number;
-  /** Findings kept per code over the whole store (default 10,000, spec TJ-AUDIT-015). */
+  /** Findings kept per code over the whole store (default 10,000, spec TJ-AUDIT-016). */
   readonly maxFindingsPerCodeInStore?: number;
 }
 

@@ -4,7 +4,7 @@ import type { Finding } from '@turnjournal/schema';
 export const DEFAULT_MAX_FINDINGS_PER_CODE = 1000;
 
 /**
- * Default cap on findings kept per code over a whole store (spec TJ-AUDIT-015): the per-file cap alone lets 5,000
+ * Default cap on findings kept per code over a whole store (spec TJ-AUDIT-016): the per-file cap alone lets 5,000
  * files of 1,000 bad lines keep 5 M findings, gigabytes in memory and a report no string can hold.
  */
 export const DEFAULT_MAX_STORE_FINDINGS_PER_CODE = 10_000;

@@ -15,7 +15,7 @@ function store(journals: number, badLines: number): string {
 const count = (findings: readonly { code: string }[], code: string) => findings.filter((f) => f.code === code).length;
 
 // Issue 11, defect 8: the cap was per code and file only, so 5,000 files of 1,000 bad lines kept 5 M findings.
-describe('the store-wide finding cap (TJ-AUDIT-013, TJ-AUDIT-015)', () => {
+describe('the store-wide finding cap (TJ-AUDIT-013, TJ-AUDIT-016)', () => {
   it('keeps at most the store-wide number per code and counts every finding left out', async () => {
     const root = store(6, 40);
     const check = await checkStore([root], { maxFindingsPerCode: 30, maxFindingsPerCodeInStore: 100 });

@@ -5,7 +5,7 @@ import { Count, Id, Message, Nullable, Timestamp } from './common.js';
 export const DEFAULT_CHECKPOINT_INTERVAL = 50;
 
 const envelope = {
-  // At most 2^53 - 1: a larger number has no exact double, so the fold could not order it (TJ-EVENT-016).
+  // At most 2^53 - 1: a larger number has no exact double, so the fold could not order it (TJ-EVENT-018).
   seq: Type.Integer({
     minimum: 0,
     maximum: Number.MAX_SAFE_INTEGER,

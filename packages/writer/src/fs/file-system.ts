@@ -45,7 +45,7 @@ export interface FileSystem {
   /**
    * Opens a regular file and returns its descriptor. Never follows a symbolic link in the last component of `path`
    * (rejects with `ELOOP`) and never opens anything but a regular file: a FIFO, socket or device rejects with
-   * `EFTYPE` (spec TJ-DUR-030, TJ-DUR-031), and the open itself never waits for a FIFO's other end.
+   * `EFTYPE` (spec TJ-DUR-031, TJ-DUR-032), and the open itself never waits for a FIFO's other end.
    */
   open(path: string, mode: OpenMode): Promise<number>;
   /** Writes `length` bytes of `buffer` from `offset` at file `position`; returns the bytes written (may be short). */

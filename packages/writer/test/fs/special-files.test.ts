@@ -6,7 +6,7 @@ import { nodeFileSystem, openTurnJournal } from '../../src/index.js';
 import { tempDir } from '../support/temp.js';
 
 // Issue 11, defect 8: the writer followed symbolic links (a journal linked to a file outside the store was truncated
-// and appended to) and opened FIFOs, hanging in open(2) or read(2) for ever. Spec TJ-DUR-030, TJ-DUR-031.
+// and appended to) and opened FIFOs, hanging in open(2) or read(2) for ever. Spec TJ-DUR-031, TJ-DUR-032.
 
 const guards: NodeJS.Timeout[] = [];
 afterEach(() => {
@@ -34,7 +34,7 @@ function fifoWithGuard(path: string): { waited: () => boolean } {
   return { waited: () => waited };
 }
 
-describe('nodeFileSystem refuses links and special files (TJ-DUR-030, TJ-DUR-031)', () => {
+describe('nodeFileSystem refuses links and special files (TJ-DUR-031, TJ-DUR-032)', () => {
   it('rejects a symbolic link with ELOOP in every open mode and in readFile', async () => {
     const dir = tempDir();
     writeFileSync(join(dir, 'target'), 'outside\n');
