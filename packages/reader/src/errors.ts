@@ -38,8 +38,8 @@ export class ReaderError extends Error {
     this.finding = where.finding;
   }
 
-  /** The error a `strict` read throws at its first damage or invalid record. */
-  static strictStop(finding: Finding): ReaderError {
+  /** The error for a finding that stops a read: a `strict` read's first damage or invalid record, a special file. */
+  static fromFinding(finding: Finding): ReaderError {
     return new ReaderError(
       finding.code,
       `${finding.code} in ${finding.file ?? '(input)'} at line ${finding.line ?? '?'} (byte ${finding.offset ?? '?'}): ${finding.message}`,

@@ -3,6 +3,7 @@ export type WriterErrorCode =
   | 'journal_locked'
   | 'writer_poisoned'
   | 'write_failed'
+  | 'not_regular_file'
   | 'writer_closed'
   | 'append_cancelled'
   | 'line_too_long'
@@ -55,7 +56,10 @@ export class JournalLockedError extends WriterError {
   }
 }
 
-/** A file-system call failed while writing (ENOSPC, EIO, …): names the file, the operation and the cause (TJ-DUR-022). */
+/**
+ * A file-system call failed while writing (ENOSPC, EIO, …): names the file, the operation and the cause (TJ-DUR-022).
+ * Code `write_failed`, or `not_regular_file` when the path is a symbolic link or a FIFO, socket or device (TJ-DUR-031).
+ */
 export class JournalWriteError extends WriterError {
   /** The operation that failed (`write`, `fdatasync`, `rename`, …). */
   readonly operation: string;
@@ -65,7 +69,10 @@ export class JournalWriteError extends WriterError {
   constructor(file: string, operation: string, cause: unknown) {
     const errno = (cause as NodeJS.ErrnoException | undefined)?.code;
     const detail = cause instanceof Error ? cause.message : String(cause);
-    super('write_failed', `${operation} failed on ${file}: ${detail}`, file, { cause });
+    // A symbolic link (ELOOP under O_NOFOLLOW) or a FIFO, socket or device (EFTYPE) where a journal, lock or state
+    // file belongs is refused before anything is read or written (TJ-DUR-031): its own code, since no retry helps.
+    const code = errno === 'ELOOP' || errno === 'EFTYPE' ? 'not_regular_file' : 'write_failed';
+    super(code, `${operation} failed on ${file}: ${detail}`, file, { cause });
     this.name = 'JournalWriteError';
     this.operation = operation;
     this.errno = typeof errno === 'string' ? errno : undefined;

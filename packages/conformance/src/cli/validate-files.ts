@@ -1,4 +1,4 @@
-import { readdirSync, statSync } from 'node:fs';
+import { type Dirent, readdirSync, type Stats, statSync } from 'node:fs';
 import { extname, join } from 'node:path';
 import { readJournal, readStateDocument } from '@turnjournal/reader';
 import type { Finding, RecordError } from '@turnjournal/schema';
@@ -11,7 +11,10 @@ import type { Finding, RecordError } from '@turnjournal/schema';
 
 /** One problem found in a file, with its line (1-based; 0 for the file itself). */
 export interface FileProblem {
-  /** `invalid_record`, `malformed_line`, `unsupported_version`, `unreadable_file`, or the informational `torn_tail` and `blank_line`. */
+  /**
+   * `invalid_record`, `malformed_line`, `unsupported_version`, `unreadable_file`, `special_file`, or the informational
+   * `torn_tail`, `blank_line` and `writer_violation_*`.
+   */
   readonly code: string;
   /** 1-based line number; 0 when the problem concerns the whole file. */
   readonly line: number;
@@ -34,7 +37,16 @@ export interface FileValidation {
 const RECORD_FILE_EXTENSIONS = new Set(['.jsonl', '.json']);
 
 /** Problems that are information only: they never make `validate` fail. */
-export const INFORMATIONAL_CODES: ReadonlySet<string> = new Set(['torn_tail', 'blank_line']);
+export const INFORMATIONAL_CODES: ReadonlySet<string> = new Set([
+  'torn_tail',
+  'blank_line',
+  'writer_violation_crlf',
+  'writer_violation_bom',
+  'writer_violation_unescaped_separator',
+]);
+
+/** Deepest directory level walked, as in store discovery (spec TJ-FAM-025). */
+const MAX_DEPTH = 32;
 
 // `unknown_record` is counted (as `unknown`), not listed: validate reports what breaks the schemas.
 const NOT_LISTED = new Set(['unknown_record']);
@@ -42,21 +54,50 @@ const NOT_LISTED = new Set(['unknown_record']);
 /**
  * Every `.jsonl` and `.json` file under the given paths (files are taken as given), sorted for stable output. A path
  * that cannot be listed or inspected (a dangling link, no permission) is returned too, so `validateFile` reports it.
+ * Directory links are followed only when given: one found inside a directory is not walked (a link to `/` would walk
+ * the whole file system; spec TJ-FAM-025). File links and special files with a record file's name are returned:
+ * `validateFile` reads a link's target only when it is a regular file and reports FIFOs, sockets and devices as
+ * `special_file` without opening them for a blocking read (TJ-FAM-024). Directories are walked at most
+ * {@link MAX_DEPTH} levels deep, and each (device, inode) once, so bind mounts and loops end.
  */
 export function findRecordFiles(paths: readonly string[]): string[] {
   const found: string[] = [];
-  const visit = (path: string, explicit: boolean) => {
-    let entries: string[] | undefined;
+  const seen = new Set<string>();
+  const visit = (path: string, depth: number, entry?: Dirent) => {
+    const explicit = entry === undefined;
+    let stats: Stats | undefined;
     try {
-      entries = statSync(path).isDirectory() ? readdirSync(path).sort() : undefined;
+      if (explicit || entry.isDirectory()) stats = statSync(path);
     } catch {
       found.push(path);
       return;
     }
-    if (entries !== undefined) for (const entry of entries) visit(join(path, entry), false);
-    else if (explicit || RECORD_FILE_EXTENSIONS.has(extname(path))) found.push(path);
+    if (stats?.isDirectory() === true) {
+      const key = `${stats.dev}:${stats.ino}`;
+      if (seen.has(key)) return;
+      // Too deep to walk: returned, so that validateFile reports it (a directory is not read) instead of passing it.
+      if (depth >= MAX_DEPTH) {
+        found.push(path);
+        return;
+      }
+      seen.add(key);
+      let entries: Dirent[];
+      try {
+        entries = readdirSync(path, { withFileTypes: true }).sort((a, b) =>
+          a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
+        );
+      } catch {
+        found.push(path);
+        return;
+      }
+      for (const child of entries) visit(join(path, child.name), depth + 1, child);
+      return;
+    }
+    // A file link or special file inside a directory is listed under a record file's name, like a regular file:
+    // validateFile opens it without blocking and refuses anything but a regular file.
+    if (explicit || RECORD_FILE_EXTENSIONS.has(extname(path))) found.push(path);
   };
-  for (const path of paths) visit(path, true);
+  for (const path of paths) visit(path, 0);
   return found;
 }
 
@@ -96,8 +137,13 @@ export async function validateFile(path: string): Promise<FileValidation> {
       }
     }
   } catch (error) {
-    const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
-    problems.push({ code: 'unreadable_file', line: 0, message: `cannot read the file (${reason})` });
+    // A FIFO, socket or device is refused by the reader with a `special_file` finding, before any read (TJ-FAM-024).
+    const finding = (error as { finding?: Finding }).finding;
+    if (finding?.code === 'special_file') problems.push(problemOf(finding, 0));
+    else {
+      const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+      problems.push({ code: 'unreadable_file', line: 0, message: `cannot read the file (${reason})` });
+    }
   }
   return { path, counts, problems };
 }

@@ -65,7 +65,9 @@ describe('turnjournal validate', () => {
     const run = turnjournal('validate', tempFile('b.jsonl', `\uFEFF${ok}\n\uFEFF${ok}\n`));
     expect(run.status).toBe(1);
     expect(run.stdout).toContain('line 2: malformed_line');
-    expect(run.stdout).not.toContain('line 1:');
+    // The BOM at the start is read past; it is only noted as something writers must not write (TJ-FAM-026).
+    expect(run.stdout).toContain('line 1: writer_violation_bom');
+    expect(run.stdout).not.toMatch(/line 1: (?!writer_violation_bom)/);
   });
 
   it('rejects a .json file that is not a state document', () => {

@@ -28,7 +28,9 @@ const MALFORMED_EVENT_SOURCES = new Set(['malformed_line', 'zero_filled_region',
  */
 export async function auditStore(paths: readonly string[], options: AuditStoreOptions = {}): Promise<StoreAudit> {
   const check = await checkStore(paths, options);
-  const sink = new FindingSink(options.maxFindingsPerCode);
+  const sink = new FindingSink(options.maxFindingsPerCode, options.maxFindingsPerCodeInStore);
+  // What the check left out stays counted: the audit's report states every omission (TJ-AUDIT-013, TJ-AUDIT-016).
+  sink.addOmitted(check.omitted);
   for (const finding of check.findings) sink.add(finding);
 
   const turnFiles = check.files.filter((f) => f.family === 'turn').map((f) => f.path);

@@ -1,8 +1,9 @@
-import { type FileHandle, open } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import { type Finding, validateRecord } from '@turnjournal/schema';
 import { ReaderError } from '../errors.js';
 import { decodeLine } from '../framing/decode-line.js';
 import { DEFAULT_MAX_LINE_BYTES } from '../framing/line-splitter.js';
+import { openRegular } from '../framing/open-regular.js';
 import { type JournalSource, readJournal } from '../framing/read-journal.js';
 import { EventLogFold, type EventLogState } from './fold-event-log.js';
 import { type ReadCounter, readLinesBackward } from './read-lines-backward.js';
@@ -72,7 +73,7 @@ export async function recoverEventLog(path: string, options: RecoverEventLogOpti
   const findActiveRun = options.findActiveRun ?? true;
   if (options.source !== undefined && (options.size === undefined || !Number.isSafeInteger(options.size)))
     throw new ReaderError('invalid_option', 'recoverEventLog: a source needs its size');
-  const handle = options.source === undefined ? await open(path, 'r') : undefined;
+  const handle = options.source === undefined ? await openRegular(path) : undefined;
   try {
     const size = options.size ?? (await (handle as FileHandle).stat()).size;
     const whole: JournalSource = options.source ?? {

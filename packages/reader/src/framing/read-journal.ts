@@ -1,9 +1,11 @@
-import { closeSync, fstatSync, openSync, read, readSync } from 'node:fs';
+import { closeSync, read, readSync } from 'node:fs';
 import { type Finding, makeFinding, type RecordValidation, validateRecord } from '@turnjournal/schema';
 import { ReaderError } from '../errors.js';
 import { decodeLine } from './decode-line.js';
 import { type CommittedLine, DEFAULT_MAX_LINE_BYTES, LineSplitter, type OversizedLine } from './line-splitter.js';
+import { openRegularSync } from './open-regular.js';
 import { parsePlainRecord } from './plain-record.js';
+import { WriterViolations } from './writer-violations.js';
 
 /** What a reader does after damage (spec §3.4): skip it, stop before it, or fail. */
 export type RecoveryMode = 'tolerant' | 'prefix' | 'strict';
@@ -112,16 +114,19 @@ export async function* readJournal(path: string, options: ReadJournalOptions = {
   const splitter = new LineSplitter(options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES, startOffset);
   const exactLines = startOffset === 0;
   const salvage = mode === 'tolerant' && (options.salvage ?? true);
+  const writerViolations = new WriterViolations();
   // Otherwise its own file the reader reads in two ways. On a regular file, the first read and a read after a short
   // one (the end of the file, most likely) are synchronous and sized to what the file holds: most journals of a store
   // are a few kilobytes, and for them a trip through the thread pool per system call costs more than the reading, and
   // a large buffer per file is garbage to collect. Every other read is asynchronous and runs ahead: the next chunk is
   // read in the thread pool while this one's lines are decoded. The lines of a read come in batches of about
   // BATCH_BYTES: a batch, and the records it holds, lives until the caller moves on, so small batches bound memory.
-  const fd = options.source === undefined ? openSync(path, 'r') : undefined;
+  // Only a regular file is ever read (TJ-FAM-024): a FIFO, socket or device throws a `special_file` finding here.
+  const opened = options.source === undefined ? openRegularSync(path) : undefined;
+  const fd = opened?.fd;
   let ahead: Promise<ChunkRead> | undefined;
   try {
-    const stats = fd === undefined ? undefined : fstatSync(fd);
+    const stats = opened?.stats;
     const regular = stats?.isFile() === true;
     let next: ChunkRead | Promise<ChunkRead>;
     // The size when the read began: a short read that reaches it is the end of the file, with no read to confirm.
@@ -160,6 +165,10 @@ export async function* readJournal(path: string, options: ReadJournalOptions = {
             batch = [];
             batchEnd = startOffset + (Math.floor((lf - startOffset) / BATCH_BYTES) + 1) * BATCH_BYTES;
           }
+        }
+        if (line.kind === 'line') {
+          const violations = writerViolations.check(line, path, exactLines);
+          if (violations !== undefined) for (const finding of violations) batch.push({ kind: 'finding', finding });
         }
         stop = readLine(line, path, mode, exactLines, salvage, batch);
         if (stop) break;
@@ -299,7 +308,7 @@ function offsetOf(line: CommittedLine, bytes: Uint8Array): number {
 }
 
 function damage(finding: Finding, mode: RecoveryMode, out: JournalItem[]): boolean {
-  if (mode === 'strict') throw ReaderError.strictStop(finding);
+  if (mode === 'strict') throw ReaderError.fromFinding(finding);
   out.push({ kind: 'finding', finding });
   return mode === 'prefix';
 }
@@ -323,7 +332,7 @@ function addRecord(
     const where = exactLines ? { file, line, offset } : { file, offset };
     const finding = recordFinding(validation, where);
     if (finding !== undefined) {
-      if (mode === 'strict' && finding.code === 'invalid_record') throw ReaderError.strictStop(finding);
+      if (mode === 'strict' && finding.code === 'invalid_record') throw ReaderError.fromFinding(finding);
       out.push({ kind: 'finding', finding });
     }
   }

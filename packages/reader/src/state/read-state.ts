@@ -1,6 +1,6 @@
-import { open } from 'node:fs/promises';
 import { type Finding, makeFinding, type SessionState, validateRecord } from '@turnjournal/schema';
 import { ReaderError } from '../errors.js';
+import { openRegular } from '../framing/open-regular.js';
 import { type RecoveryMode, recordFinding } from '../framing/read-journal.js';
 
 /** Default limit on the size of a state document: 64 MiB (TJ-STATE-003). */
@@ -90,7 +90,7 @@ export async function readStateDocument(path: string, options: ReadStateOptions 
     validation.status === 'invalid'
       ? (recordFinding(validation, where) ?? makeFinding('invalid_record', 'invalid state document', where))
       : makeFinding('invalid_record', notStateMessage(validation.classification), where);
-  if (mode === 'strict') throw ReaderError.strictStop(finding);
+  if (mode === 'strict') throw ReaderError.fromFinding(finding);
   return { status: 'invalid_record', file: path, findings: [finding] };
 }
 
@@ -104,13 +104,14 @@ function notStateMessage(classification: { family: string; type?: string | undef
 
 function malformed(file: string, mode: RecoveryMode, message: string): ReadStateResult {
   const finding = makeFinding('malformed_document', message, { file });
-  if (mode === 'strict') throw ReaderError.strictStop(finding);
+  if (mode === 'strict') throw ReaderError.fromFinding(finding);
   return { status: 'malformed_document', file, findings: [finding] };
 }
 
 /** Reads the whole file, or stops at `limit + 1` bytes: the size on disk may change between stat and read. */
 async function readLimited(path: string, limit: number): Promise<Uint8Array | 'oversized'> {
-  const handle = await open(path, 'r');
+  // Never a FIFO, socket or device: those throw a `special_file` finding instead of blocking (TJ-FAM-024).
+  const handle = await openRegular(path);
   try {
     const { size } = await handle.stat();
     if (size > limit) return 'oversized';

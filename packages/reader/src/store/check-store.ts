@@ -24,6 +24,8 @@ export interface CheckStoreOptions {
   readonly maxLineBytes?: number;
   /** Findings kept per code and file (default 1,000). */
   readonly maxFindingsPerCode?: number;
+  /** Findings kept per code over the whole store (default 10,000, spec TJ-AUDIT-016). */
+  readonly maxFindingsPerCodeInStore?: number;
 }
 
 /** What was read from one file. */
@@ -65,7 +67,7 @@ export interface StoreCheck {
   readonly runs: readonly (DerivedRun & { readonly file: string })[];
   /** Every event log's summary (spec §15): the derived messages and runs are not kept, only their counts. */
   readonly eventLogs: readonly EventLogSummary[];
-  /** Every finding, capped per code and file. */
+  /** Every finding, capped per code and file and per code over the store. */
   readonly findings: readonly Finding[];
   /** Findings left out by the cap, per code. */
   readonly omitted: Readonly<Record<string, number>>;
@@ -77,7 +79,7 @@ export interface StoreCheck {
  * damage or invalid record stops that file with a finding instead.
  */
 export async function checkStore(paths: readonly string[], options: CheckStoreOptions = {}): Promise<StoreCheck> {
-  const sink = new FindingSink(options.maxFindingsPerCode);
+  const sink = new FindingSink(options.maxFindingsPerCode, options.maxFindingsPerCodeInStore);
   const discovery = discoverStore(paths);
   for (const finding of discovery.findings) sink.add(finding);
   const folds = new Map<string, TurnFold>();

@@ -1,6 +1,7 @@
-import { type Dirent, lstatSync, readdirSync, type Stats } from 'node:fs';
+import { type Dirent, readdirSync, type Stats, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { type Finding, makeFinding } from '@turnjournal/schema';
+import { describeSpecial } from '../framing/open-regular.js';
 import { explainInvalidIdentifier, isValidIdentifier } from './identifiers.js';
 
 /** What a file's name and place suggest it holds (spec §4.4); its records decide (TJ-FAM-004, TJ-FAM-005). */
@@ -45,7 +46,10 @@ const MAX_DEPTH = 32;
 /**
  * Finds every journal and state file under the given paths, which may be single files, a `_turn_journal` directory,
  * a session directory or a whole store root. Never throws for what it finds on disk: bad names and unreadable paths
- * become findings. Symbolic links are not followed, so a link cannot lead discovery outside the store or into a loop.
+ * become findings. A path given is followed when it is a symbolic link (the caller named it); links found inside a
+ * directory are not, so a link cannot lead discovery outside the store or into a loop (TJ-FAM-025). A link, FIFO,
+ * socket or device with a journal's or state document's name, or given explicitly, is reported as `special_file` and
+ * never read (TJ-FAM-024).
  */
 export function discoverStore(paths: readonly string[]): StoreDiscovery {
   const files: StoreFile[] = [];
@@ -55,7 +59,7 @@ export function discoverStore(paths: readonly string[]): StoreDiscovery {
   const visit = (path: string, depth: number, explicit: boolean, entry?: Dirent) => {
     let stat: Stats | Dirent;
     try {
-      stat = entry ?? lstatSync(path);
+      stat = entry ?? statSync(path);
     } catch (error) {
       findings.push(
         makeFinding('incomplete_read', `cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`, {
@@ -90,8 +94,18 @@ export function discoverStore(paths: readonly string[]): StoreDiscovery {
       return;
     }
     const name = basename(path);
-    if (!stat.isFile() || isReservedFileName(name)) return;
+    if (isReservedFileName(name)) return;
     const format = name.endsWith('.jsonl') ? 'jsonl' : name.endsWith('.json') ? 'json' : undefined;
+    if (!stat.isFile()) {
+      // Anything else named like a journal could hang a read (a FIFO), never end it (a device) or lead out of the
+      // store (a link): it is reported, not opened. Other names are not the store's business, as for regular files.
+      if (explicit || format !== undefined) {
+        const what = describeSpecial(stat);
+        const why = stat.isSymbolicLink() ? 'links inside a store are not followed' : 'it is never opened for reading';
+        findings.push(makeFinding('special_file', `${what}, not a regular file: ${why}`, { file: path }));
+      }
+      return;
+    }
     if (format === undefined) {
       if (explicit) files.push({ path, format: 'jsonl', hint: { family: undefined } });
       return;

@@ -4,30 +4,60 @@ import type { Finding } from '@turnjournal/schema';
 export const DEFAULT_MAX_FINDINGS_PER_CODE = 1000;
 
 /**
- * Collects findings, keeping at most a fixed number per code and file, and counting what it left out, because hostile
- * input can produce one finding per line.
+ * Default cap on findings kept per code over a whole store (spec TJ-AUDIT-016): the per-file cap alone lets 5,000
+ * files of 1,000 bad lines keep 5 M findings, gigabytes in memory and a report no string can hold.
+ */
+export const DEFAULT_MAX_STORE_FINDINGS_PER_CODE = 10_000;
+
+/**
+ * Collects findings, keeping at most a fixed number per code and file and per code over the store, and counting what
+ * it left out, because hostile input can produce one finding per line. Memory follows the caps, not the input.
  */
 export class FindingSink {
   readonly #max: number;
+  readonly #maxInStore: number;
   readonly #kept: Finding[] = [];
   readonly #perKey = new Map<string, number>();
+  readonly #perCode = new Map<string, number>();
   readonly #omitted = new Map<string, number>();
 
-  /** @param maxPerCodeAndFile findings kept per (code, file); later ones are only counted. */
-  constructor(maxPerCodeAndFile: number = DEFAULT_MAX_FINDINGS_PER_CODE) {
+  /**
+   * @param maxPerCodeAndFile findings kept per (code, file); later ones are only counted.
+   * @param maxPerCodeInStore findings kept per code over everything added; later ones are only counted.
+   */
+  constructor(
+    maxPerCodeAndFile: number = DEFAULT_MAX_FINDINGS_PER_CODE,
+    maxPerCodeInStore: number = DEFAULT_MAX_STORE_FINDINGS_PER_CODE,
+  ) {
     this.#max = maxPerCodeAndFile;
+    this.#maxInStore = maxPerCodeInStore;
   }
 
-  /** Adds a finding, or counts it as omitted when its (code, file) is full. */
+  /** Adds a finding, or counts it as omitted when its (code, file) or its code is full. */
   add(finding: Finding): void {
+    const inStore = this.#perCode.get(finding.code) ?? 0;
+    if (inStore >= this.#maxInStore) {
+      this.#omit(finding.code, 1);
+      return;
+    }
     const key = `${finding.code}\u0000${finding.file ?? ''}`;
     const count = this.#perKey.get(key) ?? 0;
     if (count >= this.#max) {
-      this.#omitted.set(finding.code, (this.#omitted.get(finding.code) ?? 0) + 1);
+      this.#omit(finding.code, 1);
       return;
     }
     this.#perKey.set(key, count + 1);
+    this.#perCode.set(finding.code, inStore + 1);
     this.#kept.push(finding);
+  }
+
+  /** Counts findings another sink already left out, so that a sink fed from a check's findings keeps its counts. */
+  addOmitted(omitted: Readonly<Record<string, number>>): void {
+    for (const [code, count] of Object.entries(omitted)) this.#omit(code, count);
+  }
+
+  #omit(code: string, count: number): void {
+    this.#omitted.set(code, (this.#omitted.get(code) ?? 0) + count);
   }
 
   /** The findings kept, in the order they were added. */

@@ -1,5 +1,6 @@
-import { readFileSync, statSync } from 'node:fs';
+import { closeSync, readFileSync, statSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { openRegularSync } from '../framing/open-regular.js';
 
 /**
  * Who holds a journal's writer lock (`<file>.lock`, spec §11.4):
@@ -70,7 +71,14 @@ export function readLockStatus(file: string): LockStatus {
     // Most journals have no lock: asking first spares the error object a failed read builds (a store scan asks this
     // of every file). A lock removed in between is still ENOENT below.
     if (statSync(`${file}.lock`, { throwIfNoEntry: false }) === undefined) return 'none';
-    text = readFileSync(`${file}.lock`, 'utf8');
+    // A lock that is a FIFO or a device would hang or never end the read: only a regular file is read (TJ-FAM-024),
+    // anything else is a lock that proves nothing ('unproven').
+    const { fd } = openRegularSync(`${file}.lock`);
+    try {
+      text = readFileSync(fd, 'utf8');
+    } finally {
+      closeSync(fd);
+    }
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'none' : 'unproven';
   }

@@ -12,7 +12,11 @@ describe('readJournal framing (spec §3)', () => {
   it('splits on LF only: U+2028, U+2029 and U+0085 are content (TJ-FRAME-001, TJ-FRAME-002)', async () => {
     const value = { ...a, note: 'x\u2028y\u2029z\u0085w' };
     const raw = `{"version":1,"event":"worker_started","turn_id":"a","created_at":1,"note":"x\u2028y\u2029z\u0085w"}\n`;
-    expect(summary(await readAll(tempFile(raw)))).toEqual({ records: [value], findings: [] });
+    // Read as content; a raw U+2028 is only reported as what a writer should have escaped (TJ-FRAME-007, TJ-FAM-026).
+    expect(summary(await readAll(tempFile(raw)))).toEqual({
+      records: [value],
+      findings: ['writer_violation_unescaped_separator@1'],
+    });
   });
 
   it('ignores a torn tail even when it is a complete object, and reports its offset and length (TJ-FRAME-003, TJ-FRAME-004)', async () => {
@@ -30,7 +34,8 @@ describe('readJournal framing (spec §3)', () => {
     const raw = `\uFEFF${JSON.stringify(a)}\r\n\n  \t\n${line(b)}`;
     expect(summary(await readAll(tempFile(raw)))).toEqual({
       records: [a, b],
-      findings: ['blank_line@2', 'blank_line@3'],
+      // Both are read; the BOM and the CR LF are each reported once as a writer violation (TJ-FAM-026).
+      findings: ['writer_violation_bom@1', 'writer_violation_crlf@1', 'blank_line@2', 'blank_line@3'],
     });
   });
 

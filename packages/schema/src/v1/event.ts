@@ -5,7 +5,12 @@ import { Count, Id, Message, Nullable, Timestamp } from './common.js';
 export const DEFAULT_CHECKPOINT_INTERVAL = 50;
 
 const envelope = {
-  seq: Count('Position in the log: strictly increasing within a file.'),
+  // At most 2^53 - 1: a larger number has no exact double, so the fold could not order it (TJ-EVENT-018).
+  seq: Type.Integer({
+    minimum: 0,
+    maximum: Number.MAX_SAFE_INTEGER,
+    description: 'Position in the log: strictly increasing within a file; at most 2^53 - 1.',
+  }),
   ts: Timestamp('When the event was written.'),
   version: Type.Optional(Type.Literal(1, { description: 'Major version; absent means 1.' })),
 };
@@ -176,7 +181,9 @@ export const EventDeliveryAck = eventRecord(
   {
     request_id: requestId,
     client_id: Type.Optional(Id('Which client acknowledged.')),
-    through_seq: Type.Optional(Count('Last seq the client received.')),
+    through_seq: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'Last seq the client received.' }),
+    ),
   },
   'A client received a finished run.',
 );

@@ -53,6 +53,10 @@ export const FINDING_CODES = {
   stale_state: { severity: 'warn', repairable: false },
   stale_lock: { severity: 'info', repairable: true },
   incomplete_read: { severity: 'error', repairable: false },
+  special_file: { severity: 'warn', repairable: false },
+  writer_violation_crlf: { severity: 'info', repairable: false },
+  writer_violation_bom: { severity: 'info', repairable: false },
+  writer_violation_unescaped_separator: { severity: 'info', repairable: false },
 } as const satisfies Record<string, FindingCodeInfo>;
 
 /** A finding code of spec §13.1. */

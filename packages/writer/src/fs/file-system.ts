@@ -42,7 +42,11 @@ export interface WriteOptions {
  * back (TJ-DUR-023).
  */
 export interface FileSystem {
-  /** Opens a file and returns its descriptor. */
+  /**
+   * Opens a regular file and returns its descriptor. Never follows a symbolic link in the last component of `path`
+   * (rejects with `ELOOP`) and never opens anything but a regular file: a FIFO, socket or device rejects with
+   * `EFTYPE` (spec TJ-DUR-031, TJ-DUR-032), and the open itself never waits for a FIFO's other end.
+   */
   open(path: string, mode: OpenMode): Promise<number>;
   /** Writes `length` bytes of `buffer` from `offset` at file `position`; returns the bytes written (may be short). */
   write(
@@ -79,7 +83,7 @@ export interface FileSystem {
   unlink(path: string): Promise<void>;
   /** Names of a directory's entries. */
   readdir(path: string): Promise<string[]>;
-  /** The whole content of a (small) file. */
+  /** The whole content of a (small) regular file; refuses links and special files as {@link FileSystem.open} does. */
   readFile(path: string): Promise<Uint8Array>;
 }
 
@@ -109,13 +113,68 @@ export const FILE_SYSTEM_OPERATIONS: readonly FileSystemOperation[] = [
   'readFile',
 ];
 
+// Every open refuses a symbolic link as the last component (O_NOFOLLOW: `<sid>.jsonl -> /etc/passwd` must not be
+// truncated and appended to) and cannot block (O_NONBLOCK: opening a FIFO for reading otherwise waits in the thread
+// pool for a writer that never comes, and no `process.exit()` can end a process with a thread stuck in open(2)).
+// O_NONBLOCK has no effect on reads and writes of regular files, the only files an open lets through (see openRegular).
+const SAFE_FLAGS = (fs.constants.O_NOFOLLOW ?? 0) | (fs.constants.O_NONBLOCK ?? 0);
+
 const OPEN_FLAGS: Record<OpenMode, number> = {
-  read: fs.constants.O_RDONLY,
-  'read-write': fs.constants.O_RDWR | fs.constants.O_CREAT,
-  'create-exclusive': fs.constants.O_RDWR | fs.constants.O_CREAT | fs.constants.O_EXCL,
+  read: fs.constants.O_RDONLY | SAFE_FLAGS,
+  'read-write': fs.constants.O_RDWR | fs.constants.O_CREAT | SAFE_FLAGS,
+  'create-exclusive': fs.constants.O_RDWR | fs.constants.O_CREAT | fs.constants.O_EXCL | SAFE_FLAGS,
 };
 
 const openAsync = promisify(fs.open);
+
+/**
+ * The error an open of a file that is not regular rejects with: `EFTYPE` ("inappropriate file type"), the errno BSD
+ * systems and libuv use for it, so callers handle it as any other errno error.
+ */
+function notRegularFile(path: string, stats: fs.Stats): NodeJS.ErrnoException {
+  const kind = stats.isFIFO()
+    ? 'a FIFO'
+    : stats.isSocket()
+      ? 'a socket'
+      : stats.isCharacterDevice() || stats.isBlockDevice()
+        ? 'a device'
+        : stats.isDirectory()
+          ? 'a directory'
+          : 'not a regular file';
+  return Object.assign(new Error(`EFTYPE: ${path} is ${kind}, not a regular file; refused`), {
+    code: 'EFTYPE',
+    path,
+    syscall: 'open',
+  });
+}
+
+/** Opens `path` with `flags` (which include {@link SAFE_FLAGS}), then keeps the descriptor only if it is a regular file. */
+async function openRegular(path: string, flags: number): Promise<number> {
+  const fd = await openAsync(path, flags, 0o644);
+  let stats: fs.Stats;
+  try {
+    stats = fs.fstatSync(fd);
+  } catch (error) {
+    fs.closeSync(fd);
+    throw error;
+  }
+  if (!stats.isFile()) {
+    fs.closeSync(fd);
+    throw notRegularFile(path, stats);
+  }
+  return fd;
+}
+
+/** Reads a whole regular file through {@link openRegular}, so a lock file that is a FIFO or a link is refused too. */
+async function readRegularFile(path: string): Promise<Uint8Array> {
+  const fd = await openRegular(path, OPEN_FLAGS.read);
+  try {
+    // Synchronous: the files read whole are lock files of a few dozen bytes, answered from the page cache.
+    return fs.readFileSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
 function writeAsync(fd: number, buffer: Uint8Array, offset: number, length: number, position: number) {
   return new Promise<number>((resolve, reject) =>
     fs.write(fd, buffer, offset, length, position, (error, written) => (error ? reject(error) : resolve(written))),
@@ -162,7 +221,7 @@ function settled<T>(call: () => T): Promise<T> {
  * the call.
  */
 export const nodeFileSystem: FileSystem = {
-  open: (path, mode) => openAsync(path, OPEN_FLAGS[mode], 0o644),
+  open: (path, mode) => openRegular(path, OPEN_FLAGS[mode]),
   write: (fd, buffer, offset, length, position, options) =>
     options?.syncFollows === true && length <= SYNC_WRITE_MAX_BYTES
       ? settled(() => fs.writeSync(fd, buffer, offset, length, position))
@@ -187,5 +246,5 @@ export const nodeFileSystem: FileSystem = {
   link: (existing, newPath) => fs.promises.link(existing, newPath),
   unlink: (path) => fs.promises.unlink(path),
   readdir: (path) => fs.promises.readdir(path),
-  readFile: (path) => fs.promises.readFile(path),
+  readFile: (path) => readRegularFile(path),
 };
