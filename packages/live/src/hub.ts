@@ -1,4 +1,4 @@
-import { isValidIdentifier } from '@turnjournal/reader';
+import { isValidIdentifier } from '@turnjournal/reader/store-format';
 import {
   type AcquireLockOptions,
   type FileSystem,

@@ -1,4 +1,5 @@
-import { isValidIdentifier, type ScannedRun, scanEventRuns } from '@turnjournal/reader';
+import { type ScannedRun, scanEventRuns } from '@turnjournal/reader';
+import { isValidIdentifier } from '@turnjournal/reader/store-format';
 import type { Attachment } from '@turnjournal/schema';
 import {
   type EventLog,

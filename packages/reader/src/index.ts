@@ -1,31 +1,73 @@
 /**
- * `@turnjournal/reader`: the streaming tolerant reader of turnjournal stores. Framing (spec §3) is complete: line
- * splitting, decoding, glued-record salvage and recovery modes. Derivation, audit, recovery plan and replay follow.
+ * `@turnjournal/reader`: the streaming tolerant reader of turnjournal stores. Reading a journal (framing, spec §3),
+ * checking and auditing a store, deriving turns, folding and replaying event logs, run and state semantics, and the
+ * recovery plan. The on-disk conventions shared with writers (identifiers, layout, lock files) are in
+ * `@turnjournal/reader/store-format`.
+ *
+ * Every name here is a decision: the package's API snapshot (`packages/reader/api.txt`) lists them, and a change to
+ * it is reviewed like any other API change.
  * @module
  */
-export * from './audit/audit-store.js';
-export * from './audit/plan-recovery.js';
-export * from './errors.js';
-export * from './event/fold-event-log.js';
-export * from './event/recover-event-log.js';
-export * from './event/replay.js';
-export * from './event/scan-event-runs.js';
-export * from './event/seek-event-seq.js';
-export * from './framing/decode-line.js';
-export * from './framing/line-splitter.js';
-export * from './framing/read-journal.js';
-export * from './report/build-report.js';
-export * from './report/excerpt.js';
-export * from './run/fold-run.js';
-export * from './run/read-run.js';
-export * from './state/check-stale-state.js';
-export * from './state/read-state.js';
-export * from './store/check-store.js';
-export * from './store/discover-store.js';
-export * from './store/finding-sink.js';
-export * from './store/identifiers.js';
-export * from './store/lock-status.js';
-export * from './turn/canonical-json.js';
-export * from './turn/derive-turns.js';
-export * from './turn/own-string.js';
-export * from './turn/representative.js';
+
+export { type AuditStoreOptions, auditStore, type StoreAudit } from './audit/audit-store.js';
+export { type HostView, planRecovery, type RecoveryAction, type TurnRecovery } from './audit/plan-recovery.js';
+export { ReaderError, type ReaderErrorCode } from './errors.js';
+// Event logs: fold, tail recovery, replay, seek (spec §6, §15).
+export {
+  type ActiveRun,
+  EventLogFold,
+  type EventLogFoldOptions,
+  type EventLogSnapshot,
+  type EventLogSource,
+  type EventLogState,
+  type EventRun,
+  type EventRunStatus,
+  eventLogSnapshot,
+  type SegmentOverlay,
+} from './event/fold-event-log.js';
+export { type EventLogRecovery, type RecoverEventLogOptions, recoverEventLog } from './event/recover-event-log.js';
+export { type EventReplay, type ReplayEventLogOptions, type ReplayReason, replayEventLog } from './event/replay.js';
+export {
+  type ScanEventRunsOptions,
+  type ScannedRun,
+  type ScannedRunFinish,
+  scanEventRuns,
+} from './event/scan-event-runs.js';
+export { type SeekEventSeqOptions, seekEventSeq } from './event/seek-event-seq.js';
+export type { CommittedLine, OversizedLine, TornTail } from './framing/line-splitter.js';
+// Reading one journal (spec §3).
+export { DEFAULT_MAX_LINE_BYTES } from './framing/line-splitter.js';
+export {
+  type JournalItem,
+  type JournalRecord,
+  type JournalSource,
+  RECOVERY_MODES,
+  type ReadJournalOptions,
+  type RecoveryMode,
+  readJournal,
+} from './framing/read-journal.js';
+export { buildReport, isClean, type ReportContext } from './report/build-report.js';
+// Run files and state documents (spec §7, §8, §16).
+export { type DerivedRun, type LlmCall, RunFold, type RunOutcome, type RunRecordSource } from './run/fold-run.js';
+export { type ReadRunResult, readRunFile } from './run/read-run.js';
+export { type CheckStaleStateOptions, checkStaleState, type StaleStateRun } from './state/check-stale-state.js';
+export { type ReadStateOptions, type ReadStateResult, readStateDocument } from './state/read-state.js';
+export {
+  type CheckedFile,
+  type CheckStoreOptions,
+  checkStore,
+  type EventLogSummary,
+  type StoreCheck,
+} from './store/check-store.js';
+// A whole store: discovery, check, audit, report, recovery plan (spec §4, §12, §13).
+export { discoverStore, type LayoutHint, type StoreDiscovery, type StoreFile } from './store/discover-store.js';
+// Turn derivation (spec §10).
+export {
+  type DerivedSession,
+  type DerivedTurn,
+  type RecordSource,
+  TurnFold,
+  type TurnFoldOptions,
+  type TurnState,
+} from './turn/derive-turns.js';
+export type { RecordLocation, RecordSummary, RepresentativeRecord } from './turn/representative.js';

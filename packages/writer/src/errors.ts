@@ -1,3 +1,5 @@
+import type { LockHolder } from '@turnjournal/reader/store-format';
+
 /** Stable codes of the errors the writer raises; a caller branches on `error.code`, never on the message. */
 export type WriterErrorCode =
   | 'journal_locked'
@@ -28,16 +30,6 @@ export class WriterError extends Error {
     this.code = code;
     this.file = file;
   }
-}
-
-/** Who holds a writer lock, as recorded in the lock file (spec §11.4). */
-export interface LockHolder {
-  /** Process id of the holder. */
-  readonly pid: number;
-  /** Host name of the holder. */
-  readonly host: string;
-  /** Random token identifying this acquisition. */
-  readonly token: string;
 }
 
 /**

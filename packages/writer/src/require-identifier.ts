@@ -1,4 +1,4 @@
-import { explainInvalidIdentifier, isValidIdentifier } from '@turnjournal/reader';
+import { explainInvalidIdentifier, isValidIdentifier } from '@turnjournal/reader/store-format';
 import { WriterError } from './errors.js';
 
 /**

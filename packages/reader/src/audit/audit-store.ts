@@ -1,7 +1,7 @@
 import { type Finding, makeFinding } from '@turnjournal/schema';
 import { type CheckStoreOptions, checkStore, type StoreCheck } from '../store/check-store.js';
 import { FindingSink } from '../store/finding-sink.js';
-import { readLockStatus } from '../store/lock-status.js';
+import { readLockStatus } from '../store-format/lock-file.js';
 import { type HostView, planRecovery, type TurnRecovery } from './plan-recovery.js';
 
 /** Options of {@link auditStore}. */

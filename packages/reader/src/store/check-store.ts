@@ -11,10 +11,10 @@ import {
 import { type DerivedRun, RunFold } from '../run/fold-run.js';
 import { checkStaleState } from '../state/check-stale-state.js';
 import { type ReadStateResult, readStateDocument } from '../state/read-state.js';
+import { explainInvalidIdentifier, isValidIdentifier } from '../store-format/identifiers.js';
 import { type DerivedSession, TurnFold } from '../turn/derive-turns.js';
 import { discoverStore, type StoreFile } from './discover-store.js';
 import { FindingSink } from './finding-sink.js';
-import { explainInvalidIdentifier, isValidIdentifier } from './identifiers.js';
 
 /** Options of {@link checkStore}. */
 export interface CheckStoreOptions {

@@ -2,7 +2,8 @@ import { type Dirent, readdirSync, type Stats, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { type Finding, makeFinding } from '@turnjournal/schema';
 import { describeSpecial } from '../framing/open-regular.js';
-import { explainInvalidIdentifier, isValidIdentifier } from './identifiers.js';
+import { explainInvalidIdentifier, isValidIdentifier } from '../store-format/identifiers.js';
+import { parseStorePath } from '../store-format/layout.js';
 
 /** What a file's name and place suggest it holds (spec §4.4); its records decide (TJ-FAM-004, TJ-FAM-005). */
 export type LayoutHint =
@@ -128,9 +129,6 @@ export function discoverStore(paths: readonly string[]): StoreDiscovery {
 
 /** The layout hint of one file, reporting ids in its name that are not valid identifiers (TJ-FAM-012, TJ-FAM-013). */
 function layoutHint(path: string, format: 'jsonl' | 'json', findings: Finding[]): LayoutHint {
-  const name = basename(path);
-  const parent = basename(dirname(path));
-  const stem = name.slice(0, name.length - (format === 'jsonl' ? '.jsonl'.length : '.json'.length));
   const checked = (id: string, code: 'invalid_session_id' | 'invalid_run_id'): string | undefined => {
     if (isValidIdentifier(id)) return id;
     findings.push(
@@ -140,26 +138,23 @@ function layoutHint(path: string, format: 'jsonl' | 'json', findings: Finding[])
     );
     return undefined;
   };
-  if (format === 'json') {
-    return parent === 'state'
-      ? { family: 'state', sessionId: checked(stem, 'invalid_session_id') ?? stem }
-      : { family: undefined };
-  }
-  if (parent === '_turn_journal') {
-    const tilde = stem.indexOf('~');
-    const sessionId = tilde < 0 ? stem : stem.slice(0, tilde);
-    const shard = tilde < 0 ? undefined : stem.slice(tilde + 1);
-    if (shard !== undefined && !isValidIdentifier(shard)) {
-      findings.push(makeFinding('unrecognised_file', `shard name: ${explainInvalidIdentifier(shard)}`, { file: path }));
+  const location = parseStorePath(path.split(/[\\/]/));
+  if (location === undefined || (format === 'json') !== (location.family === 'state')) return { family: undefined };
+  switch (location.family) {
+    case 'state':
+      return { family: 'state', sessionId: checked(location.sessionId, 'invalid_session_id') ?? location.sessionId };
+    case 'turn': {
+      const { sessionId, shard } = location;
+      if (shard !== undefined && !isValidIdentifier(shard)) {
+        findings.push(
+          makeFinding('unrecognised_file', `shard name: ${explainInvalidIdentifier(shard)}`, { file: path }),
+        );
+      }
+      return { family: 'turn', sessionId: checked(sessionId, 'invalid_session_id') ?? sessionId, shard };
     }
-    return { family: 'turn', sessionId: checked(sessionId, 'invalid_session_id') ?? sessionId, shard };
+    case 'event':
+      return { family: 'event', sessionId: isValidIdentifier(location.sessionId) ? location.sessionId : undefined };
+    case 'run':
+      return { family: 'run', runId: checked(location.runId, 'invalid_run_id') ?? location.runId };
   }
-  if (name === 'events.jsonl') {
-    return { family: 'event', sessionId: isValidIdentifier(parent) ? parent : undefined };
-  }
-  const day = dirname(path).split(/[\\/]/).slice(-4);
-  if (day[0] === 'sessions' && day.slice(1).every((part) => /^\d+$/.test(part))) {
-    return { family: 'run', runId: checked(stem, 'invalid_run_id') ?? stem };
-  }
-  return { family: undefined };
 }

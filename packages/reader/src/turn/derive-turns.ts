@@ -2,7 +2,7 @@ import { type Finding, type FindingCode, makeFinding, TURN_EVENTS, type TurnEven
 import { parseObject } from '../framing/decode-line.js';
 import type { JournalRecord } from '../framing/read-journal.js';
 import { DEFAULT_MAX_FINDINGS_PER_CODE } from '../store/finding-sink.js';
-import { explainInvalidIdentifier, isValidIdentifier } from '../store/identifiers.js';
+import { explainInvalidIdentifier, isValidIdentifier } from '../store-format/identifiers.js';
 import { canonicalDigest, compareBytes, compareCodePoints } from './canonical-json.js';
 import { DigestSet } from './digest-set.js';
 import { flatCopy } from './flat-copy.js';

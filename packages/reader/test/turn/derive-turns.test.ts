@@ -1,7 +1,10 @@
 import { propertyParameters } from '@turnjournal/test-support';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { excerpt, type JournalRecord, loadRecord, ownString, representativeOf, TurnFold } from '../../src/index.js';
+import { type JournalRecord, TurnFold } from '../../src/index.js';
+import { excerpt } from '../../src/report/excerpt.js';
+import { ownString } from '../../src/turn/own-string.js';
+import { loadRecord, representativeOf } from '../../src/turn/representative.js';
 import { readAll, tempFile } from '../support/temp.js';
 
 const SESSION = 's1';

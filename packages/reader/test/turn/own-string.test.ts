@@ -1,7 +1,7 @@
 import { propertyParameters } from '@turnjournal/test-support';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ownString } from '../../src/index.js';
+import { ownString } from '../../src/turn/own-string.js';
 
 describe('ownString', () => {
   it('copies a string as a UTF-8 round trip would: equal, with lone surrogates as U+FFFD', () => {

@@ -4,7 +4,7 @@ import type { FileSystem } from '../fs/file-system.js';
 import type { AcquireLockOptions } from '../fs/lock.js';
 
 /** The recommended file name of an event log inside its session directory (spec §4.4). */
-export const EVENT_LOG_FILE_NAME = 'events.jsonl';
+export { EVENT_LOG_FILE_NAME } from '@turnjournal/reader/store-format';
 
 /** Reason of the `chat.cancelled` records that startup recovery appends (TJ-RECOV-011). */
 export const SERVER_STARTUP_RECOVERY = 'server_startup_recovery';

@@ -1,4 +1,5 @@
 import { dirname, join } from 'node:path';
+import { storePathSegments } from '@turnjournal/reader/store-format';
 import { DEFAULT_CHECKPOINT_INTERVAL } from '@turnjournal/schema';
 import { AppendFile } from '../append/append-file.js';
 import { appendFileOptions, resolveWriterOptions } from '../append/writer-options.js';
@@ -6,7 +7,7 @@ import { WriterError } from '../errors.js';
 import { ensureDirectory } from '../fs/durable-ops.js';
 import { requireIdentifier } from '../require-identifier.js';
 import { EventLog } from './event-log.js';
-import { EVENT_LOG_FILE_NAME, type OpenEventLogOptions } from './event-log-inputs.js';
+import type { OpenEventLogOptions } from './event-log-inputs.js';
 import { EventState } from './event-state.js';
 import { readPriorRequestIds } from './prior-request-ids.js';
 import { recoverTail } from './recover-tail.js';
@@ -18,7 +19,7 @@ import { recoverTail } from './recover-tail.js';
  */
 export function eventLogPath(root: string, sessionId: string): string {
   requireIdentifier(sessionId, 'session id');
-  return join(root, sessionId, EVENT_LOG_FILE_NAME);
+  return join(root, ...storePathSegments({ family: 'event', sessionId }));
 }
 
 function resolvePath(options: OpenEventLogOptions): string {

@@ -3,12 +3,16 @@ import { hostname } from 'node:os';
 import { dirname } from 'node:path';
 import {
   currentBootId,
-  type LockFileHolder,
+  type LockHolder,
   type LockStatus,
   lockStatusOf,
   parseLockHolder,
-} from '@turnjournal/reader';
-import { JournalLockedError, JournalWriteError, type LockHolder } from '../errors.js';
+} from '@turnjournal/reader/store-format';
+import { JournalLockedError, JournalWriteError } from '../errors.js';
+
+/** The holder this process writes: every member of the lock-file format, the token always. */
+type OwnHolder = LockHolder & { readonly token: string };
+
 import { attempt, removeStaleTemporaries, temporaryName, writeAll } from './durable-ops.js';
 import type { FileSystem } from './file-system.js';
 
@@ -17,7 +21,7 @@ export interface HeldLock {
   /** The lock file. */
   readonly path: string;
   /** What this acquisition wrote into it. */
-  readonly holder: LockHolder;
+  readonly holder: OwnHolder;
   /** True when the lock was taken over from a dead holder (TJ-DUR-019). */
   readonly tookOver: boolean;
   /** Removes the lock file if it is still this acquisition's (compared by token). Never throws. */
@@ -53,7 +57,7 @@ async function readText(fs: FileSystem, path: string): Promise<string | undefine
  * with EEXIST like `O_CREAT|O_EXCL` does; then the directory is synced. An empty lock would name nobody, and a lock
  * that names nobody can never be proved dead.
  */
-async function createLockFile(fs: FileSystem, path: string, holder: LockFileHolder): Promise<boolean> {
+async function createLockFile(fs: FileSystem, path: string, holder: LockHolder): Promise<boolean> {
   const temporary = temporaryName(path);
   const fd = await attempt(temporary, 'create lock', () => fs.open(temporary, 'create-exclusive'));
   let linked = false;
@@ -85,7 +89,7 @@ async function createLockFile(fs: FileSystem, path: string, holder: LockFileHold
   }
 }
 
-function newHolder(): LockFileHolder & LockHolder {
+function newHolder(): OwnHolder {
   const bootId = currentBootId();
   return {
     pid: process.pid,
@@ -97,7 +101,7 @@ function newHolder(): LockFileHolder & LockHolder {
 
 function holderOf(text: string | undefined): LockHolder | undefined {
   const parsed = text === undefined ? undefined : parseLockHolder(text);
-  return parsed === undefined ? undefined : { pid: parsed.pid, host: parsed.host, token: String(parsed.token ?? '') };
+  return parsed === undefined ? undefined : { pid: parsed.pid, host: parsed.host, token: parsed.token };
 }
 
 /**
@@ -179,7 +183,7 @@ async function removeStaleLock(
   }
 }
 
-function heldLock(fs: FileSystem, path: string, holder: LockHolder, tookOver: boolean): HeldLock {
+function heldLock(fs: FileSystem, path: string, holder: OwnHolder, tookOver: boolean): HeldLock {
   let released = false;
   return {
     path,

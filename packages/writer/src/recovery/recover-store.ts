@@ -2,10 +2,10 @@ import {
   auditStore,
   type HostView,
   type RecoveryAction,
-  readLockStatus,
   type StoreCheck,
   type TurnRecovery,
 } from '@turnjournal/reader';
+import { readLockStatus } from '@turnjournal/reader/store-format';
 import { WriterError } from '../errors.js';
 import type { EventLog } from '../event/event-log.js';
 import { openEventLog } from '../event/open-event-log.js';

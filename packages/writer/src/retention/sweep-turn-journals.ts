@@ -5,7 +5,6 @@ import {
   discoverStore,
   type HostView,
   type JournalRecord,
-  ownString,
   readJournal,
   type StoreCheck,
 } from '@turnjournal/reader';
@@ -13,6 +12,15 @@ import type { Finding } from '@turnjournal/schema';
 import { AppendFile } from '../append/append-file.js';
 import { encodeRecord } from '../append/encode-record.js';
 import { requireValidRecord } from '../append/require-valid.js';
+
+// ES2024 String method, which Node 20 has but the ES2023 library types do not declare.
+type WellFormed = string & { toWellFormed(): string };
+
+/** A turn id as derivation keys it: as a UTF-8 round trip leaves it, a lone surrogate as U+FFFD. */
+function derivedId(id: string): string {
+  return (id as WellFormed).toWellFormed();
+}
+
 import { JournalLockedError } from '../errors.js';
 import { isTemporaryOf, removeStaleTemporaries } from '../fs/durable-ops.js';
 import { type FileSystem, nodeFileSystem } from '../fs/file-system.js';
@@ -194,7 +202,7 @@ async function removedEarlier(file: AppendFile): Promise<string[]> {
   const ids: string[] = [];
   for await (const { value } of turnRecords(file)) {
     if (value.event !== 'compacted' || !Array.isArray(value.removed_turn_ids)) continue;
-    for (const id of value.removed_turn_ids) if (typeof id === 'string') ids.push(ownString(id));
+    for (const id of value.removed_turn_ids) if (typeof id === 'string') ids.push(derivedId(id));
   }
   return ids;
 }
@@ -207,8 +215,8 @@ async function linesToDrop(file: AppendFile, dropped: ReadonlySet<string>): Prom
   const offsets: number[] = [];
   for await (const { value, offset } of turnRecords(file)) {
     if (value.event === 'compacted') continue;
-    // Ids as the derivation keys turns (lone surrogates as U+FFFD, see ownString): the ids in `dropped` come from it.
-    if (typeof value.turn_id === 'string' && dropped.has(ownString(value.turn_id))) offsets.push(offset);
+    // Ids as the derivation keys turns (lone surrogates as U+FFFD, see derivedId): the ids in `dropped` come from it.
+    if (typeof value.turn_id === 'string' && dropped.has(derivedId(value.turn_id))) offsets.push(offset);
   }
   return offsets;
 }

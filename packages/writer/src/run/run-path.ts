@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { storePathSegments } from '@turnjournal/reader/store-format';
 import { WriterError } from '../errors.js';
 import { requireIdentifier } from '../require-identifier.js';
 
@@ -102,5 +103,5 @@ function fromInstant(
 export function runFilePath(root: string, runId: string, startedAt: string | Date): string {
   requireIdentifier(runId, 'run id');
   const { year, month, day } = toUtcTimestamp(startedAt, 'started_at');
-  return join(root, 'sessions', year, month, day, `${runId}.jsonl`);
+  return join(root, ...storePathSegments({ family: 'run', runId, date: { year, month, day } }));
 }

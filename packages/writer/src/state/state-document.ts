@@ -1,5 +1,5 @@
 import { dirname, join, resolve } from 'node:path';
-import { DEFAULT_MAX_DOCUMENT_BYTES } from '@turnjournal/reader';
+import { DEFAULT_MAX_DOCUMENT_BYTES, storePathSegments } from '@turnjournal/reader/store-format';
 import type { SessionState } from '@turnjournal/schema';
 import { requireValidRecord } from '../append/require-valid.js';
 import { WriterError } from '../errors.js';
@@ -83,7 +83,7 @@ export interface StateDocumentWritten {
  */
 export function stateDocumentPath(root: string, sessionId: string): string {
   requireIdentifier(sessionId, 'session id');
-  return join(root, 'sessions', 'state', `${sessionId}.json`);
+  return join(root, ...storePathSegments({ family: 'state', sessionId }));
 }
 
 const encoder = new TextEncoder();

@@ -2,6 +2,7 @@
 // other shards live here together for now; the shard reader (refreshSiblings and its listing cache) is the next split.
 import { basename, dirname, join } from 'node:path';
 import { setImmediate } from 'node:timers';
+import { storePathSegments } from '@turnjournal/reader/store-format';
 import type { Attachment, Finding, TurnEventName } from '@turnjournal/schema';
 import { type AppendAck, AppendFile, type Durability, type OpenReport } from '../append/append-file.js';
 import { encodeCheckedRecord } from '../append/encode-checked.js';
@@ -117,7 +118,7 @@ const SUBMIT_MEMBERS = new Set([
 export function turnJournalFileName(sessionId: string, shard?: string): string {
   requireIdentifier(sessionId, 'session id');
   if (shard !== undefined) requireIdentifier(shard, 'shard');
-  return shard === undefined ? `${sessionId}.jsonl` : `${sessionId}~${shard}.jsonl`;
+  return storePathSegments({ family: 'turn', sessionId, ...(shard === undefined ? {} : { shard }) }).at(-1) as string;
 }
 
 /**

@@ -2,7 +2,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { currentBootId, lockStatusOf } from '@turnjournal/reader';
+import { currentBootId, lockStatusOf } from '@turnjournal/reader/store-format';
 import { describe, expect, it } from 'vitest';
 import { acquireLock, JournalLockedError, nodeFileSystem, openTurnJournal } from '../../src/index.js';
 import { tempDir } from '../support/temp.js';

@@ -11,8 +11,12 @@ import { openRegularSync } from '../framing/open-regular.js';
  */
 export type LockStatus = 'none' | 'live' | 'stale' | 'unproven';
 
-/** The members of a lock file that decide its status (spec §11.4). */
-export interface LockFileHolder {
+/**
+ * Who holds a writer lock, as its lock file `<file>.lock` records it (spec §11.4): the one lock-file format that
+ * writers write and readers (audits, take-over) read. `token` and `boot_id` are written by every reference writer;
+ * a lock written by another implementation may lack them.
+ */
+export interface LockHolder {
   /** Process id of the holder. */
   readonly pid: number;
   /** Host name of the holder. */
@@ -24,7 +28,7 @@ export interface LockFileHolder {
 }
 
 /** Parses a lock file's text; undefined when it is not a lock object with a positive integer `pid` and a `host`. */
-export function parseLockHolder(text: string): LockFileHolder | undefined {
+export function parseLockHolder(text: string): LockHolder | undefined {
   let holder: unknown;
   try {
     holder = JSON.parse(text);
@@ -34,7 +38,7 @@ export function parseLockHolder(text: string): LockFileHolder | undefined {
   if (typeof holder !== 'object' || holder === null) return undefined;
   const { pid, host } = holder as { pid?: unknown; host?: unknown };
   if (typeof pid !== 'number' || !Number.isSafeInteger(pid) || pid <= 0 || typeof host !== 'string') return undefined;
-  return holder as LockFileHolder;
+  return holder as LockHolder;
 }
 
 let cachedBootId: string | null | undefined;

@@ -2,7 +2,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { currentBootId, readLockStatus } from '../../src/index.js';
+import { currentBootId, readLockStatus } from '../../src/store-format/index.js';
 import { tempFile } from '../support/temp.js';
 
 describe('readLockStatus (spec §11.4)', () => {

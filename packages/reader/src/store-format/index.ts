@@ -1,0 +1,29 @@
+/**
+ * `@turnjournal/reader/store-format`: the on-disk conventions of a store that readers and writers share — valid
+ * identifiers (spec §4.3), the recommended layout in both directions (§4.4), the lock-file format and how a lock's
+ * holder is proved alive or dead (§11.4), and the default size limits. The writer builds every path and lock with
+ * these, and the reader recognises files and judges locks with the same code, so the two cannot drift apart.
+ * @module
+ */
+export { DEFAULT_MAX_LINE_BYTES } from '../framing/line-splitter.js';
+export { DEFAULT_MAX_DOCUMENT_BYTES } from '../state/read-state.js';
+export { isReservedFileName } from '../store/discover-store.js';
+export { explainInvalidIdentifier, isValidIdentifier, MAX_IDENTIFIER_LENGTH } from './identifiers.js';
+export {
+  EVENT_LOG_FILE_NAME,
+  type LayoutDate,
+  parseStorePath,
+  SESSIONS_DIR,
+  STATE_DIR,
+  type StoreLocation,
+  storePathSegments,
+  TURN_JOURNAL_DIR,
+} from './layout.js';
+export {
+  currentBootId,
+  type LockHolder,
+  type LockStatus,
+  lockStatusOf,
+  parseLockHolder,
+  readLockStatus,
+} from './lock-file.js';
