@@ -8,7 +8,8 @@ set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 pnpm_spec=$(node -p "require('$repo/package.json').packageManager")
 pnpm() { npx --yes "$pnpm_spec" "$@"; }
-step() { printf '\n--> npm install proof: %s\n' "$*"; }
+started=$SECONDS
+step() { printf '\n--> npm install proof [%ss]: %s\n' "$((SECONDS - started))" "$*"; }
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/turnjournal-npm-XXXXXX")"
 case "$work/" in "$repo"/*) echo "temporary directory $work is inside the repository" >&2; exit 1 ;; esac
