@@ -12,9 +12,13 @@ const packages = ['schema', 'reader', 'writer', 'live', 'conformance', 'test-sup
 function sourceAliases() {
   return packages.flatMap((name) => {
     const manifest = JSON.parse(readFileSync(join(root, 'packages', name, 'package.json'), 'utf8')) as {
-      exports: Record<string, { default: string }>;
+      exports: Record<string, { default: string } | string>;
     };
-    return Object.entries(manifest.exports).map(([subpath, target]) => ({
+    // Only the code entries ({types, default}); data files (JSON schemas, fixtures, the spec) resolve as published.
+    const code = Object.entries(manifest.exports).filter(
+      (entry): entry is [string, { default: string }] => typeof entry[1] === 'object',
+    );
+    return code.map(([subpath, target]) => ({
       find: new RegExp(`^@turnjournal/${name}${subpath === '.' ? '' : subpath.slice(1).replaceAll('.', '\\.')}$`),
       replacement: join(root, 'packages', name, target.default.replace(/^\.\/dist\//, 'src/').replace(/\.js$/, '.ts')),
     }));

@@ -3,6 +3,7 @@
 import { join } from 'node:path';
 import { AdapterMessages } from '../packages/conformance/src/adapter/protocol.ts';
 import { ConformanceReport } from '../packages/conformance/src/adapter/report.ts';
+import { CompactOutput, RecoverOutput, ValidateOutput } from '../packages/conformance/src/cli/output-schemas.ts';
 import { buildFixtureManifest, FixtureFile, loadFixtures } from '../packages/conformance/src/fixtures/index.ts';
 import { buildRepositoryRequirementsMap } from '../packages/conformance/src/requirements/coverage.ts';
 import { buildJsonSchema, SCHEMA_DIALECT } from '../packages/schema/src/v1/json-schema.ts';
@@ -36,6 +37,16 @@ export function generatedArtefacts(root: string): GeneratedArtefact[] {
       path: 'spec/v1/conformance-report.schema.json',
       build: () => jsonText({ $schema: SCHEMA_DIALECT, ...JSON.parse(JSON.stringify(ConformanceReport)) }),
     },
+    ...(
+      [
+        ['recover', RecoverOutput],
+        ['compact', CompactOutput],
+        ['validate', ValidateOutput],
+      ] as const
+    ).map(([command, schema]) => ({
+      path: `spec/v1/${command}.schema.json`,
+      build: () => jsonText({ $schema: SCHEMA_DIALECT, ...JSON.parse(JSON.stringify(schema)) }),
+    })),
     {
       path: 'fixtures/fixture.schema.json',
       build: () => jsonText({ $schema: SCHEMA_DIALECT, ...JSON.parse(JSON.stringify(FixtureFile)) }),

@@ -12,7 +12,8 @@ or import it and call ``read_store(paths, mode, audit)``.
 Record validation uses spec/v1/schema.json through a small JSON Schema validator
 for the subset of keywords that schema uses (type, required, properties,
 patternProperties, const, enum, minLength, minimum, items, anyOf, allOf, not,
-if/then/else, local $ref). Set TJ_SCHEMA to point at another copy of schema.json.
+if/then/else, local $ref). schema.json is found from --schema, else $TJ_SCHEMA, else
+beside this file, else in the repository checkout around it.
 """
 
 import json
@@ -36,13 +37,40 @@ JSON_WS = b" \t\r\n"
 # ---------------------------------------------------------------------------
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
-SCHEMA_PATH = os.environ.get("TJ_SCHEMA") or os.path.join(_HERE, "..", "..", "spec", "v1", "schema.json")
+# Where schema.json is looked for when neither --schema nor TJ_SCHEMA names it, in order: beside this file (a copy
+# taken out of the repository), then the checkout around it.
+SCHEMA_CANDIDATES = [
+    os.path.join(_HERE, "schema.json"),
+    os.path.normpath(os.path.join(_HERE, "..", "..", "spec", "v1", "schema.json")),
+]
+SCHEMA_PATH = None  # set by locate_schema()
 _SCHEMA = None
 
 
+class SchemaNotFound(Exception):
+    pass
+
+
+def locate_schema(explicit=None):
+    """The schema.json to use: --schema, else $TJ_SCHEMA, else the first of SCHEMA_CANDIDATES that exists."""
+    explicit = explicit or os.environ.get("TJ_SCHEMA")
+    if explicit:
+        if not os.path.isfile(explicit):
+            raise SchemaNotFound("schema.json not found at %s (from %s)"
+                                 % (explicit, "--schema" if explicit != os.environ.get("TJ_SCHEMA") else "TJ_SCHEMA"))
+        return explicit
+    for candidate in SCHEMA_CANDIDATES:
+        if os.path.isfile(candidate):
+            return candidate
+    raise SchemaNotFound("cannot find schema.json: looked for %s; pass --schema <path> or set TJ_SCHEMA "
+                         "(npm: node_modules/@turnjournal/schema/dist/v1/schema.json)" % " and ".join(SCHEMA_CANDIDATES))
+
+
 def schema():
-    global _SCHEMA
+    global _SCHEMA, SCHEMA_PATH
     if _SCHEMA is None:
+        if SCHEMA_PATH is None:
+            SCHEMA_PATH = locate_schema()
         with open(SCHEMA_PATH, "rb") as f:
             _SCHEMA = json.loads(f.read().decode("utf-8"))
     return _SCHEMA
@@ -1484,5 +1512,21 @@ def serve(stdin=None, stdout=None):
     return 0
 
 
+def main(argv):
+    global SCHEMA_PATH
+    import argparse
+
+    parser = argparse.ArgumentParser(description="turnjournal v1 adapter (spec/v1/adapter.md) on stdin/stdout")
+    parser.add_argument("--schema", help="path of schema.json (default: $TJ_SCHEMA, beside this file, the checkout)")
+    args = parser.parse_args(argv)
+    try:
+        SCHEMA_PATH = locate_schema(args.schema)
+        schema()
+    except (SchemaNotFound, OSError, ValueError) as e:
+        print("adapter.py: %s" % e, file=sys.stderr)
+        return 2
+    return serve()
+
+
 if __name__ == "__main__":
-    sys.exit(serve())
+    sys.exit(main(sys.argv[1:]))

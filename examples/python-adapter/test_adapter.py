@@ -187,6 +187,40 @@ class Protocol(unittest.TestCase):
         self.assertIn(b"not JSON", proc.stderr)
 
 
+class Standalone(unittest.TestCase):
+    """A copy of adapter.py taken out of the repository finds its schema or says where it looked."""
+
+    def run_copy(self, directory, *args, env=None):
+        return subprocess.run([sys.executable, os.path.join(directory, "adapter.py")] + list(args),
+                              input=b'{"id":1,"op":"stop"}\n', stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              timeout=60, env=dict(os.environ, **(env or {})))
+
+    def test_names_the_paths_it_looked_for(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            with open(os.path.join(HERE, "adapter.py"), "rb") as src, open(os.path.join(tmp, "adapter.py"), "wb") as dst:
+                dst.write(src.read())
+            env = dict(os.environ)
+            env.pop("TJ_SCHEMA", None)
+            proc = subprocess.run([sys.executable, os.path.join(tmp, "adapter.py")], input=b"", env=env,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+            self.assertEqual(proc.returncode, 2)
+            self.assertEqual(proc.stdout, b"")
+            self.assertIn(("looked for %s" % os.path.join(tmp, "schema.json")).encode(), proc.stderr)
+            self.assertIn(b"--schema", proc.stderr)
+
+    def test_explicit_option_and_own_directory(self):
+        schema_path = os.path.join(HERE, "..", "..", "spec", "v1", "schema.json")
+        with tempfile.TemporaryDirectory() as tmp:
+            with open(os.path.join(HERE, "adapter.py"), "rb") as src, open(os.path.join(tmp, "adapter.py"), "wb") as dst:
+                dst.write(src.read())
+            proc = self.run_copy(tmp, "--schema", schema_path)
+            self.assertEqual((proc.returncode, proc.stdout), (0, b'{"id":1,"ok":true,"result":{}}\n'))
+            with open(schema_path, "rb") as src, open(os.path.join(tmp, "schema.json"), "wb") as dst:
+                dst.write(src.read())
+            proc = self.run_copy(tmp)
+            self.assertEqual((proc.returncode, proc.stdout), (0, b'{"id":1,"ok":true,"result":{}}\n'))
+
+
 class Writer(unittest.TestCase):
     """open/append/close: lock (TJ-DUR-017/018/026), torn-tail repair (TJ-DUR-005), refusals (TJ-COMPAT-018)."""
 

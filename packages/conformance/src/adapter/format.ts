@@ -1,3 +1,4 @@
+import { escapeControls } from '../cli/terminal-text.js';
 import type { CheckReport, ConformanceReport } from './report.js';
 
 /** Output formats of `turnjournal conformance`. */
@@ -32,10 +33,21 @@ function text(report: ConformanceReport): string {
   for (const check of report.checks) {
     if (check.status === 'passed' || (check.status === 'skipped' && check.id.startsWith('reader/store/'))) continue;
     lines.push(`${MARK[check.status]} ${check.id} [${check.requirements.join(', ')}] ${check.title}`);
-    for (const detail of check.details) lines.push(`       ${detail.split('\n').join('\n       ')}`);
+    // Details are multi-line on purpose; each of their lines is escaped on its own.
+    for (const detail of check.details) for (const line of detail.split('\n')) lines.push(`       ${line}`);
   }
-  lines.push('', 'requirement       passed failed warning skipped xfail stale');
-  for (const [id, c] of Object.entries(report.requirements).sort(([a], [b]) => a.localeCompare(b)))
+  // Only the requirements with something other than passes: a passing run would otherwise print one all-zero row per
+  // requirement (about 140).
+  const requirements = Object.entries(report.requirements).sort(([a], [b]) => a.localeCompare(b));
+  const notAllPassed = requirements.filter(
+    ([, c]) => c.failed + c.warning + c.skipped + c.expected_failure + c.stale_expected_failure > 0,
+  );
+  lines.push(
+    '',
+    `requirements: ${requirements.length} exercised, ${requirements.length - notAllPassed.length} with every check passed`,
+  );
+  if (notAllPassed.length > 0) lines.push('requirement       passed failed warning skipped xfail stale');
+  for (const [id, c] of notAllPassed)
     lines.push(
       `${id.padEnd(16)} ${[c.passed, c.failed, c.warning, c.skipped, c.expected_failure, c.stale_expected_failure].map((n) => String(n).padStart(6)).join(' ')}`,
     );
@@ -48,7 +60,8 @@ function text(report: ConformanceReport): string {
         ? 'PASSED with an expected-failures baseline: not a conformance claim until the baseline is empty (TJ-CONF-003)'
         : 'NOT CONFORMANT',
   );
-  return `${lines.join('\n')}\n`;
+  // Adapter names, check details and file names come from the adapter under test: never raw to the terminal.
+  return `${lines.map(escapeControls).join('\n')}\n`;
 }
 
 function xml(value: string): string {

@@ -1,4 +1,5 @@
 import type { Finding, Report } from '@turnjournal/schema';
+import { textLines } from './terminal-text.js';
 
 /** Output formats of the report commands. */
 export const REPORT_FORMATS = ['text', 'json', 'junit'] as const;
@@ -77,7 +78,7 @@ function text(report: Report, timeline: boolean): string {
     for (const step of report.plan)
       lines.push(`  ${step.session_id} ${step.turn_id} (${step.state}): ${step.actions.join(' → ')}`);
   }
-  return `${lines.join('\n')}\n`;
+  return textLines(lines);
 }
 
 function groupByFile(findings: readonly Finding[]): Map<string, Finding[]> {
@@ -90,15 +91,30 @@ function groupByFile(findings: readonly Finding[]): Map<string, Finding[]> {
 }
 
 function junit(report: Report): string {
-  const xml = (s: string) => s.replace(/[<>&"']/g, (c) => `&#${c.charCodeAt(0)};`);
+  // XML 1.0 cannot carry most control characters at all: they become U+FFFD, the rest is escaped.
+  const xml = (s: string) =>
+    s
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: XML 1.0 forbids these characters, so they are replaced.
+      .replace(/[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd]/gu, '\ufffd')
+      .replace(/[<>&"']/g, (c) => `&#${c.charCodeAt(0)};`);
+  const describe = (f: Finding) =>
+    `${f.severity} ${f.code}${f.line !== undefined ? ` line ${f.line}` : f.offset !== undefined ? ` byte ${f.offset}` : ''}${f.turn_id === undefined ? '' : ` turn ${f.turn_id}`}: ${f.message}`;
   const byFile = groupByFile(report.findings);
-  const cases = report.files.map((file) => {
-    const errors = (byFile.get(file.path) ?? []).filter((f) => f.severity === 'error');
+  // One test case per file read, then one per group of findings that belongs to no file (a session, the store).
+  const groups: [string, Finding[]][] = [
+    ...report.files.map((file): [string, Finding[]] => [file.path, byFile.get(file.path) ?? []]),
+    ...[...byFile].filter(([key]) => !report.files.some((file) => file.path === key)),
+  ];
+  const cases = groups.map(([name, findings]) => {
+    const errors = findings.filter((f) => f.severity === 'error');
+    // Warnings and infos do not fail a case, but a CI reader must still see them: they go to the case's output.
+    const others = findings.filter((f) => f.severity !== 'error');
     const failure =
       errors.length === 0
         ? ''
-        : `<failure message="${xml(`${errors.length} error finding(s)`)}">${xml(errors.map((e) => `${e.code} line ${e.line ?? '-'}: ${e.message}`).join('\n'))}</failure>`;
-    return `    <testcase classname="turnjournal.${xml(report.command)}" name="${xml(file.path)}">${failure}</testcase>`;
+        : `<failure message="${xml(`${errors.length} error finding(s)`)}">${xml(errors.map(describe).join('\n'))}</failure>`;
+    const output = others.length === 0 ? '' : `<system-out>${xml(others.map(describe).join('\n'))}</system-out>`;
+    return `    <testcase classname="turnjournal.${xml(report.command)}" name="${xml(name)}">${failure}${output}</testcase>`;
   });
   const failures = cases.filter((c) => c.includes('<failure')).length;
   return [

@@ -1,21 +1,35 @@
 #!/usr/bin/env node
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { auditStore, buildReport, checkStore, RECOVERY_MODES, type RecoveryMode } from '@turnjournal/reader';
 import { WriterError } from '@turnjournal/writer';
+import { KitFileMissingError } from '../fixtures/kit-files.js';
 import { formatReport, REPORT_FORMATS, type ReportFormat } from './format-report.js';
 import {
   CommandUsageError,
   compactCommand,
+  compactionJson,
   formatCompaction,
   formatRecovery,
   parseDuration,
   recoverCommand,
+  recoveryComplete,
+  recoveryJson,
 } from './maintenance.js';
+import { parseArgsMessage } from './parse-args-message.js';
+import { textLines } from './terminal-text.js';
 import { type FileValidation, findRecordFiles, INFORMATIONAL_CODES, validateFile } from './validate-files.js';
 
 /** Process exit codes of the `turnjournal` CLI. */
-const EXIT = { clean: 0, violations: 1, usage: 2 } as const;
+const EXIT = { clean: 0, violations: 1, usage: 2, internal: 3 } as const;
+
+/** The version of the package this CLI ships in. */
+function version(): string {
+  const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+    version: string;
+  };
+  return manifest.version;
+}
 
 const USAGE = `Usage: turnjournal <command> [options] <path>...
 
@@ -28,6 +42,7 @@ Commands:
   validate <path>...   Record-level check only: every line of *.jsonl / *.json files against the v1 schemas.
   recover <path>...    Startup recovery: print the plan for abandoned turns (default), or perform it with --apply
                        (needs --hooks <module> to update your host transcript, or --journal-only).
+                       --apply exits 1 when a live writer still holds part of the store (run it again later).
   compact <path>...    Retention sweep of every turn journal directory under the paths (removes terminal,
                        delivered turns older than the window from sessions whose audit is clean), then
                        compaction of every event log (drops the records before a checkpoint that nothing needs).
@@ -41,6 +56,8 @@ Commands:
 Options:
   --mode tolerant|prefix|strict   Recovery mode after damage (default: tolerant).
   --format text|json|junit        Output format (default: text; validate, recover and compact: text or json).
+                                  JSON follows spec/v1/<command>.schema.json (check, inspect, audit:
+                                  report.schema.json; conformance: conformance-report.schema.json).
   --apply                         recover: perform the plan (default: print it).
   --hooks <module.mjs>            recover --apply: ES module exporting ensureUserMessage and
                                   ensureInterruptionMarker(turn), both idempotent and keyed by turn id.
@@ -58,6 +75,10 @@ Options:
   --only <prefix>[,<prefix>…]     conformance: run only the checks whose id starts with a prefix,
                                   e.g. reader/store/framing.json or writer/ (adapter/start always runs).
   -h, --help                      Show this help.
+  -v, --version                   Print the version.
+
+Exit codes: 0 success (no error finding), 1 error findings or failed checks, 2 usage error, 3 internal error.
+A closed standard output (e.g. \`turnjournal audit … | head -1\`) ends the command quietly with its own exit code.
 `;
 
 class UsageError extends Error {}
@@ -67,12 +88,16 @@ async function main(argv: readonly string[]): Promise<number> {
     return await run(argv);
   } catch (error) {
     if (error instanceof UsageError) {
-      process.stderr.write(`turnjournal: ${error.message}\n\n${USAGE}`);
+      process.stderr.write(textLines([`turnjournal: ${error.message} (see turnjournal --help)`]));
       return EXIT.usage;
     }
     if (error instanceof CommandFailure) {
-      process.stderr.write(`turnjournal: ${error.message}\n`);
+      process.stderr.write(textLines([`turnjournal: ${error.message}`]));
       return EXIT.violations;
+    }
+    if (error instanceof KitFileMissingError) {
+      process.stderr.write(textLines([`turnjournal: ${error.message}`]));
+      return EXIT.internal;
     }
     throw error;
   }
@@ -83,11 +108,15 @@ async function run(argv: readonly string[]): Promise<number> {
   try {
     parsed = parse(argv);
   } catch (error) {
-    throw new UsageError((error as Error).message);
+    throw new UsageError(parseArgsMessage(error));
   }
   const { values, positionals } = parsed;
   if (values.help) {
     process.stdout.write(USAGE);
+    return EXIT.clean;
+  }
+  if (values.version) {
+    process.stdout.write(`turnjournal ${version()}\n`);
     return EXIT.clean;
   }
   const [command, ...paths] = positionals;
@@ -119,8 +148,10 @@ async function run(argv: readonly string[]): Promise<number> {
     const result = await maintenance(() =>
       recoverCommand(paths, { apply, hooks: values.hooks, journalOnly: values['journal-only'] === true }),
     );
-    process.stdout.write(format === 'json' ? `${JSON.stringify(result, null, 2)}\n` : formatRecovery(result, apply));
-    return EXIT.clean;
+    process.stdout.write(
+      format === 'json' ? `${JSON.stringify(recoveryJson(result, apply), null, 2)}\n` : formatRecovery(result, apply),
+    );
+    return apply && !recoveryComplete(result) ? EXIT.violations : EXIT.clean;
   }
   if (command === 'compact') {
     const retentionSeconds =
@@ -133,7 +164,11 @@ async function run(argv: readonly string[]): Promise<number> {
         ...(retentionSeconds === undefined ? {} : { retentionSeconds }),
       }),
     );
-    process.stdout.write(format === 'json' ? `${JSON.stringify(result, null, 2)}\n` : formatCompaction(result));
+    process.stdout.write(
+      format === 'json'
+        ? `${JSON.stringify(compactionJson(result, values['dry-run'] === true), null, 2)}\n`
+        : formatCompaction(result),
+    );
     return EXIT.clean;
   }
   if (command === 'validate') {
@@ -159,7 +194,9 @@ async function protocolCommand(command: 'conformance' | 'adapter', parsed: Retur
   const { values, positionals } = parsed;
   if (positionals.length > 1) throw new UsageError(`${command}: unexpected argument "${positionals[1]}"`);
   const allowed = command === 'conformance' ? CONFORMANCE_OPTIONS : [];
-  const misplaced = Object.keys(values).filter((option) => !allowed.includes(option));
+  const misplaced = Object.keys(values).filter(
+    (option) => !allowed.includes(option) && option !== 'help' && option !== 'version',
+  );
   if (misplaced.length > 0) throw new UsageError(`--${misplaced.join(', --')} cannot be used with ${command}`);
   // Loaded on demand, so that the other commands do not pay for the adapter machinery at startup.
   const { adapterCommand, ConformanceUsageError, conformanceCommand } = await import('../adapter/cli.js');
@@ -223,6 +260,7 @@ function parse(argv: readonly string[]) {
       timeout: { type: 'string' },
       only: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
+      version: { type: 'boolean', short: 'v' },
     },
   });
 }
@@ -254,8 +292,16 @@ function validateText(results: readonly FileValidation[]): string {
     lines.push(`${result.path}: ${counts || 'no records'}`);
     for (const problem of result.problems) lines.push(`  line ${problem.line}: ${problem.code}: ${problem.message}`);
   }
-  return `${lines.join('\n')}\n`;
+  return textLines(lines);
 }
+
+// A reader that goes away (`turnjournal audit … | head -1`) is not an error: the rest of the output is dropped and the
+// command ends with the exit code of its result. Other stdout failures are internal errors, on one line.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code === 'EPIPE' || error.code === 'ERR_STREAM_DESTROYED') return;
+  process.stderr.write(`turnjournal: internal error: cannot write the output: ${error.message}\n`);
+  process.exit(EXIT.internal);
+});
 
 main(process.argv.slice(2)).then(
   (code) => {
@@ -263,6 +309,6 @@ main(process.argv.slice(2)).then(
   },
   (error: unknown) => {
     process.stderr.write(`turnjournal: internal error: ${(error as Error).stack ?? String(error)}\n`);
-    process.exitCode = 3;
+    process.exitCode = EXIT.internal;
   },
 );

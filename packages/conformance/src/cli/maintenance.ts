@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { discoverStore } from '@turnjournal/reader';
@@ -12,6 +13,8 @@ import {
   type SweepReport,
   sweepTurnJournals,
 } from '@turnjournal/writer';
+import type { CompactOutput, RecoverOutput } from './output-schemas.js';
+import { textLines } from './terminal-text.js';
 
 /** Options of the `recover` command. */
 export interface RecoverCommandOptions {
@@ -42,7 +45,16 @@ export async function recoverCommand(paths: readonly string[], options: RecoverC
 }
 
 async function loadHooks(file: string): Promise<RecoveryHooks> {
-  const loaded = (await import(pathToFileURL(resolve(file)).href)) as Record<string, unknown>;
+  const path = resolve(file);
+  if (!existsSync(path)) throw new CommandUsageError(`recover: --hooks ${file}: no such file`);
+  let loaded: Record<string, unknown>;
+  try {
+    loaded = (await import(pathToFileURL(path).href)) as Record<string, unknown>;
+  } catch (error) {
+    // The module's own error, on one line: a syntax error or a failed import of the host's code.
+    const reason = String((error as Error).message ?? error).split('\n')[0];
+    throw new CommandUsageError(`recover: --hooks ${file} could not be loaded: ${reason}`);
+  }
   const candidate = (
     typeof loaded.ensureUserMessage === 'function' ? loaded : (loaded.default ?? {})
   ) as Partial<RecoveryHooks>;
@@ -51,6 +63,55 @@ async function loadHooks(file: string): Promise<RecoveryHooks> {
       `recover: ${file} must export the functions ensureUserMessage and ensureInterruptionMarker`,
     );
   return candidate as RecoveryHooks;
+}
+
+const FINISHED_MEANWHILE = /^the turn is already /;
+
+/**
+ * True when recovery left nothing behind: no journal held by a live writer, and every planned turn and event log
+ * handled (a turn that finished meanwhile counts as handled). `recover --apply` exits 1 otherwise, so a startup
+ * script learns that another process still holds part of the store.
+ */
+export function recoveryComplete(result: StoreRecovery): boolean {
+  return (
+    result.heldFiles.length === 0 &&
+    result.turns.every((t) => t.outcome === 'recovered' || FINISHED_MEANWHILE.test(t.reason ?? '')) &&
+    result.eventLogs.every((log) => log.skipped === undefined)
+  );
+}
+
+/** The JSON output of `recover` (spec/v1/recover.schema.json). */
+export function recoveryJson(result: StoreRecovery, applied: boolean): RecoverOutput {
+  return {
+    command: 'recover',
+    applied,
+    complete: recoveryComplete(result),
+    plan: result.plan.map((turn) => ({
+      session_id: turn.sessionId,
+      turn_id: turn.turnId,
+      state: turn.state,
+      actions: turn.actions.map((action) =>
+        action.kind === 'ensure_user_message'
+          ? { kind: action.kind, submitted: { ...action.submitted } }
+          : action.kind === 'append_interrupted'
+            ? { kind: action.kind, record: { ...action.record } }
+            : { kind: action.kind },
+      ),
+    })),
+    turns: result.turns.map((turn) => ({
+      session_id: turn.sessionId,
+      turn_id: turn.turnId,
+      outcome: turn.outcome,
+      performed: [...turn.performed],
+      ...(turn.reason === undefined ? {} : { reason: turn.reason }),
+    })),
+    held_files: [...result.heldFiles],
+    event_logs: result.eventLogs.map((log) => ({
+      file: log.file,
+      cancelled: log.cancelled.map((run) => ({ request_id: run.requestId, seq: run.seq })),
+      ...(log.skipped === undefined ? {} : { skipped: log.skipped }),
+    })),
+  };
 }
 
 /** Text output of `recover`. */
@@ -72,7 +133,9 @@ export function formatRecovery(result: StoreRecovery, applied: boolean): string 
   for (const file of result.heldFiles) lines.push(`held by a live writer, left alone: ${file}`);
   if (!applied && (result.plan.length > 0 || result.eventLogs.length > 0))
     lines.push('Plan only; run with --apply to perform it.');
-  return `${lines.join('\n')}\n`;
+  if (applied && !recoveryComplete(result))
+    lines.push('Not everything was recovered (exit 1): run again once the holders are gone.');
+  return textLines(lines);
 }
 
 /** Parses a retention window: seconds, or a number with a unit `s`, `m`, `h`, `d`. */
@@ -137,5 +200,41 @@ export function formatCompaction(result: CompactResult): string {
         ? `${log.file}: removed ${log.removedRecords} record(s) before the checkpoint at seq ${log.checkpointSeq}`
         : `${log.file}: kept everything (${log.reason ?? 'nothing to remove'})`,
     );
-  return `${lines.join('\n')}\n`;
+  return textLines(lines);
+}
+
+/** The JSON output of `compact` (spec/v1/compact.schema.json). */
+export function compactionJson(result: CompactResult, dryRun: boolean): CompactOutput {
+  return {
+    command: 'compact',
+    dry_run: dryRun,
+    sweeps: result.sweeps.map((sweep) => ({
+      dir: sweep.dir,
+      sessions: sweep.sessions.map((session) => ({
+        session_id: session.sessionId,
+        pruned_turn_ids: [...session.prunedTurnIds],
+        rewritten_files: [...session.rewrittenFiles],
+        ...(session.skipped === undefined ? {} : { skipped: session.skipped }),
+      })),
+    })),
+    event_logs: result.eventLogs.map((log) => ({
+      file: log.file,
+      compacted: log.compacted,
+      removed_records: log.removedRecords,
+      removed_damaged_lines: log.removedDamagedLines,
+      removed_bytes: log.removedBytes,
+      checkpoint_seq: log.checkpointSeq,
+      first_retained_seq: log.firstRetainedSeq,
+      ...(log.reason === undefined ? {} : { reason: log.reason }),
+      ...(log.blockedBy === undefined
+        ? {}
+        : {
+            blocked_by: {
+              offset: log.blockedBy.offset,
+              seq: log.blockedBy.seq,
+              ...(log.blockedBy.requestId === undefined ? {} : { request_id: log.blockedBy.requestId }),
+            },
+          }),
+    })),
+  };
 }

@@ -56,8 +56,8 @@ export function ensureInterruptionMarker(turn) { appendFileSync(${JSON.stringify
     expect(run.status).toBe(0);
     expect(JSON.parse(run.stdout).turns).toEqual([
       {
-        sessionId: 'sess',
-        turnId: 't-pending',
+        session_id: 'sess',
+        turn_id: 't-pending',
         performed: ['ensure_user_message', 'ensure_interruption_marker', 'append_interrupted'],
         outcome: 'recovered',
       },
@@ -90,8 +90,8 @@ describe('turnjournal compact (spec §14)', () => {
     const run = turnjournal('compact', '--format', 'json', '--retention', '72h', root);
     expect(run.status).toBe(0);
     expect(JSON.parse(run.stdout).sweeps[0].sessions[0]).toMatchObject({
-      sessionId: 'sess',
-      prunedTurnIds: ['t-done'],
+      session_id: 'sess',
+      pruned_turn_ids: ['t-done'],
     });
     const check = JSON.parse(turnjournal('check', '--format', 'json', root).stdout);
     expect(check.summary.findings).toMatchObject({ error: 0, warn: 0 });
@@ -108,13 +108,13 @@ describe('turnjournal compact (spec §14)', () => {
     const checkpoint = await log.checkpoint();
     await log.close();
     const dry = turnjournal('compact', '--dry-run', '--format', 'json', root);
-    expect(JSON.parse(dry.stdout).eventLogs).toEqual([]);
+    expect(JSON.parse(dry.stdout).event_logs).toEqual([]);
     const run = turnjournal('compact', '--format', 'json', root);
     expect(run.status).toBe(0);
-    expect(JSON.parse(run.stdout).eventLogs[0]).toMatchObject({
+    expect(JSON.parse(run.stdout).event_logs[0]).toMatchObject({
       compacted: true,
-      removedRecords: 5,
-      checkpointSeq: checkpoint.seq,
+      removed_records: 5,
+      checkpoint_seq: checkpoint.seq,
     });
     expect(readFileSync(join(root, 'chat/events.jsonl'), 'utf8').trim().split('\n')).toHaveLength(1);
     expect(turnjournal('compact', root).stdout).toContain('kept everything (nothing_before_checkpoint)');

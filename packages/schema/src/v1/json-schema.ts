@@ -1,5 +1,5 @@
 import type { TSchema } from 'typebox';
-import { Message, ModelInfo } from './common.js';
+import { EXTENSION_TYPE_PATTERN, MAJOR_VERSION, Message, ModelInfo } from './common.js';
 import { FAMILY_ENVELOPES, RECORD_DEFINITIONS, type RecordFamily } from './registry.js';
 import { RunInput, Usage } from './run.js';
 import { Attachment } from './turn.js';
@@ -17,6 +17,17 @@ export const FAMILY_ENTRY_NAMES: Readonly<Record<RecordFamily, string>> = {
   run: 'RunRecord',
   state: 'SessionState',
 };
+
+/**
+ * Names of the `$defs` that map a JSON Schema result to a `validateRecord` verdict (spec §9.6). Checked in this
+ * order: {@link VERDICT_DEF_NAMES.unsupportedVersion} valid → `unsupported_version`; root invalid → `invalid`;
+ * `extension` valid → `extension`; `unknown` valid → `unknown`; otherwise `valid`.
+ */
+export const VERDICT_DEF_NAMES = {
+  unsupportedVersion: 'UnsupportedVersionRecord',
+  extension: 'ExtensionRecord',
+  unknown: 'UnknownRecord',
+} as const;
 
 /** A JSON Schema document as plain JSON. */
 export type JsonSchemaDocument = { readonly [key: string]: unknown };
@@ -51,12 +62,25 @@ export function buildJsonSchema(): JsonSchemaDocument {
   };
 
   const typeNames = (family: RecordFamily) => RECORD_DEFINITIONS.filter((d) => d.family === family).map((d) => d.type);
+  Object.assign(defs, verdictDefs(typeNames));
   return {
     $schema: SCHEMA_DIALECT,
     $id: SCHEMA_ID,
     title: 'turnjournal v1 records',
     description:
       'Generated from @turnjournal/schema; do not edit. Validates one parsed JSONL line (or a state document) of any v1 family, applying the family-recognition rules of spec/v1/spec.md. Unknown fields, unknown types and x.<org>.<name> extension types are accepted.',
+    type: 'object',
+    // A record of another major version is skipped, never judged by v1 shapes (TJ-COMPAT-011, TJ-COMPAT-014).
+    if: ref(VERDICT_DEF_NAMES.unsupportedVersion),
+    then: true,
+    else: recognised(typeNames),
+    $defs: defs,
+  };
+}
+
+/** The family-recognition rules of spec §4.1 applied to a record of the supported major version. */
+function recognised(typeNames: (family: RecordFamily) => string[]) {
+  return {
     type: 'object',
     if: { not: present('type') },
     then: {
@@ -80,7 +104,99 @@ export function buildJsonSchema(): JsonSchemaDocument {
         },
       },
     },
-    $defs: defs,
+  };
+}
+
+/**
+ * The `$defs` of the verdict table (spec §9.6), each a mechanical transcription of `classifyRecord` and the version
+ * rule of `validateRecord`: which objects declare another major version, and which carry an extension or unknown
+ * discriminator. They say nothing about validity; the root schema does.
+ */
+function verdictDefs(typeNames: (family: RecordFamily) => string[]): Record<string, unknown> {
+  const runTypes = typeNames('run');
+  const eventTypes = typeNames('event');
+  const knownTyped = [...runTypes, ...eventTypes];
+  const otherVersion = { type: 'integer', not: { const: MAJOR_VERSION } };
+  const extensionName = { type: 'string', pattern: EXTENSION_TYPE_PATTERN.source };
+  const noType = { not: present('type') };
+  return {
+    [VERDICT_DEF_NAMES.unsupportedVersion]: {
+      description:
+        'A record of a major version other than 1 (spec §9.4): validateRecord answers unsupported_version and a reader skips it.',
+      type: 'object',
+      anyOf: [
+        {
+          description: 'turn: `version` (§4.1 rule 1).',
+          allOf: [
+            noType,
+            { required: ['event', 'version'], properties: { event: { type: 'string' }, version: otherVersion } },
+          ],
+        },
+        {
+          description: 'state: `schema_version` (§4.1 rule 2).',
+          allOf: [
+            noType,
+            { not: present('event') },
+            { required: ['schema_version'], properties: { schema_version: otherVersion } },
+          ],
+        },
+        {
+          description: 'run header: `schema_version` (§4.1 rule 3).',
+          required: ['type', 'schema_version'],
+          properties: { type: { const: 'header' }, schema_version: otherVersion },
+        },
+        {
+          description:
+            'event: `version`, on an event type or an unknown type with `seq` and no `run_id` (§4.1 rules 4, 5).',
+          required: ['type', 'version'],
+          properties: { type: { type: 'string' }, version: otherVersion },
+          anyOf: [
+            { properties: { type: { enum: eventTypes } } },
+            {
+              allOf: [
+                { not: { properties: { type: { enum: knownTyped } } } },
+                { not: present('run_id') },
+                present('seq'),
+              ],
+            },
+          ],
+        },
+      ],
+    },
+    [VERDICT_DEF_NAMES.extension]: {
+      description:
+        'A record whose discriminator (`type`, or `event` when there is no `type`) is an x.<org>.<name> extension name (spec §9.2).',
+      type: 'object',
+      anyOf: [
+        { required: ['type'], properties: { type: extensionName } },
+        { allOf: [noType, { required: ['event'], properties: { event: extensionName } }] },
+      ],
+    },
+    [VERDICT_DEF_NAMES.unknown]: {
+      description:
+        'A record of a type v1 does not define and that is no extension, or an object with no discriminator (spec §4.1 rules 5, 6; §9.2).',
+      type: 'object',
+      anyOf: [
+        { allOf: [noType, { not: present('event') }, { not: present('schema_version') }] },
+        {
+          required: ['type'],
+          properties: { type: { type: 'string' } },
+          allOf: [
+            { not: { properties: { type: { enum: knownTyped } } } },
+            { not: { properties: { type: extensionName } } },
+          ],
+        },
+        {
+          required: ['event'],
+          properties: { event: { type: 'string' } },
+          allOf: [
+            noType,
+            { not: { properties: { event: { enum: typeNames('turn') } } } },
+            { not: { properties: { event: extensionName } } },
+          ],
+        },
+      ],
+    },
   };
 }
 

@@ -1,8 +1,11 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
-import { buildJsonSchema, SCHEMA_ID } from '../../src/v1/index.js';
+import { buildJsonSchema, SCHEMA_ID, validateRecord } from '../../src/v1/index.js';
+import { schemaVerdictFunction } from '../support/schema-verdict.js';
+
+const recordFixtures = join(import.meta.dirname, '../../../../fixtures/v1/records');
 
 const committed = JSON.parse(readFileSync(join(import.meta.dirname, '../../../../spec/v1/schema.json'), 'utf8'));
 
@@ -16,5 +19,46 @@ describe('spec/v1/schema.json', () => {
     const validate = ajv.compile(committed);
     expect(committed.$id).toBe(SCHEMA_ID);
     expect(validate({ type: 'x.acme.note', note: 'hi' })).toBe(true);
+  });
+});
+
+describe('the verdict table (spec §9.6, TJ-COMPAT-019): schema.json alone reproduces validateRecord', () => {
+  const verdict = schemaVerdictFunction();
+
+  it.each([
+    [
+      'another major version of a turn record',
+      { event: 'submitted', version: 2, turn_id: 't1' },
+      'unsupported_version',
+    ],
+    ['another major version of an event record', { type: 'chat.delta', seq: 3, version: 2 }, 'unsupported_version'],
+    ['another major version of a run header', { type: 'header', schema_version: 2 }, 'unsupported_version'],
+    ['another major version of a state document', { schema_version: 3 }, 'unsupported_version'],
+    ['an object with no discriminator', {}, 'unknown'],
+    ['an unknown type outside any family', { type: 'mystery' }, 'unknown'],
+    ['an extension type', { type: 'x.acme.note', note: 'hi' }, 'extension'],
+    ['a discriminator that is not a string', { type: 7 }, 'invalid'],
+    ['a version that is not an integer', { event: 'submitted', version: '2' }, 'invalid'],
+  ])('%s', (_name, record, expected) => {
+    expect(validateRecord(record).status).toBe(expected);
+    expect(verdict(record)).toBe(expected);
+  });
+
+  it('on every record fixture', () => {
+    let checked = 0;
+    for (const file of readdirSync(recordFixtures).filter((name) => name.endsWith('.json'))) {
+      const fixture = JSON.parse(readFileSync(join(recordFixtures, file), 'utf8')) as {
+        groups: { tests: { description: string; record: unknown; expect: { status: string } }[] }[];
+      };
+      for (const test of fixture.groups.flatMap((group) => group.tests)) {
+        expect({ file, test: test.description, verdict: verdict(test.record) }).toEqual({
+          file,
+          test: test.description,
+          verdict: test.expect.status,
+        });
+        checked++;
+      }
+    }
+    expect(checked).toBeGreaterThan(300);
   });
 });

@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# Proof that the packages work from an npm install, outside the repository (issue 13): packs every workspace package
+# (`pnpm -r pack`), installs the tarballs with npm into a fresh temporary project outside the clone (no workspace
+# links), and there runs what a user arriving from npm runs. Expects a built workspace (`npm run bootstrap`).
+# Needs python3 with the jsonschema module (Debian: python3-jsonschema) and network access to the npm registry only
+# (for typescript, @types/node and vitest). Each step is announced; any failure fails the script.
+set -euo pipefail
+repo="$(cd "$(dirname "$0")/.." && pwd)"
+pnpm_spec=$(node -p "require('$repo/package.json').packageManager")
+pnpm() { npx --yes "$pnpm_spec" "$@"; }
+started=$SECONDS
+step() { printf '\n--> npm install proof [%ss]: %s\n' "$((SECONDS - started))" "$*"; }
+
+work="$(mktemp -d "${TMPDIR:-/tmp}/turnjournal-npm-XXXXXX")"
+case "$work/" in "$repo"/*) echo "temporary directory $work is inside the repository" >&2; exit 1 ;; esac
+trap 'rm -rf "$work"' EXIT
+project="$work/project"
+mkdir -p "$work/tarballs" "$project"
+
+step "pack every package"
+(cd "$repo" && pnpm -r pack --pack-destination "$work/tarballs" >/dev/null)
+for tarball in "$work/tarballs"/*.tgz; do
+  printf '  %-48s %8s bytes, %4s files\n' "$(basename "$tarball")" "$(stat -c %s "$tarball")" "$(tar tzf "$tarball" | wc -l)"
+done
+
+step "npm install of the tarballs into $project (outside the clone)"
+cd "$project"
+printf '{ "name": "turnjournal-npm-proof", "private": true, "type": "module" }\n' >package.json
+npm install --no-audit --no-fund --loglevel=error "$work"/tarballs/*.tgz \
+  typescript@5.9.3 @types/node@20 vitest@4.1.12 >/dev/null
+if [ -L node_modules/@turnjournal/conformance ]; then echo "node_modules/@turnjournal/conformance is a link" >&2; exit 1; fi
+
+step "the CLI through npx: --version, and the README's main job (check a store)"
+npx --no-install -p @turnjournal/conformance turnjournal --version
+cp -R "$repo/examples/store" "$project/store"
+npx -p @turnjournal/conformance turnjournal check store
+
+step "the JSON Schema files are exported"
+node --input-type=module -e "
+import { createRequire } from 'node:module';
+const require = createRequire(import.meta.url);
+for (const name of ['schema', 'report.schema', 'conformance-report.schema', 'recover.schema', 'compact.schema', 'validate.schema', 'adapter.schema']) {
+  const schema = require('@turnjournal/schema/v1/' + name + '.json');
+  if (typeof schema.\$id !== 'string') throw new Error(name + '.json has no \$id');
+}
+console.log('@turnjournal/schema/v1/*.json: 7 schemas resolve');"
+
+step "default conformance run against the reference adapter"
+npx turnjournal conformance --adapter "$project/node_modules/.bin/turnjournal adapter" | tail -n 3
+
+step "default conformance run against the Python example, copied out alone"
+mkdir "$work/python-adapter"
+cp "$repo/examples/python-adapter/adapter.py" "$work/python-adapter/"
+npx turnjournal conformance \
+  --adapter "python3 $work/python-adapter/adapter.py --schema $project/node_modules/@turnjournal/schema/dist/v1/schema.json" |
+  tail -n 3
+
+step "defineConformanceSuite in a vitest file"
+cat >conformance.test.js <<'TEST'
+import { defineConformanceSuite } from '@turnjournal/conformance/vitest';
+
+defineConformanceSuite({ adapter: 'node_modules/.bin/turnjournal adapter', tier: 'reader', runs: 20 });
+TEST
+npx vitest run --reporter=dot conformance.test.js | tail -n 4
+
+step "strict tsc --noEmit over the README's writer, recovery, reader and schema snippets, extracted verbatim"
+mkdir snippets
+node --input-type=module - "$repo/README.md" snippets <<'EXTRACT'
+import { readFileSync, writeFileSync } from 'node:fs';
+const [readme, out] = process.argv.slice(2);
+// Each snippet is the first ```ts block after a `<!-- snippet: NAME ... -->` marker.
+const text = readFileSync(readme, 'utf8');
+const found = [...text.matchAll(/<!-- snippet: ([a-z-]+)[^>]*-->\s*```ts\n([\s\S]*?)\n```/g)];
+for (const [, name, code] of found) writeFileSync(`${out}/${name}.ts`, `${code}\n`);
+const names = found.map((m) => m[1]);
+for (const wanted of ['writer', 'recovery', 'reader', 'schema'])
+  if (!names.includes(wanted)) throw new Error(`README.md has no snippet marked "${wanted}"`);
+console.log(`extracted ${names.join(', ')}`);
+EXTRACT
+# What the snippets leave to the application: its own values and its transcript store.
+cat >snippets/app-context.d.ts <<'CONTEXT'
+import type { TurnJournal } from '@turnjournal/writer';
+
+type Submit = Parameters<TurnJournal['submit']>[0];
+declare global {
+  const root: string;
+  const sessionId: string;
+  const content: string;
+  const attachments: Submit['attachments'];
+  const streamId: string;
+  const model: Submit['model'];
+  const clientTurnId: string;
+  const line: string;
+  const transcript: {
+    restoreUserMessage(turnId: string, content: string): Promise<void>;
+    addInterruptionMarker(turnId: string): Promise<void>;
+  };
+}
+CONTEXT
+cat >tsconfig.json <<'TSCONFIG'
+{
+  "compilerOptions": {
+    "strict": true,
+    "module": "nodenext",
+    "moduleResolution": "nodenext",
+    "target": "es2022",
+    "types": ["node"],
+    "noEmit": true
+  },
+  "include": ["snippets"]
+}
+TSCONFIG
+npx tsc --noEmit -p tsconfig.json
+echo "tsc --strict: no errors"
+
+step "Python: schema.json alone reproduces validateRecord on every record fixture (python3-jsonschema)"
+cp "$repo/examples/schema-verdicts/verdicts.py" "$work/verdicts.py"
+python3 "$work/verdicts.py" --schema node_modules/@turnjournal/schema/dist/v1/schema.json \
+  --fixtures node_modules/@turnjournal/conformance/fixtures/v1/records
+
+step "passed"
