@@ -8,6 +8,7 @@ import { buildFixtureManifest, FixtureFile, loadFixtures } from '../packages/con
 import { buildRepositoryRequirementsMap } from '../packages/conformance/src/requirements/coverage.ts';
 import { buildJsonSchema, SCHEMA_DIALECT } from '../packages/schema/src/v1/json-schema.ts';
 import { Report } from '../packages/schema/src/v1/report.ts';
+import { apiSnapshot, SNAPSHOT_PACKAGES } from './api-snapshot.ts';
 
 /** One generated file: its path from the repository root and the function that produces its exact text. */
 export interface GeneratedArtefact {
@@ -58,5 +59,10 @@ export function generatedArtefacts(root: string): GeneratedArtefact[] {
       // coverage check (scripts/check-coverage.ts), so the committed map and the CI check never disagree.
       build: () => jsonText(buildRepositoryRequirementsMap(root)),
     },
+    // The public API of every published package: a new, removed or changed export shows as a diff of this file.
+    ...SNAPSHOT_PACKAGES.map((name) => ({
+      path: `packages/${name}/api.txt`,
+      build: () => apiSnapshot(root, name) ?? '',
+    })),
   ];
 }

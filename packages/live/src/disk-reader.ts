@@ -1,6 +1,6 @@
 import { type JournalSource, readJournal, seekEventSeq } from '@turnjournal/reader';
 import { isAcceptedRecord } from '@turnjournal/schema';
-import type { FileSystem } from '@turnjournal/writer';
+import type { FileSystem } from '@turnjournal/writer/file-system';
 import type { LiveRecord } from './records.js';
 
 /** What {@link DiskReader.readAfter} found. */

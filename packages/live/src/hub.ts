@@ -1,12 +1,11 @@
 import { isValidIdentifier } from '@turnjournal/reader/store-format';
 import {
   type AcquireLockOptions,
-  type FileSystem,
-  nodeFileSystem,
   openSessionJournals,
   type SweepReport,
   sweepStoreTurnJournals,
 } from '@turnjournal/writer';
+import { type FileSystem, nodeFileSystem } from '@turnjournal/writer/file-system';
 import { LiveError } from './errors.js';
 import { type FanOut, InProcessFanOut } from './fanout.js';
 import { LiveSession, type LiveSessionSettings } from './session.js';

@@ -5,11 +5,11 @@ import {
   type EventLog,
   type EventLogAck,
   type EventLogCompaction,
-  type FileSystem,
   SERVER_STARTUP_RECOVERY,
   type SessionJournals,
   type TurnJournal,
 } from '@turnjournal/writer';
+import type { FileSystem } from '@turnjournal/writer/file-system';
 import { DiskReader } from './disk-reader.js';
 import { LiveError } from './errors.js';
 import type { FanOut } from './fanout.js';

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { checkStore } from '@turnjournal/reader';
 import { describe, expect, it } from 'vitest';
-import { type FileSystem, nodeFileSystem, openTurnJournal } from '../src/index.js';
+import { type FileSystem, nodeFileSystem, openTurnJournal } from './support/internals.js';
 import { findingCodes, tempDir } from './support/temp.js';
 
 describe('openTurnJournal: the lifecycle API (spec §5, §10)', () => {

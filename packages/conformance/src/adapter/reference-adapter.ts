@@ -1,7 +1,8 @@
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { replayEventLog } from '@turnjournal/reader';
-import { AppendFile, type Durability, JournalLockedError, WriterError } from '@turnjournal/writer';
+import { type Durability, JournalLockedError, WriterError } from '@turnjournal/writer';
+import { AppendFile } from '@turnjournal/writer/file-system';
 import { Compile } from 'typebox/compile';
 import { readStoreReference } from '../fixtures/run-store-fixtures.js';
 import {

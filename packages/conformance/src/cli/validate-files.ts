@@ -58,7 +58,7 @@ const NOT_LISTED = new Set(['unknown_record']);
  * the whole file system; spec TJ-FAM-025). File links and special files with a record file's name are returned:
  * `validateFile` reads a link's target only when it is a regular file and reports FIFOs, sockets and devices as
  * `special_file` without opening them for a blocking read (TJ-FAM-024). Directories are walked at most
- * {@link MAX_DEPTH} levels deep, and each (device, inode) once, so bind mounts and loops end.
+ * `MAX_DEPTH` levels deep, and each (device, inode) once, so bind mounts and loops end.
  */
 export function findRecordFiles(paths: readonly string[]): string[] {
   const found: string[] = [];

@@ -1,6 +1,6 @@
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, posix } from 'node:path';
-import { FILE_SYSTEM_OPERATIONS, type FileStat, type FileSystem, type OpenMode } from '@turnjournal/writer';
+import { FILE_SYSTEM_OPERATIONS, type FileStat, type FileSystem, type OpenMode } from '@turnjournal/writer/file-system';
 import { Random } from '../adapter/random.js';
 
 /**

@@ -17,7 +17,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { referenceImplementation, runAdapter } from '@turnjournal/conformance';
-import { AppendFile, nodeFileSystem } from '@turnjournal/writer';
+import { AppendFile, nodeFileSystem } from '@turnjournal/writer/file-system';
 
 const defect = process.argv[2];
 const TURN_EVENTS = ['submitted', 'worker_started', 'assistant_started', 'completed', 'interrupted'];

@@ -3,7 +3,8 @@
 // (unsynced writes lost, torn, zeroed or reordered; unsynced entries dropped), then a reopen that repairs the tail
 // and appends again. The power-loss complement of the SIGKILL tests in packages/writer/test/durability.
 import { readJournal } from '@turnjournal/reader';
-import { AppendFile, type Durability } from '@turnjournal/writer';
+import type { Durability } from '@turnjournal/writer';
+import { AppendFile } from '@turnjournal/writer/file-system';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { SimulatedFileSystem, seededRandom } from '../../src/simulated-fs/index.js';

@@ -36,7 +36,7 @@ export interface RecordSummary {
 
 /**
  * The record that represents one event name of a turn (spec §10.4): where it is and a small summary. The whole
- * record (content, attachments, unknown members) stays on disk and is read back with {@link loadRecord}, so deriving
+ * record (content, attachments, unknown members) stays on disk and is read back with `loadRecord`, so deriving
  * a large journal holds a few dozen bytes per turn event rather than every message.
  */
 export interface RepresentativeRecord {

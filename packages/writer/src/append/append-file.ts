@@ -68,7 +68,7 @@ interface Pending {
  * that assumed the failed record would precede it. A failed sync, or a failed write that cannot be truncated back,
  * poisons the file: every later append fails with {@link WriterPoisonedError} until it is reopened (TJ-DUR-021).
  *
- * The writers of this package append through a {@link JournalAppender}, which keeps the refusal in force until the
+ * The writers of this package append through a `JournalAppender`, which keeps the refusal in force until the
  * writer has re-read its state from the file; used on its own, the file accepts appends again once its queue is empty.
  */
 export class AppendFile {
@@ -86,7 +86,7 @@ export class AppendFile {
   #queue: Pending[] = [];
   #draining: Promise<void> | null = null;
   #poison: unknown = null;
-  /** The failed write that queued appends are refused for, until the queue is empty or {@link AppendFile.resume}. */
+  /** The failed write that queued appends are refused for, until the queue is empty or `AppendFile.resume`. */
   #failed: unknown = null;
   #resumeByOwner = false;
   #closed = false;
@@ -163,16 +163,16 @@ export class AppendFile {
   }
 
   /**
-   * True from a failed write until the appends queued behind it are refused and, under a {@link JournalAppender},
-   * until it has re-read its state and called {@link AppendFile.resume}.
+   * True from a failed write until the appends queued behind it are refused and, under a `JournalAppender`,
+   * until it has re-read its state and called `AppendFile.resume`.
    */
   get fenced(): boolean {
     return this.#failed !== null;
   }
 
   /**
-   * @internal Called by {@link JournalAppender}: after a failed write, appends stay refused until
-   * {@link AppendFile.resume}, not just until the queue is empty.
+   * @internal Called by `JournalAppender`: after a failed write, appends stay refused until
+   * `AppendFile.resume`, not just until the queue is empty.
    */
   resumeByOwner(): void {
     this.#resumeByOwner = true;
@@ -191,7 +191,7 @@ export class AppendFile {
     };
   }
 
-  /** Encodes `record` as one line (see {@link encodeRecord}) and appends it. */
+  /** Encodes `record` as one line (see `encodeRecord`) and appends it. */
   appendRecord(record: unknown): Promise<AppendAck> {
     let bytes: Uint8Array;
     try {
@@ -203,7 +203,7 @@ export class AppendFile {
   }
 
   /**
-   * Appends one encoded line (it must end with its single LF, as {@link encodeRecord} makes it). Resolves when the
+   * Appends one encoded line (it must end with its single LF, as `encodeRecord` makes it). Resolves when the
    * durability mode acknowledges it; rejects, writing nothing that stays, when the write fails.
    */
   appendLine(bytes: Uint8Array): Promise<AppendAck> {

@@ -28,7 +28,7 @@ export interface HeldLock {
   release(): Promise<void>;
 }
 
-/** Options of {@link acquireLock}. */
+/** Options of `acquireLock`. */
 export interface AcquireLockOptions {
   /** What a lock file's status is, from its text; the real check by default (tests substitute it). */
   readonly statusOf?: (text: string | undefined) => LockStatus;

@@ -97,7 +97,7 @@ function fromInstant(
 
 /**
  * The recommended path of a run file (spec §4.4): `<root>/sessions/YYYY/MM/DD/<runId>.jsonl`, where `YYYY/MM/DD` is
- * the UTC date of `startedAt` (see {@link toUtcTimestamp}). The run id is checked before the path is built
+ * the UTC date of `startedAt` (see `toUtcTimestamp`). The run id is checked before the path is built
  * (TJ-FAM-010).
  */
 export function runFilePath(root: string, runId: string, startedAt: string | Date): string {

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { AppendFile, openEventLog, openRunWriter, openTurnJournal } from '../../src/index.js';
+import { AppendFile, openEventLog, openRunWriter, openTurnJournal } from '../support/internals.js';
 import { eventRecord } from '../support/journal.js';
 import { recordingFileSystem } from '../support/recording-fs.js';
 import { tempDir } from '../support/temp.js';

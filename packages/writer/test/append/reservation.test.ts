@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { checkStore } from '@turnjournal/reader';
 import { describe, expect, it } from 'vitest';
-import { AppendFile, nodeFileSystem, openRunWriter, openTurnJournal } from '../../src/index.js';
 import { faultyFileSystem } from '../support/faulty-fs.js';
+import { AppendFile, nodeFileSystem, openRunWriter, openTurnJournal } from '../support/internals.js';
 import { eventRecord } from '../support/journal.js';
 import { tempDir } from '../support/temp.js';
 

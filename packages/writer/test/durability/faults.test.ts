@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { checkStore } from '@turnjournal/reader';
 import { countSetting, seededRandom, suiteSeed } from '@turnjournal/test-support';
 import { describe, expect, it } from 'vitest';
+import { faultyFileSystem } from '../support/faulty-fs.js';
 import {
   type AppendAck,
   AppendFile,
@@ -11,8 +12,7 @@ import {
   nodeFileSystem,
   openTurnJournal,
   WriterPoisonedError,
-} from '../../src/index.js';
-import { faultyFileSystem } from '../support/faulty-fs.js';
+} from '../support/internals.js';
 import { eventRecord, readAll } from '../support/journal.js';
 import { tempDir } from '../support/temp.js';
 

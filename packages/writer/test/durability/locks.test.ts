@@ -3,8 +3,8 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { countSetting } from '@turnjournal/test-support';
 import { describe, expect, it } from 'vitest';
-import { AppendFile, JournalLockedError, openTurnJournal } from '../../src/index.js';
 import { deadPid, type FixtureProcess, startFixture } from '../support/child.js';
+import { AppendFile, JournalLockedError, openTurnJournal } from '../support/internals.js';
 import { eventRecord, readAll } from '../support/journal.js';
 import { tempDir } from '../support/temp.js';
 

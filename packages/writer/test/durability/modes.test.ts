@@ -1,6 +1,7 @@
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { type RecordedCall, type RecordingFileSystem, recordingFileSystem } from '../support/faulty-fs.js';
 import {
   type AppendAck,
   AppendFile,
@@ -8,8 +9,7 @@ import {
   encodeRecord,
   nodeFileSystem,
   openTurnJournal,
-} from '../../src/index.js';
-import { type RecordedCall, type RecordingFileSystem, recordingFileSystem } from '../support/faulty-fs.js';
+} from '../support/internals.js';
 import { eventRecord, readAll } from '../support/journal.js';
 import { tempDir } from '../support/temp.js';
 

@@ -2,8 +2,8 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSy
 import { join } from 'node:path';
 import { checkStore } from '@turnjournal/reader';
 import { describe, expect, it } from 'vitest';
-import { AppendFile, encodeRecord, nodeFileSystem, openTurnJournal } from '../../src/index.js';
 import { faultyFileSystem, recordingFileSystem } from '../support/faulty-fs.js';
+import { AppendFile, encodeRecord, nodeFileSystem, openTurnJournal } from '../support/internals.js';
 import { eventRecord, readAll } from '../support/journal.js';
 import { tempDir } from '../support/temp.js';
 

@@ -2,8 +2,8 @@ import { appendFileSync, readdirSync, readFileSync, writeFileSync } from 'node:f
 import { join } from 'node:path';
 import { checkStore, replayEventLog } from '@turnjournal/reader';
 import { describe, expect, it } from 'vitest';
-import { compactEventLog, type EventLog, nodeFileSystem, openEventLog } from '../../src/index.js';
 import { faultyFileSystem } from '../support/faulty-fs.js';
+import { compactEventLog, type EventLog, nodeFileSystem, openEventLog } from '../support/internals.js';
 import { tempDir } from '../support/temp.js';
 import { fullFold, recordsOf, seqsOf, steppingClock } from './support.js';
 

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { checkStore, recoverEventLog } from '@turnjournal/reader';
 import { describe, expect, it } from 'vitest';
 import { deepFreeze } from '../../src/event/event-state.js';
-import { type EventLog, eventLogPath, openEventLog, WriterError } from '../../src/index.js';
+import { type EventLog, eventLogPath, openEventLog, WriterError } from '../support/internals.js';
 import { tempDir } from '../support/temp.js';
 import { readerViews, recordsOf, seqsOf, seriousFindings, steppingClock } from './support.js';
 

@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { checkStore, recoverEventLog } from '@turnjournal/reader';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type Durability, nodeFileSystem, openEventLog } from '../../src/index.js';
 import { faultyFileSystem } from '../support/faulty-fs.js';
+import { type Durability, nodeFileSystem, openEventLog } from '../support/internals.js';
 import { tempDir } from '../support/temp.js';
 import { fullFold, propertyParameters, recordsOf, seqsOf, seriousFindings } from './support.js';
 

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { checkStore, type EventLogSnapshot, replayEventLog } from '@turnjournal/reader';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type Durability, type EventLog, type OpenEventLogOptions, openEventLog } from '../../src/index.js';
+import { type Durability, type EventLog, type OpenEventLogOptions, openEventLog } from '../support/internals.js';
 import { tempDir } from '../support/temp.js';
 import { fullFold, propertyParameters, readerViews, seqsOf, seriousFindings, steppingClock } from './support.js';
 

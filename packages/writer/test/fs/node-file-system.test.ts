@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { nodeFileSystem, SYNC_WRITE_MAX_BYTES } from '../../src/index.js';
+import { nodeFileSystem, SYNC_WRITE_MAX_BYTES } from '../support/internals.js';
 import { tempDir } from '../support/temp.js';
 
 // The real file system makes small writes and metadata calls synchronously: callers must not be able to tell, so

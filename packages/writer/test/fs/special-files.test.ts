@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { closeSync, constants, mkdirSync, openSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { nodeFileSystem, openTurnJournal } from '../../src/index.js';
+import { nodeFileSystem, openTurnJournal } from '../support/internals.js';
 import { tempDir } from '../support/temp.js';
 
 // Issue 11, defect 8: the writer followed symbolic links (a journal linked to a file outside the store was truncated

@@ -2,8 +2,8 @@ import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { type FileSystem, nodeFileSystem } from '../../src/index.js';
 import { faultyFileSystem } from '../support/faulty-fs.js';
+import { type FileSystem, nodeFileSystem } from '../support/internals.js';
 
 /** Thrown by a {@link CrashPlan} at its crash step, and by every call after it. */
 export class SimulatedCrash extends Error {

@@ -2,7 +2,7 @@
 // calls the hooks again for the same turn, so only hooks that are idempotent and keyed by turn id end with one marker
 // per turn.
 import { describe, expect, it } from 'vitest';
-import { openTurnJournal, type RecoveryHooks, recoverStore } from '../../src/index.js';
+import { openTurnJournal, type RecoveryHooks, recoverStore } from '../support/internals.js';
 import { tempDir } from '../support/temp.js';
 
 async function pendingTurn(): Promise<string> {

@@ -8,7 +8,7 @@ import {
   openTurnJournal,
   type RecoveryHooks,
   recoverStore,
-} from '../../src/index.js';
+} from '../support/internals.js';
 import { tempDir } from '../support/temp.js';
 import { CrashPlan, orphanLocks, SimulatedCrash } from './crash-fs.js';
 

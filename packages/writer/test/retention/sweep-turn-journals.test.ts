@@ -2,8 +2,14 @@ import { appendFileSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { checkStore } from '@turnjournal/reader';
 import { describe, expect, it } from 'vitest';
-import { acquireLock, nodeFileSystem, openTurnJournal, SWEEP_LOCK_NAME, sweepTurnJournals } from '../../src/index.js';
 import { CrashPlan, orphanLocks } from '../recovery/crash-fs.js';
+import {
+  acquireLock,
+  nodeFileSystem,
+  openTurnJournal,
+  SWEEP_LOCK_NAME,
+  sweepTurnJournals,
+} from '../support/internals.js';
 import { tempDir } from '../support/temp.js';
 
 const HOUR = 3600 * 1000;

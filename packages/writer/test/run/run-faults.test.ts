@@ -2,14 +2,14 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { readRunFile } from '@turnjournal/reader';
 import { describe, expect, it } from 'vitest';
+import { faultyFileSystem } from '../support/faulty-fs.js';
 import {
   JournalWriteError,
   nodeFileSystem,
   openRunWriter,
   type RunHeaderInput,
   WriterPoisonedError,
-} from '../../src/index.js';
-import { faultyFileSystem } from '../support/faulty-fs.js';
+} from '../support/internals.js';
 import { findingCodes, tempDir } from '../support/temp.js';
 
 const HEADER: RunHeaderInput = { startedAt: '2026-02-03T12:00:00.000Z', sessionId: 'sess-1' };

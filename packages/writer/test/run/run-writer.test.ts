@@ -2,7 +2,13 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { checkStore, readRunFile } from '@turnjournal/reader';
 import { describe, expect, it } from 'vitest';
-import { openRunWriter, openTurnJournal, type RunHeaderInput, runFilePath, toUtcTimestamp } from '../../src/index.js';
+import {
+  openRunWriter,
+  openTurnJournal,
+  type RunHeaderInput,
+  runFilePath,
+  toUtcTimestamp,
+} from '../support/internals.js';
 import { findingCodes, tempDir } from '../support/temp.js';
 
 const HEADER: RunHeaderInput = {

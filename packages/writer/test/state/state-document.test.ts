@@ -2,8 +2,14 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { checkStaleState, checkStore, readRunFile, readStateDocument } from '@turnjournal/reader';
 import { describe, expect, it } from 'vitest';
-import { acquireLock, nodeFileSystem, openRunWriter, stateDocumentPath, writeStateDocument } from '../../src/index.js';
 import { faultyFileSystem } from '../support/faulty-fs.js';
+import {
+  acquireLock,
+  nodeFileSystem,
+  openRunWriter,
+  stateDocumentPath,
+  writeStateDocument,
+} from '../support/internals.js';
 import { tempDir } from '../support/temp.js';
 
 const SESSION = 'f6d2c6d5-4a12-4cc4-bbc9-9a0c0d2b5af1';

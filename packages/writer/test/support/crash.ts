@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { checkStore } from '@turnjournal/reader';
 import { countSetting, type SeededRandom, seededRandom, suiteSeed } from '@turnjournal/test-support';
 import { afterAll, expect, it } from 'vitest';
-import { AppendFile, encodeRecord, openTurnJournal } from '../../src/index.js';
+import { AppendFile, encodeRecord, openTurnJournal } from '../support/internals.js';
 import { type FixtureProcess, startFixture } from './child.js';
 import { contentOf, numberOf, rawRecord, readAll } from './journal.js';
 import { tempDir } from './temp.js';

@@ -1,4 +1,4 @@
-import { FILE_SYSTEM_OPERATIONS, type FileSystem } from '../../src/index.js';
+import { FILE_SYSTEM_OPERATIONS, type FileSystem } from '../support/internals.js';
 
 /** The name of one call of the {@link FileSystem} layer. */
 export type FsOperation = keyof FileSystem;

@@ -1,4 +1,4 @@
-import { FILE_SYSTEM_OPERATIONS, type FileSystem, nodeFileSystem, type WriteOptions } from '../../src/index.js';
+import { FILE_SYSTEM_OPERATIONS, type FileSystem, nodeFileSystem, type WriteOptions } from '../support/internals.js';
 
 /** One write as a {@link recordingFileSystem} saw it. */
 export interface RecordedWrite {

@@ -2,7 +2,13 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_MAX_LINE_BYTES, openEventLog, openRunWriter, openTurnJournal, WriterError } from '../../src/index.js';
+import {
+  DEFAULT_MAX_LINE_BYTES,
+  openEventLog,
+  openRunWriter,
+  openTurnJournal,
+  WriterError,
+} from '../support/internals.js';
 import { tempDir } from '../support/temp.js';
 
 /**

@@ -4,7 +4,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { currentBootId, lockStatusOf } from '@turnjournal/reader/store-format';
 import { describe, expect, it } from 'vitest';
-import { acquireLock, JournalLockedError, nodeFileSystem, openTurnJournal } from '../../src/index.js';
+import { acquireLock, JournalLockedError, nodeFileSystem, openTurnJournal } from '../support/internals.js';
 import { tempDir } from '../support/temp.js';
 import { TraceFileSystem } from './trace-fs.js';
 

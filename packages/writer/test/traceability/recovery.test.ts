@@ -3,7 +3,7 @@
 import { appendFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { openTurnJournal, type RecoveryHooks, recoverStore, type TurnJournal } from '../../src/index.js';
+import { openTurnJournal, type RecoveryHooks, recoverStore, type TurnJournal } from '../support/internals.js';
 import { tempDir } from '../support/temp.js';
 import { TraceFileSystem } from './trace-fs.js';
 

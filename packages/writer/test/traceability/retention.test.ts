@@ -2,7 +2,7 @@
 import { appendFileSync, copyFileSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { openTurnJournal, sweepTurnJournals } from '../../src/index.js';
+import { openTurnJournal, sweepTurnJournals } from '../support/internals.js';
 import { tempDir } from '../support/temp.js';
 import { TraceFileSystem } from './trace-fs.js';
 

@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { RECORD_DEFINITIONS } from '@turnjournal/schema';
 import { describe, expect, it } from 'vitest';
-import { openRunWriter } from '../../src/index.js';
+import { openRunWriter } from '../support/internals.js';
 import { tempDir } from '../support/temp.js';
 
 const META = { x_acme: { trace: 'abc', attempt: 2 } };

@@ -1,4 +1,4 @@
-import { type FileSystem, nodeFileSystem, type WriteOptions } from '../../src/index.js';
+import { type FileSystem, nodeFileSystem, type WriteOptions } from '../support/internals.js';
 
 /** One call through a {@link TraceFileSystem}: the operation, the path it concerns and when it returned. */
 export interface TracedCall {

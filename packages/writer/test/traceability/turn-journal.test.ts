@@ -2,7 +2,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { newTurnId, openEventLog, openRunWriter, openTurnJournal, turnJournalFileName } from '../../src/index.js';
+import { newTurnId, openEventLog, openRunWriter, openTurnJournal, turnJournalFileName } from '../support/internals.js';
 import { tempDir } from '../support/temp.js';
 import { TraceFileSystem } from './trace-fs.js';
 

@@ -1,7 +1,7 @@
 import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { type FileStat, type FileSystem, nodeFileSystem, openTurnJournal } from '../../src/index.js';
+import { type FileStat, type FileSystem, nodeFileSystem, openTurnJournal } from '../support/internals.js';
 import { tempDir } from '../support/temp.js';
 
 /**
