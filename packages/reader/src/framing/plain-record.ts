@@ -9,7 +9,7 @@ const CR = 0x0d;
  * `{ kind: 'record', value, bytes: line.bytes }`; this returns the same value without the result objects, because it
  * runs once per line read. Internal: not exported from the package.
  */
-export function parsePlainRecord(line: CommittedLine): Record<string, unknown> | undefined {
+export function safeParsePlainRecord(line: CommittedLine): Record<string, unknown> | undefined {
   const bytes = line.bytes;
   const last = bytes.length - 1;
   if (last < 0 || bytes[last] === CR || (line.offset === 0 && bytes[0] === 0xef)) return undefined;

@@ -12,7 +12,7 @@ export { explainInvalidIdentifier, isValidIdentifier, MAX_IDENTIFIER_LENGTH } fr
 export {
   EVENT_LOG_FILE_NAME,
   type LayoutDate,
-  parseStorePath,
+  safeParseStorePath,
   SESSIONS_DIR,
   STATE_DIR,
   type StoreLocation,
@@ -24,6 +24,6 @@ export {
   type LockHolder,
   type LockStatus,
   lockStatusOf,
-  parseLockHolder,
+  safeParseLockHolder,
   readLockStatus,
 } from './lock-file.js';

@@ -74,7 +74,7 @@ export function storePathSegments(location: StoreLocation): string[] {
  * TJ-FAM-012, TJ-FAM-013, and never uses them to build a path). Undefined for a path outside the recommended layout;
  * a file's records, not its place, decide its family (TJ-FAM-004), so this is a hint.
  */
-export function parseStorePath(segments: readonly string[]): StoreLocation | undefined {
+export function safeParseStorePath(segments: readonly string[]): StoreLocation | undefined {
   const name = segments.at(-1);
   if (name === undefined) return undefined;
   const parent = segments.at(-2);

@@ -28,7 +28,7 @@ export interface LockHolder {
 }
 
 /** Parses a lock file's text; undefined when it is not a lock object with a positive integer `pid` and a `host`. */
-export function parseLockHolder(text: string): LockHolder | undefined {
+export function safeParseLockHolder(text: string): LockHolder | undefined {
   let holder: unknown;
   try {
     holder = JSON.parse(text);
@@ -61,7 +61,7 @@ export function currentBootId(): string | null {
  */
 export function lockStatusOf(text: string | undefined): LockStatus {
   if (text === undefined) return 'none';
-  const holder = parseLockHolder(text);
+  const holder = safeParseLockHolder(text);
   if (holder === undefined || holder.host !== hostname()) return 'unproven';
   const bootId = currentBootId();
   if (typeof holder.boot_id === 'string' && bootId !== null && holder.boot_id !== bootId) return 'stale';

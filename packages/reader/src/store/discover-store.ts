@@ -3,7 +3,7 @@ import { basename, dirname, join } from 'node:path';
 import { type Finding, makeFinding } from '@turnjournal/schema';
 import { describeSpecial } from '../framing/open-regular.js';
 import { explainInvalidIdentifier, isValidIdentifier } from '../store-format/identifiers.js';
-import { parseStorePath } from '../store-format/layout.js';
+import { safeParseStorePath } from '../store-format/layout.js';
 
 /** What a file's name and place suggest it holds (spec §4.4); its records decide (TJ-FAM-004, TJ-FAM-005). */
 export type LayoutHint =
@@ -138,7 +138,7 @@ function layoutHint(path: string, format: 'jsonl' | 'json', findings: Finding[])
     );
     return undefined;
   };
-  const location = parseStorePath(path.split(/[\\/]/));
+  const location = safeParseStorePath(path.split(/[\\/]/));
   if (location === undefined || (format === 'json') !== (location.family === 'state')) return { family: undefined };
   switch (location.family) {
     case 'state':

@@ -3,7 +3,7 @@ import { propertyParameters } from '@turnjournal/test-support';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { discoverStore } from '../../src/index.js';
-import { parseStorePath, type StoreLocation, storePathSegments } from '../../src/store-format/index.js';
+import { safeParseStorePath, type StoreLocation, storePathSegments } from '../../src/store-format/index.js';
 
 const identifier = fc.stringMatching(/^[A-Za-z0-9._-]{1,40}$/).filter((id) => id !== '.' && id !== '..');
 const digits = (n: number) => fc.stringMatching(new RegExp(`^\\d{${n}}$`));
@@ -25,7 +25,7 @@ describe('store layout (spec §4.4) in both directions', () => {
     fc.assert(
       fc.property(location, fc.array(identifier, { maxLength: 3 }), (where, root) => {
         const segments = storePathSegments(where);
-        expect(parseStorePath([...root, ...segments])).toEqual(where);
+        expect(safeParseStorePath([...root, ...segments])).toEqual(where);
       }),
       propertyParameters(),
     );
@@ -60,15 +60,15 @@ describe('store layout (spec §4.4) in both directions', () => {
   });
 
   it('gives back ids as the name spells them, and nothing for paths outside the layout', () => {
-    expect(parseStorePath(['_turn_journal', 'bad id~x.jsonl'])).toEqual({
+    expect(safeParseStorePath(['_turn_journal', 'bad id~x.jsonl'])).toEqual({
       family: 'turn',
       sessionId: 'bad id',
       shard: 'x',
     });
-    expect(parseStorePath(['notes.jsonl'])).toBeUndefined();
-    expect(parseStorePath(['sessions', '2026', '02', 'r.jsonl'])).toBeUndefined();
-    expect(parseStorePath(['sessions', 'x', 'state.json'])).toBeUndefined();
-    expect(parseStorePath([])).toBeUndefined();
+    expect(safeParseStorePath(['notes.jsonl'])).toBeUndefined();
+    expect(safeParseStorePath(['sessions', '2026', '02', 'r.jsonl'])).toBeUndefined();
+    expect(safeParseStorePath(['sessions', 'x', 'state.json'])).toBeUndefined();
+    expect(safeParseStorePath([])).toBeUndefined();
   });
 
   it('is what store discovery uses for its hints', () => {

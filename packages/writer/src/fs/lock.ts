@@ -6,7 +6,7 @@ import {
   type LockHolder,
   type LockStatus,
   lockStatusOf,
-  parseLockHolder,
+  safeParseLockHolder,
 } from '@turnjournal/reader/store-format';
 import { JournalLockedError, JournalWriteError } from '../errors.js';
 
@@ -100,7 +100,7 @@ function newHolder(): OwnHolder {
 }
 
 function holderOf(text: string | undefined): LockHolder | undefined {
-  const parsed = text === undefined ? undefined : parseLockHolder(text);
+  const parsed = text === undefined ? undefined : safeParseLockHolder(text);
   return parsed === undefined ? undefined : { pid: parsed.pid, host: parsed.host, token: parsed.token };
 }
 
@@ -194,7 +194,7 @@ function heldLock(fs: FileSystem, path: string, holder: OwnHolder, tookOver: boo
       released = true;
       try {
         const text = await readText(fs, path);
-        if (text !== undefined && parseLockHolder(text)?.token === holder.token) {
+        if (text !== undefined && safeParseLockHolder(text)?.token === holder.token) {
           await fs.unlink(path);
           await fs.fsyncDirectory(dirname(path));
         }
