@@ -348,12 +348,7 @@ export class EventLog {
     if (this.#file.poisoned) throw new WriterPoisonedError(this.path, 'an earlier sync or write failed');
     const body = type === 'checkpoint' ? { messages: [...this.#state.messages] } : payload;
     const { written, bytes } = this.#encode(type, body);
-    const why = whyNotApplicable(
-      this.#state,
-      type,
-      written.payload as Payload | undefined,
-      this.#priorRequestIds,
-    );
+    const why = whyNotApplicable(this.#state, type, written.payload as Payload | undefined, this.#priorRequestIds);
     if (why !== null) throw new WriterError('illegal_transition', `${type}: ${why}`, this.path);
     const seq = this.#nextSeq;
     this.#nextSeq = seq + 1;

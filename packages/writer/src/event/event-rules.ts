@@ -39,7 +39,8 @@ export function whyNotApplicable(
     if (active !== undefined)
       return `run "${active}" is still active; append its chat.done, chat.error or chat.cancelled first (TJ-EVENT-009)`;
     return state.runs.has(requestId) || priorRequestIds.has(requestId)
-      ? `run "${requestId}" already started in this log (TJ-EVENT-010)` : null;
+      ? `run "${requestId}" already started in this log (TJ-EVENT-010)`
+      : null;
   }
   const run = state.runs.get(requestId);
   if (type === 'chat.cancelled' && run !== undefined && run.finish === undefined) return null;
