@@ -1,4 +1,4 @@
-import { isValidIdentifier, type ScannedRun, scanEventRuns } from '@turnjournal/reader';
+import { isValidIdentifier, runIndexEntries } from '@turnjournal/reader';
 import type { Attachment } from '@turnjournal/schema';
 import {
   type EventLog,
@@ -246,7 +246,7 @@ export class LiveSession implements SubscriptionSource {
   }
 
   /**
-   * @internal Opens a session on its journals: makes what the log holds durable, scans its runs, then recovers what a
+   * @internal Opens a session on its journals: makes what the log holds durable, takes its runs from the writer's run index, then recovers what a
    * crash left open (TJ-LIVE-016, TJ-LIVE-017).
    */
   static async open(
@@ -258,8 +258,8 @@ export class LiveSession implements SubscriptionSource {
     const log = journals.events;
     // What a crashed process left in the OS is durable from now on (TJ-LIVE-008 for records read at open).
     await log.flush();
-    const runs = await scanLog(settings.fs, log.path);
-    const session = new LiveSession(sessionId, journals, new ViewFold(log.snapshot(), runs), settings, stampRef);
+    // Every run of the log from the writer's run index (TJ-EVENT-019): opening reads the tail, not the log.
+    const session = new LiveSession(sessionId, journals, new ViewFold(log.snapshot(), log.runs()), settings, stampRef);
     await session.#recover();
     return session;
   }
@@ -604,10 +604,11 @@ export class LiveSession implements SubscriptionSource {
       size: json.length + 64,
     });
     if (after === before + 2) {
-      const messages = [...log.snapshot().messages];
+      // The writer's checkpoint payload: the message list and the run index as of it (TJ-EVENT-018).
+      const checkpoint = { messages: [...log.snapshot().messages], runs: runIndexEntries(log.runs().values()) };
       this.#pending.push({
-        record: { seq: before + 2, ts, type: 'checkpoint', payload: { messages } },
-        size: JSON.stringify(messages).length + 64,
+        record: { seq: before + 2, ts, type: 'checkpoint', payload: checkpoint },
+        size: JSON.stringify(checkpoint).length + 64,
       });
     }
     written.catch((error: unknown) => this.#fail(error, before + 1));
@@ -735,18 +736,5 @@ export class LiveSession implements SubscriptionSource {
       else if (run?.finish === 'error') await this.#turns.interrupt(turnId, 'error');
       else await this.#turns.interrupt(turnId, SERVER_STARTUP_RECOVERY);
     }
-  }
-}
-
-async function scanLog(fs: FileSystem, path: string): Promise<Map<string, ScannedRun>> {
-  const fd = await fs.open(path, 'read');
-  try {
-    const size = (await fs.fstat(fd)).size;
-    return await scanEventRuns({
-      source: { read: (buffer, offset, length, position) => fs.read(fd, buffer, offset, length, position) },
-      end: size,
-    });
-  } finally {
-    await fs.close(fd);
   }
 }

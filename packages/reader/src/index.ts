@@ -9,6 +9,7 @@ export * from './errors.js';
 export * from './event/fold-event-log.js';
 export * from './event/recover-event-log.js';
 export * from './event/replay.js';
+export * from './event/run-index.js';
 export * from './event/scan-event-runs.js';
 export * from './event/seek-event-seq.js';
 export * from './framing/decode-line.js';
