@@ -421,8 +421,10 @@ export class LiveSession implements SubscriptionSource {
     return this.#runExclusive(async () => {
       await this.#durable();
       const result = await this.#log.compact({
-        ...options,
         ...(options.retentionSeconds === undefined ? {} : { retentionSeconds: options.retentionSeconds }),
+        // Finished runs nobody acknowledged within the session's delivery window no longer block it (TJ-RET-017).
+        deliveryWindowSeconds: this.#settings.deliveryWindowMs / 1000,
+        now: this.#settings.clock(),
       });
       await this.#disk.reopen();
       return result;
