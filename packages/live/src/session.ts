@@ -14,6 +14,7 @@ import { LiveError } from './errors.js';
 import type { FanOut } from './fanout.js';
 import type { ConversationView, LiveEvent, LiveRecord, LiveRunStatus } from './records.js';
 import { RecordRing } from './ring.js';
+import { readSubmittedMessages } from './submitted-reader.js';
 import { Subscription, type SubscriptionSource } from './subscription.js';
 import { ViewFold } from './view-fold.js';
 
@@ -709,6 +710,37 @@ export class LiveSession implements SubscriptionSource {
   }
 
   /**
+   * Restart recovery of the user's words (TJ-LIVE-019): a pending turn whose user message the event log lacks — the
+   * crash came after `submitted` was durable and before `chat.started` and the message were — gets that message back
+   * from its `submitted` record (content and attachments), with the id and request id the session gives it. No run is
+   * started and nothing is answered: the turn is then interrupted like any other.
+   */
+  async #restoreUserMessages(): Promise<void> {
+    const present = new Set(this.#log.snapshot().messages.map((m) => (m as { id?: unknown }).id));
+    const missing = new Set(
+      this.#turns
+        .pendingTurns()
+        .map((t) => t.turnId)
+        .filter((turnId) => !present.has(`${turnId}.user`)),
+    );
+    if (missing.size === 0) return;
+    const found = await readSubmittedMessages(this.#settings.fs, this.#turns.path, missing);
+    for (const turnId of missing) {
+      const submitted = found.get(turnId);
+      if (submitted === undefined) continue;
+      this.#append('message_append', {
+        message: {
+          role: 'user',
+          content: submitted.content,
+          id: `${turnId}.user`,
+          request_id: turnId,
+          ...(submitted.attachments === undefined ? {} : { attachments: submitted.attachments }),
+        },
+      });
+    }
+  }
+
+  /**
    * Restart recovery (TJ-LIVE-016, TJ-LIVE-017): the run a crash left open gets its open segment's text committed as
    * a partial assistant message, then `chat.cancelled` with `server_startup_recovery`; every pending turn is then
    * closed from its run's outcome — never with a fabricated answer.
@@ -717,6 +749,12 @@ export class LiveSession implements SubscriptionSource {
     const log = this.#log;
     const snapshot = log.snapshot();
     const active = snapshot.activeRun;
+    // Runs abandoned before the last one, which the tail fold does not see but the run index does (TJ-LIVE-016).
+    const abandoned = [...this.#fold.runs.values()]
+      .filter((run) => run.finish === null && run.requestId !== active?.requestId)
+      .sort((a, b) => a.startedSeq - b.startedSeq);
+    for (const run of abandoned)
+      this.#append('chat.cancelled', { request_id: run.requestId, reason: SERVER_STARTUP_RECOVERY });
     if (active !== null) {
       const overlay = snapshot.overlay;
       if (overlay !== null && overlay.requestId === active.requestId && overlay.text !== '')
@@ -731,6 +769,7 @@ export class LiveSession implements SubscriptionSource {
         });
       this.#append('chat.cancelled', { request_id: active.requestId, reason: SERVER_STARTUP_RECOVERY });
     }
+    await this.#restoreUserMessages();
     await this.#durable();
     for (const { turnId } of this.#turns.pendingTurns()) {
       const run = this.#fold.runs.get(turnId);

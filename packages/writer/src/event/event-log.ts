@@ -304,9 +304,14 @@ export class EventLog {
     if (typeof reason !== 'string' || reason.length === 0)
       throw new WriterError('invalid_record', 'the cancellation reason must be a non-empty string', this.path);
     await this.#appender.idle();
-    const writes = this.#state
-      .unfinishedRuns()
-      .map((requestId) =>
+    // Every unfinished run of the log, those started before the tail the opening folded included (the run index,
+    // TJ-EVENT-019): a run abandoned by an earlier crash stays open otherwise, and its clients wait forever.
+    const unfinished = new Set(this.#state.unfinishedRuns());
+    for (const [requestId, run] of this.#runs) if (run.finish === null) unfinished.add(requestId);
+    const ordered = [...unfinished].sort(
+      (a, b) => (this.#runs.get(a)?.startedSeq ?? 0) - (this.#runs.get(b)?.startedSeq ?? 0),
+    );
+    const writes = ordered.map((requestId) =>
         this.#submit('chat.cancelled', { request_id: requestId, reason }).then((ack) => ({ requestId, seq: ack.seq })),
       );
     return Promise.all(writes);

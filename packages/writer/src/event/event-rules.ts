@@ -13,7 +13,7 @@ export function whyNotApplicable(
   state: EventState,
   type: string,
   payload: Readonly<Record<string, unknown>> | undefined,
-  everyRun: { has(requestId: string): boolean } = new Set<string>(),
+  everyRun: ReadonlyMap<string, { readonly finish: string | null }> = new Map(),
 ): string | null {
   const body = payload ?? {};
   if (type === 'message_edit' && 'index' in body && 'message' in body) {
@@ -44,6 +44,8 @@ export function whyNotApplicable(
   }
   const run = state.runs.get(requestId);
   if (type === 'chat.cancelled' && run !== undefined && run.finish === undefined) return null;
+  // A run abandoned before the tail the writer folded (known from the run index only) may still be cancelled.
+  if (type === 'chat.cancelled' && run === undefined && everyRun.get(requestId)?.finish === null) return null;
   if (active === undefined) return `there is no active run (request_id "${requestId}")`;
   if (requestId !== active) return `run "${requestId}" is not the active run "${active}"`;
   if (type === 'chat.delta') {
