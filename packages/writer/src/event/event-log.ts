@@ -312,8 +312,8 @@ export class EventLog {
       (a, b) => (this.#runs.get(a)?.startedSeq ?? 0) - (this.#runs.get(b)?.startedSeq ?? 0),
     );
     const writes = ordered.map((requestId) =>
-        this.#submit('chat.cancelled', { request_id: requestId, reason }).then((ack) => ({ requestId, seq: ack.seq })),
-      );
+      this.#submit('chat.cancelled', { request_id: requestId, reason }).then((ack) => ({ requestId, seq: ack.seq })),
+    );
     return Promise.all(writes);
   }
 

@@ -2,7 +2,7 @@
 // and the later record is glued after them (spec §3.6). A reader salvages that record (TJ-FRAME-029), so its seq has
 // been seen; the writer must continue after it and never give that seq, or the lost one's, to a new record
 // (TJ-EVENT-003, TJ-EVENT-004; TJ-LIVE-008 depends on it).
-import { appendFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { replayEventLog } from '@turnjournal/reader';
