@@ -6,6 +6,7 @@ import {
   DEFAULT_RETENTION_SECONDS,
   type EventLogCompaction,
   JOURNAL_ONLY_HOOKS,
+  JournalLockedError,
   type RecoveryHooks,
   recoverStore,
   type StoreRecovery,
@@ -88,8 +89,14 @@ export function parseDuration(text: string): number {
 export interface CompactResult {
   /** One retention sweep per turn journal directory. */
   readonly sweeps: readonly SweepReport[];
-  /** One compaction per event log (absent in a dry run, which only sweeps). */
-  readonly eventLogs: readonly ({ readonly file: string } & EventLogCompaction)[];
+  /**
+   * One compaction per event log (absent in a dry run, which only sweeps), or `skipped` with why: a log whose lock a
+   * live process holds is left to that process (its own retention job compacts it, TJ-RET-008).
+   */
+  readonly eventLogs: readonly (
+    | ({ readonly file: string; readonly skipped?: undefined } & EventLogCompaction)
+    | { readonly file: string; readonly skipped: string }
+  )[];
 }
 
 /**
@@ -112,7 +119,17 @@ export async function compactCommand(
     sweeps.push(await sweepTurnJournals(dir, { retentionSeconds, dryRun: options.dryRun }));
   const eventLogs: CompactResult['eventLogs'][number][] = [];
   if (!options.dryRun)
-    for (const file of logs) eventLogs.push({ file, ...(await compactEventLog(file, { retentionSeconds })) });
+    for (const file of logs) {
+      try {
+        eventLogs.push({ file, ...(await compactEventLog(file, { retentionSeconds })) });
+      } catch (error) {
+        // A live server holds this log: skip it and say so, rather than fail the whole run (issue 15).
+        if (!(error instanceof JournalLockedError)) throw error;
+        const holder =
+          error.holder === undefined ? 'another process' : `pid ${error.holder.pid} on ${error.holder.host}`;
+        eventLogs.push({ file, skipped: `held by ${holder}` });
+      }
+    }
   return { sweeps, eventLogs };
 }
 
@@ -133,9 +150,11 @@ export function formatCompaction(result: CompactResult): string {
   }
   for (const log of result.eventLogs)
     lines.push(
-      log.compacted
-        ? `${log.file}: removed ${log.removedRecords} record(s) before the checkpoint at seq ${log.checkpointSeq}`
-        : `${log.file}: kept everything (${log.reason ?? 'nothing to remove'})`,
+      log.skipped !== undefined
+        ? `${log.file}: skipped, ${log.skipped} (a live process compacts its own logs)`
+        : log.compacted
+          ? `${log.file}: removed ${log.removedRecords} record(s) before the checkpoint at seq ${log.checkpointSeq}`
+          : `${log.file}: kept everything (${log.reason ?? 'nothing to remove'})`,
     );
   return `${lines.join('\n')}\n`;
 }
