@@ -52,6 +52,7 @@ describe('parseRequirements', () => {
         'REPLAY',
         'RUNSEM',
         'CONF',
+        'LIVE',
       ]),
     );
   });
