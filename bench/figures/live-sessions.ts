@@ -51,7 +51,7 @@ async function firstRecordMs(session: Session, after: number): Promise<number> {
 /**
  * Reconnect (issue 15): `subscribe({after: lastSeq - 100})` to its first record on a ~200 MB log against the same on a
  * ~1 MB log, served from the log (the hub's window is empty after opening) — O(tail) means the ratio stays near 1 —
- * and from the in-memory window. Also reports the time to open each session (the checkpoint run index, TJ-EVENT-019).
+ * and from the in-memory window. Also reports the time to open each session (the checkpoint run index, TJ-EVENT-020).
  */
 export const liveReconnect: Figure = {
   id: 'live-reconnect',
@@ -136,7 +136,7 @@ export const liveReconnect: Figure = {
         ratio: round(big.openMs / small.openMs, 3),
         met: null,
         status: 'info',
-        note: 'one open each, cold hub; reads the tail to the last checkpoint and its run index (TJ-EVENT-019)',
+        note: 'one open each, cold hub; reads the tail to the last checkpoint and its run index (TJ-EVENT-020)',
       },
     ];
   },

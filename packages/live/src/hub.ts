@@ -48,7 +48,7 @@ export interface RetentionReport {
   readonly sessions: readonly {
     readonly sessionId: string;
     readonly removedRecords?: number;
-    /** Finished runs nobody acknowledged within the delivery window: they no longer blocked compaction (TJ-RET-017). */
+    /** Finished runs nobody acknowledged within the delivery window: they no longer blocked compaction (TJ-RET-018). */
     readonly expiredRuns?: readonly string[];
     readonly error?: string;
   }[];

@@ -259,7 +259,7 @@ export class LiveSession implements SubscriptionSource {
     const log = journals.events;
     // What a crashed process left in the OS is durable from now on (TJ-LIVE-008 for records read at open).
     await log.flush();
-    // Every run of the log from the writer's run index (TJ-EVENT-019): opening reads the tail, not the log.
+    // Every run of the log from the writer's run index (TJ-EVENT-020): opening reads the tail, not the log.
     const session = new LiveSession(sessionId, journals, new ViewFold(log.snapshot(), log.runs()), settings, stampRef);
     await session.#recover();
     return session;
@@ -423,7 +423,7 @@ export class LiveSession implements SubscriptionSource {
       await this.#durable();
       const result = await this.#log.compact({
         ...(options.retentionSeconds === undefined ? {} : { retentionSeconds: options.retentionSeconds }),
-        // Finished runs nobody acknowledged within the session's delivery window no longer block it (TJ-RET-017).
+        // Finished runs nobody acknowledged within the session's delivery window no longer block it (TJ-RET-018).
         deliveryWindowSeconds: this.#settings.deliveryWindowMs / 1000,
         now: this.#settings.clock(),
       });
@@ -607,7 +607,7 @@ export class LiveSession implements SubscriptionSource {
       size: json.length + 64,
     });
     if (after === before + 2) {
-      // The writer's checkpoint payload: the message list and the run index as of it (TJ-EVENT-018).
+      // The writer's checkpoint payload: the message list and the run index as of it (TJ-EVENT-019).
       const checkpoint = { messages: [...log.snapshot().messages], runs: runIndexEntries(log.runs().values()) };
       this.#pending.push({
         record: { seq: before + 2, ts, type: 'checkpoint', payload: checkpoint },

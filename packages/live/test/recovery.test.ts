@@ -1,6 +1,6 @@
 // Restart recovery of what a crash left half-done (spec §18.5): a turn submitted whose run never started gets its
 // user message back (TJ-LIVE-019), and every unfinished run is cancelled — runs abandoned before the last one too,
-// which only the run index knows after a reopen (TJ-LIVE-016, TJ-EVENT-019).
+// which only the run index knows after a reopen (TJ-LIVE-016, TJ-EVENT-020).
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

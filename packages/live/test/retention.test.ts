@@ -1,4 +1,4 @@
-// The hub's retention job (spec §14, TJ-LIVE-015, TJ-RET-017): one pass compacts each open session's event log —
+// The hub's retention job (spec §14, TJ-LIVE-015, TJ-RET-018): one pass compacts each open session's event log —
 // acknowledged runs and runs whose delivery expired go, records inside the retention window stay — and sweeps the
 // store's turn journals; the snapshot stops listing an expired run as undelivered.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -23,7 +23,7 @@ function starts(root: string): string[] {
     .map((record) => record.payload.request_id as string);
 }
 
-describe('retention job (TJ-LIVE-015, TJ-RET-017)', () => {
+describe('retention job (TJ-LIVE-015, TJ-RET-018)', () => {
   it('compacts past acknowledged and expired runs, keeps the window, and reports what it did', async () => {
     const root = mkdtempSync(join(tmpdir(), 'tj-live-retention-'));
     dirs.push(root);
@@ -56,7 +56,7 @@ describe('retention job (TJ-LIVE-015, TJ-RET-017)', () => {
     expect(report.sessions[0]?.removedRecords).toBeGreaterThan(0);
     expect(session.snapshot({ clientId: 'c1' }).undelivered).toEqual([]);
     expect(starts(root)).toEqual([]);
-    // The request ids of removed runs are still refused as new turns (the checkpoint's run index, TJ-EVENT-018).
+    // The request ids of removed runs are still refused as new turns (the checkpoint's run index, TJ-EVENT-019).
     expect(await session.send({ requestId: 'never-acked', content: 'q never-acked' })).toMatchObject({
       created: false,
     });

@@ -3,7 +3,7 @@ import { readJournal } from '../framing/read-journal.js';
 import { type ScannedRun, type ScannedRunFinish, scanEventRuns } from './scan-event-runs.js';
 
 /**
- * One run in the run index a `checkpoint` carries (spec §6.6, TJ-EVENT-018): the state, as of the checkpoint, of a run
+ * One run in the run index a `checkpoint` carries (spec §6.6, TJ-EVENT-019): the state, as of the checkpoint, of a run
  * started before it.
  */
 export interface RunIndexEntry {
@@ -25,7 +25,7 @@ export interface RunIndexEntry {
   readonly acked_by: readonly string[];
 }
 
-/** The run index of a checkpoint for `runs`, in start order (TJ-EVENT-018). */
+/** The run index of a checkpoint for `runs`, in start order (TJ-EVENT-019). */
 export function runIndexEntries(runs: Iterable<ScannedRun>): RunIndexEntry[] {
   const entries: RunIndexEntry[] = [];
   for (const run of runs)
@@ -65,9 +65,9 @@ function isEntry(value: unknown): value is RunIndexEntry {
 }
 
 /**
- * The runs a checkpoint's `payload.runs` lists (TJ-EVENT-018), or null when the checkpoint has no run index (a file
+ * The runs a checkpoint's `payload.runs` lists (TJ-EVENT-019), or null when the checkpoint has no run index (a file
  * written before it existed) or a malformed one: the caller then scans the records before the checkpoint
- * (TJ-EVENT-019).
+ * (TJ-EVENT-020).
  */
 export function runsFromCheckpoint(payload: unknown): Map<string, ScannedRun> | null {
   if (typeof payload !== 'object' || payload === null) return null;
@@ -112,9 +112,9 @@ export interface RunIndexRead {
 }
 
 /**
- * Every run of an event log at a cost that follows its tail (TJ-EVENT-019): the run index of the last valid
+ * Every run of an event log at a cost that follows its tail (TJ-EVENT-020): the run index of the last valid
  * checkpoint, continued by a scan of the run records after it. A log whose last checkpoint carries no index (written
- * before TJ-EVENT-018, or without any checkpoint) is scanned from its start, as before; its next checkpoint carries one.
+ * before TJ-EVENT-019, or without any checkpoint) is scanned from its start, as before; its next checkpoint carries one.
  */
 export async function readRunIndex(options: ReadRunIndexOptions): Promise<RunIndexRead> {
   const { source, size, checkpointOffset } = options;

@@ -36,7 +36,7 @@ export interface ScanEventRunsOptions {
   /** Bytes per read; 1 MiB by default. */
   readonly chunkBytes?: number;
   /**
-   * The runs of the part before `start`, from a checkpoint's run index (TJ-EVENT-018): the scan continues them (the map
+   * The runs of the part before `start`, from a checkpoint's run index (TJ-EVENT-019): the scan continues them (the map
    * is copied, not changed). Empty by default.
    */
   readonly initial?: ReadonlyMap<string, ScannedRun>;
@@ -115,7 +115,7 @@ export function copyRun(run: ScannedRun): ScannedRun {
 /**
  * Applies one record to a map of runs as {@link scanEventRuns} does (spec §6.3, §6.4): a `chat.started` adds its run
  * (or notes a duplicate start), the first finishing record ends it, a `delivery.ack` marks it acknowledged. Writers
- * keep their run index (TJ-EVENT-018) with it. Returns false for a record of any other type or without a
+ * keep their run index (TJ-EVENT-019) with it. Returns false for a record of any other type or without a
  * `request_id`, which changes nothing.
  */
 export function applyRunRecord(

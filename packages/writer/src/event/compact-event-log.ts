@@ -17,7 +17,7 @@ export interface CompactEventLogOptions {
   /** The current time in epoch milliseconds; the clock of the open writer, or `Date.now()`, by default. */
   readonly now?: number;
   /**
-   * The delivery window in seconds (TJ-LIVE-015, TJ-RET-017): a finished run that no `delivery.ack` names and whose
+   * The delivery window in seconds (TJ-LIVE-015, TJ-RET-018): a finished run that no `delivery.ack` names and whose
    * finishing record is older than `now` minus the window counts as delivered, with outcome `expired`, so it no longer
    * blocks compaction. 48 hours by default; `Infinity` keeps undelivered runs forever (the behaviour before expiry).
    */
@@ -71,7 +71,7 @@ export interface EventLogCompaction {
   /** Why nothing was removed, when `compacted` is false. */
   readonly reason?: EventLogCompactionBlock;
   /**
-   * The finished runs without a `delivery.ack` whose delivery expired (TJ-RET-017): they no longer blocked compaction.
+   * The finished runs without a `delivery.ack` whose delivery expired (TJ-RET-018): they no longer blocked compaction.
    * No ack is written for them (TJ-EVENT-012); a live snapshot no longer lists them as undelivered (TJ-LIVE-015).
    */
   readonly expiredRuns: readonly string[];
@@ -205,7 +205,7 @@ async function planCompaction(
   const expiredRuns: string[] = [];
   for (const run of state.runs) {
     if (run.finishedSeq !== null && run.delivered) continue;
-    // Delivery expiry (TJ-RET-017): a finished run nobody acknowledged within the window counts as delivered.
+    // Delivery expiry (TJ-RET-018): a finished run nobody acknowledged within the window counts as delivered.
     if (run.finishedSeq !== null && (finishedAt.get(run.requestId) ?? Number.NaN) <= deliveryCutoff) {
       expiredRuns.push(run.requestId);
       continue;

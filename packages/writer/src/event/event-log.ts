@@ -41,9 +41,9 @@ export interface EventLogSettings {
   readonly findings: readonly Finding[];
   readonly recovery: EventLogOpenRecovery;
   /**
-   * Every run of the log (the last checkpoint's run index continued by the records after it, TJ-EVENT-019): the
+   * Every run of the log (the last checkpoint's run index continued by the records after it, TJ-EVENT-020): the
    * writer refuses their request ids (TJ-EVENT-010 across reopen and compaction) and writes the index into each
-   * checkpoint (TJ-EVENT-018). The writer owns the map from now on.
+   * checkpoint (TJ-EVENT-019). The writer owns the map from now on.
    */
   readonly runs: Map<string, ScannedRun>;
 }
@@ -142,8 +142,8 @@ export class EventLog {
 
   /**
    * Every run of the log by `request_id`, in start order, with its outcome and acks (spec §6.3, §6.4): what the writer
-   * holds in its run index (TJ-EVENT-018), including the records it has reserved and not yet written. Opening built it
-   * from the last checkpoint's index and the records after it (TJ-EVENT-019), so no caller needs to scan the log for
+   * holds in its run index (TJ-EVENT-019), including the records it has reserved and not yet written. Opening built it
+   * from the last checkpoint's index and the records after it (TJ-EVENT-020), so no caller needs to scan the log for
    * its runs. The map and its runs are copies.
    */
   runs(): Map<string, ScannedRun> {
@@ -305,7 +305,7 @@ export class EventLog {
       throw new WriterError('invalid_record', 'the cancellation reason must be a non-empty string', this.path);
     await this.#appender.idle();
     // Every unfinished run of the log, those started before the tail the opening folded included (the run index,
-    // TJ-EVENT-019): a run abandoned by an earlier crash stays open otherwise, and its clients wait forever.
+    // TJ-EVENT-020): a run abandoned by an earlier crash stays open otherwise, and its clients wait forever.
     const unfinished = new Set(this.#state.unfinishedRuns());
     for (const [requestId, run] of this.#runs) if (run.finish === null) unfinished.add(requestId);
     const ordered = [...unfinished].sort(
@@ -412,7 +412,7 @@ export class EventLog {
 
   /**
    * A checkpoint's payload: the message list (TJ-EVENT-007) and the run index, every run of the log as of the
-   * checkpoint (TJ-EVENT-018), so that opening reads no further back than the last checkpoint (TJ-EVENT-019).
+   * checkpoint (TJ-EVENT-019), so that opening reads no further back than the last checkpoint (TJ-EVENT-020).
    */
   #checkpointPayload(): Payload {
     return { messages: [...this.#state.messages], runs: runIndexEntries(this.#runs.values()) };

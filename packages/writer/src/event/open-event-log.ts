@@ -54,7 +54,7 @@ export async function openEventLog(options: OpenEventLogOptions): Promise<EventL
   const file = await AppendFile.open(path, appendFileOptions(resolved));
   try {
     const tail = await recoverTail(path, file.source, file.size, resolved.maxLineBytes);
-    // Every run of the log, from the last checkpoint's run index and the run records after it (TJ-EVENT-019).
+    // Every run of the log, from the last checkpoint's run index and the run records after it (TJ-EVENT-020).
     const index = await readRunIndex({
       source: file.source,
       size: file.size,

@@ -134,7 +134,7 @@ describe('compactEventLog (spec §14.2)', () => {
     await log.chatDone({ requestId: 'slow' });
     await log.checkpoint();
     const unacked = readFileSync(file);
-    // Within the delivery window (TJ-RET-017 is tested below): the finished, unacknowledged run still blocks.
+    // Within the delivery window (TJ-RET-018 is tested below): the finished, unacknowledged run still blocks.
     report = await log.compact({ now: LATER, deliveryWindowSeconds: 90 * 86400 });
     expect(report).toMatchObject({
       compacted: false,
@@ -278,7 +278,7 @@ describe('compactEventLog (spec §14.2)', () => {
   });
 });
 
-describe('delivery expiry in compaction (TJ-RET-017, TJ-LIVE-015)', () => {
+describe('delivery expiry in compaction (TJ-RET-018, TJ-LIVE-015)', () => {
   it('a finished run nobody acknowledged blocks compaction within the delivery window, and expires after it', async () => {
     const file = join(tempDir(), 'events.jsonl');
     const log = await openEventLog({ file, clock: steppingClock(T0) });
@@ -304,7 +304,7 @@ describe('delivery expiry in compaction (TJ-RET-017, TJ-LIVE-015)', () => {
     expect(seqsOf(file)).toEqual([checkpoint.seq]);
     expect(recordsOf(file).some((r) => r.type === 'delivery.ack')).toBe(false);
     expect(done.seq).toBe(2);
-    // The request id is still known after its records went: the checkpoint's run index keeps it (TJ-EVENT-018).
+    // The request id is still known after its records went: the checkpoint's run index keeps it (TJ-EVENT-019).
     expect(log.runs().get('lost')).toMatchObject({ finish: 'done', acked: false });
     await log.close();
     const reopened = await openEventLog({ file });

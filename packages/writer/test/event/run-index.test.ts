@@ -1,4 +1,4 @@
-// The run index of checkpoints (spec §6.6, TJ-EVENT-018, TJ-EVENT-019): opening an event log learns every run from
+// The run index of checkpoints (spec §6.6, TJ-EVENT-019, TJ-EVENT-020): opening an event log learns every run from
 // the last checkpoint and the records after it, so its cost follows the tail, not the log; a log written before the
 // index existed is still read, by a scan of the whole file, and its next checkpoint carries the index.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -47,7 +47,7 @@ async function longLog(file: string, runs: number): Promise<void> {
   await log.close();
 }
 
-describe('checkpoint run index (TJ-EVENT-018, TJ-EVENT-019)', () => {
+describe('checkpoint run index (TJ-EVENT-019, TJ-EVENT-020)', () => {
   it('each checkpoint lists every run before it with outcome and acks', async () => {
     const file = tempFile();
     await longLog(file, 3);
@@ -88,7 +88,7 @@ describe('checkpoint run index (TJ-EVENT-018, TJ-EVENT-019)', () => {
     await log.close();
   });
 
-  it('a log whose checkpoints carry no index (written before TJ-EVENT-018) is scanned whole, and indexed from its next checkpoint', async () => {
+  it('a log whose checkpoints carry no index (written before TJ-EVENT-019) is scanned whole, and indexed from its next checkpoint', async () => {
     const file = tempFile();
     await longLog(file, 4);
     // Strip the index from every checkpoint: the file an older writer left.
