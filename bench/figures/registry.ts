@@ -5,6 +5,7 @@ import { durableSubmit } from './durable-submit.js';
 import { eventAppend } from './event-append.js';
 import { eventRecovery } from './event-recovery.js';
 import { groupCommit } from './group-commit.js';
+import { liveFanout, liveReconnect, liveStreamCost } from './live-sessions.js';
 import { peakMemory } from './peak-memory.js';
 import { readDerive } from './read-derive.js';
 import { sessions64 } from './sessions-64.js';
@@ -22,4 +23,7 @@ export const FIGURES: readonly Figure[] = [
   eventRecovery,
   startupAudit,
   conformanceRun,
+  liveReconnect,
+  liveFanout,
+  liveStreamCost,
 ];

@@ -43,8 +43,12 @@ export class DiskReader {
   }
 
   /**
-   * The accepted records with `after < seq <= through`, at most `limit` of them, in seq order; `compacted` when the
-   * first record found after the cursor is not `after + 1` (compaction removed the ones between, TJ-LIVE-010).
+   * The consecutive accepted records from `after + 1` on, through `through`, at most `limit` of them; `compacted`
+   * when the log does not hold `after + 1` (compaction removed it, TJ-LIVE-010, or a crash lost it before it was ever
+   * durable, TJ-LIVE-018). The batch stops before any later jump in seq: a crash can lose an unsynced record while a
+   * later unsynced one survives (the reader salvages it after the zero-filled region, TJ-FRAME-029), and a batch
+   * that went on past the hole would make the subscriber skip a seq silently; the next read then starts at the hole
+   * and answers `compacted`.
    */
   async readAfter(after: number, through: number, limit: number): Promise<DiskBatch> {
     if (this.#fd === null) this.#fd = this.#fs.open(this.#path, 'read');
@@ -68,8 +72,11 @@ export class DiskReader {
         if (!isAcceptedRecord(validation) || validation.classification.family !== 'event') continue;
         const seq = value.seq as number;
         if (seq <= last) continue;
+        if (seq !== last + 1) {
+          if (records.length === 0) return { kind: 'compacted' };
+          break reading;
+        }
         if (seq > through) break reading;
-        if (records.length === 0 && last === after && seq !== after + 1) return { kind: 'compacted' };
         records.push(value as unknown as LiveRecord);
         last = seq;
         if (records.length >= limit) break reading;

@@ -47,6 +47,8 @@ export interface RetentionReport {
   readonly sessions: readonly {
     readonly sessionId: string;
     readonly removedRecords?: number;
+    /** Finished runs nobody acknowledged within the delivery window: they no longer blocked compaction (TJ-RET-018). */
+    readonly expiredRuns?: readonly string[];
     readonly error?: string;
   }[];
   /** The turn-journal sweep (live sessions' files are skipped, TJ-RET-009), or its error. */
@@ -128,13 +130,14 @@ export class ConversationHub {
    */
   async runRetention(): Promise<RetentionReport> {
     const windowMs = this.#options.retention === false ? 48 * HOUR : (this.#options.retention?.windowMs ?? 48 * HOUR);
-    const sessions: { sessionId: string; removedRecords?: number; error?: string }[] = [];
+    const sessions: { sessionId: string; removedRecords?: number; expiredRuns?: readonly string[]; error?: string }[] =
+      [];
     for (const [sessionId, opening] of [...this.#sessions]) {
       try {
         const session = await opening;
         if (session.closed) continue;
         const result = await session.compact({ retentionSeconds: windowMs / 1000 });
-        sessions.push({ sessionId, removedRecords: result.removedRecords });
+        sessions.push({ sessionId, removedRecords: result.removedRecords, expiredRuns: result.expiredRuns });
       } catch (error) {
         sessions.push({ sessionId, error: error instanceof Error ? error.message : String(error) });
       }

@@ -1,5 +1,4 @@
-import { type ScannedRun, scanEventRuns } from '@turnjournal/reader';
-import { isValidIdentifier } from '@turnjournal/reader/store-format';
+import { isValidIdentifier, runIndexEntries } from '@turnjournal/reader/store-format';
 import type { Attachment } from '@turnjournal/schema';
 import {
   type EventLog,
@@ -15,6 +14,7 @@ import { LiveError } from './errors.js';
 import type { FanOut } from './fanout.js';
 import type { ConversationView, LiveEvent, LiveRecord, LiveRunStatus } from './records.js';
 import { RecordRing } from './ring.js';
+import { readSubmittedMessages } from './submitted-reader.js';
 import { Subscription, type SubscriptionSource } from './subscription.js';
 import { ViewFold } from './view-fold.js';
 
@@ -247,7 +247,7 @@ export class LiveSession implements SubscriptionSource {
   }
 
   /**
-   * @internal Opens a session on its journals: makes what the log holds durable, scans its runs, then recovers what a
+   * @internal Opens a session on its journals: makes what the log holds durable, takes its runs from the writer's run index, then recovers what a
    * crash left open (TJ-LIVE-016, TJ-LIVE-017).
    */
   static async open(
@@ -259,8 +259,8 @@ export class LiveSession implements SubscriptionSource {
     const log = journals.events;
     // What a crashed process left in the OS is durable from now on (TJ-LIVE-008 for records read at open).
     await log.flush();
-    const runs = await scanLog(settings.fs, log.path);
-    const session = new LiveSession(sessionId, journals, new ViewFold(log.snapshot(), runs), settings, stampRef);
+    // Every run of the log from the writer's run index (TJ-EVENT-020): opening reads the tail, not the log.
+    const session = new LiveSession(sessionId, journals, new ViewFold(log.snapshot(), log.runs()), settings, stampRef);
     await session.#recover();
     return session;
   }
@@ -422,8 +422,10 @@ export class LiveSession implements SubscriptionSource {
     return this.#runExclusive(async () => {
       await this.#durable();
       const result = await this.#log.compact({
-        ...options,
         ...(options.retentionSeconds === undefined ? {} : { retentionSeconds: options.retentionSeconds }),
+        // Finished runs nobody acknowledged within the session's delivery window no longer block it (TJ-RET-018).
+        deliveryWindowSeconds: this.#settings.deliveryWindowMs / 1000,
+        now: this.#settings.clock(),
       });
       await this.#disk.reopen();
       return result;
@@ -605,10 +607,11 @@ export class LiveSession implements SubscriptionSource {
       size: json.length + 64,
     });
     if (after === before + 2) {
-      const messages = [...log.snapshot().messages];
+      // The writer's checkpoint payload: the message list and the run index as of it (TJ-EVENT-019).
+      const checkpoint = { messages: [...log.snapshot().messages], runs: runIndexEntries(log.runs().values()) };
       this.#pending.push({
-        record: { seq: before + 2, ts, type: 'checkpoint', payload: { messages } },
-        size: JSON.stringify(messages).length + 64,
+        record: { seq: before + 2, ts, type: 'checkpoint', payload: checkpoint },
+        size: JSON.stringify(checkpoint).length + 64,
       });
     }
     written.catch((error: unknown) => this.#fail(error, before + 1));
@@ -707,6 +710,37 @@ export class LiveSession implements SubscriptionSource {
   }
 
   /**
+   * Restart recovery of the user's words (TJ-LIVE-019): a pending turn whose user message the event log lacks — the
+   * crash came after `submitted` was durable and before `chat.started` and the message were — gets that message back
+   * from its `submitted` record (content and attachments), with the id and request id the session gives it. No run is
+   * started and nothing is answered: the turn is then interrupted like any other.
+   */
+  async #restoreUserMessages(): Promise<void> {
+    const present = new Set(this.#log.snapshot().messages.map((m) => (m as { id?: unknown }).id));
+    const missing = new Set(
+      this.#turns
+        .pendingTurns()
+        .map((t) => t.turnId)
+        .filter((turnId) => !present.has(`${turnId}.user`)),
+    );
+    if (missing.size === 0) return;
+    const found = await readSubmittedMessages(this.#settings.fs, this.#turns.path, missing);
+    for (const turnId of missing) {
+      const submitted = found.get(turnId);
+      if (submitted === undefined) continue;
+      this.#append('message_append', {
+        message: {
+          role: 'user',
+          content: submitted.content,
+          id: `${turnId}.user`,
+          request_id: turnId,
+          ...(submitted.attachments === undefined ? {} : { attachments: submitted.attachments }),
+        },
+      });
+    }
+  }
+
+  /**
    * Restart recovery (TJ-LIVE-016, TJ-LIVE-017): the run a crash left open gets its open segment's text committed as
    * a partial assistant message, then `chat.cancelled` with `server_startup_recovery`; every pending turn is then
    * closed from its run's outcome — never with a fabricated answer.
@@ -715,6 +749,12 @@ export class LiveSession implements SubscriptionSource {
     const log = this.#log;
     const snapshot = log.snapshot();
     const active = snapshot.activeRun;
+    // Runs abandoned before the last one, which the tail fold does not see but the run index does (TJ-LIVE-016).
+    const abandoned = [...this.#fold.runs.values()]
+      .filter((run) => run.finish === null && run.requestId !== active?.requestId)
+      .sort((a, b) => a.startedSeq - b.startedSeq);
+    for (const run of abandoned)
+      this.#append('chat.cancelled', { request_id: run.requestId, reason: SERVER_STARTUP_RECOVERY });
     if (active !== null) {
       const overlay = snapshot.overlay;
       if (overlay !== null && overlay.requestId === active.requestId && overlay.text !== '')
@@ -729,6 +769,7 @@ export class LiveSession implements SubscriptionSource {
         });
       this.#append('chat.cancelled', { request_id: active.requestId, reason: SERVER_STARTUP_RECOVERY });
     }
+    await this.#restoreUserMessages();
     await this.#durable();
     for (const { turnId } of this.#turns.pendingTurns()) {
       const run = this.#fold.runs.get(turnId);
@@ -736,18 +777,5 @@ export class LiveSession implements SubscriptionSource {
       else if (run?.finish === 'error') await this.#turns.interrupt(turnId, 'error');
       else await this.#turns.interrupt(turnId, SERVER_STARTUP_RECOVERY);
     }
-  }
-}
-
-async function scanLog(fs: FileSystem, path: string): Promise<Map<string, ScannedRun>> {
-  const fd = await fs.open(path, 'read');
-  try {
-    const size = (await fs.fstat(fd)).size;
-    return await scanEventRuns({
-      source: { read: (buffer, offset, length, position) => fs.read(fd, buffer, offset, length, position) },
-      end: size,
-    });
-  } finally {
-    await fs.close(fd);
   }
 }

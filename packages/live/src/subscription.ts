@@ -104,7 +104,17 @@ export class Subscription implements AsyncIterableIterator<LiveEvent> {
           this.close();
           return { done: false, value: { kind: 'cut_off', cursor } };
         }
-        const batch = await source.fromDisk(this.#cursor, head, DISK_BATCH);
+        let batch: Awaited<ReturnType<SubscriptionSource['fromDisk']>>;
+        try {
+          batch = await source.fromDisk(this.#cursor, head, DISK_BATCH);
+        } catch (error) {
+          // A read cut short because the subscription or its session ended meanwhile is the end, not a failure.
+          if (this.#done || source.closed) {
+            this.close();
+            return { done: true, value: undefined };
+          }
+          throw error;
+        }
         if (this.#done) return { done: true, value: undefined };
         if (batch.kind === 'compacted') {
           const { event, seq } = source.snapshotEvent('compacted');

@@ -7,6 +7,7 @@ import {
   DEFAULT_RETENTION_SECONDS,
   type EventLogCompaction,
   JOURNAL_ONLY_HOOKS,
+  JournalLockedError,
   type RecoveryHooks,
   recoverStore,
   type StoreRecovery,
@@ -151,8 +152,14 @@ export function parseDuration(text: string): number {
 export interface CompactResult {
   /** One retention sweep per turn journal directory. */
   readonly sweeps: readonly SweepReport[];
-  /** One compaction per event log (absent in a dry run, which only sweeps). */
-  readonly eventLogs: readonly ({ readonly file: string } & EventLogCompaction)[];
+  /**
+   * One compaction per event log (absent in a dry run, which only sweeps), or `skipped` with why: a log whose lock a
+   * live process holds is left to that process (its own retention job compacts it, TJ-RET-008).
+   */
+  readonly eventLogs: readonly (
+    | ({ readonly file: string; readonly skipped?: undefined } & EventLogCompaction)
+    | { readonly file: string; readonly skipped: string }
+  )[];
 }
 
 /**
@@ -175,7 +182,17 @@ export async function compactCommand(
     sweeps.push(await sweepTurnJournals(dir, { retentionSeconds, dryRun: options.dryRun }));
   const eventLogs: CompactResult['eventLogs'][number][] = [];
   if (!options.dryRun)
-    for (const file of logs) eventLogs.push({ file, ...(await compactEventLog(file, { retentionSeconds })) });
+    for (const file of logs) {
+      try {
+        eventLogs.push({ file, ...(await compactEventLog(file, { retentionSeconds })) });
+      } catch (error) {
+        // A live server holds this log: skip it and say so, rather than fail the whole run (issue 15).
+        if (!(error instanceof JournalLockedError)) throw error;
+        const holder =
+          error.holder === undefined ? 'another process' : `pid ${error.holder.pid} on ${error.holder.host}`;
+        eventLogs.push({ file, skipped: `held by ${holder}` });
+      }
+    }
   return { sweeps, eventLogs };
 }
 
@@ -196,9 +213,11 @@ export function formatCompaction(result: CompactResult): string {
   }
   for (const log of result.eventLogs)
     lines.push(
-      log.compacted
-        ? `${log.file}: removed ${log.removedRecords} record(s) before the checkpoint at seq ${log.checkpointSeq}`
-        : `${log.file}: kept everything (${log.reason ?? 'nothing to remove'})`,
+      log.skipped !== undefined
+        ? `${log.file}: skipped, ${log.skipped} (a live process compacts its own logs)`
+        : log.compacted
+          ? `${log.file}: removed ${log.removedRecords} record(s) before the checkpoint at seq ${log.checkpointSeq}`
+          : `${log.file}: kept everything (${log.reason ?? 'nothing to remove'})`,
     );
   return textLines(lines);
 }
@@ -217,24 +236,29 @@ export function compactionJson(result: CompactResult, dryRun: boolean): CompactO
         ...(session.skipped === undefined ? {} : { skipped: session.skipped }),
       })),
     })),
-    event_logs: result.eventLogs.map((log) => ({
-      file: log.file,
-      compacted: log.compacted,
-      removed_records: log.removedRecords,
-      removed_damaged_lines: log.removedDamagedLines,
-      removed_bytes: log.removedBytes,
-      checkpoint_seq: log.checkpointSeq,
-      first_retained_seq: log.firstRetainedSeq,
-      ...(log.reason === undefined ? {} : { reason: log.reason }),
-      ...(log.blockedBy === undefined
-        ? {}
+    event_logs: result.eventLogs.map((log) =>
+      log.skipped !== undefined
+        ? { file: log.file, skipped: log.skipped }
         : {
-            blocked_by: {
-              offset: log.blockedBy.offset,
-              seq: log.blockedBy.seq,
-              ...(log.blockedBy.requestId === undefined ? {} : { request_id: log.blockedBy.requestId }),
-            },
-          }),
-    })),
+            file: log.file,
+            compacted: log.compacted,
+            expired_runs: [...log.expiredRuns],
+            removed_records: log.removedRecords,
+            removed_damaged_lines: log.removedDamagedLines,
+            removed_bytes: log.removedBytes,
+            checkpoint_seq: log.checkpointSeq,
+            first_retained_seq: log.firstRetainedSeq,
+            ...(log.reason === undefined ? {} : { reason: log.reason }),
+            ...(log.blockedBy === undefined
+              ? {}
+              : {
+                  blocked_by: {
+                    offset: log.blockedBy.offset,
+                    seq: log.blockedBy.seq,
+                    ...(log.blockedBy.requestId === undefined ? {} : { request_id: log.blockedBy.requestId }),
+                  },
+                }),
+          },
+    ),
   };
 }

@@ -103,30 +103,44 @@ export const CompactOutput = Type.Object(
       ),
     ),
     event_logs: Type.Array(
-      Type.Object(
-        {
-          file: Type.String(),
-          compacted: Type.Boolean(),
-          removed_records: Type.Integer({ minimum: 0 }),
-          removed_damaged_lines: Type.Integer({ minimum: 0 }),
-          removed_bytes: Type.Integer({ minimum: 0 }),
-          checkpoint_seq: Type.Union([Type.Integer(), Type.Null()]),
-          first_retained_seq: Type.Union([Type.Integer(), Type.Null()]),
-          reason: Type.Optional(Type.String({ description: 'Why nothing was removed.' })),
-          blocked_by: Type.Optional(
-            Type.Object(
-              {
-                offset: Type.Integer({ minimum: 0 }),
-                seq: Type.Union([Type.Integer(), Type.Null()]),
-                request_id: Type.Optional(Type.String()),
-              },
-              { additionalProperties: false },
+      Type.Union([
+        Type.Object(
+          {
+            file: Type.String(),
+            skipped: Type.String({
+              description: 'Why the log was left alone: a live process holds it and compacts it.',
+            }),
+          },
+          { additionalProperties: false },
+        ),
+        Type.Object(
+          {
+            file: Type.String(),
+            compacted: Type.Boolean(),
+            expired_runs: Type.Array(Type.String(), {
+              description: 'Finished runs nobody acknowledged within the delivery window, counted as delivered.',
+            }),
+            removed_records: Type.Integer({ minimum: 0 }),
+            removed_damaged_lines: Type.Integer({ minimum: 0 }),
+            removed_bytes: Type.Integer({ minimum: 0 }),
+            checkpoint_seq: Type.Union([Type.Integer(), Type.Null()]),
+            first_retained_seq: Type.Union([Type.Integer(), Type.Null()]),
+            reason: Type.Optional(Type.String({ description: 'Why nothing was removed.' })),
+            blocked_by: Type.Optional(
+              Type.Object(
+                {
+                  offset: Type.Integer({ minimum: 0 }),
+                  seq: Type.Union([Type.Integer(), Type.Null()]),
+                  request_id: Type.Optional(Type.String()),
+                },
+                { additionalProperties: false },
+              ),
             ),
-          ),
-        },
-        { additionalProperties: false },
-      ),
-      { description: 'One compaction per event log; empty in a dry run.' },
+          },
+          { additionalProperties: false },
+        ),
+      ]),
+      { description: 'One compaction, or one skip, per event log; empty in a dry run.' },
     ),
   },
   {

@@ -35,6 +35,13 @@ export interface ScanEventRunsOptions {
   readonly end: number;
   /** Bytes per read; 1 MiB by default. */
   readonly chunkBytes?: number;
+  /**
+   * The runs of the part before `start`, from a checkpoint's run index (TJ-EVENT-019): the scan continues them (the map
+   * is copied, not changed). Empty by default.
+   */
+  readonly initial?: ReadonlyMap<string, ScannedRun>;
+  /** The `seq` of the last record before `start` (a record must exceed it to count); -1 by default. */
+  readonly afterSeq?: number;
 }
 
 const RUN_TYPES: Readonly<Record<string, ScannedRunFinish | 'started' | 'ack'>> = {
@@ -57,10 +64,11 @@ const LF = 0x0a;
  */
 export async function scanEventRuns(options: ScanEventRunsOptions): Promise<Map<string, ScannedRun>> {
   const runs = new Map<string, ScannedRun>();
+  for (const [id, run] of options.initial ?? []) runs.set(id, copyRun(run));
   const chunkBytes = Math.max(64 * 1024, options.chunkBytes ?? 1024 * 1024);
   let position = options.start ?? 0;
   let carry: Buffer = Buffer.alloc(0);
-  let lastSeq = -1;
+  let lastSeq = options.afterSeq ?? -1;
   while (position < options.end) {
     const chunk = Buffer.alloc(Math.min(chunkBytes, options.end - position));
     const n = await options.source.read(chunk, 0, chunk.length, position);
@@ -96,9 +104,30 @@ function applyLine(runs: Map<string, ScannedRun>, bytes: Buffer, lastSeq: number
   if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq <= lastSeq) return null;
   if (typeof type !== 'string' || typeof ts !== 'string' || typeof payload !== 'object' || payload === null)
     return null;
-  const kind = RUN_TYPES[type];
-  const requestId = (payload as Record<string, unknown>).request_id;
-  if (kind === undefined || typeof requestId !== 'string' || requestId.length === 0) return null;
+  return applyRunRecord(runs, seq, ts, type, payload as Record<string, unknown>) ? seq : null;
+}
+
+/** A copy of a run that shares nothing mutable with it. */
+export function copyRun(run: ScannedRun): ScannedRun {
+  return { ...run, ackedBy: new Set(run.ackedBy), duplicateStarts: [...run.duplicateStarts] };
+}
+
+/**
+ * Applies one record to a map of runs as {@link scanEventRuns} does (spec §6.3, §6.4): a `chat.started` adds its run
+ * (or notes a duplicate start), the first finishing record ends it, a `delivery.ack` marks it acknowledged. Writers
+ * keep their run index (TJ-EVENT-019) with it. Returns false for a record of any other type or without a
+ * `request_id`, which changes nothing.
+ */
+export function applyRunRecord(
+  runs: Map<string, ScannedRun>,
+  seq: number,
+  ts: string,
+  type: string,
+  payload: Readonly<Record<string, unknown>>,
+): boolean {
+  const kind = Object.hasOwn(RUN_TYPES, type) ? RUN_TYPES[type] : undefined;
+  const requestId = payload.request_id;
+  if (kind === undefined || typeof requestId !== 'string' || requestId.length === 0) return false;
   const run = runs.get(requestId);
   if (kind === 'started') {
     if (run === undefined)
@@ -117,7 +146,7 @@ function applyLine(runs: Map<string, ScannedRun>, bytes: Buffer, lastSeq: number
   } else if (kind === 'ack') {
     if (run !== undefined) {
       run.acked = true;
-      const client = (payload as Record<string, unknown>).client_id;
+      const client = payload.client_id;
       if (typeof client === 'string') run.ackedBy.add(client);
     }
   } else if (run !== undefined && run.finish === null) {
@@ -125,5 +154,5 @@ function applyLine(runs: Map<string, ScannedRun>, bytes: Buffer, lastSeq: number
     run.finishedSeq = seq;
     run.finishedTs = ts;
   }
-  return seq;
+  return true;
 }

@@ -1,10 +1,14 @@
 /**
  * `@turnjournal/reader/store-format`: the on-disk conventions of a store that readers and writers share — valid
  * identifiers (spec §4.3), the recommended layout in both directions (§4.4), the lock-file format and how a lock's
- * holder is proved alive or dead (§11.4), and the default size limits. The writer builds every path and lock with
+ * holder is proved alive or dead (§11.4), the run index of event-log checkpoints (§6), and the default size limits. The writer builds every path and lock with
  * these, and the reader recognises files and judges locks with the same code, so the two cannot drift apart.
  * @module
  */
+
+// The run index that event-log checkpoints carry (`payload.runs`, spec §6.4), built and read by writers and readers.
+export { type RunIndexEntry, runIndexEntries, runsFromCheckpoint } from '../event/run-index.js';
+export { applyRunRecord, copyRun } from '../event/scan-event-runs.js';
 export { DEFAULT_MAX_LINE_BYTES } from '../framing/line-splitter.js';
 export { DEFAULT_MAX_DOCUMENT_BYTES } from '../state/read-state.js';
 export { isReservedFileName } from '../store/discover-store.js';
@@ -12,10 +16,10 @@ export { explainInvalidIdentifier, isValidIdentifier, MAX_IDENTIFIER_LENGTH } fr
 export {
   EVENT_LOG_FILE_NAME,
   type LayoutDate,
-  safeParseStorePath,
   SESSIONS_DIR,
   STATE_DIR,
   type StoreLocation,
+  safeParseStorePath,
   storePathSegments,
   TURN_JOURNAL_DIR,
 } from './layout.js';
@@ -24,6 +28,6 @@ export {
   type LockHolder,
   type LockStatus,
   lockStatusOf,
-  safeParseLockHolder,
   readLockStatus,
+  safeParseLockHolder,
 } from './lock-file.js';

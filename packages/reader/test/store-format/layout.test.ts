@@ -3,7 +3,7 @@ import { propertyParameters } from '@turnjournal/test-support';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { discoverStore } from '../../src/index.js';
-import { safeParseStorePath, type StoreLocation, storePathSegments } from '../../src/store-format/index.js';
+import { type StoreLocation, safeParseStorePath, storePathSegments } from '../../src/store-format/index.js';
 
 const identifier = fc.stringMatching(/^[A-Za-z0-9._-]{1,40}$/).filter((id) => id !== '.' && id !== '..');
 const digits = (n: number) => fc.stringMatching(new RegExp(`^\\d{${n}}$`));

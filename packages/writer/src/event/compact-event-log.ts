@@ -1,5 +1,5 @@
 import { EventLogFold, type JournalSource, readJournal } from '@turnjournal/reader';
-import { isAcceptedRecord } from '@turnjournal/schema';
+import { EVENT_FINISHING_TYPES, isAcceptedRecord } from '@turnjournal/schema';
 import { AppendFile } from '../append/append-file.js';
 import { WriterError } from '../errors.js';
 import type { FileSystem } from '../fs/file-system.js';
@@ -16,7 +16,16 @@ export interface CompactEventLogOptions {
   readonly retentionSeconds?: number;
   /** The current time in epoch milliseconds; the clock of the open writer, or `Date.now()`, by default. */
   readonly now?: number;
+  /**
+   * The delivery window in seconds (TJ-LIVE-015, TJ-RET-018): a finished run that no `delivery.ack` names and whose
+   * finishing record is older than `now` minus the window counts as delivered, with outcome `expired`, so it no longer
+   * blocks compaction. 48 hours by default; `Infinity` keeps undelivered runs forever (the behaviour before expiry).
+   */
+  readonly deliveryWindowSeconds?: number;
 }
+
+/** The default delivery window: 48 hours (TJ-LIVE-015). */
+export const DEFAULT_DELIVERY_WINDOW_SECONDS = 48 * 3600;
 
 /** Options of {@link compactEventLog}: a standalone compaction, which takes the file's lock itself. */
 export interface CompactEventLogFileOptions extends CompactEventLogOptions {
@@ -61,6 +70,11 @@ export interface EventLogCompaction {
   readonly firstRetainedSeq: number | null;
   /** Why nothing was removed, when `compacted` is false. */
   readonly reason?: EventLogCompactionBlock;
+  /**
+   * The finished runs without a `delivery.ack` whose delivery expired (TJ-RET-018): they no longer blocked compaction.
+   * No ack is written for them (TJ-EVENT-012); a live snapshot no longer lists them as undelivered (TJ-LIVE-015).
+   */
+  readonly expiredRuns: readonly string[];
   /** The record that stopped compaction from reaching a later checkpoint, when one did. */
   readonly blockedBy?: {
     /** Its byte offset. */
@@ -96,9 +110,13 @@ interface CompactionPlan {
   readonly reason: EventLogCompactionBlock | undefined;
   readonly blocker: Blocker | undefined;
   readonly firstSeq: number | null;
+  readonly expiredRuns: readonly string[];
 }
 
-function requireRetention(options: CompactEventLogOptions, clock: () => number): { cutoff: number } {
+function requireRetention(
+  options: CompactEventLogOptions,
+  clock: () => number,
+): { cutoff: number; deliveryCutoff: number } {
   const retention = options.retentionSeconds ?? DEFAULT_RETENTION_SECONDS;
   if (typeof retention !== 'number' || !Number.isFinite(retention) || retention < 0)
     throw new WriterError(
@@ -108,7 +126,13 @@ function requireRetention(options: CompactEventLogOptions, clock: () => number):
   const now = options.now ?? clock();
   if (typeof now !== 'number' || !Number.isFinite(now))
     throw new WriterError('invalid_option', `now must be epoch milliseconds, got ${String(options.now)}`);
-  return { cutoff: now - retention * 1000 };
+  const window = options.deliveryWindowSeconds ?? DEFAULT_DELIVERY_WINDOW_SECONDS;
+  if (typeof window !== 'number' || Number.isNaN(window) || window < 0)
+    throw new WriterError(
+      'invalid_option',
+      `deliveryWindowSeconds must be a number >= 0, got ${String(options.deliveryWindowSeconds)}`,
+    );
+  return { cutoff: now - retention * 1000, deliveryCutoff: now - window * 1000 };
 }
 
 /**
@@ -124,10 +148,13 @@ async function planCompaction(
   source: JournalSource,
   maxLineBytes: number | undefined,
   cutoff: number,
+  deliveryCutoff: number,
 ): Promise<CompactionPlan> {
   const fold = new EventLogFold();
   const candidates: Candidate[] = [];
   const firstOfRun = new Map<string, { offset: number; seq: number | null }>();
+  /** When each run's first finishing record was written (NaN when its `ts` does not parse: never expired). */
+  const finishedAt = new Map<string, number>();
   let young: Blocker | undefined;
   let records = 0;
   let damaged = 0;
@@ -164,13 +191,25 @@ async function planCompaction(
         const requestId =
           typeof payload === 'object' && payload !== null ? (payload as Record<string, unknown>).request_id : undefined;
         if (typeof requestId === 'string' && !firstOfRun.has(requestId)) firstOfRun.set(requestId, { offset, seq });
+        if (
+          typeof requestId === 'string' &&
+          EVENT_FINISHING_TYPES.has(validation.classification.type) &&
+          !finishedAt.has(requestId)
+        )
+          finishedAt.set(requestId, typeof value.ts === 'string' ? Date.parse(value.ts) : Number.NaN);
       }
     }
   }
   const state = fold.finish();
   let blocker = young;
+  const expiredRuns: string[] = [];
   for (const run of state.runs) {
     if (run.finishedSeq !== null && run.delivered) continue;
+    // Delivery expiry (TJ-RET-018): a finished run nobody acknowledged within the window counts as delivered.
+    if (run.finishedSeq !== null && (finishedAt.get(run.requestId) ?? Number.NaN) <= deliveryCutoff) {
+      expiredRuns.push(run.requestId);
+      continue;
+    }
     const first = firstOfRun.get(run.requestId);
     if (first === undefined || (blocker !== undefined && blocker.offset <= first.offset)) continue;
     blocker = {
@@ -195,7 +234,7 @@ async function planCompaction(
   if (candidates.length === 0) reason = 'no_checkpoint';
   else if (keep === undefined || keep.offset === 0)
     reason = blocked ? blocker?.reason : keep === undefined ? undefined : 'nothing_before_checkpoint';
-  return { keep, reason, blocker: blocked ? blocker : undefined, firstSeq: state.firstSeq };
+  return { keep, reason, blocker: blocked ? blocker : undefined, firstSeq: state.firstSeq, expiredRuns };
 }
 
 async function* readRange(source: JournalSource, from: number, to: number): AsyncGenerator<Uint8Array> {
@@ -226,14 +265,14 @@ export async function compactOpenFile(
   maxLineBytes: number | undefined,
   onRewriteFailure: (error: unknown) => void = () => undefined,
 ): Promise<EventLogCompaction> {
-  const { cutoff } = requireRetention(options, clock);
+  const { cutoff, deliveryCutoff } = requireRetention(options, clock);
   const source = file.source;
   const end = file.size;
   const bounded: JournalSource = {
     read: (buffer, offset, length, position) =>
       position >= end ? Promise.resolve(0) : source.read(buffer, offset, Math.min(length, end - position), position),
   };
-  const plan = await planCompaction(file.path, bounded, maxLineBytes, cutoff);
+  const plan = await planCompaction(file.path, bounded, maxLineBytes, cutoff, deliveryCutoff);
   const blockedBy =
     plan.blocker === undefined
       ? {}
@@ -253,6 +292,7 @@ export async function compactOpenFile(
       removedBytes: 0,
       checkpointSeq: null,
       firstRetainedSeq: plan.firstSeq,
+      expiredRuns: plan.expiredRuns,
       ...(plan.reason === undefined ? {} : { reason: plan.reason }),
       ...blockedBy,
     };
@@ -269,6 +309,7 @@ export async function compactOpenFile(
     removedBytes: keep.offset,
     checkpointSeq: keep.seq,
     firstRetainedSeq: keep.seq,
+    expiredRuns: plan.expiredRuns,
     ...blockedBy,
   };
 }

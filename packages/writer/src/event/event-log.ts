@@ -1,4 +1,5 @@
-import type { EventLogSnapshot } from '@turnjournal/reader';
+import { type EventLogSnapshot, readRunIndex, type ScannedRun } from '@turnjournal/reader';
+import { applyRunRecord, copyRun, runIndexEntries } from '@turnjournal/reader/store-format';
 import type { Finding } from '@turnjournal/schema';
 import type { AppendAck, AppendFile, Durability, OpenReport } from '../append/append-file.js';
 import { type EncodedRecord, encodeCheckedRecord } from '../append/encode-checked.js';
@@ -33,8 +34,12 @@ export interface EventLogSettings {
   readonly maxLineBytes: number;
   readonly findings: readonly Finding[];
   readonly recovery: EventLogOpenRecovery;
-  /** Request ids of runs started before the tail the opening recovery folded (TJ-EVENT-010 across reopen). */
-  readonly priorRequestIds: ReadonlySet<string>;
+  /**
+   * Every run of the log (the last checkpoint's run index continued by the records after it, TJ-EVENT-020): the
+   * writer refuses their request ids (TJ-EVENT-010 across reopen and compaction) and writes the index into each
+   * checkpoint (TJ-EVENT-019). The writer owns the map from now on.
+   */
+  readonly runs: Map<string, ScannedRun>;
 }
 
 /**
@@ -75,7 +80,7 @@ export class EventLog {
   readonly #clock: () => number;
   readonly #maxLineBytes: number;
   #state: EventState;
-  readonly #priorRequestIds: ReadonlySet<string>;
+  #runs: Map<string, ScannedRun>;
   #nextSeq: number;
   #checkpointDue: number;
   #checkpointFailure: unknown = null;
@@ -87,7 +92,7 @@ export class EventLog {
     this.#state = state;
     this.#nextSeq = (state.lastSeq ?? -1) + 1;
     this.#clock = settings.clock;
-    this.#priorRequestIds = settings.priorRequestIds;
+    this.#runs = settings.runs;
     this.#maxLineBytes = settings.maxLineBytes;
     this.path = file.path;
     this.checkpointInterval = settings.interval;
@@ -127,6 +132,18 @@ export class EventLog {
    */
   snapshot(): EventLogSnapshot {
     return this.#state.snapshot();
+  }
+
+  /**
+   * Every run of the log by `request_id`, in start order, with its outcome and acks (spec §6.3, §6.4): what the writer
+   * holds in its run index (TJ-EVENT-019), including the records it has reserved and not yet written. Opening built it
+   * from the last checkpoint's index and the records after it (TJ-EVENT-020), so no caller needs to scan the log for
+   * its runs. The map and its runs are copies.
+   */
+  runs(): Map<string, ScannedRun> {
+    const copy = new Map<string, ScannedRun>();
+    for (const [id, run] of this.#runs) copy.set(id, copyRun(run));
+    return copy;
   }
 
   /** Appends `message_append`: pushes one message (spec §6.2). */
@@ -281,11 +298,16 @@ export class EventLog {
     if (typeof reason !== 'string' || reason.length === 0)
       throw new WriterError('invalid_record', 'the cancellation reason must be a non-empty string', this.path);
     await this.#appender.idle();
-    const writes = this.#state
-      .unfinishedRuns()
-      .map((requestId) =>
-        this.#submit('chat.cancelled', { request_id: requestId, reason }).then((ack) => ({ requestId, seq: ack.seq })),
-      );
+    // Every unfinished run of the log, those started before the tail the opening folded included (the run index,
+    // TJ-EVENT-020): a run abandoned by an earlier crash stays open otherwise, and its clients wait forever.
+    const unfinished = new Set(this.#state.unfinishedRuns());
+    for (const [requestId, run] of this.#runs) if (run.finish === null) unfinished.add(requestId);
+    const ordered = [...unfinished].sort(
+      (a, b) => (this.#runs.get(a)?.startedSeq ?? 0) - (this.#runs.get(b)?.startedSeq ?? 0),
+    );
+    const writes = ordered.map((requestId) =>
+      this.#submit('chat.cancelled', { request_id: requestId, reason }).then((ack) => ({ requestId, seq: ack.seq })),
+    );
     return Promise.all(writes);
   }
 
@@ -346,13 +368,15 @@ export class EventLog {
    */
   #reserve(type: string, payload: Payload | undefined): Prepared {
     if (this.#file.poisoned) throw new WriterPoisonedError(this.path, 'an earlier sync or write failed');
-    const body = type === 'checkpoint' ? { messages: [...this.#state.messages] } : payload;
+    const body = type === 'checkpoint' ? this.#checkpointPayload() : payload;
     const { written, bytes } = this.#encode(type, body);
-    const why = whyNotApplicable(this.#state, type, written.payload as Payload | undefined, this.#priorRequestIds);
+    const why = whyNotApplicable(this.#state, type, written.payload as Payload | undefined, this.#runs);
     if (why !== null) throw new WriterError('illegal_transition', `${type}: ${why}`, this.path);
     const seq = this.#nextSeq;
     this.#nextSeq = seq + 1;
     this.#state.apply(type, written.payload as Payload | undefined, seq);
+    if (written.payload !== undefined)
+      applyRunRecord(this.#runs, seq, written.ts as string, type, written.payload as Payload);
     if (type === 'checkpoint') {
       this.#checkpointDue = this.checkpointInterval;
       this.#checkpointFailure = null;
@@ -365,7 +389,7 @@ export class EventLog {
 
   #autoCheckpoint(): { trailer: Uint8Array; trailerSettled: (error: unknown) => void } | null {
     try {
-      const { written, bytes } = this.#encode('checkpoint', { messages: [...this.#state.messages] });
+      const { written, bytes } = this.#encode('checkpoint', this.#checkpointPayload());
       const seq = this.#nextSeq;
       this.#nextSeq = seq + 1;
       this.#state.apply('checkpoint', written.payload as Payload, seq);
@@ -378,6 +402,14 @@ export class EventLog {
       this.#checkpointDue = this.#state.sinceCheckpoint + this.checkpointInterval;
       return null;
     }
+  }
+
+  /**
+   * A checkpoint's payload: the message list (TJ-EVENT-007) and the run index, every run of the log as of the
+   * checkpoint (TJ-EVENT-019), so that opening reads no further back than the last checkpoint (TJ-EVENT-020).
+   */
+  #checkpointPayload(): Payload {
+    return { messages: [...this.#state.messages], runs: runIndexEntries(this.#runs.values()) };
   }
 
   /**
@@ -402,6 +434,13 @@ export class EventLog {
   async #reread(): Promise<void> {
     const tail = await recoverTail(this.path, this.#file.source, this.#file.size, this.#maxLineBytes);
     this.#state = EventState.fromFold(tail.state, tail.sinceCheckpoint);
+    const index = await readRunIndex({
+      source: this.#file.source,
+      size: this.#file.size,
+      checkpointOffset: tail.checkpointOffset,
+      maxLineBytes: this.#maxLineBytes,
+    });
+    this.#runs = index.runs;
     this.#nextSeq = (this.#state.lastSeq ?? -1) + 1;
     this.#checkpointDue = this.checkpointInterval;
   }

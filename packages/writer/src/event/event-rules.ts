@@ -6,14 +6,14 @@ import type { EventState } from './event-state.js';
  * may not be appended now, or null when it applies. What a reader would report about the record (an out-of-range
  * edit as `inapplicable_event`, TJ-REPLAY-002; a second active run, TJ-EVENT-009; a reused `request_id`,
  * TJ-EVENT-010; an ack before its run finished, TJ-EVENT-012; stream records outside the active run), the writer
- * refuses with `illegal_transition`. `priorRequestIds` are the runs started before the tail the state was folded from
- * (TJ-EVENT-010 holds across reopen, TJ-EVENT-017).
+ * refuses with `illegal_transition`. `everyRun` holds the request ids of every run of the log, those before the tail the
+ * state was folded from included (TJ-EVENT-010 holds across reopen and compaction, TJ-EVENT-017).
  */
 export function whyNotApplicable(
   state: EventState,
   type: string,
   payload: Readonly<Record<string, unknown>> | undefined,
-  priorRequestIds: ReadonlySet<string> = new Set(),
+  everyRun: ReadonlyMap<string, { readonly finish: string | null }> = new Map(),
 ): string | null {
   const body = payload ?? {};
   if (type === 'message_edit' && 'index' in body && 'message' in body) {
@@ -38,12 +38,14 @@ export function whyNotApplicable(
   if (type === 'chat.started') {
     if (active !== undefined)
       return `run "${active}" is still active; append its chat.done, chat.error or chat.cancelled first (TJ-EVENT-009)`;
-    return state.runs.has(requestId) || priorRequestIds.has(requestId)
+    return state.runs.has(requestId) || everyRun.has(requestId)
       ? `run "${requestId}" already started in this log (TJ-EVENT-010)`
       : null;
   }
   const run = state.runs.get(requestId);
   if (type === 'chat.cancelled' && run !== undefined && run.finish === undefined) return null;
+  // A run abandoned before the tail the writer folded (known from the run index only) may still be cancelled.
+  if (type === 'chat.cancelled' && run === undefined && everyRun.get(requestId)?.finish === null) return null;
   if (active === undefined) return `there is no active run (request_id "${requestId}")`;
   if (requestId !== active) return `run "${requestId}" is not the active run "${active}"`;
   if (type === 'chat.delta') {

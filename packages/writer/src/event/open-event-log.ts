@@ -1,4 +1,5 @@
 import { dirname, join } from 'node:path';
+import { readRunIndex } from '@turnjournal/reader';
 import { storePathSegments } from '@turnjournal/reader/store-format';
 import { DEFAULT_CHECKPOINT_INTERVAL } from '@turnjournal/schema';
 import { AppendFile } from '../append/append-file.js';
@@ -9,7 +10,6 @@ import { requireIdentifier } from '../require-identifier.js';
 import { EventLog } from './event-log.js';
 import type { OpenEventLogOptions } from './event-log-inputs.js';
 import { EventState } from './event-state.js';
-import { readPriorRequestIds } from './prior-request-ids.js';
 import { recoverTail } from './recover-tail.js';
 
 /**
@@ -55,9 +55,15 @@ export async function openEventLog(options: OpenEventLogOptions): Promise<EventL
   const file = await AppendFile.open(path, appendFileOptions(resolved));
   try {
     const tail = await recoverTail(path, file.source, file.size, resolved.maxLineBytes);
-    const priorRequestIds = await readPriorRequestIds(file.source, tail.startOffset);
+    // Every run of the log, from the last checkpoint's run index and the run records after it (TJ-EVENT-020).
+    const index = await readRunIndex({
+      source: file.source,
+      size: file.size,
+      checkpointOffset: tail.checkpointOffset,
+      maxLineBytes: resolved.maxLineBytes,
+    });
     return new EventLog(file, EventState.fromFold(tail.state, tail.sinceCheckpoint), {
-      priorRequestIds,
+      runs: index.runs,
       interval,
       clock: resolved.clock,
       maxLineBytes: resolved.maxLineBytes,

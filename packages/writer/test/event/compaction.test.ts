@@ -134,7 +134,8 @@ describe('compactEventLog (spec §14.2)', () => {
     await log.chatDone({ requestId: 'slow' });
     await log.checkpoint();
     const unacked = readFileSync(file);
-    report = await log.compact({ now: LATER });
+    // Within the delivery window (TJ-RET-018 is tested below): the finished, unacknowledged run still blocks.
+    report = await log.compact({ now: LATER, deliveryWindowSeconds: 90 * 86400 });
     expect(report).toMatchObject({
       compacted: false,
       reason: 'undelivered_run',
@@ -274,5 +275,51 @@ describe('compactEventLog (spec §14.2)', () => {
     await log.close();
     expect(seqsOf(file)).toEqual([c.seq, c.seq + 1, c.seq + 2]);
     expect(recordsOf(file).map((r) => r.type)).toEqual(['checkpoint', 'message_append', 'message_append']);
+  });
+});
+
+describe('delivery expiry in compaction (TJ-RET-018, TJ-LIVE-015)', () => {
+  it('a finished run nobody acknowledged blocks compaction within the delivery window, and expires after it', async () => {
+    const file = join(tempDir(), 'events.jsonl');
+    const log = await openEventLog({ file, clock: steppingClock(T0) });
+    await log.chatStarted({ requestId: 'lost', content: 'q' });
+    await log.appendMessage({ role: 'user', content: 'q' });
+    const done = await log.chatDone({ requestId: 'lost' });
+    const checkpoint = await log.checkpoint();
+    const before = readFileSync(file);
+
+    // 47 hours after the finishing record: still undelivered, nothing removed.
+    let report = await log.compact({ now: T0 + 47 * 3600 * 1000, retentionSeconds: 0 });
+    expect(report).toMatchObject({
+      compacted: false,
+      reason: 'undelivered_run',
+      blockedBy: { requestId: 'lost', seq: 0 },
+      expiredRuns: [],
+    });
+    expect(Buffer.compare(readFileSync(file), before)).toBe(0);
+
+    // 49 hours after: the run's delivery expired (48 h by default), so the checkpoint may lead; no ack is written.
+    report = await log.compact({ now: T0 + 49 * 3600 * 1000, retentionSeconds: 0 });
+    expect(report).toMatchObject({ compacted: true, checkpointSeq: checkpoint.seq, expiredRuns: ['lost'] });
+    expect(seqsOf(file)).toEqual([checkpoint.seq]);
+    expect(recordsOf(file).some((r) => r.type === 'delivery.ack')).toBe(false);
+    expect(done.seq).toBe(2);
+    // The request id is still known after its records went: the checkpoint's run index keeps it (TJ-EVENT-019).
+    expect(log.runs().get('lost')).toMatchObject({ finish: 'done', acked: false });
+    await log.close();
+    const reopened = await openEventLog({ file });
+    const refusal = await reopened.chatStarted({ requestId: 'lost' }).catch((e: unknown) => e);
+    expect((refusal as { code?: string }).code).toBe('illegal_transition');
+    await reopened.close();
+  });
+
+  it('refuses a negative or NaN delivery window with invalid_option', async () => {
+    const file = join(tempDir(), 'events.jsonl');
+    const log = await openEventLog({ file });
+    for (const bad of [-1, Number.NaN])
+      expect(await log.compact({ deliveryWindowSeconds: bad }).catch((e: unknown) => e)).toMatchObject({
+        code: 'invalid_option',
+      });
+    await log.close();
   });
 });

@@ -215,6 +215,8 @@ describe('checkpoints and reopening (spec §6.2, §15.2)', () => {
     ]);
     expect(records[5]?.payload).toEqual({
       messages: Array.from({ length: 5 }, (_, i) => ({ role: 'user', content: `m${i}` })),
+      // The run index (TJ-EVENT-019): no run started yet.
+      runs: [],
     });
     expect((records[11]?.payload as { messages: unknown[] } | undefined)?.messages).toHaveLength(10);
     expect(seqsOf(file)).toEqual([...Array(15).keys()]);

@@ -1,0 +1,67 @@
+// The hub's retention job (spec §14, TJ-LIVE-015, TJ-RET-018): one pass compacts each open session's event log —
+// acknowledged runs and runs whose delivery expired go, records inside the retention window stay — and sweeps the
+// store's turn journals; the snapshot stops listing an expired run as undelivered.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openConversationHub } from '@turnjournal/live';
+import { afterEach, describe, expect, it } from 'vitest';
+
+const HOUR = 3_600_000;
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+/** The request ids of the `chat.started` records the session's event log still holds. */
+function starts(root: string): string[] {
+  return readFileSync(join(root, 's1', 'events.jsonl'), 'utf8')
+    .trimEnd()
+    .split('\n')
+    .map((line) => JSON.parse(line) as { type: string; payload: { request_id?: string } })
+    .filter((record) => record.type === 'chat.started')
+    .map((record) => record.payload.request_id as string);
+}
+
+describe('retention job (TJ-LIVE-015, TJ-RET-018)', () => {
+  it('compacts past acknowledged and expired runs, keeps the window, and reports what it did', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'tj-live-retention-'));
+    dirs.push(root);
+    let now = Date.parse('2026-05-11T00:00:00.000Z');
+    const hub = openConversationHub({ root, clock: () => now, checkpointInterval: 4, retention: { windowMs: HOUR } });
+    const session = await hub.session('s1');
+    for (const id of ['acked', 'never-acked']) {
+      const sent = await session.send({ requestId: id, content: `q ${id}` });
+      if (!sent.created) throw new Error('expected a new run');
+      await sent.run.delta('answer');
+      await sent.run.done();
+    }
+    await session.ack('acked', { clientId: 'c1' });
+    now += 2 * HOUR;
+    const recent = await session.send({ requestId: 'recent', content: 'q recent' });
+    if (!recent.created) throw new Error('expected a new run');
+    await recent.run.done();
+    await session.flush();
+
+    // Two hours on: outside the retention window, but "never-acked" is inside its 48 h delivery window.
+    let report = await hub.runRetention();
+    expect(report.sessions).toEqual([{ sessionId: 's1', removedRecords: expect.any(Number), expiredRuns: [] }]);
+    expect(session.snapshot({ clientId: 'c1' }).undelivered.map((r) => r.requestId)).toEqual(['never-acked', 'recent']);
+    expect(starts(root)).toContain('never-acked');
+
+    // 49 hours after it finished, "never-acked" expired: compaction goes past it; "recent" too is now old.
+    now += 49 * HOUR;
+    report = await hub.runRetention();
+    expect(report.sessions[0]?.expiredRuns).toEqual(['never-acked', 'recent']);
+    expect(report.sessions[0]?.removedRecords).toBeGreaterThan(0);
+    expect(session.snapshot({ clientId: 'c1' }).undelivered).toEqual([]);
+    expect(starts(root)).toEqual([]);
+    // The request ids of removed runs are still refused as new turns (the checkpoint's run index, TJ-EVENT-019).
+    expect(await session.send({ requestId: 'never-acked', content: 'q never-acked' })).toMatchObject({
+      created: false,
+    });
+    // The turn-journal sweep ran (the live session's own journal is skipped while it holds it, TJ-RET-009).
+    expect('error' in report.turns).toBe(false);
+    await hub.close();
+  });
+});
