@@ -83,6 +83,9 @@ const fsyncAsync = (fd: number) =>
 
 /** Runs `fdatasync`/`fsync` calls with more of them in flight than libuv's pool allows (see the module comment). */
 class SyncScheduler {
+  /** Syncs run so far on each path, and the most in flight at once: for tests. */
+  readonly counts = { libuv: 0, worker: 0, peakInFlight: 0 };
+  #inFlight = 0;
   #libuvBusy = 0;
   readonly #queue: Request[] = [];
   readonly #workers: SyncWorker[] = [];
@@ -91,6 +94,17 @@ class SyncScheduler {
   #idleTimer: NodeJS.Timeout | null = null;
 
   sync(fd: number, full: boolean): Promise<void> {
+    this.#inFlight += 1;
+    if (this.#inFlight > this.counts.peakInFlight) this.counts.peakInFlight = this.#inFlight;
+    const call = this.#schedule(fd, full);
+    const settled = () => {
+      this.#inFlight -= 1;
+    };
+    call.then(settled, settled);
+    return call;
+  }
+
+  #schedule(fd: number, full: boolean): Promise<void> {
     if (this.#libuvBusy < LIBUV_SLOTS && this.#queue.length === 0) return this.#onLibuv(fd, full);
     return new Promise<void>((resolve, reject) => {
       this.#queue.push({ fd, full, resolve, reject });
@@ -100,6 +114,7 @@ class SyncScheduler {
 
   #onLibuv(fd: number, full: boolean): Promise<void> {
     this.#libuvBusy += 1;
+    this.counts.libuv += 1;
     const done = () => {
       this.#libuvBusy -= 1;
       this.#dispatch();
@@ -125,6 +140,7 @@ class SyncScheduler {
       );
       const share = Math.min(MAX_BATCH, Math.ceil(this.#queue.length / takers));
       worker.batch = this.#queue.splice(0, share);
+      this.counts.worker += worker.batch.length;
       worker.answered = 0;
       worker.worker.ref();
       worker.worker.postMessage(worker.batch.map((r) => (r.full ? -r.fd - 1 : r.fd)));
@@ -213,4 +229,13 @@ export function parallelFdatasync(fd: number): Promise<void> {
 /** `fsync(fd)`, likewise. */
 export function parallelFsync(fd: number): Promise<void> {
   return scheduler.sync(fd, true);
+}
+
+/** @internal Syncs run on libuv's pool and on worker threads so far, and the most in flight at once (for tests). */
+export function syncSchedulerCounts(): {
+  readonly libuv: number;
+  readonly worker: number;
+  readonly peakInFlight: number;
+} {
+  return { ...scheduler.counts };
 }
