@@ -158,7 +158,9 @@ class SyncScheduler {
     if (this.#workersUnavailable || this.#workers.length >= MAX_WORKERS) return null;
     let worker: Worker;
     try {
-      worker = new Worker(WORKER_SOURCE, { eval: true });
+      // No inherited `execArgv`: loaders and flags of the main thread (a TypeScript loader, `--inspect`) only make the
+      // worker slower to start and larger; it runs two `node:fs` calls.
+      worker = new Worker(WORKER_SOURCE, { eval: true, execArgv: [] });
     } catch {
       this.#workersUnavailable = true;
       return null;
