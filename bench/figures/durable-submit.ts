@@ -1,9 +1,11 @@
-import { closeSync, fdatasync, fdatasyncSync, openSync, statSync, writeSync } from 'node:fs';
+import { closeSync, fdatasync, fdatasyncSync, fsyncSync, openSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { submittedRecord } from '../lib/floors.js';
+import { loadSqlite, openSqlitePeer, runPythonPeer } from '../lib/peers.js';
 import { judge, median, nowMs, quantile, round } from '../lib/stats.js';
 import type { Figure, FigureRow } from '../lib/types.js';
 import { writer } from '../lib/writer.js';
+import { pendingRow } from './pending.js';
 
 const SESSION = 'conv-bench0005';
 
@@ -16,6 +18,10 @@ const SESSION = 'conv-bench0005';
  * the session's other shards that a caller-supplied id triggers. A third series is the floor of any non-blocking
  * durable append in Node.js: the same raw `writeSync`, then `fdatasync` through libuv's thread pool (one trip there
  * and back), awaited; it shows how much of the gap is the asynchronous sync itself and how much is the library.
+ *
+ * Peers (issue 14, `bench/lib/peers.ts`): SQLite WAL `synchronous=FULL`, one INSERT of the same line per transaction,
+ * alternated in the same loop (its commit blocks like the floor's); and the hermes-style Python writer (flock + write
+ * + fsync per record) run in a child after the loop, with its own raw floor alternated inside that child.
  */
 export const durableSubmit: Figure = {
   id: 'durable-submit',
@@ -33,10 +39,21 @@ export const durableSubmit: Figure = {
       writer.openTurnJournal({ dir: join(context.workDir, dir), sessionId: SESSION, durability: 'every', clock });
     const journal = await open('_turn_journal');
     const generated = await open('_turn_journal_generated');
+    const sqlitePeer = loadSqlite();
+    const sqlite = sqlitePeer.ok ? openSqlitePeer(sqlitePeer.value, join(context.workDir, 'peer.sqlite')) : null;
+    const sqliteMs: number[] = [];
     const fd = openSync(floorFile, 'a');
     const asyncFd = openSync(join(context.workDir, 'durable-async-floor.jsonl'), 'a');
-    const asyncSync = () =>
-      new Promise<void>((resolve, reject) => fdatasync(asyncFd, (error) => (error ? reject(error) : resolve())));
+    const asyncSync = (syncFd = asyncFd) =>
+      new Promise<void>((resolve, reject) => fdatasync(syncFd, (error) => (error ? reject(error) : resolve())));
+    // What a pre-allocated journal end would buy (issue 14, information): the same line written over zeros that were
+    // written and synced before the loop, so the fdatasync commits no change of file size, through the thread pool.
+    const preFd = openSync(join(context.workDir, 'durable-prealloc-floor.jsonl'), 'w+');
+    const preBytes = lines.reduce((sum, line) => sum + line.length, 0);
+    writeSync(preFd, Buffer.alloc(preBytes), 0, preBytes, 0);
+    fsyncSync(preFd);
+    let prePosition = 0;
+    const preFloor: number[] = [];
     const asyncFloor: number[] = [];
     const floor: number[] = [];
     const subject: number[] = [];
@@ -59,6 +76,11 @@ export const durableSubmit: Figure = {
         writeSync(asyncFd, lines[i] as Buffer);
         await asyncSync();
         const a = nowMs() - start;
+        start = nowMs();
+        writeSync(preFd, lines[i] as Buffer, 0, (lines[i] as Buffer).length, prePosition);
+        await asyncSync(preFd);
+        const p = nowMs() - start;
+        prePosition += (lines[i] as Buffer).length;
         clockIndex = i;
         start = nowMs();
         await journal.submit({ ...input, turnId: record.turn_id as string });
@@ -66,9 +88,18 @@ export const durableSubmit: Figure = {
         start = nowMs();
         await generated.submit(input);
         const g = nowMs() - start;
+        let q = 0;
+        if (sqlite !== null) {
+          const text = (lines[i] as Buffer).toString('utf8', 0, (lines[i] as Buffer).length - 1);
+          start = nowMs();
+          sqlite.insert.run(SESSION, text);
+          q = nowMs() - start;
+        }
         if (i >= warmup) {
+          if (sqlite !== null) sqliteMs.push(q);
           floor.push(f);
           asyncFloor.push(a);
+          preFloor.push(p);
           subject.push(s);
           noId.push(g);
         }
@@ -76,9 +107,14 @@ export const durableSubmit: Figure = {
     } finally {
       closeSync(fd);
       closeSync(asyncFd);
+      closeSync(preFd);
       await journal.close();
       await generated.close();
+      sqlite?.db.close();
     }
+    const lineFile = join(context.workDir, 'peer-lines.jsonl');
+    writeFileSync(lineFile, Buffer.concat(lines));
+    const python = runPythonPeer(['latency', context.workDir, lineFile, String(samples), String(warmup)]);
     const floorBytes = statSync(floorFile).size;
     const subjectBytes = statSync(journal.path).size;
     if (floorBytes !== subjectBytes)
@@ -111,6 +147,133 @@ export const durableSubmit: Figure = {
       asyncFloorP99Ms: round(quantile(asyncFloor, 0.99)),
     };
     const how = `openTurnJournal every mode, submit({ content, turnId }) awaited one at a time, alternated sample by sample with the floor (writeSync + fdatasyncSync, O_APPEND); ${samples} samples each after ${warmup} warm-up`;
+    const peerRows: FigureRow[] = [];
+    const q50 = sqlitePeer.ok ? median(sqliteMs) : null;
+    if (sqlitePeer.ok) {
+      const q50 = median(sqliteMs);
+      const q99 = quantile(sqliteMs, 0.99);
+      context.log(
+        `  ${sqlitePeer.version} WAL synchronous=FULL, one INSERT per transaction: median ${q50.toFixed(3)} ms, p99 ${q99.toFixed(3)} ms`,
+      );
+      const peerDetails = {
+        samples,
+        peer: `better-sqlite3, ${sqlitePeer.version}`,
+        sqliteMedianMs: round(q50),
+        sqliteP99Ms: round(q99),
+        floorMedianMs: round(f50),
+      };
+      peerRows.push(
+        {
+          id: 'durable-submit-vs-sqlite-median',
+          name: 'durable submit latency vs SQLite WAL FULL, median',
+          value: round(s50),
+          unit: 'ms',
+          floor: round(q50),
+          ratioDefinition: 'value / SQLite peer (latency); lower is better',
+          direction: 'lower',
+          target: 'ratio <= 1.0',
+          ...judge(s50 / q50, 'lower', 1.0),
+          status: 'measured',
+          note: `peer: ${sqlitePeer.version} (better-sqlite3), journal_mode=WAL, synchronous=FULL, one INSERT of the same line per transaction, alternated in the same loop; SQLite = ${round(q50 / f50, 2)} × the raw append floor`,
+          details: peerDetails,
+        },
+        {
+          id: 'durable-submit-vs-sqlite-p99',
+          name: 'durable submit latency vs SQLite WAL FULL, p99',
+          value: round(s99),
+          unit: 'ms',
+          floor: round(q99),
+          ratioDefinition: 'value / SQLite peer (latency); lower is better',
+          direction: 'lower',
+          target: 'ratio <= 1.0',
+          ...judge(s99 / q99, 'lower', 1.0),
+          status: 'measured',
+          note: `p99 of the same ${samples} samples`,
+          details: peerDetails,
+        },
+      );
+    } else {
+      context.log(`  SQLite: ${sqlitePeer.reason}`);
+      for (const [id, name] of [
+        ['durable-submit-vs-sqlite-median', 'durable submit latency vs SQLite WAL FULL, median'],
+        ['durable-submit-vs-sqlite-p99', 'durable submit latency vs SQLite WAL FULL, p99'],
+      ] as const)
+        peerRows.push(
+          pendingRow({
+            id,
+            name,
+            unit: 'ms',
+            floor: null,
+            direction: 'lower',
+            target: 'ratio <= 1.0',
+            reason: sqlitePeer.reason,
+          }),
+        );
+    }
+    const pre50 = median(preFloor);
+    context.log(
+      `  raw overwrite of pre-allocated space + fdatasync through the thread pool: median ${pre50.toFixed(3)} ms`,
+    );
+    peerRows.push({
+      id: 'durable-submit-preallocated-floor',
+      name: 'raw overwrite of pre-allocated space + fdatasync through the thread pool, median',
+      value: round(pre50),
+      unit: 'ms',
+      floor: round(f50),
+      ratioDefinition: 'value / floor (latency); lower is better',
+      direction: 'lower',
+      target: 'none (reported)',
+      ratio: round(pre50 / f50, 3),
+      met: null,
+      status: 'info',
+      note:
+        `writeSync over zeros synced before the loop, then fdatasync through libuv's thread pool, awaited: no file-size change to commit, as in SQLite's WAL; what a journal format with pre-allocated space would start from` +
+        (q50 === null
+          ? ''
+          : `; = ${round(pre50 / q50, 2)} × SQLite, against ${round(a50 / q50, 2)} × SQLite for the appending non-blocking floor`),
+      details: { samples, preallocatedMedianMs: round(pre50), preallocatedP99Ms: round(quantile(preFloor, 0.99)) },
+    });
+    if (python.ok && python.value.peerMs !== undefined && python.value.floorMs !== undefined) {
+      const p50 = median(python.value.peerMs);
+      const pf50 = median(python.value.floorMs);
+      context.log(
+        `  hermes-style ${python.version} (flock + write + fsync): median ${p50.toFixed(3)} ms; its raw floor ${pf50.toFixed(3)} ms`,
+      );
+      peerRows.push({
+        id: 'durable-submit-python-peer',
+        name: 'hermes-style Python append (flock + write + fsync), median',
+        value: round(p50),
+        unit: 'ms',
+        floor: round(f50),
+        ratioDefinition: 'value / floor (latency); lower is better',
+        direction: 'lower',
+        target: 'none (reported)',
+        ratio: round(p50 / f50, 3),
+        met: null,
+        status: 'info',
+        note: `${python.version} in a child after the loop (not alternated with the floor); its own raw write + fdatasync floor alternated in that child: ${round(pf50, 3)} ms; submit = ${round(s50 / p50, 2)} × this peer`,
+        details: {
+          samples,
+          pythonMedianMs: round(p50),
+          pythonP99Ms: round(quantile(python.value.peerMs, 0.99)),
+          pythonFloorMedianMs: round(pf50),
+        },
+      });
+    } else {
+      const reason = python.ok ? 'peer unavailable: no samples' : python.reason;
+      context.log(`  Python: ${reason}`);
+      peerRows.push(
+        pendingRow({
+          id: 'durable-submit-python-peer',
+          name: 'hermes-style Python append (flock + write + fsync), median',
+          unit: 'ms',
+          floor: round(f50),
+          direction: 'lower',
+          target: 'none (reported)',
+          reason,
+        }),
+      );
+    }
     return [
       {
         id: 'durable-submit-median',
@@ -171,6 +334,7 @@ export const durableSubmit: Figure = {
         note: `writeSync, then fdatasync through libuv's thread pool, awaited: what no non-blocking durable append can beat; submit = ${round(s50 / a50, 2)} × this`,
         details: { samples },
       },
+      ...peerRows,
     ];
   },
 };

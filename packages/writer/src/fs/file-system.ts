@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import { promisify } from 'node:util';
+import { parallelFdatasync, parallelFsync } from './sync-scheduler.js';
 
 /** How {@link FileSystem.open} opens a file. */
 export type OpenMode =
@@ -185,7 +186,6 @@ function readAsync(fd: number, buffer: Uint8Array, offset: number, length: numbe
     fs.read(fd, buffer, offset, length, position, (error, read) => (error ? reject(error) : resolve(read))),
   );
 }
-const fdatasyncAsync = promisify(fs.fdatasync);
 const fsyncAsync = promisify(fs.fsync);
 const ftruncateAsync = promisify(fs.ftruncate);
 const closeAsync = promisify(fs.close);
@@ -218,7 +218,8 @@ function settled<T>(call: () => T): Promise<T> {
  * one thread-pool hop per call and no handle object, which matters on the durable append path. Calls the kernel
  * answers from its caches without waiting for the device (small writes before a sync, see {@link SYNC_WRITE_MAX_BYTES};
  * `fstat` and `stat`) are made synchronously and returned as settled promises: a thread-pool trip would cost more than
- * the call.
+ * the call. `fdatasync` and `fsync` beyond the few libuv's pool runs at once go to worker threads (`sync-scheduler.ts`),
+ * so many files syncing together are not queued behind 4 threads.
  */
 export const nodeFileSystem: FileSystem = {
   open: (path, mode) => openRegular(path, OPEN_FLAGS[mode]),
@@ -227,8 +228,8 @@ export const nodeFileSystem: FileSystem = {
       ? settled(() => fs.writeSync(fd, buffer, offset, length, position))
       : writeAsync(fd, buffer, offset, length, position),
   read: (fd, buffer, offset, length, position) => readAsync(fd, buffer, offset, length, position),
-  fdatasync: (fd) => fdatasyncAsync(fd),
-  fsync: (fd) => fsyncAsync(fd),
+  fdatasync: (fd) => parallelFdatasync(fd),
+  fsync: (fd) => parallelFsync(fd),
   ftruncate: (fd, length) => ftruncateAsync(fd, length),
   fstat: (fd) => settled(() => toStat(fs.fstatSync(fd))),
   close: (fd) => closeAsync(fd),
