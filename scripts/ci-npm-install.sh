@@ -17,8 +17,11 @@ trap 'rm -rf "$work"' EXIT
 project="$work/project"
 mkdir -p "$work/tarballs" "$project"
 
-step "pack every package"
-(cd "$repo" && pnpm -r pack --pack-destination "$work/tarballs" >/dev/null)
+step "pack every published package (private ones — test support, examples — are never packed)"
+for dir in "$repo"/packages/*/; do
+  if [ "$(node -p "require('${dir}package.json').private === true")" = true ]; then continue; fi
+  (cd "$dir" && pnpm pack --pack-destination "$work/tarballs" >/dev/null)
+done
 for tarball in "$work/tarballs"/*.tgz; do
   printf '  %-48s %8s bytes, %4s files\n' "$(basename "$tarball")" "$(stat -c %s "$tarball")" "$(tar tzf "$tarball" | wc -l)"
 done
@@ -44,6 +47,31 @@ for (const name of ['schema', 'report.schema', 'conformance-report.schema', 'rec
   if (typeof schema.\$id !== 'string') throw new Error(name + '.json has no \$id');
 }
 console.log('@turnjournal/schema/v1/*.json: 7 schemas resolve');"
+
+step "@turnjournal/live from the tarball: a turn streamed, committed and replayed from the log after a reopen"
+node --input-type=module -e "
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openConversationHub } from '@turnjournal/live';
+const root = mkdtempSync(join(tmpdir(), 'tj-live-proof-'));
+let hub = openConversationHub({ root, retention: false });
+const sent = await (await hub.session('s1')).send({ requestId: 'r1', content: 'hello' });
+if (!sent.created) throw new Error('expected a new run');
+await sent.run.delta('hi ');
+await sent.run.delta('there');
+await sent.run.done();
+await hub.close();
+hub = openConversationHub({ root, retention: false });
+const session = await hub.session('s1');
+const texts = session.snapshot().messages.map((m) => m.role + ': ' + m.content);
+if (JSON.stringify(texts) !== JSON.stringify(['user: hello', 'assistant: hi there'])) throw new Error(JSON.stringify(texts));
+const sub = session.subscribe({ after: -1 });
+const first = await sub.next();
+if (first.value.kind !== 'record' || first.value.record.seq !== 0) throw new Error(JSON.stringify(first.value));
+await sub.return();
+await hub.close();
+console.log('@turnjournal/live: ' + texts.length + ' messages after a reopen, replay from seq 0');"
 
 step "default conformance run against the reference adapter"
 npx turnjournal conformance --adapter "$project/node_modules/.bin/turnjournal adapter" | tail -n 3

@@ -215,6 +215,7 @@ export class LiveSession implements SubscriptionSource {
   #durableSeq: number;
   #active: ActiveState | undefined;
   #starting: string | undefined;
+  #startingSend: Promise<SendResult> | undefined;
   #changed: Deferred = deferred();
   #flushRunning: Promise<void> | null = null;
   #flushNext: Deferred | null = null;
@@ -311,10 +312,27 @@ export class LiveSession implements SubscriptionSource {
     if (typeof content !== 'string') throw new LiveError('invalid_request', 'content must be a string');
     const known = this.statusOf(requestId);
     if (known !== undefined) return { created: false, requestId, status: known };
+    // The same request while its first send is still being written (a double click, a resend racing the first): a
+    // retry, answered once the first is durable (TJ-LIVE-002); if the first failed, this one tries again.
+    if (this.#starting === requestId && this.#startingSend !== undefined) {
+      await this.#startingSend.catch(() => undefined);
+      return this.send(input);
+    }
     const busy = this.#active?.requestId ?? this.#starting;
     if (busy !== undefined)
       throw new LiveError('run_active', `run "${busy}" is still active; finish it before sending another turn`);
     this.#starting = requestId;
+    const started = this.#startSend(requestId, content, input);
+    this.#startingSend = started;
+    try {
+      return await started;
+    } finally {
+      this.#starting = undefined;
+      this.#startingSend = undefined;
+    }
+  }
+
+  async #startSend(requestId: string, content: string, input: SendInput): Promise<SendResult> {
     try {
       const submitted = await this.#turns.submit({
         turnId: requestId,
@@ -351,8 +369,6 @@ export class LiveSession implements SubscriptionSource {
     } catch (error) {
       this.#fail(error);
       throw error;
-    } finally {
-      this.#starting = undefined;
     }
   }
 

@@ -100,6 +100,22 @@ describe('live session turn flow', () => {
     await hub.close();
   });
 
+  it('answers the same request sent twice at once as one run and a retry, never run_active (TJ-LIVE-002)', async () => {
+    const root = store();
+    const hub = openConversationHub({ root, retention: false });
+    const session = await hub.session('s1');
+    const [first, second] = await Promise.all([
+      session.send({ requestId: 'r1', content: 'hi' }),
+      session.send({ requestId: 'r1', content: 'hi' }),
+    ]);
+    expect(first.created).toBe(true);
+    expect(second).toEqual({ created: false, requestId: 'r1', status: 'running' });
+    if (first.created) await first.run.done();
+    const check = await checkStore([root]);
+    expect(check.sessions.flatMap((s) => s.turns.map((t) => [t.turnId, t.state]))).toEqual([['r1', 'completed']]);
+    await hub.close();
+  });
+
   it('replays from any cursor (older than the window: from the log, TJ-LIVE-012) then streams live, without gap or duplicate (TJ-LIVE-009)', async () => {
     const root = store();
     const hub = openConversationHub({ root, retention: false, ringRecords: 4 });
