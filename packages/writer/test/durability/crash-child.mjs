@@ -14,7 +14,8 @@
 //   or closes.
 import { writeSync } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { AppendFile, nodeFileSystem, openTurnJournal } from '../../dist/index.js';
+import { AppendFile, nodeFileSystem } from '../../dist/file-system-entry.js';
+import { openTurnJournal } from '../../dist/index.js';
 
 const config = JSON.parse(process.argv[2] ?? '{}');
 // Lines go out with a blocking write(2), never through process.stdout: a stream write that finds the pipe full is
