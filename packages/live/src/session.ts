@@ -12,69 +12,16 @@ import type { FileSystem } from '@turnjournal/writer/file-system';
 import { DiskReader } from './disk-reader.js';
 import { LiveError } from './errors.js';
 import type { FanOut } from './fanout.js';
+import { LiveRun } from './live-run.js';
 import type { ConversationView, LiveEvent, LiveRecord, LiveRunStatus } from './records.js';
 import { RecordRing } from './ring.js';
+import type { AckOptions, LiveSessionSettings, SendInput, SendResult, SubscribeOptions } from './session-inputs.js';
 import { readSubmittedMessages } from './submitted-reader.js';
 import { Subscription, type SubscriptionSource } from './subscription.js';
 import { ViewFold } from './view-fold.js';
 
-/** Settings a hub gives each of its sessions. */
-export interface LiveSessionSettings {
-  readonly fs: FileSystem;
-  readonly clock: () => number;
-  readonly fanOut: FanOut;
-  readonly ringRecords: number;
-  readonly ringBytes: number;
-  readonly deltaFlushMs: number;
-  readonly deliveryWindowMs: number;
-}
-
-/** A user turn to send (seeds 000 and 003). */
-export interface SendInput {
-  /** The client-generated id of the turn and its run (TJ-LIVE-001); resend it with every retry. */
-  readonly requestId: string;
-  /** The user message text. */
-  readonly content: string;
-  /** Attachment metadata (never the bytes). */
-  readonly attachments?: readonly Attachment[];
-  /** The model of the run. */
-  readonly model?: string | null;
-}
-
-/** The answer of {@link LiveSession.send}. */
-export type SendResult =
-  | {
-      /** The turn was new: it is submitted, its run started; stream it through `run`. */
-      readonly created: true;
-      /** The run and turn id. */
-      readonly requestId: string;
-      /** Always `running`. */
-      readonly status: 'running';
-      /** The handle the worker streams the run through. */
-      readonly run: LiveRun;
-    }
-  | {
-      /** A retry (TJ-LIVE-002): nothing was written. */
-      readonly created: false;
-      /** The run and turn id. */
-      readonly requestId: string;
-      /** The existing run's status. */
-      readonly status: LiveRunStatus;
-    };
-
-/** Options of {@link LiveSession.subscribe}. */
-export interface SubscribeOptions {
-  /** The highest seq the client holds (-1, the default, for none): it receives every record after it. */
-  readonly after?: number;
-}
-
-/** Options of {@link LiveSession.ack}. */
-export interface AckOptions {
-  /** Which client acknowledged; it drops out of that client's undelivered list. */
-  readonly clientId?: string;
-  /** The highest seq the client received; at least the run's finishing record (TJ-LIVE-014). */
-  readonly throughSeq?: number;
-}
+export { LiveRun } from './live-run.js';
+export type { AckOptions, LiveSessionSettings, SendInput, SendResult, SubscribeOptions } from './session-inputs.js';
 
 interface ActiveState {
   readonly requestId: string;
@@ -98,100 +45,6 @@ function deferred(): Deferred {
     reject = no;
   });
   return { promise, resolve, reject };
-}
-
-/**
- * The run a worker streams (seed 003's ConversationModel intents): deltas open and extend assistant segments; any
- * tool record or the end closes the open segment, which the session commits as a message (TJ-LIVE-004).
- */
-export class LiveRun {
-  /** The run and turn id. */
-  readonly requestId: string;
-  readonly #session: LiveSession;
-
-  /** @internal created by {@link LiveSession.send}. */
-  constructor(session: LiveSession, requestId: string) {
-    this.#session = session;
-    this.requestId = requestId;
-  }
-
-  /**
-   * Streams assistant text. Buffered: resolves once the bytes reach the OS, and is made durable with the next
-   * boundary or within the session's delta delay (TJ-LIVE-007); subscribers receive it once durable.
-   */
-  delta(text: string): Promise<void> {
-    return this.#session._delta(this.requestId, text);
-  }
-
-  /** A tool call began; resolves once durable. */
-  toolStart(input: { readonly toolCallId: string; readonly tool: string; readonly args?: unknown }): Promise<void> {
-    return this.#session._boundary(this.requestId, [
-      [
-        'tool.start',
-        {
-          request_id: this.requestId,
-          tool_call_id: input.toolCallId,
-          tool: input.tool,
-          ...(input.args === undefined ? {} : { args: input.args }),
-        },
-      ],
-    ]);
-  }
-
-  /** A tool call ended; resolves once durable. */
-  toolEnd(input: { readonly toolCallId: string; readonly isError?: boolean }): Promise<void> {
-    return this.#session._boundary(this.requestId, [
-      [
-        'tool.end',
-        {
-          request_id: this.requestId,
-          tool_call_id: input.toolCallId,
-          ...(input.isError === undefined ? {} : { is_error: input.isError }),
-        },
-      ],
-    ]);
-  }
-
-  /** A tool's output: appended as `tool.result` and committed as a `tool` message; resolves once durable. */
-  toolResult(input: {
-    readonly toolCallId: string;
-    readonly output: string;
-    readonly isError?: boolean;
-  }): Promise<void> {
-    const requestId = this.requestId;
-    const isError = input.isError === undefined ? {} : { is_error: input.isError };
-    return this.#session._boundary(requestId, [
-      ['tool.result', { request_id: requestId, tool_call_id: input.toolCallId, output: input.output, ...isError }],
-      [
-        'message_append',
-        {
-          message: {
-            role: 'tool',
-            content: input.output,
-            id: `${requestId}.tool.${input.toolCallId}`,
-            tool_call_id: input.toolCallId,
-            request_id: requestId,
-            ...isError,
-          },
-        },
-      ],
-    ]);
-  }
-
-  /** The run finished: commits the open segment, appends `chat.done`, then completes the turn. */
-  done(): Promise<void> {
-    return this.#session._finish(this.requestId, 'done');
-  }
-
-  /** The run failed: commits the open segment as partial, appends `chat.error`, interrupts the turn (`error`). */
-  error(error: { readonly message: string; readonly name?: string; readonly code?: string }): Promise<void> {
-    return this.#session._finish(this.requestId, 'error', error);
-  }
-
-  /** The run was cancelled: commits the open segment as partial, appends `chat.cancelled`, interrupts the turn. */
-  cancel(reason = 'cancelled'): Promise<void> {
-    return this.#session._finish(this.requestId, 'cancelled', undefined, reason);
-  }
 }
 
 /**

@@ -1,3 +1,5 @@
+// Over 450 lines on purpose: this is one model — what a file system keeps, loses, tears or reorders at a crash —
+// and its durable state, volatile state and crash rules must be read together to be checked against each other.
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, posix } from 'node:path';
 import { FILE_SYSTEM_OPERATIONS, type FileStat, type FileSystem, type OpenMode } from '@turnjournal/writer/file-system';

@@ -1,0 +1,95 @@
+import type { LiveSession } from './session.js';
+
+/**
+ * The run a worker streams (seed 003's ConversationModel intents): deltas open and extend assistant segments; any
+ * tool record or the end closes the open segment, which the session commits as a message (TJ-LIVE-004).
+ */
+export class LiveRun {
+  /** The run and turn id. */
+  readonly requestId: string;
+  readonly #session: LiveSession;
+
+  /** @internal created by {@link LiveSession.send}. */
+  constructor(session: LiveSession, requestId: string) {
+    this.#session = session;
+    this.requestId = requestId;
+  }
+
+  /**
+   * Streams assistant text. Buffered: resolves once the bytes reach the OS, and is made durable with the next
+   * boundary or within the session's delta delay (TJ-LIVE-007); subscribers receive it once durable.
+   */
+  delta(text: string): Promise<void> {
+    return this.#session._delta(this.requestId, text);
+  }
+
+  /** A tool call began; resolves once durable. */
+  toolStart(input: { readonly toolCallId: string; readonly tool: string; readonly args?: unknown }): Promise<void> {
+    return this.#session._boundary(this.requestId, [
+      [
+        'tool.start',
+        {
+          request_id: this.requestId,
+          tool_call_id: input.toolCallId,
+          tool: input.tool,
+          ...(input.args === undefined ? {} : { args: input.args }),
+        },
+      ],
+    ]);
+  }
+
+  /** A tool call ended; resolves once durable. */
+  toolEnd(input: { readonly toolCallId: string; readonly isError?: boolean }): Promise<void> {
+    return this.#session._boundary(this.requestId, [
+      [
+        'tool.end',
+        {
+          request_id: this.requestId,
+          tool_call_id: input.toolCallId,
+          ...(input.isError === undefined ? {} : { is_error: input.isError }),
+        },
+      ],
+    ]);
+  }
+
+  /** A tool's output: appended as `tool.result` and committed as a `tool` message; resolves once durable. */
+  toolResult(input: {
+    readonly toolCallId: string;
+    readonly output: string;
+    readonly isError?: boolean;
+  }): Promise<void> {
+    const requestId = this.requestId;
+    const isError = input.isError === undefined ? {} : { is_error: input.isError };
+    return this.#session._boundary(requestId, [
+      ['tool.result', { request_id: requestId, tool_call_id: input.toolCallId, output: input.output, ...isError }],
+      [
+        'message_append',
+        {
+          message: {
+            role: 'tool',
+            content: input.output,
+            id: `${requestId}.tool.${input.toolCallId}`,
+            tool_call_id: input.toolCallId,
+            request_id: requestId,
+            ...isError,
+          },
+        },
+      ],
+    ]);
+  }
+
+  /** The run finished: commits the open segment, appends `chat.done`, then completes the turn. */
+  done(): Promise<void> {
+    return this.#session._finish(this.requestId, 'done');
+  }
+
+  /** The run failed: commits the open segment as partial, appends `chat.error`, interrupts the turn (`error`). */
+  error(error: { readonly message: string; readonly name?: string; readonly code?: string }): Promise<void> {
+    return this.#session._finish(this.requestId, 'error', error);
+  }
+
+  /** The run was cancelled: commits the open segment as partial, appends `chat.cancelled`, interrupts the turn. */
+  cancel(reason = 'cancelled'): Promise<void> {
+    return this.#session._finish(this.requestId, 'cancelled', undefined, reason);
+  }
+}

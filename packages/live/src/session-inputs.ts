@@ -1,0 +1,63 @@
+import type { Attachment } from '@turnjournal/schema';
+import type { FileSystem } from '@turnjournal/writer/file-system';
+import type { FanOut } from './fanout.js';
+import type { LiveRun } from './live-run.js';
+import type { LiveRunStatus } from './records.js';
+
+/** Settings a hub gives each of its sessions. */
+export interface LiveSessionSettings {
+  readonly fs: FileSystem;
+  readonly clock: () => number;
+  readonly fanOut: FanOut;
+  readonly ringRecords: number;
+  readonly ringBytes: number;
+  readonly deltaFlushMs: number;
+  readonly deliveryWindowMs: number;
+}
+
+/** A user turn to send (seeds 000 and 003). */
+export interface SendInput {
+  /** The client-generated id of the turn and its run (TJ-LIVE-001); resend it with every retry. */
+  readonly requestId: string;
+  /** The user message text. */
+  readonly content: string;
+  /** Attachment metadata (never the bytes). */
+  readonly attachments?: readonly Attachment[];
+  /** The model of the run. */
+  readonly model?: string | null;
+}
+
+/** The answer of {@link LiveSession.send}. */
+export type SendResult =
+  | {
+      /** The turn was new: it is submitted, its run started; stream it through `run`. */
+      readonly created: true;
+      /** The run and turn id. */
+      readonly requestId: string;
+      /** Always `running`. */
+      readonly status: 'running';
+      /** The handle the worker streams the run through. */
+      readonly run: LiveRun;
+    }
+  | {
+      /** A retry (TJ-LIVE-002): nothing was written. */
+      readonly created: false;
+      /** The run and turn id. */
+      readonly requestId: string;
+      /** The existing run's status. */
+      readonly status: LiveRunStatus;
+    };
+
+/** Options of {@link LiveSession.subscribe}. */
+export interface SubscribeOptions {
+  /** The highest seq the client holds (-1, the default, for none): it receives every record after it. */
+  readonly after?: number;
+}
+
+/** Options of {@link LiveSession.ack}. */
+export interface AckOptions {
+  /** Which client acknowledged; it drops out of that client's undelivered list. */
+  readonly clientId?: string;
+  /** The highest seq the client received; at least the run's finishing record (TJ-LIVE-014). */
+  readonly throughSeq?: number;
+}
