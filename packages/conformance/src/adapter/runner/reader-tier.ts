@@ -1,0 +1,230 @@
+import { rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { discoverStore } from '@turnjournal/reader';
+import type { StoreFixtureCase } from '../../fixtures/fixture-file.js';
+import { loadFixtures } from '../../fixtures/load-fixtures.js';
+import {
+  compareStoreObservation,
+  readStoreReference,
+  relativeReading,
+  type StoreObservation,
+  writeStoreFixture,
+} from '../../fixtures/run-store-fixtures.js';
+import { generateTurnStore } from '../generate-store.js';
+import type { AdapterProcess } from '../process.js';
+import { truncate } from '../process.js';
+import type { ReadResult, StartResult } from '../protocol.js';
+import { Random } from '../random.js';
+import { freshDir } from './fresh-dir.js';
+import type { CheckRecorder } from './record.js';
+import type { Session } from './session.js';
+
+/** The requirements a generated reader case checks (compared with the reference reader). */
+export const GENERATED_REQUIREMENTS = [
+  'TJ-CONF-002',
+  'TJ-DERIVE-001',
+  'TJ-DERIVE-002',
+  'TJ-DERIVE-003',
+  'TJ-DERIVE-004',
+  'TJ-DERIVE-005',
+  'TJ-DERIVE-008',
+  'TJ-DERIVE-010',
+  'TJ-DERIVE-011',
+  'TJ-FRAME-002',
+  'TJ-FRAME-003',
+  'TJ-FRAME-013',
+  'TJ-FRAME-016',
+  'TJ-FRAME-026',
+];
+
+function caseFamilies(root: string, fixtureCase: StoreFixtureCase): Set<string> {
+  const families = new Set<string>();
+  for (const file of discoverStore([root]).files) if (file.hint.family !== undefined) families.add(file.hint.family);
+  if (fixtureCase.files.some((f) => f.path.startsWith('_turn_journal/') || f.path.includes('/_turn_journal/')))
+    families.add('turn');
+  return families;
+}
+
+async function adapterReading(
+  process: AdapterProcess,
+  root: string,
+  mode: 'tolerant' | 'prefix' | 'strict',
+  audit: boolean,
+): Promise<Omit<StoreObservation, 'replay'>> {
+  const result = (await process.request('read', {
+    paths: [root],
+    mode,
+    ...(audit ? { audit: true } : {}),
+  })) as ReadResult;
+  return relativeReading(
+    {
+      turns: result.turns ?? {},
+      findings: result.findings,
+      runs: result.runs ?? {},
+      event_logs: result.event_logs ?? {},
+      plan: result.plan ?? [],
+    },
+    root,
+  );
+}
+
+/** Settings of the reader tier. */
+export interface ReaderTierSettings {
+  /** The `fixtures/v1/store` directory. */
+  readonly fixturesDir: string;
+  /** Generated cases. */
+  readonly runs: number;
+  /** Run seed. */
+  readonly seed: number;
+}
+
+/** The reader tier: every store fixture case of the claimed families, then generated cases (spec/v1/adapter.md). */
+export async function readerTier(
+  session: Session,
+  claims: StartResult,
+  settings: ReaderTierSettings,
+  recorder: CheckRecorder,
+): Promise<void> {
+  const { fixturesDir, runs, seed } = settings;
+  const record = recorder.record.bind(recorder);
+  const features = claims.features ?? [];
+  // loadFixtures reads the files below a fixtures root, so load from the root and keep the store files.
+  for (const loaded of loadFixtures(dirname(dirname(fixturesDir)))) {
+    if (loaded.content.kind !== 'store' || !loaded.path.startsWith('v1/store/')) continue;
+    const cases = loaded.content.cases;
+    for (const [index, fixtureCase] of cases.entries()) {
+      await record(
+        `reader/store/${loaded.path.slice('v1/store/'.length)}#${index}`,
+        fixtureCase.description,
+        'reader',
+        fixtureCase.requirements,
+        async () => {
+          const root = freshDir('tj-conf-store-');
+          try {
+            writeStoreFixture(root, fixtureCase);
+            const missing = [...caseFamilies(root, fixtureCase)].filter(
+              (f) => !claims.families.includes(f as StartResult['families'][number]),
+            );
+            if (missing.length > 0) return { skip: `family ${missing.join(', ')} not claimed` };
+            if (fixtureCase.audit === true && !features.includes('audit'))
+              return { skip: 'audit case; feature audit not claimed' };
+            if (fixtureCase.expect.replay !== undefined && !features.includes('replay'))
+              return { skip: 'replay case; feature replay not claimed' };
+            const process = await session.get();
+            const reading = await adapterReading(
+              process,
+              root,
+              fixtureCase.mode ?? 'tolerant',
+              fixtureCase.audit === true,
+            );
+            const replay: StoreObservation['replay'][number][] = [];
+            for (const { file, after } of fixtureCase.expect.replay ?? []) {
+              const answer = await process.request('replay', { file: join(root, file), after });
+              replay.push({ file, after, ...answer });
+            }
+            return { failures: compareStoreObservation(fixtureCase, { ...reading, replay }) };
+          } finally {
+            rmSync(root, { recursive: true, force: true });
+          }
+        },
+      );
+    }
+  }
+
+  for (let index = 0; index < runs; index++) {
+    const caseSeed = (seed + index * 7919) >>> 0;
+    await record(
+      `reader/generated#${index}`,
+      `generated turn store (seed ${caseSeed})`,
+      'reader',
+      GENERATED_REQUIREMENTS,
+      async () => {
+        if (!claims.families.includes('turn')) return { skip: 'family turn not claimed' };
+        const store = generateTurnStore(new Random(caseSeed));
+        const failures = await compareGenerated(session, store.files);
+        if (failures.length === 0) return { failures: [] };
+        // Shrink: drop lines while the adapter still disagrees with the reference, then save the counterexample
+        // as a store fixture case that replays it (TJ-CONF-010).
+        const shrunk = await shrink(session, store.files);
+        const counterexample = await asFixtureCase(shrunk, `generated case ${index}, seed ${caseSeed}`);
+        const path = join(tmpdir(), `tj-conformance-counterexample-${caseSeed}.json`);
+        writeFileSync(path, `${JSON.stringify(counterexample, null, 2)}\n`);
+        return {
+          failures: [
+            ...failures,
+            `perturbations: ${store.perturbations.join(', ') || 'none'}`,
+            `seed ${caseSeed} (run seed ${seed}, case ${index}); shrunk counterexample written to ${path}:`,
+            truncate(JSON.stringify(shrunk), 2000),
+            `after shrinking: ${(await compareGenerated(session, shrunk)).join('; ')}`,
+          ],
+        };
+      },
+    );
+  }
+}
+
+type StoreFiles = { readonly path: string; readonly text: string }[];
+
+async function asFixtureCase(files: StoreFiles, description: string): Promise<StoreFixtureCase> {
+  const root = freshDir('tj-conf-gen-');
+  try {
+    writeStoreFixture(root, { files });
+    const expected = relativeReading(await readStoreReference([root]), root);
+    return {
+      description,
+      requirements: GENERATED_REQUIREMENTS,
+      files,
+      expect: {
+        turns: expected.turns as Record<string, Record<string, string>>,
+        findings: expected.findings.map((f) =>
+          Object.fromEntries(Object.entries(f).filter(([, v]) => v !== undefined)),
+        ) as NonNullable<StoreFixtureCase['expect']['findings']>,
+      },
+    };
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+async function compareGenerated(session: Session, files: StoreFiles): Promise<string[]> {
+  const expected = await asFixtureCase(files, 'generated');
+  const root = freshDir('tj-conf-gen-');
+  try {
+    writeStoreFixture(root, { files });
+    const process = await session.get();
+    const reading = await adapterReading(process, root, 'tolerant', false);
+    return compareStoreObservation(expected, { ...reading, replay: [] });
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+async function shrink(session: Session, files: StoreFiles): Promise<StoreFiles> {
+  let current = files.filter((f) => f.text !== '');
+  let budget = 150;
+  let progress = true;
+  while (progress && budget > 0) {
+    progress = false;
+    for (let f = 0; f < current.length && budget > 0; f++) {
+      const lines = (current[f] as StoreFiles[number]).text.split(/(?<=\n)/);
+      for (let l = 0; l < lines.length && budget > 0; l++) {
+        const text = [...lines.slice(0, l), ...lines.slice(l + 1)].join('');
+        const candidate =
+          text === ''
+            ? current.filter((_, i) => i !== f)
+            : current.map((file, i) => (i === f ? { path: file.path, text } : file));
+        if (candidate.length === 0) continue;
+        budget--;
+        const failures = await compareGenerated(session, candidate).catch(() => ['adapter failure']);
+        if (failures.length > 0) {
+          current = candidate;
+          progress = true;
+          break;
+        }
+      }
+      if (progress) break;
+    }
+  }
+  return current;
+}

@@ -1,0 +1,45 @@
+import type { StartResult } from '../../protocol.js';
+import type { CheckRecorder } from '../record.js';
+import type { WriterContext } from './context.js';
+import { fsyncBeforeAckCheck } from './fsync-before-ack.js';
+import { killRoundChecks } from './kill-rounds.js';
+import { lockCheck } from './lock.js';
+import { tornTailCheck } from './torn-tail.js';
+
+/** Settings of the writer tier. */
+export interface WriterTierSettings {
+  readonly adapter: string;
+  readonly rounds: number;
+  readonly seed: number;
+  readonly timeoutMs: number;
+  readonly strace: 'auto' | 'never';
+}
+
+/**
+ * The writer tier (spec/v1/adapter.md): `writer/claims`, then — when the claim makes a writer testable — every
+ * writer check, each on fresh adapter processes.
+ */
+export async function writerTier(claims: StartResult, settings: WriterTierSettings, recorder: CheckRecorder) {
+  const modes = claims.durability.filter((d): d is 'every' | 'group' => d === 'every' || d === 'group');
+  const families = claims.families.filter((f) => f === 'turn' || f === 'event');
+  let usable = true;
+  await recorder.record(
+    'writer/claims',
+    'a writer supports the every mode and the turn or event family',
+    'writer',
+    ['TJ-DUR-011', 'TJ-DUR-013'],
+    async () => {
+      const failures: string[] = [];
+      if (!claims.durability.includes('every')) failures.push('durability every is not claimed (TJ-DUR-011)');
+      if (families.length === 0) failures.push('the writer tier needs the turn or event family');
+      usable = modes.length > 0 && families.length > 0;
+      return { failures };
+    },
+  );
+  if (!usable) return;
+  const context: WriterContext = { ...settings, claims, modes, recorder };
+  await killRoundChecks(context);
+  await lockCheck(context);
+  await tornTailCheck(context);
+  await fsyncBeforeAckCheck(context);
+}
