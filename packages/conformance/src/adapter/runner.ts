@@ -35,7 +35,7 @@ export interface ConformanceOptions {
   readonly fixturesDir?: string;
   /** Run the fsync-before-ack check under strace: `auto` (default) when available, or never. */
   readonly strace?: 'auto' | 'never';
-  /** Run only the checks whose id starts with one of these prefixes (`adapter/start` and `adapter/stop` always run). */
+  /** Run only the checks whose id starts with one of these prefixes (`adapter/start`, `adapter/stop` and `reader/fixtures` always run). */
   readonly only?: readonly string[];
   /** Called after each check, for progress output. */
   readonly onCheck?: (check: CheckReport, done: number) => void;
@@ -60,6 +60,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
   const selected = (id: string) =>
     id === 'adapter/start' ||
     id === 'adapter/stop' ||
+    id === 'reader/fixtures' ||
     options.only === undefined ||
     options.only.some((prefix) => id.startsWith(prefix));
   const recorder = new CheckRecorder(loadRequirementLevels(), baseline, selected, options.onCheck);
@@ -80,7 +81,10 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     // Whatever happened, no adapter process outlives the run (a live child would keep the runner from exiting).
     await session.dispose();
   }
-  const levels = claims?.levels ?? [];
+  const levels: readonly string[] = claims?.levels ?? [];
+  // Partial: --only narrowed the run, or --tier left out a level the adapter claims (or, without a claim, any level).
+  const partial =
+    options.only !== undefined || (tier !== 'all' && (claims === null || levels.some((level) => level !== tier)));
   // Whether this run could have run a check: its tier ran (selected and claimed) and --only selected it.
   const tierRan = (level: 'reader' | 'writer') => (tier === 'all' || tier === level) && levels.includes(level);
   const judged = (id: string) =>
@@ -95,6 +99,8 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
       seed,
       expectedFailuresPath: options.expectedFailuresPath,
       claims,
+      partial,
+      notProven: recorder.unproven,
     },
     recorder.checks,
     { baseline, judged },

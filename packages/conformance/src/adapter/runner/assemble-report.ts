@@ -13,6 +13,10 @@ export interface RunDescription {
   readonly expectedFailuresPath: string | undefined;
   /** The claim `start` answered, or null when it failed. */
   readonly claims: StartResult | null;
+  /** `--only` or `--tier` left out checks the claim calls for. */
+  readonly partial: boolean;
+  /** Skipped checks a claimed level needs. */
+  readonly notProven: readonly string[];
 }
 
 type Counts = ConformanceReport['summary'];
@@ -63,8 +67,11 @@ export function assembleReport(
       expected_failures: run.expectedFailuresPath ?? null,
     },
     ok,
-    // A run that passes only thanks to a baseline entry is not a conformance claim (TJ-CONF-003).
-    conformant: ok && baseline.baseline.size === 0,
+    partial: run.partial,
+    not_proven: [...run.notProven],
+    // A run that passes only thanks to a baseline entry is not a conformance claim (TJ-CONF-003); neither is a partial
+    // run, nor one that skipped a check a claimed level needs (no false greens).
+    conformant: ok && baseline.baseline.size === 0 && !run.partial && run.notProven.length === 0,
     summary,
     requirements,
     checks,

@@ -1,4 +1,4 @@
-import { rmSync, writeFileSync } from 'node:fs';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { discoverStore } from '@turnjournal/reader';
@@ -69,6 +69,17 @@ async function adapterReading(
   );
 }
 
+/** The store fixture files below `<root>/v1/store`, by their path relative to it; none when the directory is missing. */
+function storeFixtureFiles(fixturesDir: string): { path: string; cases: readonly StoreFixtureCase[] }[] {
+  if (!existsSync(fixturesDir)) return [];
+  // loadFixtures reads the files below a fixtures root, so load from the root and keep the store files.
+  return loadFixtures(dirname(dirname(fixturesDir))).flatMap((loaded) =>
+    loaded.content.kind === 'store' && loaded.path.startsWith('v1/store/')
+      ? [{ path: loaded.path.slice('v1/store/'.length), cases: loaded.content.cases }]
+      : [],
+  );
+}
+
 /** Settings of the reader tier. */
 export interface ReaderTierSettings {
   /** The `fixtures/v1/store` directory. */
@@ -89,13 +100,31 @@ export async function readerTier(
   const { fixturesDir, runs, seed } = settings;
   const record = recorder.record.bind(recorder);
   const features = claims.features ?? [];
-  // loadFixtures reads the files below a fixtures root, so load from the root and keep the store files.
-  for (const loaded of loadFixtures(dirname(dirname(fixturesDir)))) {
-    if (loaded.content.kind !== 'store' || !loaded.path.startsWith('v1/store/')) continue;
-    const cases = loaded.content.cases;
+  let storeFiles: { path: string; cases: readonly StoreFixtureCase[] }[] = [];
+  // A run over no fixture proves nothing: a missing or empty fixture directory fails the run (no false greens). This
+  // check always runs with the reader tier, whatever --only says.
+  await record(
+    'reader/fixtures',
+    'the store fixture directory holds fixture cases',
+    'reader',
+    ['TJ-CONF-002'],
+    async () => {
+      storeFiles = storeFixtureFiles(fixturesDir);
+      if (!existsSync(fixturesDir)) return { failures: [`the store fixture directory ${fixturesDir} does not exist`] };
+      if (storeFiles.every((f) => f.cases.length === 0))
+        return {
+          failures: [
+            `the store fixture directory ${fixturesDir} holds no store fixture case (expected <root>/v1/store/*.json): a run over no fixture proves nothing`,
+          ],
+        };
+      return { failures: [] };
+    },
+  );
+  for (const loaded of storeFiles) {
+    const cases = loaded.cases;
     for (const [index, fixtureCase] of cases.entries()) {
       await record(
-        `reader/store/${loaded.path.slice('v1/store/'.length)}#${index}`,
+        `reader/store/${loaded.path}#${index}`,
         fixtureCase.description,
         'reader',
         fixtureCase.requirements,

@@ -4,7 +4,7 @@ import { Random } from '../../random.js';
 import { checkSyncBeforeAck, straceAvailable, straceWrapper } from '../../strace.js';
 import { freshDir } from '../fresh-dir.js';
 import { spawnAdapter, started, type WriterContext } from './context.js';
-import { target, writerRecord } from './support.js';
+import { STRACE_MISSING, target, writerRecord } from './support.js';
 
 /** `writer/fsync-before-ack` (strace): every acknowledged append is covered by a sync of its file before the answer. */
 export async function fsyncBeforeAckCheck(context: WriterContext): Promise<void> {
@@ -16,8 +16,9 @@ export async function fsyncBeforeAckCheck(context: WriterContext): Promise<void>
     'writer',
     ['TJ-CONF-014', 'TJ-DUR-003'],
     async () => {
-      if (context.strace === 'never') return { skip: 'disabled' };
-      if (!straceAvailable()) return { skip: 'strace is not available (Linux only): durability before ack unchecked' };
+      if (context.strace === 'never')
+        return { skip: 'disabled: durability before the acknowledgement not proven', unproven: true };
+      if (!straceAvailable()) return { skip: STRACE_MISSING, unproven: true };
       const dir = freshDir('tj-conf-strace-');
       const where = target(claims, dir);
       const traceFile = join(dir, 'trace.txt');

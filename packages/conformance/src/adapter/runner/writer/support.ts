@@ -5,6 +5,10 @@ import { truncate } from '../../process.js';
 import type { StartResult } from '../../protocol.js';
 import type { Random } from '../../random.js';
 
+/** Why a strace-based check was skipped, and how to get strace: a durability claim it leaves unproven. */
+export const STRACE_MISSING =
+  'strace is not available or may not trace (Linux only; containers may forbid ptrace): durability before the acknowledgement is NOT PROVEN. Install it (Debian/Ubuntu: apt-get install strace; Fedora: dnf install strace; Alpine: apk add strace), allow ptrace, and run again.';
+
 /** Where a writer check writes: the claimed family (turn preferred), the store root and the journal file. */
 export interface Target {
   readonly family: 'turn' | 'event';
