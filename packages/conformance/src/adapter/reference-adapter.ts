@@ -1,6 +1,7 @@
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { replayEventLog } from '@turnjournal/reader';
+import { validateRecord } from '@turnjournal/schema';
 import { AppendFile, type Durability, JournalLockedError, WriterError } from '@turnjournal/writer';
 import { Compile } from 'typebox/compile';
 import { readStoreReference } from '../fixtures/run-store-fixtures.js';
@@ -83,6 +84,15 @@ export const referenceImplementation: AdapterImplementation = {
     const appendFile = await AppendFile.open(file, { durability });
     return {
       append: async (record) => {
+        // A writer never writes a record its v1 schema rejects (TJ-COMPAT-018, TJ-TURN-015).
+        const validation = validateRecord(record);
+        if (validation.status !== 'valid' && validation.status !== 'unknown' && validation.status !== 'extension')
+          throw new AdapterRequestError(
+            'bad_request',
+            validation.status === 'invalid'
+              ? `invalid record: ${validation.errors.map((e) => e.message).join('; ')}`
+              : 'a record of another major version is not written',
+          );
         await appendFile.appendRecord(record);
       },
       close: () => appendFile.close(),

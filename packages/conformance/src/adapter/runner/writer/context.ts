@@ -1,4 +1,4 @@
-import { AdapterProcess } from '../../process.js';
+import { AdapterFailure, AdapterProcess } from '../../process.js';
 import type { StartResult } from '../../protocol.js';
 import type { CheckRecorder } from '../record.js';
 
@@ -35,4 +35,38 @@ export async function started(process: AdapterProcess): Promise<AdapterProcess> 
 /** Opens `file` on `process` and returns the handle. */
 export async function openHandle(process: AdapterProcess, file: string, durability: string): Promise<string> {
   return ((await process.request('open', { file, durability })) as { handle: string }).handle;
+}
+
+/**
+ * The error code `request` was answered with, `ok` when it succeeded; throws what is not an error response (an exit,
+ * a timeout, a protocol violation), which fails the check.
+ */
+export async function answerCode(request: Promise<unknown>): Promise<string> {
+  try {
+    await request;
+    return 'ok';
+  } catch (error) {
+    if (error instanceof AdapterFailure && error.kind === 'error_response') return error.code ?? 'error';
+    throw error;
+  }
+}
+
+/** Runs `body` with `count` started adapter processes and disposes of them, however `body` ends. */
+export async function withAdapters<T>(
+  context: WriterContext,
+  count: number,
+  body: (processes: AdapterProcess[]) => Promise<T>,
+): Promise<T> {
+  const processes = Array.from({ length: count }, () => spawnAdapter(context));
+  try {
+    await Promise.all(processes.map((p) => started(p)));
+    return await body(processes);
+  } finally {
+    await Promise.all(processes.map((p) => p.dispose()));
+  }
+}
+
+/** {@link withAdapters} with one process. */
+export function withAdapter<T>(context: WriterContext, body: (process: AdapterProcess) => Promise<T>): Promise<T> {
+  return withAdapters(context, 1, (processes) => body(processes[0] as AdapterProcess));
 }

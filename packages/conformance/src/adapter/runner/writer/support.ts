@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { readJournal } from '@turnjournal/reader';
 import { truncate } from '../../process.js';
@@ -73,4 +73,29 @@ export function prefixProblems(seqs: readonly number[], expectedLength?: number)
   if (expectedLength !== undefined && seqs.length !== expectedLength)
     problems.push(`expected ${expectedLength} records, found ${seqs.length}`);
   return problems;
+}
+
+/** A pid no process can have on this machine: above `/proc/sys/kernel/pid_max` (Linux), or above the 2^22 limit. */
+export function impossiblePid(): number {
+  try {
+    return Number(readFileSync('/proc/sys/kernel/pid_max', 'utf8').trim()) + 1000;
+  } catch {
+    return 4_194_304 + 1000;
+  }
+}
+
+/** Writes `<file>.lock` as another writer would (spec §11.4) and returns its text. */
+export function plantLock(file: string, holder: { pid: number; host: string; token: string }): string {
+  const text = `${JSON.stringify(holder)}\n`;
+  writeFileSync(`${file}.lock`, text);
+  return text;
+}
+
+/** The text of `<file>.lock`, or null when there is none. */
+export function lockText(file: string): string | null {
+  try {
+    return readFileSync(`${file}.lock`, 'utf8');
+  } catch {
+    return null;
+  }
 }

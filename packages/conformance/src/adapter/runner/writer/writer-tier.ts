@@ -1,10 +1,18 @@
 import type { StartResult } from '../../protocol.js';
 import type { CheckRecorder } from '../record.js';
+import { byteExactCheck } from './byte-exact.js';
 import type { WriterContext } from './context.js';
+import { deadHolderLockCheck } from './dead-holder-lock.js';
+import { foreignHostLockCheck } from './foreign-host-lock.js';
 import { fsyncBeforeAckCheck } from './fsync-before-ack.js';
+import { invalidRecordCheck } from './invalid-record.js';
 import { killRoundChecks } from './kill-rounds.js';
 import { lockCheck } from './lock.js';
+import { lockReplacedCheck } from './lock-replaced.js';
+import { raceCheck } from './race.js';
+import { repairChecks } from './repair.js';
 import { tornTailCheck } from './torn-tail.js';
+import { tracedOpenCloseChecks } from './traced-open-close.js';
 
 /** Settings of the writer tier. */
 export interface WriterTierSettings {
@@ -41,5 +49,13 @@ export async function writerTier(claims: StartResult, settings: WriterTierSettin
   await killRoundChecks(context);
   await lockCheck(context);
   await tornTailCheck(context);
+  await repairChecks(context);
+  await foreignHostLockCheck(context);
+  await deadHolderLockCheck(context);
+  await lockReplacedCheck(context);
+  await raceCheck(context);
+  await byteExactCheck(context);
+  await invalidRecordCheck(context);
   await fsyncBeforeAckCheck(context);
+  await tracedOpenCloseChecks(context);
 }
