@@ -318,6 +318,35 @@ Object.assign(implementations, {
       return referenceOpenWith(() => ({}))(file, durability);
     },
   },
+  // TJ-DUR-021: after a failed sync the writer reopens the file and carries on, as if the data were safe.
+  'no-poison': {
+    open: async (file, durability) => {
+      const open = referenceOpenWith(() => ({}));
+      let writer = await open(file, durability);
+      return {
+        append: async (record) => {
+          try {
+            await writer.append(record);
+          } catch (error) {
+            await writer.close().catch(() => undefined);
+            writer = await open(file, durability);
+            throw error;
+          }
+        },
+        close: () => writer.close(),
+      };
+    },
+  },
+  // TJ-DUR-030 / TJ-CONF-014: a failed write is taken for a full one.
+  'ignore-write-error': {
+    open: referenceOpenWith(() => ({
+      fs: {
+        ...nodeFileSystem,
+        write: (fd, buffer, offset, length, position, options) =>
+          nodeFileSystem.write(fd, buffer, offset, length, position, options).catch(() => length),
+      },
+    })),
+  },
   // TJ-DUR-020: a lock's holder is judged by its pid alone, whatever host the lock names.
   'pid-only-liveness': {
     open: referenceOpenWith(() => ({

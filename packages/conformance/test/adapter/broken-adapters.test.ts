@@ -57,6 +57,20 @@ const DEFECTS: readonly {
   { defect: 'spaced-json', tier: 'writer', only: ['writer/byte-exact'], ids: ['TJ-FRAME-005'] },
   { defect: 'bom', tier: 'writer', only: ['writer/byte-exact'], ids: ['TJ-FRAME-008'] },
   { defect: 'accept-invalid', tier: 'writer', only: ['writer/invalid-record'], ids: ['TJ-COMPAT-018'] },
+  {
+    defect: 'no-poison',
+    tier: 'writer',
+    only: ['writer/fault-fdatasync-eio'],
+    ids: ['TJ-DUR-021'],
+    needsStrace: true,
+  },
+  {
+    defect: 'ignore-write-error',
+    tier: 'writer',
+    only: ['writer/fault-write'],
+    ids: ['TJ-DUR-030'],
+    needsStrace: true,
+  },
   { defect: 'timestamp-order', tier: 'reader', only: ['reader/store/derivation.json'], ids: ['TJ-DERIVE-003'] },
   { defect: 'terminal-not-sticky', tier: 'reader', only: ['reader/store/derivation.json'], ids: ['TJ-DERIVE-008'] },
 ];

@@ -3,6 +3,7 @@ import type { CheckRecorder } from '../record.js';
 import { byteExactCheck } from './byte-exact.js';
 import type { WriterContext } from './context.js';
 import { deadHolderLockCheck } from './dead-holder-lock.js';
+import { faultInjectionChecks } from './fault-injection.js';
 import { foreignHostLockCheck } from './foreign-host-lock.js';
 import { fsyncBeforeAckCheck } from './fsync-before-ack.js';
 import { invalidRecordCheck } from './invalid-record.js';
@@ -58,4 +59,5 @@ export async function writerTier(claims: StartResult, settings: WriterTierSettin
   await invalidRecordCheck(context);
   await fsyncBeforeAckCheck(context);
   await tracedOpenCloseChecks(context);
+  await faultInjectionChecks(context);
 }
