@@ -26,6 +26,7 @@ VERSION = "0.1.0"
 PROTOCOL = 1
 
 LINE_LIMIT = 16 * 1024 * 1024  # TJ-FRAME-031
+READ_LIMIT = [LINE_LIMIT]  # the reader's limit; `read` may lower it with max_line_bytes (adapter.md §4.2)
 DOCUMENT_LIMIT = 64 * 1024 * 1024  # TJ-STATE-003
 CHUNK = 1024 * 1024
 
@@ -374,7 +375,7 @@ def iter_lines(path):
                     skipped += len(piece)
                 else:
                     buf += piece
-                    if len(buf) > LINE_LIMIT:
+                    if len(buf) > READ_LIMIT[0]:
                         skipping, skipped = True, len(buf)
                         buf = bytearray()
                 if nl < 0:
@@ -1428,7 +1429,14 @@ def handle(request):
         for p in paths:
             if not os.path.exists(p):
                 raise BadRequest("no such file or directory: " + p)
-        result = read_store(paths, mode, request.get("audit") is True)
+        limit = request.get("max_line_bytes", LINE_LIMIT)
+        if not is_integer(limit) or limit < 1:
+            raise BadRequest("max_line_bytes must be an integer >= 1")
+        READ_LIMIT[0] = int(limit)
+        try:
+            result = read_store(paths, mode, request.get("audit") is True)
+        finally:
+            READ_LIMIT[0] = LINE_LIMIT
         result["findings"] = [
             {k: v for k, v in f.items() if k in ("code", "file", "line", "turn_id")} for f in result["findings"]
         ]

@@ -30,7 +30,12 @@ export interface AdapterImplementation {
   /** Capabilities answered to `start`. */
   readonly capabilities: StartResult;
   /** `read`. */
-  read(paths: readonly string[], mode: 'tolerant' | 'prefix' | 'strict', audit: boolean): Promise<ReadResult>;
+  read(
+    paths: readonly string[],
+    mode: 'tolerant' | 'prefix' | 'strict',
+    audit: boolean,
+    maxLineBytes?: number,
+  ): Promise<ReadResult>;
   /** `replay`. */
   replay(file: string, after: number): Promise<ReplayResult>;
   /** `open`: throws `JournalLockedError` (of @turnjournal/writer) when another writer holds the file. */
@@ -59,8 +64,12 @@ export const referenceImplementation: AdapterImplementation = {
     durability: [...ADAPTER_DURABILITIES],
     features: [...ADAPTER_FEATURES],
   },
-  async read(paths, mode, audit) {
-    const reading = await readStoreReference(paths, { mode, audit });
+  async read(paths, mode, audit, maxLineBytes) {
+    const reading = await readStoreReference(paths, {
+      mode,
+      audit,
+      ...(maxLineBytes === undefined ? {} : { maxLineBytes }),
+    });
     return {
       turns: reading.turns as ReadResult['turns'],
       findings: reading.findings.map((f) =>
@@ -138,7 +147,12 @@ export async function runAdapter(
         if (!claims.levels.includes('reader')) throw new AdapterRequestError('unsupported', 'not a reader');
         if (request.audit === true && !(claims.features ?? []).includes('audit'))
           throw new AdapterRequestError('unsupported', 'feature audit is not supported');
-        return await implementation.read(request.paths, request.mode ?? 'tolerant', request.audit === true);
+        return await implementation.read(
+          request.paths,
+          request.mode ?? 'tolerant',
+          request.audit === true,
+          request.max_line_bytes,
+        );
       case 'replay':
         if (!(claims.features ?? []).includes('replay'))
           throw new AdapterRequestError('unsupported', 'feature replay is not supported');

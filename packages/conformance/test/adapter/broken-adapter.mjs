@@ -347,6 +347,8 @@ Object.assign(implementations, {
       },
     })),
   },
+  // TJ-CONF-031: read ignores max_line_bytes and always reads with the default limit.
+  'ignore-line-limit': { read: (paths, mode, audit) => referenceImplementation.read(paths, mode, audit) },
   // TJ-DUR-020: a lock's holder is judged by its pid alone, whatever host the lock names.
   'pid-only-liveness': {
     open: referenceOpenWith(() => ({

@@ -1,4 +1,4 @@
-import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { discoverStore } from '@turnjournal/reader';
@@ -51,11 +51,13 @@ async function adapterReading(
   root: string,
   mode: 'tolerant' | 'prefix' | 'strict',
   audit: boolean,
+  maxLineBytes?: number,
 ): Promise<Omit<StoreObservation, 'replay'>> {
   const result = (await process.request('read', {
     paths: [root],
     mode,
     ...(audit ? { audit: true } : {}),
+    ...(maxLineBytes === undefined ? {} : { max_line_bytes: maxLineBytes }),
   })) as ReadResult;
   return relativeReading(
     {
@@ -67,6 +69,26 @@ async function adapterReading(
     },
     root,
   );
+}
+
+/** The default line-size limit of spec §3.7 (TJ-FRAME-031), in bytes without the LF. */
+const DEFAULT_LIMIT = 16 * 1024 * 1024;
+
+/**
+ * A turn journal whose line 2 is exactly at the default limit (a valid `submitted` of t2) and whose line 3 is one byte
+ * over it (another submitted, which must be skipped as `oversized_line`), between t1's two records.
+ */
+function defaultLimitJournal(): string {
+  const record = (id: string, bytes: number) => {
+    const head = `{"version":1,"event":"submitted","turn_id":"${id}","session_id":"s1","created_at":1770000000,"role":"user","content":"`;
+    return `${head}${'x'.repeat(bytes - head.length - 2)}"}\n`;
+  };
+  return [
+    '{"version":1,"event":"submitted","turn_id":"t1","session_id":"s1","created_at":1770000000,"role":"user","content":"a"}\n',
+    record('t2', DEFAULT_LIMIT),
+    record('t3', DEFAULT_LIMIT + 1),
+    '{"version":1,"event":"completed","turn_id":"t1","session_id":"s1","created_at":1770000001}\n',
+  ].join('');
 }
 
 /** The store fixture files below `<root>/v1/store`, by their path relative to it; none when the directory is missing. */
@@ -146,6 +168,7 @@ export async function readerTier(
               root,
               fixtureCase.mode ?? 'tolerant',
               fixtureCase.audit === true,
+              fixtureCase.max_line_bytes,
             );
             const replay: StoreObservation['replay'][number][] = [];
             for (const { file, after } of fixtureCase.expect.replay ?? []) {
@@ -160,6 +183,33 @@ export async function readerTier(
       );
     }
   }
+
+  await record(
+    'reader/line-limit-default',
+    'a line one byte over the default 16 MiB limit is skipped as oversized_line, one at the limit is read',
+    'reader',
+    ['TJ-FRAME-031', 'TJ-FRAME-032', 'TJ-FRAME-033'],
+    async () => {
+      if (!claims.families.includes('turn')) return { skip: 'family turn not claimed' };
+      const root = freshDir('tj-conf-limit-');
+      try {
+        const file = join(root, '_turn_journal', 's1.jsonl');
+        mkdirSync(dirname(file), { recursive: true });
+        writeFileSync(file, defaultLimitJournal());
+        const reading = await adapterReading(await session.get(), root, 'tolerant', false);
+        const failures: string[] = [];
+        const turns = JSON.stringify(reading.turns);
+        if (turns !== JSON.stringify({ s1: { t1: 'completed', t2: 'submitted' } }))
+          failures.push(`expected turns {"s1":{"t1":"completed","t2":"submitted"}}, got ${truncate(turns, 300)}`);
+        const findings = reading.findings.map((f) => `${f.code}@${f.line ?? '-'}`).join(', ');
+        if (findings !== 'oversized_line@3')
+          failures.push(`expected findings oversized_line@3, got ${findings || 'none'}`);
+        return { failures };
+      } finally {
+        rmSync(root, { recursive: true, force: true });
+      }
+    },
+  );
 
   for (let index = 0; index < runs; index++) {
     const caseSeed = (seed + index * 7919) >>> 0;
