@@ -71,6 +71,12 @@ const DEFECTS: readonly {
     ids: ['TJ-DUR-030'],
     needsStrace: true,
   },
+  {
+    defect: 'ignore-line-limit',
+    tier: 'reader',
+    only: ['reader/store/limits-and-versions.json'],
+    ids: ['TJ-CONF-031', 'TJ-FRAME-031'],
+  },
   { defect: 'timestamp-order', tier: 'reader', only: ['reader/store/derivation.json'], ids: ['TJ-DERIVE-003'] },
   { defect: 'terminal-not-sticky', tier: 'reader', only: ['reader/store/derivation.json'], ids: ['TJ-DERIVE-008'] },
 ];
