@@ -1,10 +1,11 @@
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Random } from '../../random.js';
-import { checkDurableOpen, checkSyncBeforeClose, straceAvailable, straceWrapper } from '../../strace.js';
+import { straceAvailable, straceWrapper } from '../../strace.js';
 import { freshDir } from '../fresh-dir.js';
 import { spawnAdapter, started, type WriterContext } from './context.js';
 import { STRACE_MISSING, target, writerRecord } from './support.js';
+import { checkDurableOpen, checkSyncBeforeClose } from './trace-steps.js';
 
 /**
  * `writer/durable-open` and `writer/none-close` (strace): a new file and its directory are fsynced before `open` is
