@@ -349,6 +349,42 @@ Object.assign(implementations, {
   },
   // TJ-CONF-031: read ignores max_line_bytes and always reads with the default limit.
   'ignore-line-limit': { read: (paths, mode, audit) => referenceImplementation.read(paths, mode, audit) },
+  // TJ-RUNSEM-001: a run without run.end takes its outcome from its last run.status.
+  'status-decides-outcome': {
+    read: async (paths, mode, audit, maxLineBytes) => {
+      const result = await referenceImplementation.read(paths, mode, audit, maxLineBytes);
+      const runs = { ...(result.runs ?? {}) };
+      for (const [file, outcome] of Object.entries(runs)) {
+        if (outcome !== 'incomplete') continue;
+        const statuses = readFileSync(file, 'utf8')
+          .split('\n')
+          .flatMap((line) => {
+            try {
+              const record = JSON.parse(line);
+              return record.type === 'run.status' ? [record.status] : [];
+            } catch {
+              return [];
+            }
+          });
+        if (statuses.length > 0) runs[file] = statuses.at(-1);
+      }
+      return { ...result, runs };
+    },
+  },
+  // TJ-FAM-008: a .json file outside state/ found by a scan is skipped silently.
+  'silent-json-sidecar': {
+    read: async (paths, mode, audit, maxLineBytes) => {
+      const result = await referenceImplementation.read(paths, mode, audit, maxLineBytes);
+      return { ...result, findings: result.findings.filter((f) => f.code !== 'unrecognised_file') };
+    },
+  },
+  // TJ-COMPAT-011 / TJ-COMPAT-012: records of another major version are dropped without a finding.
+  'silent-other-version': {
+    read: async (paths, mode, audit, maxLineBytes) => {
+      const result = await referenceImplementation.read(paths, mode, audit, maxLineBytes);
+      return { ...result, findings: result.findings.filter((f) => f.code !== 'unsupported_version') };
+    },
+  },
   // TJ-DUR-020: a lock's holder is judged by its pid alone, whatever host the lock names.
   'pid-only-liveness': {
     open: referenceOpenWith(() => ({

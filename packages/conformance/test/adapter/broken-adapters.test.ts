@@ -77,6 +77,24 @@ const DEFECTS: readonly {
     only: ['reader/store/limits-and-versions.json'],
     ids: ['TJ-CONF-031', 'TJ-FRAME-031'],
   },
+  {
+    defect: 'status-decides-outcome',
+    tier: 'reader',
+    only: ['reader/store/limits-and-versions.json'],
+    ids: ['TJ-RUNSEM-001'],
+  },
+  {
+    defect: 'silent-json-sidecar',
+    tier: 'reader',
+    only: ['reader/store/limits-and-versions.json'],
+    ids: ['TJ-FAM-008'],
+  },
+  {
+    defect: 'silent-other-version',
+    tier: 'reader',
+    only: ['reader/store/limits-and-versions.json'],
+    ids: ['TJ-COMPAT-011', 'TJ-COMPAT-012'],
+  },
   { defect: 'timestamp-order', tier: 'reader', only: ['reader/store/derivation.json'], ids: ['TJ-DERIVE-003'] },
   { defect: 'terminal-not-sticky', tier: 'reader', only: ['reader/store/derivation.json'], ids: ['TJ-DERIVE-008'] },
 ];
