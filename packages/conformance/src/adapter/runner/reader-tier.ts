@@ -149,7 +149,10 @@ export async function readerTier(
         `reader/store/${loaded.path}#${index}`,
         fixtureCase.description,
         'reader',
-        fixtureCase.requirements,
+        // A case read with its own limit also checks that the adapter honours `max_line_bytes`.
+        fixtureCase.max_line_bytes === undefined
+          ? fixtureCase.requirements
+          : [...fixtureCase.requirements, 'TJ-CONF-031'],
         async () => {
           const root = freshDir('tj-conf-store-');
           try {
