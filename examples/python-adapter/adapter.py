@@ -27,8 +27,19 @@ VERSION = "0.1.0"
 PROTOCOL = 1
 
 LINE_LIMIT = 16 * 1024 * 1024  # TJ-FRAME-031
+READ_LIMIT = [LINE_LIMIT]  # the reader's limit; `read` may lower it with max_line_bytes (adapter.md §4.2)
 DOCUMENT_LIMIT = 64 * 1024 * 1024  # TJ-STATE-003
 CHUNK = 1024 * 1024
+
+# --- Defect switches (mutation matrix, scripts/mutation-matrix.ts) -----------------------------------------------
+# TJ_MUTANT=<name> breaks exactly one requirement so that the conformance kit can show it catches the defect; unset,
+# nothing changes. Every hook below is one `if MUTANT == ...` line at the place it breaks.
+MUTANT = os.environ.get("TJ_MUTANT", "")
+MUTANTS = ("pid-only-liveness", "no-dir-fsync", "no-fdatasync", "no-poison", "sorted-members", "accept-invalid",
+           "unlink-any-lock", "no-close-fsync")
+if MUTANT and MUTANT not in MUTANTS:
+    sys.stderr.write("adapter.py: unknown TJ_MUTANT %r; one of %s\n" % (MUTANT, ", ".join(MUTANTS)))
+    sys.exit(2)
 BOM = b"\xef\xbb\xbf"
 JSON_WS = b" \t\r\n"
 
@@ -392,7 +403,7 @@ def iter_lines(path):
                     skipped += len(piece)
                 else:
                     buf += piece
-                    if len(buf) > LINE_LIMIT:
+                    if len(buf) > READ_LIMIT[0]:
                         skipping, skipped = True, len(buf)
                         buf = bytearray()
                 if nl < 0:
@@ -988,6 +999,8 @@ def _boot_id():
 def holder_proved_dead(data):
     """Spec §11.4: a lock's holder is proved dead only on this host, by a changed boot id or a missing pid."""
     obj = _parse_object(data)
+    if obj is not None and MUTANT == "pid-only-liveness":
+        obj["host"] = socket.gethostname()  # defect switch: TJ-DUR-020
     if obj is None or obj.get("host") != socket.gethostname():
         return False  # unparseable, empty, or another host: never proved dead (TJ-DUR-020)
     boot = obj.get("boot_id")
@@ -1066,6 +1079,8 @@ class WriterError(Exception):
 
 
 def fsync_dir(path):
+    if MUTANT == "no-dir-fsync":
+        return  # defect switch: TJ-DUR-007
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     try:
         os.fsync(fd)
@@ -1191,7 +1206,7 @@ def release_lock(file, token):
     lock = file + ".lock"
     data = _read_lock(lock, wait=False)
     obj = _parse_object(data) if data else None
-    if obj is not None and obj.get("token") == token:
+    if obj is not None and (obj.get("token") == token or MUTANT == "unlink-any-lock"):  # defect switch: TJ-DUR-026
         os.unlink(lock)
         fsync_dir(os.path.dirname(lock))
 
@@ -1248,12 +1263,13 @@ def encode_record(record):
     if family == "bad":
         raise WriterError("bad_request", "the record's event or type member is not a string")
     defs = {"turn": TURN_DEFS, "event": EVENT_DEFS, "run": RUN_DEFS}.get(family, {})
-    if rtype in defs and not valid_def(record, defs[rtype]):
+    if rtype in defs and not valid_def(record, defs[rtype]) and MUTANT != "accept-invalid":  # switch: TJ-COMPAT-018
         raise WriterError("bad_request", "refusing to write an invalid %r record ($defs/%s)"
                           % (rtype, defs[rtype]))  # TJ-COMPAT-018, TJ-TURN-015
     if family == "state":
         raise WriterError("bad_request", "a state document is not appended to a journal")
-    line = json.dumps(record, ensure_ascii=True, separators=(",", ":"), allow_nan=False).encode("ascii") + b"\n"
+    line = json.dumps(record, ensure_ascii=True, separators=(",", ":"), allow_nan=False,
+                      sort_keys=MUTANT == "sorted-members").encode("ascii") + b"\n"  # defect switch: TJ-FRAME-005
     if len(line) - 1 > LINE_LIMIT:
         raise WriterError("bad_request", "the line would be %d bytes, over the %d-byte limit (TJ-DUR-028)"
                           % (len(line) - 1, LINE_LIMIT))
@@ -1297,16 +1313,18 @@ class AppendFile:
             except OSError as e2:
                 self.broken = "write failed and the file could not be truncated back: %s" % e2
             raise WriterError("failed", "append to %s failed: %s" % (self.file, e))  # TJ-DUR-022
-        if self.durability != "none":
+        if self.durability != "none" and MUTANT != "no-fdatasync":  # defect switch: TJ-DUR-003
             try:
                 os.fdatasync(self.fd)  # TJ-DUR-003: acknowledge only after the sync returns
             except OSError as e:
-                self.broken = "fdatasync failed: %s" % e
+                if MUTANT != "no-poison":  # defect switch: TJ-DUR-021
+                    self.broken = "fdatasync failed: %s" % e
                 raise WriterError("failed", "fdatasync of %s failed: %s" % (self.file, e))
 
     def close(self):
         try:
-            os.fsync(self.fd)  # TJ-DUR-015 (none); harmless after every/group
+            if MUTANT != "no-close-fsync":  # defect switch: TJ-DUR-015
+                os.fsync(self.fd)  # TJ-DUR-015 (none); harmless after every/group
         finally:
             os.close(self.fd)
             release_lock(self.file, self.token)
@@ -1439,7 +1457,14 @@ def handle(request):
         for p in paths:
             if not os.path.exists(p):
                 raise BadRequest("no such file or directory: " + p)
-        result = read_store(paths, mode, request.get("audit") is True)
+        limit = request.get("max_line_bytes", LINE_LIMIT)
+        if not is_integer(limit) or limit < 1:
+            raise BadRequest("max_line_bytes must be an integer >= 1")
+        READ_LIMIT[0] = int(limit)
+        try:
+            result = read_store(paths, mode, request.get("audit") is True)
+        finally:
+            READ_LIMIT[0] = LINE_LIMIT
         result["findings"] = [
             {k: v for k, v in f.items() if k in ("code", "file", "line", "turn_id")} for f in result["findings"]
         ]

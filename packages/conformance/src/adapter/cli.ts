@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { Compile } from 'typebox/compile';
 import { CONFORMANCE_FORMATS, type ConformanceFormat, formatConformanceReport } from './format.js';
 import { runAdapter } from './reference-adapter.js';
-import { ExpectedFailures } from './report.js';
+import { type ConformanceReport, ExpectedFailures } from './report.js';
 import { type ConformanceTier, runConformance } from './runner.js';
 
 /** A mistake in the command line of `turnjournal conformance`: exit status 2. */
@@ -33,8 +33,21 @@ function integer(name: string, value: string | undefined, min: number): number |
 }
 
 /**
+ * Exit status of `turnjournal conformance`: 0 every check passed (TJ-CONF-016), 1 a check failed or a baseline entry
+ * is stale (TJ-CONF-017), 2 usage error, 4 nothing failed but a check a claimed level needs was skipped (no strace):
+ * the claim is not proven. Distinct from 1 so that CI can tell "broken" from "could not check".
+ */
+export const CONFORMANCE_EXIT = { passed: 0, failed: 1, usage: 2, notProven: 4 } as const;
+
+/** The exit status a report earns. */
+export function conformanceExitStatus(report: ConformanceReport): number {
+  if (!report.ok) return CONFORMANCE_EXIT.failed;
+  return report.not_proven.length > 0 ? CONFORMANCE_EXIT.notProven : CONFORMANCE_EXIT.passed;
+}
+
+/**
  * `turnjournal conformance --adapter "<command>"`: runs the kit and prints the report; returns the exit status
- * (0 all checks pass, 1 a check fails or a baseline entry is stale, TJ-CONF-016, TJ-CONF-017).
+ * ({@link CONFORMANCE_EXIT}).
  */
 export async function conformanceCommand(values: ConformanceCommandOptions): Promise<number> {
   if (values.adapter === undefined || values.adapter.trim() === '')
@@ -85,7 +98,7 @@ export async function conformanceCommand(values: ConformanceCommandOptions): Pro
   const output = formatConformanceReport(report, format);
   process.stdout.write(output);
   if (values.report !== undefined) writeFileSync(values.report, formatConformanceReport(report, 'json'));
-  return report.ok ? 0 : 1;
+  return conformanceExitStatus(report);
 }
 
 /** `turnjournal adapter`: the reference adapter over stdin/stdout; exits 0 after `stop`. */

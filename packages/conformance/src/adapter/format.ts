@@ -54,14 +54,29 @@ function text(report: ConformanceReport): string {
   lines.push(
     '',
     `${report.checks.length} checks: ${summary.passed} passed, ${summary.failed} failed, ${summary.warning} warnings, ${summary.skipped} skipped, ${summary.expected_failure} expected failures, ${summary.stale_expected_failure} stale baseline entries`,
-    report.conformant
-      ? 'CONFORMANT for the claims above (no failure, no baseline entry)'
-      : report.ok
-        ? 'PASSED with an expected-failures baseline: not a conformance claim until the baseline is empty (TJ-CONF-003)'
-        : 'NOT CONFORMANT',
+    verdict(report),
   );
   // Adapter names, check details and file names come from the adapter under test: never raw to the terminal.
   return `${lines.map(escapeControls).join('\n')}\n`;
+}
+
+/** The last line: never CONFORMANT for a partial run, a run that proved less than it claims, or a baselined run. */
+function verdict(report: ConformanceReport): string {
+  if (report.conformant) return 'CONFORMANT for the claims above (no failure, no baseline entry, every check run)';
+  if (!report.ok) return 'NOT CONFORMANT';
+  const notes: string[] = [];
+  if (report.partial)
+    notes.push('partial run (--only or --tier left out claimed checks): not a conformance claim; run without them');
+  if (report.not_proven.length > 0)
+    notes.push(
+      `NOT PROVEN: ${report.not_proven.join(', ')} skipped (see above; for strace: apt-get install strace) — exit status 4`,
+    );
+  // Otherwise what keeps the run from a claim is the baseline: it has entries.
+  if (report.summary.expected_failure > 0 || notes.length === 0)
+    notes.push(
+      'PASSED with an expected-failures baseline: not a conformance claim until the baseline is empty (TJ-CONF-003)',
+    );
+  return notes.join('\n');
 }
 
 function xml(value: string): string {

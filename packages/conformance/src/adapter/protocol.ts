@@ -29,6 +29,12 @@ export const ReadRequest = Type.Object({
   paths: Type.Array(Type.String({ minLength: 1 }), { minItems: 1, description: 'Absolute paths.' }),
   mode: Type.Optional(Type.Union([Type.Literal('tolerant'), Type.Literal('prefix'), Type.Literal('strict')])),
   audit: Type.Optional(Type.Boolean()),
+  max_line_bytes: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      description: 'The line-size limit to read with, in bytes without the LF (default 16 MiB, TJ-CONF-031).',
+    }),
+  ),
 });
 /** `replay` (feature `replay`): the records of an event log after a seq (spec §15.4). */
 export const ReplayRequest = Type.Object({

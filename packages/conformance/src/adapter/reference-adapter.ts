@@ -1,6 +1,7 @@
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { replayEventLog } from '@turnjournal/reader';
+import { validateRecord } from '@turnjournal/schema';
 import { type Durability, JournalLockedError, WriterError } from '@turnjournal/writer';
 import { AppendFile } from '@turnjournal/writer/file-system';
 import { Compile } from 'typebox/compile';
@@ -30,7 +31,12 @@ export interface AdapterImplementation {
   /** Capabilities answered to `start`. */
   readonly capabilities: StartResult;
   /** `read`. */
-  read(paths: readonly string[], mode: 'tolerant' | 'prefix' | 'strict', audit: boolean): Promise<ReadResult>;
+  read(
+    paths: readonly string[],
+    mode: 'tolerant' | 'prefix' | 'strict',
+    audit: boolean,
+    maxLineBytes?: number,
+  ): Promise<ReadResult>;
   /** `replay`. */
   replay(file: string, after: number): Promise<ReplayResult>;
   /** `open`: throws `JournalLockedError` (of @turnjournal/writer) when another writer holds the file. */
@@ -59,8 +65,12 @@ export const referenceImplementation: AdapterImplementation = {
     durability: [...ADAPTER_DURABILITIES],
     features: [...ADAPTER_FEATURES],
   },
-  async read(paths, mode, audit) {
-    const reading = await readStoreReference(paths, { mode, audit });
+  async read(paths, mode, audit, maxLineBytes) {
+    const reading = await readStoreReference(paths, {
+      mode,
+      audit,
+      ...(maxLineBytes === undefined ? {} : { maxLineBytes }),
+    });
     return {
       turns: reading.turns as ReadResult['turns'],
       findings: reading.findings.map((f) =>
@@ -84,6 +94,15 @@ export const referenceImplementation: AdapterImplementation = {
     const appendFile = await AppendFile.open(file, { durability });
     return {
       append: async (record) => {
+        // A writer never writes a record its v1 schema rejects (TJ-COMPAT-018, TJ-TURN-015).
+        const validation = validateRecord(record);
+        if (validation.status !== 'valid' && validation.status !== 'unknown' && validation.status !== 'extension')
+          throw new AdapterRequestError(
+            'bad_request',
+            validation.status === 'invalid'
+              ? `invalid record: ${validation.errors.map((e) => e.message).join('; ')}`
+              : 'a record of another major version is not written',
+          );
         await appendFile.appendRecord(record);
       },
       close: () => appendFile.close(),
@@ -129,7 +148,12 @@ export async function runAdapter(
         if (!claims.levels.includes('reader')) throw new AdapterRequestError('unsupported', 'not a reader');
         if (request.audit === true && !(claims.features ?? []).includes('audit'))
           throw new AdapterRequestError('unsupported', 'feature audit is not supported');
-        return await implementation.read(request.paths, request.mode ?? 'tolerant', request.audit === true);
+        return await implementation.read(
+          request.paths,
+          request.mode ?? 'tolerant',
+          request.audit === true,
+          request.max_line_bytes,
+        );
       case 'replay':
         if (!(claims.features ?? []).includes('replay'))
           throw new AdapterRequestError('unsupported', 'feature replay is not supported');

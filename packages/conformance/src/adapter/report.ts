@@ -77,7 +77,15 @@ export const ConformanceReport = Type.Object(
     ok: Type.Boolean({ description: 'True when no check failed and no baseline entry is stale (exit status 0).' }),
     conformant: Type.Boolean({
       description:
-        'True when the run is ok without any expected-failures baseline entry: only then does it support a conformance claim (TJ-CONF-003).',
+        'True when the run is ok without any expected-failures baseline entry (TJ-CONF-003), is not partial and proved every claimed level (`not_proven` empty): only then does it support a conformance claim.',
+    }),
+    partial: Type.Boolean({
+      description:
+        'True when `--only` or `--tier` left out checks the claim calls for: a partial run is never a conformance claim.',
+    }),
+    not_proven: Type.Array(Type.String(), {
+      description:
+        'Ids of skipped checks a claimed level needs (for example `writer/fsync-before-ack` without strace): while any is listed the claim is not proven and the exit status is 4.',
     }),
     summary: Counts,
     requirements: Type.Record(Type.String(), Counts, { description: 'Counts of checks per requirement id.' }),

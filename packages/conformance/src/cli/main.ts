@@ -49,7 +49,9 @@ Commands:
   conformance --adapter "<command>"
                        Black-box conformance run of an implementation through its adapter (spec/v1/adapter.md):
                        the reader tier (store fixtures + generated cases) and the writer tier (kill rounds, ack
-                       oracle, lock, torn tail, fsync before ack under strace). Exit 0 all pass, 1 failures, 2 usage.
+                       oracle, lock, torn tail, fsync before ack under strace). Exit 0 all pass, 1 failures, 2 usage,
+                       4 not proven: a check a claimed level needs was skipped (no strace: apt-get install strace).
+                       --only and partial --tier runs say "partial run" and are never CONFORMANT.
   adapter              The reference adapter: speaks the adapter protocol on stdin/stdout, backed by
                        @turnjournal/reader and @turnjournal/writer.
 

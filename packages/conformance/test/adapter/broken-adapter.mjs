@@ -4,6 +4,7 @@
 import {
   closeSync,
   cpSync,
+  existsSync,
   fdatasyncSync,
   fsyncSync,
   mkdtempSync,
@@ -12,11 +13,13 @@ import {
   readFileSync,
   rmSync,
   statSync,
+  writeFileSync,
   writeSync,
 } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { referenceImplementation, runAdapter } from '@turnjournal/conformance';
+import { AdapterRequestError, referenceImplementation, runAdapter } from '@turnjournal/conformance';
+import { isAcceptedRecord, validateRecord } from '@turnjournal/schema';
 import { AppendFile, nodeFileSystem } from '@turnjournal/writer/file-system';
 
 const defect = process.argv[2];
@@ -216,6 +219,267 @@ const implementations = {
       readPicking(paths, mode, audit, (candidate, current) => candidate.order > current.order),
   },
 };
+
+// ---- writer mutants over the reference writer (issue 12): each breaks one requirement, through AppendFile's own seams
+// (its file-system layer and its lock options) or around it, and the writer tier must catch it.
+
+/** The reference writer's open with AppendFile options changed (`fs`, `lock`), record validation kept. */
+function referenceOpenWith(options, wrap = (writer) => writer) {
+  return async (file, durability) => {
+    const appendFile = await AppendFile.open(file, { durability, ...options(file, durability) });
+    return wrap(
+      {
+        append: async (record) => {
+          const validation = validateRecord(record);
+          if (!isAcceptedRecord(validation)) throw new AdapterRequestError('bad_request', 'invalid record');
+          await appendFile.appendRecord(record);
+        },
+        close: () => appendFile.close(),
+      },
+      appendFile,
+      file,
+    );
+  };
+}
+
+/** A file system that remembers which path each descriptor was opened on, with some calls replaced. */
+function tracingFs(replace) {
+  const paths = new Map();
+  const fs = {
+    ...nodeFileSystem,
+    open: async (path, mode) => {
+      const fd = await nodeFileSystem.open(path, mode);
+      paths.set(fd, path);
+      return fd;
+    },
+  };
+  return Object.assign(fs, replace(paths));
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const encoder = new TextEncoder();
+
+/** Appends `line(record)` as written bytes, bypassing the reference encoder. */
+function rawLines(line) {
+  return referenceOpenWith(
+    () => ({}),
+    (writer, appendFile) => ({
+      ...writer,
+      append: async (record) => {
+        if (!isAcceptedRecord(validateRecord(record))) throw new AdapterRequestError('bad_request', 'invalid record');
+        await appendFile.appendLine(encoder.encode(line(record, appendFile)));
+      },
+    }),
+  );
+}
+
+Object.assign(implementations, {
+  // TJ-DUR-007: the new file's directory is never fsynced.
+  'no-dir-fsync': {
+    open: referenceOpenWith(() => ({ fs: { ...nodeFileSystem, fsyncDirectory: async () => undefined } })),
+  },
+  // TJ-DUR-015: in none mode, close does not fsync.
+  'no-close-fsync': {
+    open: referenceOpenWith((_, durability) =>
+      durability === 'none'
+        ? { fs: { ...nodeFileSystem, fsync: async () => undefined, fdatasync: async () => undefined } }
+        : {},
+    ),
+  },
+  // TJ-DUR-005: the quarantine copy loses the last torn byte.
+  'short-quarantine': {
+    open: referenceOpenWith(() => ({
+      fs: tracingFs((paths) => ({
+        // Claims to have written every byte of the quarantine copy but drops the last one.
+        write: async (fd, buffer, offset, length, position, options) => {
+          if (!String(paths.get(fd)).includes('.torn') || length < 2)
+            return nodeFileSystem.write(fd, buffer, offset, length, position, options);
+          await nodeFileSystem.write(fd, buffer, offset, length - 1, position, options);
+          return length;
+        },
+      })),
+    })),
+  },
+  // TJ-DUR-005: "repair" drops every committed line that does not parse, not just the torn tail.
+  'drop-damaged-lines': {
+    open: async (file, durability) => {
+      if (existsSync(file)) {
+        const lines = readFileSync(file, 'utf8').split(/(?<=\n)/);
+        const kept = lines.filter((line) => {
+          try {
+            JSON.parse(line);
+            return line.endsWith('\n');
+          } catch {
+            return false;
+          }
+        });
+        writeFileSync(file, kept.join(''));
+      }
+      return referenceOpenWith(() => ({}))(file, durability);
+    },
+  },
+  // TJ-DUR-021: after a failed sync the writer reopens the file and carries on, as if the data were safe.
+  'no-poison': {
+    open: async (file, durability) => {
+      const open = referenceOpenWith(() => ({}));
+      let writer = await open(file, durability);
+      return {
+        append: async (record) => {
+          try {
+            await writer.append(record);
+          } catch (error) {
+            await writer.close().catch(() => undefined);
+            writer = await open(file, durability);
+            throw error;
+          }
+        },
+        close: () => writer.close(),
+      };
+    },
+  },
+  // TJ-DUR-030 / TJ-CONF-014: a failed write is taken for a full one.
+  'ignore-write-error': {
+    open: referenceOpenWith(() => ({
+      fs: {
+        ...nodeFileSystem,
+        write: (fd, buffer, offset, length, position, options) =>
+          nodeFileSystem.write(fd, buffer, offset, length, position, options).catch(() => length),
+      },
+    })),
+  },
+  // TJ-CONF-031: read ignores max_line_bytes and always reads with the default limit.
+  'ignore-line-limit': { read: (paths, mode, audit) => referenceImplementation.read(paths, mode, audit) },
+  // TJ-RUNSEM-001: a run without run.end takes its outcome from its last run.status.
+  'status-decides-outcome': {
+    read: async (paths, mode, audit, maxLineBytes) => {
+      const result = await referenceImplementation.read(paths, mode, audit, maxLineBytes);
+      const runs = { ...(result.runs ?? {}) };
+      for (const [file, outcome] of Object.entries(runs)) {
+        if (outcome !== 'incomplete') continue;
+        const statuses = readFileSync(file, 'utf8')
+          .split('\n')
+          .flatMap((line) => {
+            try {
+              const record = JSON.parse(line);
+              return record.type === 'run.status' ? [record.status] : [];
+            } catch {
+              return [];
+            }
+          });
+        if (statuses.length > 0) runs[file] = statuses.at(-1);
+      }
+      return { ...result, runs };
+    },
+  },
+  // TJ-FAM-008: a .json file outside state/ found by a scan is skipped silently.
+  'silent-json-sidecar': {
+    read: async (paths, mode, audit, maxLineBytes) => {
+      const result = await referenceImplementation.read(paths, mode, audit, maxLineBytes);
+      return { ...result, findings: result.findings.filter((f) => f.code !== 'unrecognised_file') };
+    },
+  },
+  // TJ-COMPAT-011 / TJ-COMPAT-012: records of another major version are dropped without a finding.
+  'silent-other-version': {
+    read: async (paths, mode, audit, maxLineBytes) => {
+      const result = await referenceImplementation.read(paths, mode, audit, maxLineBytes);
+      return { ...result, findings: result.findings.filter((f) => f.code !== 'unsupported_version') };
+    },
+  },
+  // TJ-DUR-020: a lock's holder is judged by its pid alone, whatever host the lock names.
+  'pid-only-liveness': {
+    open: referenceOpenWith(() => ({
+      lock: {
+        statusOf: (text) => {
+          try {
+            process.kill(JSON.parse(text).pid, 0);
+            return 'live';
+          } catch (error) {
+            return error.code === 'ESRCH' ? 'stale' : 'live';
+          }
+        },
+      },
+    })),
+  },
+  // TJ-DUR-019: a lock whose holder is dead is never taken over.
+  'no-takeover': {
+    open: async (file, durability) => {
+      if (existsSync(`${file}.lock`)) throw new AdapterRequestError('journal_locked', 'a lock exists');
+      return referenceOpenWith(() => ({}))(file, durability);
+    },
+  },
+  // TJ-DUR-025: a stale lock is removed without the take-over protocol (read, then unlink, then create).
+  'racy-takeover': {
+    open: async (file, durability) => {
+      let text;
+      try {
+        text = readFileSync(`${file}.lock`, 'utf8');
+      } catch {}
+      if (text !== undefined) {
+        const { pid, host } = JSON.parse(text);
+        let alive = true;
+        try {
+          process.kill(pid, 0);
+        } catch (error) {
+          alive = error.code !== 'ESRCH';
+        }
+        if (!alive && host === hostname()) {
+          await sleep(20);
+          rmSync(`${file}.lock`, { force: true });
+        }
+      }
+      return referenceOpenWith(() => ({}))(file, durability);
+    },
+  },
+  // TJ-DUR-017: the lock is stolen: an existing lock file is replaced instead of failing the open.
+  'steal-lock': {
+    open: referenceOpenWith(() => ({
+      fs: {
+        ...nodeFileSystem,
+        link: async (existing, path) => {
+          if (path.endsWith('.lock')) await nodeFileSystem.unlink(path).catch(() => undefined);
+          return nodeFileSystem.link(existing, path);
+        },
+      },
+    })),
+  },
+  // TJ-DUR-026: close removes the lock file whoever holds it now.
+  'unlink-any-lock': {
+    open: referenceOpenWith(
+      () => ({}),
+      (writer, _, file) => ({
+        ...writer,
+        close: async () => {
+          await writer.close();
+          rmSync(`${file}.lock`, { force: true });
+        },
+      }),
+    ),
+  },
+  // TJ-FRAME-005 / TJ-CONF-027: members written in sorted order.
+  'sorted-members': {
+    open: rawLines(
+      (record) =>
+        `${JSON.stringify(Object.fromEntries(Object.entries(record).sort(([a], [b]) => a.localeCompare(b))))}\n`,
+    ),
+  },
+  // TJ-FRAME-005: a space after every separator.
+  'spaced-json': {
+    open: rawLines((record) => `${JSON.stringify(record).replace(/(?<=[,:])(?=["\d[{tfn-])/g, ' ')}\n`),
+  },
+  // TJ-FRAME-007: U+2028 and U+2029 written raw.
+  'raw-separators': { open: rawLines((record) => `${JSON.stringify(record)}\n`) },
+  // TJ-FRAME-008: a byte order mark at the start of a new file.
+  bom: {
+    open: rawLines((record, appendFile) => `${appendFile.size === 0 ? '\ufeff' : ''}${JSON.stringify(record)}\n`),
+  },
+  // TJ-COMPAT-018 / TJ-TURN-015: invalid records are written like any other.
+  'accept-invalid': {
+    open: async (file, durability) => {
+      const appendFile = await AppendFile.open(file, { durability });
+      return { append: async (r) => void (await appendFile.appendRecord(r)), close: () => appendFile.close() };
+    },
+  },
+});
 
 // Not a defect: the reference adapter claiming only the event family, so the writer tier's event path is exercised.
 implementations['claim-event-only'] = {

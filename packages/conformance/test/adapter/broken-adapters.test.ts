@@ -43,6 +43,58 @@ const DEFECTS: readonly {
     ids: ['TJ-FRAME-016', 'TJ-FRAME-017'],
   },
   { defect: 'split-u2028', tier: 'reader', only: ['reader/store/framing.json'], ids: ['TJ-FRAME-002'] },
+  // Writer mutants of issue 12: each new writer check catches the defect it exists for.
+  { defect: 'no-dir-fsync', tier: 'writer', only: ['writer/durable-open'], ids: ['TJ-DUR-007'], needsStrace: true },
+  { defect: 'no-close-fsync', tier: 'writer', only: ['writer/none-close'], ids: ['TJ-DUR-015'], needsStrace: true },
+  { defect: 'short-quarantine', tier: 'writer', only: ['writer/quarantine'], ids: ['TJ-DUR-005'] },
+  { defect: 'drop-damaged-lines', tier: 'writer', only: ['writer/mid-file-damage'], ids: ['TJ-DUR-005'] },
+  { defect: 'pid-only-liveness', tier: 'writer', only: ['writer/foreign-host-lock'], ids: ['TJ-DUR-020'] },
+  { defect: 'no-takeover', tier: 'writer', only: ['writer/dead-holder-lock'], ids: ['TJ-DUR-019'] },
+  { defect: 'racy-takeover', tier: 'writer', only: ['writer/race'], ids: ['TJ-DUR-025'] },
+  { defect: 'steal-lock', tier: 'writer', only: ['writer/lock', 'writer/race'], ids: ['TJ-DUR-017'] },
+  { defect: 'unlink-any-lock', tier: 'writer', only: ['writer/lock-replaced'], ids: ['TJ-DUR-026'] },
+  { defect: 'sorted-members', tier: 'writer', only: ['writer/byte-exact'], ids: ['TJ-FRAME-005'] },
+  { defect: 'spaced-json', tier: 'writer', only: ['writer/byte-exact'], ids: ['TJ-FRAME-005'] },
+  { defect: 'bom', tier: 'writer', only: ['writer/byte-exact'], ids: ['TJ-FRAME-008'] },
+  { defect: 'accept-invalid', tier: 'writer', only: ['writer/invalid-record'], ids: ['TJ-COMPAT-018'] },
+  {
+    defect: 'no-poison',
+    tier: 'writer',
+    only: ['writer/fault-fdatasync-eio'],
+    ids: ['TJ-DUR-021'],
+    needsStrace: true,
+  },
+  {
+    defect: 'ignore-write-error',
+    tier: 'writer',
+    only: ['writer/fault-write'],
+    ids: ['TJ-DUR-030'],
+    needsStrace: true,
+  },
+  {
+    defect: 'ignore-line-limit',
+    tier: 'reader',
+    only: ['reader/store/limits-and-versions.json'],
+    ids: ['TJ-CONF-031', 'TJ-FRAME-031'],
+  },
+  {
+    defect: 'status-decides-outcome',
+    tier: 'reader',
+    only: ['reader/store/limits-and-versions.json'],
+    ids: ['TJ-RUNSEM-001'],
+  },
+  {
+    defect: 'silent-json-sidecar',
+    tier: 'reader',
+    only: ['reader/store/limits-and-versions.json'],
+    ids: ['TJ-FAM-008'],
+  },
+  {
+    defect: 'silent-other-version',
+    tier: 'reader',
+    only: ['reader/store/limits-and-versions.json'],
+    ids: ['TJ-COMPAT-011', 'TJ-COMPAT-012'],
+  },
   { defect: 'timestamp-order', tier: 'reader', only: ['reader/store/derivation.json'], ids: ['TJ-DERIVE-003'] },
   { defect: 'terminal-not-sticky', tier: 'reader', only: ['reader/store/derivation.json'], ids: ['TJ-DERIVE-008'] },
 ];
@@ -56,6 +108,7 @@ describe.concurrent('broken adapters fail the conformance kit', () => {
         const failed = report.checks.filter((c) => c.status === 'failed');
         const named = new Set(failed.flatMap((c) => c.requirements));
         expect(report.ok, `${defect} passed the kit`).toBe(false);
+        expect(report.conformant).toBe(false);
         expect(
           ids.some((id) => named.has(id)),
           `${defect}: failures name ${[...named].join(', ')}`,
@@ -102,5 +155,17 @@ describe('what the kit does with a failure and with a partial claim', () => {
     });
     expect(report.checks.filter((c) => c.status !== 'passed')).toEqual([]);
     expect(report.adapter.families).toEqual(['event']);
+  }, 120_000);
+
+  it('a writer that writes U+2028 raw gets a warning, not a failure: TJ-FRAME-007 is a SHOULD (TJ-CONF-004)', async () => {
+    const report = await runConformance({
+      adapter: brokenAdapter('raw-separators'),
+      tier: 'writer',
+      runs: 1,
+      writerRounds: 1,
+      only: ['writer/escape-separators', 'writer/byte-exact'],
+    });
+    expect(report.checks.find((c) => c.id === 'writer/escape-separators')?.status).toBe('warning');
+    expect(report.checks.find((c) => c.id === 'writer/byte-exact')?.status).toBe('passed');
   }, 120_000);
 });

@@ -1,0 +1,316 @@
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { discoverStore } from '@turnjournal/reader';
+import type { StoreFixtureCase } from '../../fixtures/fixture-file.js';
+import { loadFixtures } from '../../fixtures/load-fixtures.js';
+import {
+  compareStoreObservation,
+  readStoreReference,
+  relativeReading,
+  type StoreObservation,
+  writeStoreFixture,
+} from '../../fixtures/run-store-fixtures.js';
+import { generateTurnStore } from '../generate-store.js';
+import type { AdapterProcess } from '../process.js';
+import { truncate } from '../process.js';
+import type { ReadResult, StartResult } from '../protocol.js';
+import { Random } from '../random.js';
+import { freshDir } from './fresh-dir.js';
+import type { CheckRecorder } from './record.js';
+import type { Session } from './session.js';
+
+/** The requirements a generated reader case checks (compared with the reference reader). */
+export const GENERATED_REQUIREMENTS = [
+  'TJ-CONF-002',
+  'TJ-DERIVE-001',
+  'TJ-DERIVE-002',
+  'TJ-DERIVE-003',
+  'TJ-DERIVE-004',
+  'TJ-DERIVE-005',
+  'TJ-DERIVE-008',
+  'TJ-DERIVE-010',
+  'TJ-DERIVE-011',
+  'TJ-FRAME-002',
+  'TJ-FRAME-003',
+  'TJ-FRAME-013',
+  'TJ-FRAME-016',
+  'TJ-FRAME-026',
+];
+
+function caseFamilies(root: string, fixtureCase: StoreFixtureCase): Set<string> {
+  const families = new Set<string>();
+  for (const file of discoverStore([root]).files) if (file.hint.family !== undefined) families.add(file.hint.family);
+  if (fixtureCase.files.some((f) => f.path.startsWith('_turn_journal/') || f.path.includes('/_turn_journal/')))
+    families.add('turn');
+  return families;
+}
+
+async function adapterReading(
+  process: AdapterProcess,
+  root: string,
+  mode: 'tolerant' | 'prefix' | 'strict',
+  audit: boolean,
+  maxLineBytes?: number,
+): Promise<Omit<StoreObservation, 'replay'>> {
+  const result = (await process.request('read', {
+    paths: [root],
+    mode,
+    ...(audit ? { audit: true } : {}),
+    ...(maxLineBytes === undefined ? {} : { max_line_bytes: maxLineBytes }),
+  })) as ReadResult;
+  return relativeReading(
+    {
+      turns: result.turns ?? {},
+      findings: result.findings,
+      runs: result.runs ?? {},
+      event_logs: result.event_logs ?? {},
+      plan: result.plan ?? [],
+    },
+    root,
+  );
+}
+
+/** The default line-size limit of spec §3.7 (TJ-FRAME-031), in bytes without the LF. */
+const DEFAULT_LIMIT = 16 * 1024 * 1024;
+
+/**
+ * A turn journal whose line 2 is exactly at the default limit (a valid `submitted` of t2) and whose line 3 is one byte
+ * over it (another submitted, which must be skipped as `oversized_line`), between t1's two records.
+ */
+function defaultLimitJournal(): string {
+  const record = (id: string, bytes: number) => {
+    const head = `{"version":1,"event":"submitted","turn_id":"${id}","session_id":"s1","created_at":1770000000,"role":"user","content":"`;
+    return `${head}${'x'.repeat(bytes - head.length - 2)}"}\n`;
+  };
+  return [
+    '{"version":1,"event":"submitted","turn_id":"t1","session_id":"s1","created_at":1770000000,"role":"user","content":"a"}\n',
+    record('t2', DEFAULT_LIMIT),
+    record('t3', DEFAULT_LIMIT + 1),
+    '{"version":1,"event":"completed","turn_id":"t1","session_id":"s1","created_at":1770000001}\n',
+  ].join('');
+}
+
+/** The store fixture files below `<root>/v1/store`, by their path relative to it; none when the directory is missing. */
+function storeFixtureFiles(fixturesDir: string): { path: string; cases: readonly StoreFixtureCase[] }[] {
+  if (!existsSync(fixturesDir)) return [];
+  // loadFixtures reads the files below a fixtures root, so load from the root and keep the store files.
+  return loadFixtures(dirname(dirname(fixturesDir))).flatMap((loaded) =>
+    loaded.content.kind === 'store' && loaded.path.startsWith('v1/store/')
+      ? [{ path: loaded.path.slice('v1/store/'.length), cases: loaded.content.cases }]
+      : [],
+  );
+}
+
+/** Settings of the reader tier. */
+export interface ReaderTierSettings {
+  /** The `fixtures/v1/store` directory. */
+  readonly fixturesDir: string;
+  /** Generated cases. */
+  readonly runs: number;
+  /** Run seed. */
+  readonly seed: number;
+}
+
+/** The reader tier: every store fixture case of the claimed families, then generated cases (spec/v1/adapter.md). */
+export async function readerTier(
+  session: Session,
+  claims: StartResult,
+  settings: ReaderTierSettings,
+  recorder: CheckRecorder,
+): Promise<void> {
+  const { fixturesDir, runs, seed } = settings;
+  const record = recorder.record.bind(recorder);
+  const features = claims.features ?? [];
+  let storeFiles: { path: string; cases: readonly StoreFixtureCase[] }[] = [];
+  // A run over no fixture proves nothing: a missing or empty fixture directory fails the run (no false greens). This
+  // check always runs with the reader tier, whatever --only says.
+  await record(
+    'reader/fixtures',
+    'the store fixture directory holds fixture cases',
+    'reader',
+    ['TJ-CONF-002'],
+    async () => {
+      storeFiles = storeFixtureFiles(fixturesDir);
+      if (!existsSync(fixturesDir)) return { failures: [`the store fixture directory ${fixturesDir} does not exist`] };
+      if (storeFiles.every((f) => f.cases.length === 0))
+        return {
+          failures: [
+            `the store fixture directory ${fixturesDir} holds no store fixture case (expected <root>/v1/store/*.json): a run over no fixture proves nothing`,
+          ],
+        };
+      return { failures: [] };
+    },
+  );
+  for (const loaded of storeFiles) {
+    const cases = loaded.cases;
+    for (const [index, fixtureCase] of cases.entries()) {
+      await record(
+        `reader/store/${loaded.path}#${index}`,
+        fixtureCase.description,
+        'reader',
+        // A case read with its own limit also checks that the adapter honours `max_line_bytes`.
+        fixtureCase.max_line_bytes === undefined
+          ? fixtureCase.requirements
+          : [...fixtureCase.requirements, 'TJ-CONF-031'],
+        async () => {
+          const root = freshDir('tj-conf-store-');
+          try {
+            writeStoreFixture(root, fixtureCase);
+            const missing = [...caseFamilies(root, fixtureCase)].filter(
+              (f) => !claims.families.includes(f as StartResult['families'][number]),
+            );
+            if (missing.length > 0) return { skip: `family ${missing.join(', ')} not claimed` };
+            if (fixtureCase.audit === true && !features.includes('audit'))
+              return { skip: 'audit case; feature audit not claimed' };
+            if (fixtureCase.expect.replay !== undefined && !features.includes('replay'))
+              return { skip: 'replay case; feature replay not claimed' };
+            const process = await session.get();
+            const reading = await adapterReading(
+              process,
+              root,
+              fixtureCase.mode ?? 'tolerant',
+              fixtureCase.audit === true,
+              fixtureCase.max_line_bytes,
+            );
+            const replay: StoreObservation['replay'][number][] = [];
+            for (const { file, after } of fixtureCase.expect.replay ?? []) {
+              const answer = await process.request('replay', { file: join(root, file), after });
+              replay.push({ file, after, ...answer });
+            }
+            return { failures: compareStoreObservation(fixtureCase, { ...reading, replay }) };
+          } finally {
+            rmSync(root, { recursive: true, force: true });
+          }
+        },
+      );
+    }
+  }
+
+  await record(
+    'reader/line-limit-default',
+    'a line one byte over the default 16 MiB limit is skipped as oversized_line, one at the limit is read',
+    'reader',
+    ['TJ-FRAME-031', 'TJ-FRAME-032', 'TJ-FRAME-033'],
+    async () => {
+      if (!claims.families.includes('turn')) return { skip: 'family turn not claimed' };
+      const root = freshDir('tj-conf-limit-');
+      try {
+        const file = join(root, '_turn_journal', 's1.jsonl');
+        mkdirSync(dirname(file), { recursive: true });
+        writeFileSync(file, defaultLimitJournal());
+        const reading = await adapterReading(await session.get(), root, 'tolerant', false);
+        const failures: string[] = [];
+        const turns = JSON.stringify(reading.turns);
+        if (turns !== JSON.stringify({ s1: { t1: 'completed', t2: 'submitted' } }))
+          failures.push(`expected turns {"s1":{"t1":"completed","t2":"submitted"}}, got ${truncate(turns, 300)}`);
+        const findings = reading.findings.map((f) => `${f.code}@${f.line ?? '-'}`).join(', ');
+        if (findings !== 'oversized_line@3')
+          failures.push(`expected findings oversized_line@3, got ${findings || 'none'}`);
+        return { failures };
+      } finally {
+        rmSync(root, { recursive: true, force: true });
+      }
+    },
+  );
+
+  for (let index = 0; index < runs; index++) {
+    const caseSeed = (seed + index * 7919) >>> 0;
+    await record(
+      `reader/generated#${index}`,
+      `generated turn store (seed ${caseSeed})`,
+      'reader',
+      GENERATED_REQUIREMENTS,
+      async () => {
+        if (!claims.families.includes('turn')) return { skip: 'family turn not claimed' };
+        const store = generateTurnStore(new Random(caseSeed));
+        const failures = await compareGenerated(session, store.files);
+        if (failures.length === 0) return { failures: [] };
+        // Shrink: drop lines while the adapter still disagrees with the reference, then save the counterexample
+        // as a store fixture case that replays it (TJ-CONF-010).
+        const shrunk = await shrink(session, store.files);
+        const counterexample = await asFixtureCase(shrunk, `generated case ${index}, seed ${caseSeed}`);
+        // A fresh directory per failure: two runs with one seed (CI jobs in parallel) never overwrite each other.
+        const path = join(
+          mkdtempSync(join(tmpdir(), `tj-conformance-counterexample-${caseSeed}-`)),
+          'counterexample.json',
+        );
+        writeFileSync(path, `${JSON.stringify(counterexample, null, 2)}\n`);
+        return {
+          failures: [
+            ...failures,
+            `perturbations: ${store.perturbations.join(', ') || 'none'}`,
+            `seed ${caseSeed} (run seed ${seed}, case ${index}); shrunk counterexample written to ${path}:`,
+            truncate(JSON.stringify(shrunk), 2000),
+            `after shrinking: ${(await compareGenerated(session, shrunk)).join('; ')}`,
+          ],
+        };
+      },
+    );
+  }
+}
+
+type StoreFiles = { readonly path: string; readonly text: string }[];
+
+async function asFixtureCase(files: StoreFiles, description: string): Promise<StoreFixtureCase> {
+  const root = freshDir('tj-conf-gen-');
+  try {
+    writeStoreFixture(root, { files });
+    const expected = relativeReading(await readStoreReference([root]), root);
+    return {
+      description,
+      requirements: GENERATED_REQUIREMENTS,
+      files,
+      expect: {
+        turns: expected.turns as Record<string, Record<string, string>>,
+        findings: expected.findings.map((f) =>
+          Object.fromEntries(Object.entries(f).filter(([, v]) => v !== undefined)),
+        ) as NonNullable<StoreFixtureCase['expect']['findings']>,
+      },
+    };
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+async function compareGenerated(session: Session, files: StoreFiles): Promise<string[]> {
+  const expected = await asFixtureCase(files, 'generated');
+  const root = freshDir('tj-conf-gen-');
+  try {
+    writeStoreFixture(root, { files });
+    const process = await session.get();
+    const reading = await adapterReading(process, root, 'tolerant', false);
+    return compareStoreObservation(expected, { ...reading, replay: [] });
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+async function shrink(session: Session, files: StoreFiles): Promise<StoreFiles> {
+  let current = files.filter((f) => f.text !== '');
+  let budget = 150;
+  let progress = true;
+  while (progress && budget > 0) {
+    progress = false;
+    for (let f = 0; f < current.length && budget > 0; f++) {
+      const lines = (current[f] as StoreFiles[number]).text.split(/(?<=\n)/);
+      for (let l = 0; l < lines.length && budget > 0; l++) {
+        const text = [...lines.slice(0, l), ...lines.slice(l + 1)].join('');
+        const candidate =
+          text === ''
+            ? current.filter((_, i) => i !== f)
+            : current.map((file, i) => (i === f ? { path: file.path, text } : file));
+        if (candidate.length === 0) continue;
+        budget--;
+        const failures = await compareGenerated(session, candidate).catch(() => ['adapter failure']);
+        if (failures.length > 0) {
+          current = candidate;
+          progress = true;
+          break;
+        }
+      }
+      if (progress) break;
+    }
+  }
+  return current;
+}

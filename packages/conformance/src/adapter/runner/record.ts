@@ -1,0 +1,73 @@
+import { AdapterFailure } from '../process.js';
+import type { CheckReport } from '../report.js';
+import { applyBaseline, type OwnStatus } from './baseline.js';
+
+/**
+ * What a check's body returns: its failures (none: passed), or why it was skipped. `unproven` marks a skip that
+ * leaves a claimed level unproven (a tool the check needs is missing): the run then cannot be CONFORMANT.
+ */
+export type Outcome = { readonly failures: readonly string[] } | { readonly skip: string; readonly unproven?: true };
+
+/** A check as recorded, before the baseline turns its status into an expected or stale failure. */
+export type RecordedCheck = CheckReport & { status: OwnStatus };
+
+/** Runs check bodies and records their outcome: one concern, shared by every tier. */
+export class CheckRecorder {
+  /** The checks recorded so far, in run order, with their own statuses. */
+  readonly checks: RecordedCheck[] = [];
+  /** Ids of the checks skipped with `unproven`. */
+  readonly unproven: string[] = [];
+
+  constructor(
+    private readonly levels: ReadonlyMap<string, string>,
+    private readonly baseline: ReadonlyMap<string, string>,
+    /** Whether `--only` selected the check; unselected checks are not run at all. */
+    readonly selected: (id: string) => boolean,
+    private readonly onCheck?: (check: CheckReport, done: number) => void,
+  ) {}
+
+  /** Runs `body` as the check `id` (unless not selected) and records its outcome; never throws. */
+  async record(
+    id: string,
+    title: string,
+    tier: CheckReport['tier'],
+    requirements: readonly string[],
+    body: () => Promise<Outcome>,
+  ): Promise<void> {
+    if (!this.selected(id)) return;
+    const started = performance.now();
+    let outcome: Outcome;
+    try {
+      outcome = await body();
+    } catch (error) {
+      outcome = { failures: [error instanceof AdapterFailure ? error.message : `harness error: ${String(error)}`] };
+    }
+    let status: OwnStatus;
+    let details: string[];
+    if ('skip' in outcome) {
+      status = 'skipped';
+      details = [outcome.skip];
+      if (outcome.unproven === true) this.unproven.push(id);
+    } else if (outcome.failures.length === 0) {
+      status = 'passed';
+      details = [];
+    } else {
+      details = [...outcome.failures];
+      // A check covering only SHOULD requirements is a warning (TJ-CONF-004).
+      const shouldOnly =
+        requirements.length > 0 && requirements.every((r) => (this.levels.get(r) ?? 'MUST').startsWith('SHOULD'));
+      status = shouldOnly ? 'warning' : 'failed';
+    }
+    const check: RecordedCheck = {
+      id,
+      title,
+      tier,
+      requirements: [...requirements],
+      status,
+      details,
+      duration_ms: Math.round(performance.now() - started),
+    };
+    this.checks.push(check);
+    this.onCheck?.(applyBaseline(check, this.baseline), this.checks.length);
+  }
+}

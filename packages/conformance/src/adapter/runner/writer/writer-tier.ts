@@ -1,0 +1,63 @@
+import type { StartResult } from '../../protocol.js';
+import type { CheckRecorder } from '../record.js';
+import { byteExactCheck } from './byte-exact.js';
+import type { WriterContext } from './context.js';
+import { deadHolderLockCheck } from './dead-holder-lock.js';
+import { faultInjectionChecks } from './fault-injection.js';
+import { foreignHostLockCheck } from './foreign-host-lock.js';
+import { fsyncBeforeAckCheck } from './fsync-before-ack.js';
+import { invalidRecordCheck } from './invalid-record.js';
+import { killRoundChecks } from './kill-rounds.js';
+import { lockCheck } from './lock.js';
+import { lockReplacedCheck } from './lock-replaced.js';
+import { raceCheck } from './race.js';
+import { repairChecks } from './repair.js';
+import { tornTailCheck } from './torn-tail.js';
+import { tracedOpenCloseChecks } from './traced-open-close.js';
+
+/** Settings of the writer tier. */
+export interface WriterTierSettings {
+  readonly adapter: string;
+  readonly rounds: number;
+  readonly seed: number;
+  readonly timeoutMs: number;
+  readonly strace: 'auto' | 'never';
+}
+
+/**
+ * The writer tier (spec/v1/adapter.md): `writer/claims`, then — when the claim makes a writer testable — every
+ * writer check, each on fresh adapter processes.
+ */
+export async function writerTier(claims: StartResult, settings: WriterTierSettings, recorder: CheckRecorder) {
+  const modes = claims.durability.filter((d): d is 'every' | 'group' => d === 'every' || d === 'group');
+  const families = claims.families.filter((f) => f === 'turn' || f === 'event');
+  let usable = true;
+  await recorder.record(
+    'writer/claims',
+    'a writer supports the every mode and the turn or event family',
+    'writer',
+    ['TJ-DUR-011', 'TJ-DUR-013'],
+    async () => {
+      const failures: string[] = [];
+      if (!claims.durability.includes('every')) failures.push('durability every is not claimed (TJ-DUR-011)');
+      if (families.length === 0) failures.push('the writer tier needs the turn or event family');
+      usable = modes.length > 0 && families.length > 0;
+      return { failures };
+    },
+  );
+  if (!usable) return;
+  const context: WriterContext = { ...settings, claims, modes, recorder };
+  await killRoundChecks(context);
+  await lockCheck(context);
+  await tornTailCheck(context);
+  await repairChecks(context);
+  await foreignHostLockCheck(context);
+  await deadHolderLockCheck(context);
+  await lockReplacedCheck(context);
+  await raceCheck(context);
+  await byteExactCheck(context);
+  await invalidRecordCheck(context);
+  await fsyncBeforeAckCheck(context);
+  await tracedOpenCloseChecks(context);
+  await faultInjectionChecks(context);
+}

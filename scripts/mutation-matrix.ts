@@ -1,0 +1,194 @@
+/**
+ * The mutation matrix (issue 12 §1): every mutant — a base adapter with one defect switched on — is run against the
+ * conformance checks that cite the requirement it breaks, and must fail at least one of them. Writes
+ * spec/v1/mutation-matrix.json (requirement id → mutant → failing check ids) and prints caught/total per spec section.
+ *
+ * Exits 1 when a mutant survives (no check citing its requirement failed), or when a requirement of level MUST / MUST
+ * NOT has neither a mutant nor an entry in spec/v1/mutation-exemptions.json (`exempt` with a reason, or `pending`).
+ *
+ *   pnpm mutation-matrix          each mutant runs only the checks citing its requirement ids (CI)
+ *   pnpm mutation-matrix --full   each mutant runs the complete default conformance run (slow; on demand)
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { GENERATED_REQUIREMENTS } from '../packages/conformance/src/adapter/runner/reader-tier.js';
+import { runConformance } from '../packages/conformance/src/adapter/runner.js';
+
+const root = join(import.meta.dirname, '..');
+const full = process.argv.includes('--full');
+const cli = `node ${join(root, 'packages/conformance/dist/cli/main.js')}`;
+const broken = (name: string) => `node ${join(root, 'packages/conformance/test/adapter/broken-adapter.mjs')} ${name}`;
+const python = (name: string) => `TJ_MUTANT=${name} python3 ${join(root, 'examples/python-adapter/adapter.py')}`;
+
+interface Mutant {
+  /** `<base>:<defect>`. */
+  readonly name: string;
+  readonly command: string;
+  /** The requirement ids the defect violates: a check citing one of them must fail. */
+  readonly requirements: readonly string[];
+}
+
+const reference = (defect: string, ...requirements: string[]): Mutant => ({
+  name: `reference:${defect}`,
+  command: broken(defect),
+  requirements,
+});
+const py = (defect: string, ...requirements: string[]): Mutant => ({
+  name: `python:${defect}`,
+  command: python(defect),
+  requirements,
+});
+
+/** Every mutant. The nine original broken adapters come first. */
+const MUTANTS: readonly Mutant[] = [
+  reference('no-fsync', 'TJ-DUR-003', 'TJ-CONF-014'),
+  reference('ack-before-write', 'TJ-CONF-009', 'TJ-CONF-014'),
+  reference('rewrite-per-append', 'TJ-DUR-018', 'TJ-DUR-017'),
+  reference('no-repair', 'TJ-DUR-004'),
+  reference('reject-unknown-fields', 'TJ-COMPAT-002'),
+  reference('stop-at-first-bad-line', 'TJ-FRAME-016', 'TJ-FRAME-017'),
+  reference('split-u2028', 'TJ-FRAME-002'),
+  reference('timestamp-order', 'TJ-DERIVE-003'),
+  reference('terminal-not-sticky', 'TJ-DERIVE-008'),
+  reference('no-dir-fsync', 'TJ-DUR-007'),
+  reference('no-close-fsync', 'TJ-DUR-015'),
+  reference('short-quarantine', 'TJ-DUR-005'),
+  reference('drop-damaged-lines', 'TJ-DUR-005'),
+  reference('pid-only-liveness', 'TJ-DUR-020'),
+  reference('no-takeover', 'TJ-DUR-019'),
+  reference('racy-takeover', 'TJ-DUR-025'),
+  reference('steal-lock', 'TJ-DUR-017'),
+  reference('unlink-any-lock', 'TJ-DUR-026'),
+  reference('sorted-members', 'TJ-FRAME-005', 'TJ-CONF-027'),
+  reference('spaced-json', 'TJ-FRAME-005'),
+  reference('bom', 'TJ-FRAME-008'),
+  reference('accept-invalid', 'TJ-COMPAT-018', 'TJ-TURN-015'),
+  reference('no-poison', 'TJ-DUR-021'),
+  reference('ignore-line-limit', 'TJ-CONF-031', 'TJ-FRAME-031'),
+  reference('status-decides-outcome', 'TJ-RUNSEM-001'),
+  reference('silent-json-sidecar', 'TJ-FAM-008'),
+  reference('silent-other-version', 'TJ-COMPAT-011', 'TJ-COMPAT-012'),
+  reference('ignore-write-error', 'TJ-DUR-030'),
+  py('pid-only-liveness', 'TJ-DUR-020'),
+  py('no-dir-fsync', 'TJ-DUR-007'),
+  py('no-fdatasync', 'TJ-DUR-003', 'TJ-CONF-014'),
+  py('no-poison', 'TJ-DUR-021'),
+  py('sorted-members', 'TJ-CONF-027'),
+  py('accept-invalid', 'TJ-TURN-015', 'TJ-COMPAT-018'),
+  py('unlink-any-lock', 'TJ-DUR-026'),
+  py('no-close-fsync', 'TJ-DUR-015'),
+];
+
+interface Requirement {
+  readonly id: string;
+  readonly level: string;
+  readonly section: string;
+}
+
+const requirements = (
+  JSON.parse(readFileSync(join(root, 'spec/v1/requirements.json'), 'utf8')) as { requirements: Requirement[] }
+).requirements;
+const reviewed = JSON.parse(readFileSync(join(root, 'spec/v1/mutation-exemptions.json'), 'utf8')) as {
+  exempt: Record<string, string>;
+  pending: string[];
+};
+
+const started = performance.now();
+// The catalogue of checks and the ids they cite comes from one run of the unbroken reference adapter, which must pass:
+// a mutant is only meaningful against a base that is green.
+const catalogue = await runConformance({ adapter: `${cli} adapter`, runs: 1, writerRounds: 1 });
+const notGreen = catalogue.checks.filter((c) => c.status !== 'passed');
+if (notGreen.length > 0) {
+  process.stderr.write(
+    `the reference adapter is not green: ${notGreen.map((c) => `${c.id} ${c.status}`).join(', ')}\n`,
+  );
+  process.exit(1);
+}
+const citing = (ids: readonly string[]): string[] => {
+  const checks = catalogue.checks.filter((c) => c.requirements.some((r) => ids.includes(r))).map((c) => c.id);
+  if (ids.some((id) => GENERATED_REQUIREMENTS.includes(id))) checks.push('reader/generated');
+  return checks;
+};
+
+const matrix: Record<string, Record<string, string[]>> = {};
+const survivors: string[] = [];
+for (const mutant of MUTANTS) {
+  const only = citing(mutant.requirements);
+  const t0 = performance.now();
+  const tiers = new Set(only.map((id) => id.split('/')[0]));
+  const report = await runConformance({
+    adapter: mutant.command,
+    ...(full
+      ? {}
+      : {
+          only,
+          runs: 5,
+          writerRounds: 5,
+          tier: tiers.has('reader') && !tiers.has('writer') ? 'reader' : !tiers.has('reader') ? 'writer' : 'all',
+        }),
+  });
+  const failing = report.checks.filter((c) => c.status === 'failed' || c.status === 'warning');
+  // Traceability: the mutant counts as caught only by a failing check that cites a requirement it breaks.
+  const caughtBy = failing.filter((c) => c.requirements.some((r) => mutant.requirements.includes(r)));
+  const seconds = ((performance.now() - t0) / 1000).toFixed(1);
+  if (caughtBy.length === 0) {
+    survivors.push(mutant.name);
+    process.stdout.write(
+      `SURVIVED ${mutant.name} [${mutant.requirements.join(', ')}] (${only.length} checks, ${seconds} s)${failing.length > 0 ? `; failed only checks citing other ids: ${failing.map((c) => c.id).join(', ')}` : ''}\n`,
+    );
+  } else process.stdout.write(`caught   ${mutant.name} by ${caughtBy.map((c) => c.id).join(', ')} (${seconds} s)\n`);
+  for (const id of mutant.requirements) {
+    const checks = caughtBy.filter((c) => c.requirements.includes(id)).map((c) => c.id);
+    matrix[id] ??= {};
+    (matrix[id] as Record<string, string[]>)[mutant.name] = checks;
+  }
+}
+
+// Coverage of the violable requirements: every MUST / MUST NOT has a mutant that caught it, or a reviewed entry.
+const musts = requirements.filter((r) => r.level === 'MUST' || r.level === 'MUST NOT');
+const caught = (id: string) => Object.values(matrix[id] ?? {}).some((checks) => checks.length > 0);
+const unreviewed = musts.filter((r) => !caught(r.id) && !(r.id in reviewed.exempt) && !reviewed.pending.includes(r.id));
+const sections = new Map<string, { caught: number; exempt: number; pending: number; total: number }>();
+for (const r of musts) {
+  const area = r.id.split('-')[1] as string;
+  const s = sections.get(area) ?? { caught: 0, exempt: 0, pending: 0, total: 0 };
+  s.total++;
+  if (caught(r.id)) s.caught++;
+  else if (r.id in reviewed.exempt) s.exempt++;
+  else if (reviewed.pending.includes(r.id)) s.pending++;
+  sections.set(area, s);
+}
+const bySection = Object.fromEntries([...sections].sort(([a], [b]) => a.localeCompare(b)));
+writeFileSync(
+  join(root, 'spec/v1/mutation-matrix.json'),
+  `${JSON.stringify(
+    {
+      description:
+        'Generated by scripts/mutation-matrix.ts; do not edit. requirement id → mutant → the check ids (citing that requirement) that failed it.',
+      mode: full ? 'full' : 'citing-checks',
+      matrix: Object.fromEntries(Object.entries(matrix).sort(([a], [b]) => a.localeCompare(b))),
+      sections: bySection,
+    },
+    null,
+    2,
+  )}\n`,
+);
+process.stdout.write('\narea      caught exempt pending  total (MUST / MUST NOT)\n');
+for (const [area, s] of Object.entries(bySection))
+  process.stdout.write(
+    `${area.padEnd(8)} ${[s.caught, s.exempt, s.pending, s.total].map((n) => String(n).padStart(6)).join(' ')}\n`,
+  );
+process.stdout.write(
+  `\n${MUTANTS.length - survivors.length}/${MUTANTS.length} mutants caught in ${((performance.now() - started) / 1000).toFixed(0)} s${full ? ' (--full)' : ''}\n`,
+);
+if (unreviewed.length > 0)
+  process.stdout.write(
+    `${unreviewed.length} MUST requirement(s) with no mutant and no entry in spec/v1/mutation-exemptions.json: ${unreviewed.map((r) => r.id).join(', ')}\n`,
+  );
+// The pending list only shrinks: an id a mutant now catches must leave it.
+const stalePending = reviewed.pending.filter((id) => caught(id) || id in reviewed.exempt);
+if (stalePending.length > 0)
+  process.stdout.write(
+    `${stalePending.length} pending entr${stalePending.length === 1 ? 'y is' : 'ies are'} now caught or exempt: remove ${stalePending.join(', ')} from spec/v1/mutation-exemptions.json\n`,
+  );
+process.exit(survivors.length > 0 || unreviewed.length > 0 || stalePending.length > 0 ? 1 : 0);
