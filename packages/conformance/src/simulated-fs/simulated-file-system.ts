@@ -11,7 +11,7 @@ import { Random } from '../adapter/random.js';
  */
 export type RandomSource = () => number;
 
-/** A seeded {@link RandomSource} (the kit's one generator, {@link Random}): the same seed gives the same crash images. */
+/** A seeded {@link RandomSource} (the kit's one generator, `Random`): the same seed gives the same crash images. */
 export function seededRandom(seed: number): RandomSource {
   const random = new Random(seed);
   return () => random.next();

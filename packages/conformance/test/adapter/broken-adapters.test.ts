@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { runConformance, straceAvailable } from '../../src/index.js';
+import { runConformance, straceAvailable } from '../support/internals.js';
 import { brokenAdapter } from './support.js';
 
 // The proof of power: the reference adapter with one defect each must FAIL the kit, and the failures must name the

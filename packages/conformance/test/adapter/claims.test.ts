@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { runAdapter, runConformance } from '../../src/index.js';
+import { runAdapter, runConformance } from '../support/internals.js';
 import { fakeAdapter, fakeLoop, START } from './support.js';
 
 /** An adapter that claims the turn family and answers every read with nothing at all. */

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
-import { type ConformanceReport, straceAvailable } from '../../src/index.js';
+import { type ConformanceReport, straceAvailable } from '../support/internals.js';
 import { brokenAdapter, referenceAdapter, repo, turnjournal } from './support.js';
 
 const validateReport = new Ajv2020({ strict: true }).compile(

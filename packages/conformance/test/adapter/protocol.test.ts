@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { AdapterFailure, AdapterProcess, runAdapter, runConformance } from '../../src/index.js';
+import { AdapterFailure, AdapterProcess, runAdapter, runConformance } from '../support/internals.js';
 import { fakeAdapter, fakeLoop, START } from './support.js';
 
 async function failureOf(promise: Promise<unknown>): Promise<AdapterFailure> {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkSyncBeforeAck, parseStrace } from '../../src/index.js';
+import { checkSyncBeforeAck, parseStrace } from '../support/internals.js';
 
 const FILE = '/tmp/store/_turn_journal/s1.jsonl';
 const write = (seq: number) => `101 pwrite64(23, "{\\"version\\":1,\\"x_tj_seq\\":${seq}}\\n", 30, 0 <unfinished ...>`;

@@ -14,7 +14,7 @@ import {
   MANUAL_REQUIREMENTS_PATH,
   parseRequirements,
   RequirementsError,
-} from '../../src/index.js';
+} from '../support/internals.js';
 
 const repo = join(import.meta.dirname, '../../../..');
 

@@ -15,7 +15,7 @@ import {
   loadFixtureFile,
   parseFrozenList,
   parseRequirements,
-} from '../../src/index.js';
+} from '../support/internals.js';
 
 const repo = join(import.meta.dirname, '../../../..');
 const fixturesRoot = join(repo, 'fixtures');

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseRequirements, RequirementsError } from '../../src/index.js';
+import { parseRequirements, RequirementsError } from '../support/internals.js';
 
 describe('parseRequirements', () => {
   it('reads id, level, section and text, including continuation lines', () => {
