@@ -46,11 +46,27 @@ describe('the verdict table (spec §9.6, TJ-COMPAT-019): schema.json alone repro
 
   it('on every record fixture', () => {
     let checked = 0;
+    // Gold cases a later spec change outvoted are skipped, as every fixture runner skips them (fixtures/README.md).
+    const superseded = new Set(
+      (
+        JSON.parse(readFileSync(join(recordFixtures, '../../superseded.json'), 'utf8')) as {
+          cases: { file: string; case: string }[];
+        }
+      ).cases.map((entry) => `${entry.file} › ${entry.case}`),
+    );
     for (const file of readdirSync(recordFixtures).filter((name) => name.endsWith('.json'))) {
       const fixture = JSON.parse(readFileSync(join(recordFixtures, file), 'utf8')) as {
-        groups: { tests: { description: string; record: unknown; expect: { status: string } }[] }[];
+        groups: {
+          description: string;
+          tests: { description: string; record: unknown; expect: { status: string } }[];
+        }[];
       };
-      for (const test of fixture.groups.flatMap((group) => group.tests)) {
+      const tests = fixture.groups.flatMap((group) =>
+        group.tests.filter(
+          (test) => !superseded.has(`v1/records/${file} › ${group.description} › ${test.description}`),
+        ),
+      );
+      for (const test of tests) {
         expect({ file, test: test.description, verdict: verdict(test.record) }).toEqual({
           file,
           test: test.description,
