@@ -100,7 +100,8 @@ describe('torn and garbage lines, zero-filled regions, CRLF and BOM (TJ-FRAME-0x
           );
           for (const { at, kind } of damage)
             out.splice(at % (out.length + 1), 0, { bytes: DAMAGE[kind].bytes(), code: DAMAGE[kind].code });
-          if (bom && out.length > 0 && out[0]?.code === undefined)
+          const bomAdded = bom && out.length > 0 && out[0]?.code === undefined;
+          if (bomAdded)
             out[0] = { bytes: join0([Uint8Array.of(0xef, 0xbb, 0xbf), (out[0] as { bytes: Uint8Array }).bytes]) };
           // A torn tail: part of a copy of a record, without its LF (TJ-FRAME-003, TJ-FRAME-004).
           const last = lines.at(-1) as Uint8Array;
@@ -116,8 +117,23 @@ describe('torn and garbage lines, zero-filled regions, CRLF and BOM (TJ-FRAME-0x
             .map((f) => ({ code: f.code, line: f.line }));
           expect(framing).toEqual(expected);
           expect(derived.findings.filter((f) => f.code === 'torn_tail').length).toBe(tail.length > 0 ? 1 : 0);
+          // What a writer must not write is reported, once per file, exactly when it was injected (TJ-FAM-026).
+          const violations = new Set(
+            derived.findings.map((f) => f.code).filter((c) => c.startsWith('writer_violation')),
+          );
+          expect(violations).toEqual(
+            new Set([
+              ...(crlf.size > 0 ? ['writer_violation_crlf'] : []),
+              ...(bomAdded ? ['writer_violation_bom'] : []),
+            ]),
+          );
           // Nothing else is reported that the valid history did not already have.
-          const known = new Set([...baseline.findings.map((f) => f.code), 'torn_tail', ...expected.map((e) => e.code)]);
+          const known = new Set([
+            ...baseline.findings.map((f) => f.code),
+            'torn_tail',
+            ...expected.map((e) => e.code),
+            ...violations,
+          ]);
           expect(derived.findings.filter((f) => !known.has(f.code))).toEqual([]);
         },
       ),
