@@ -139,5 +139,7 @@ export function apiSnapshot(root: string, name: string): string | undefined {
     const sorted = [...exports].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     for (const symbol of sorted) out.push(...describe(checker, symbol));
   }
-  return `${out.join('\n')}\n`;
+  // Types declared where the printer has no name in scope print as `import("<absolute path>").Name`: keep the path
+  // relative to the repository, so the snapshot is the same in every clone.
+  return `${out.join('\n')}\n`.replaceAll(`import("${root}/`, 'import("');
 }
