@@ -116,6 +116,30 @@ describe('live session turn flow', () => {
     await hub.close();
   });
 
+  it('cuts off a live subscriber that falls behind the window, with its cursor, and it resumes from the log (TJ-LIVE-011)', async () => {
+    const root = store();
+    const hub = openConversationHub({ root, retention: false, ringRecords: 8 });
+    const session = await hub.session('s1');
+    const slow = session.subscribe({ after: -1 });
+    const sent = await session.send({ requestId: 'r1', content: 'hi' });
+    if (!sent.created) throw new Error('expected a new run');
+    const [first] = records(await take(slow, 1));
+    expect(first?.seq).toBe(0);
+    // The subscriber reads nothing while the run streams far past the window of 8 recent records.
+    for (let i = 0; i < 12; i++) await sent.run.toolResult({ toolCallId: `c${i}`, output: `result ${i}` });
+    await sent.run.done();
+    const next = await slow.next();
+    expect(next.value).toEqual({ kind: 'cut_off', cursor: 0 });
+    expect((await slow.next()).done).toBe(true);
+    // Resuming from the cursor gives every later record once, in order, from the log.
+    const head = session.snapshot().lastSeq ?? -1;
+    const resumed = session.subscribe({ after: 0 });
+    const rest = records(await take(resumed, head));
+    expect(rest.map((r) => r.seq)).toEqual(Array.from({ length: head }, (_, i) => i + 1));
+    resumed.close();
+    await hub.close();
+  });
+
   it('replays from any cursor (older than the window: from the log, TJ-LIVE-012) then streams live, without gap or duplicate (TJ-LIVE-009)', async () => {
     const root = store();
     const hub = openConversationHub({ root, retention: false, ringRecords: 4 });
