@@ -162,6 +162,8 @@ def valid(value, s):
             return False
     if is_number(value) and "minimum" in s and value < s["minimum"]:
         return False
+    if is_number(value) and "maximum" in s and value > s["maximum"]:  # seq at most 2^53 - 1 (TJ-EVENT-018)
+        return False
     if isinstance(value, dict):
         for key in s.get("required", ()):
             if key not in value:
@@ -420,11 +422,31 @@ def iter_lines(path):
         yield ("torn", offset, rest)
 
 
+def writer_violations(path, findings):
+    """What a writer must not write although readers cope (TJ-FAM-026): a BOM, a CR before the LF, a raw U+2028 or
+    U+2029 -- each reported once per file, at the first committed line that has it. Returns the per-line check."""
+    seen = set()
+
+    def check(line_no, offset, data):
+        if "bom" not in seen and offset == 0 and data.startswith(BOM):
+            seen.add("bom")
+            findings.add("writer_violation_bom", path, line_no, offset)
+        if "crlf" not in seen and data.endswith(b"\r"):
+            seen.add("crlf")
+            findings.add("writer_violation_crlf", path, line_no, offset)
+        if "separator" not in seen and (b"\xe2\x80\xa8" in data or b"\xe2\x80\xa9" in data):
+            seen.add("separator")
+            findings.add("writer_violation_unescaped_separator", path, line_no, offset)
+
+    return check
+
+
 def read_jsonl(path, mode, findings, on_record):
     """Frame one JSONL file; call on_record(obj, line_no, offset, raw) for every parsed object.
 
     Returns True when the file was read to the end, False when prefix mode stopped it.
     """
+    check_violations = writer_violations(path, findings)
     for item in iter_lines(path):
         if item[0] == "torn":
             findings.add("torn_tail", path, offset=item[1], length=item[2])  # TJ-FRAME-004
@@ -437,6 +459,7 @@ def read_jsonl(path, mode, findings, on_record):
             if mode == "prefix":
                 return False
             continue
+        check_violations(line_no, offset, data)
         start = 0
         if line_no == 1 and data.startswith(BOM):  # TJ-FRAME-012
             start = 3
@@ -842,6 +865,8 @@ def fold_event_log(jf, findings):
             if rid not in run_line:
                 runs.append(rid)
                 run_line[rid] = (rec["line"], rec["offset"])
+            else:  # TJ-EVENT-016: a second chat.started for a request id starts no run
+                findings.add("duplicate_run_start", path, rec["line"], rec["offset"])
             segment = None
         elif t in FINISHING:
             finished.add(payload["request_id"])
