@@ -423,7 +423,10 @@ Object.assign(implementations, {
           alive = error.code !== 'ESRCH';
         }
         if (!alive && host === hostname()) {
-          await sleep(20);
+          // Real processes reach this point at different moments (scheduling, I/O); without jitter, writers started
+          // at one instant would all remove the stale lock before any of them created its own, and the race would
+          // hide on a quiet machine. With it, one writer's removal lands after another's new lock, as in production.
+          await sleep(Math.floor(Math.random() * 40));
           rmSync(`${file}.lock`, { force: true });
         }
       }
