@@ -9,21 +9,12 @@ import { join } from 'node:path';
 import { type LiveEvent, openConversationHub, type Subscription } from '@turnjournal/live';
 import { replayEventLog } from '@turnjournal/reader';
 import { afterEach, describe, expect, it } from 'vitest';
+import { take } from './support.js';
 
 const dirs: string[] = [];
 afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
-
-async function take(subscription: Subscription, n: number): Promise<LiveEvent[]> {
-  const events: LiveEvent[] = [];
-  while (events.length < n) {
-    const next = await subscription.next();
-    if (next.done === true) break;
-    events.push(next.value);
-  }
-  return events;
-}
 
 function summary(events: readonly LiveEvent[]): string[] {
   return events.map((e) =>

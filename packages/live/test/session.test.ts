@@ -12,6 +12,7 @@ import {
 } from '@turnjournal/live';
 import { checkStore, replayEventLog } from '@turnjournal/reader';
 import { afterEach, describe, expect, it } from 'vitest';
+import { take } from './support.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -22,16 +23,6 @@ function store(): string {
   const dir = mkdtempSync(join(tmpdir(), 'tj-live-'));
   dirs.push(dir);
   return dir;
-}
-
-async function take(subscription: Subscription, n: number): Promise<LiveEvent[]> {
-  const events: LiveEvent[] = [];
-  while (events.length < n) {
-    const next = await subscription.next();
-    if (next.done === true) break;
-    events.push(next.value);
-  }
-  return events;
 }
 
 function records(events: readonly LiveEvent[]): LiveRecord[] {
