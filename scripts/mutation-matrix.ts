@@ -77,6 +77,9 @@ const MUTANTS: readonly Mutant[] = [
   py('accept-invalid', 'TJ-TURN-015', 'TJ-COMPAT-018'),
   py('unlink-any-lock', 'TJ-DUR-026'),
   py('no-close-fsync', 'TJ-DUR-015'),
+  py('role-required', 'TJ-TURN-016'),
+  py('no-seq-limit', 'TJ-EVENT-018'),
+  py('no-duplicate-run-start', 'TJ-EVENT-016'),
 ];
 
 interface Requirement {

@@ -36,7 +36,7 @@ CHUNK = 1024 * 1024
 # nothing changes. Every hook below is one `if MUTANT == ...` line at the place it breaks.
 MUTANT = os.environ.get("TJ_MUTANT", "")
 MUTANTS = ("pid-only-liveness", "no-dir-fsync", "no-fdatasync", "no-poison", "sorted-members", "accept-invalid",
-           "unlink-any-lock", "no-close-fsync")
+           "unlink-any-lock", "no-close-fsync", "role-required", "no-seq-limit", "no-duplicate-run-start")
 if MUTANT and MUTANT not in MUTANTS:
     sys.stderr.write("adapter.py: unknown TJ_MUTANT %r; one of %s\n" % (MUTANT, ", ".join(MUTANTS)))
     sys.exit(2)
@@ -162,7 +162,7 @@ def valid(value, s):
             return False
     if is_number(value) and "minimum" in s and value < s["minimum"]:
         return False
-    if is_number(value) and "maximum" in s and value > s["maximum"]:  # seq at most 2^53 - 1 (TJ-EVENT-018)
+    if is_number(value) and "maximum" in s and value > s["maximum"] and MUTANT != "no-seq-limit":  # TJ-EVENT-018
         return False
     if isinstance(value, dict):
         for key in s.get("required", ()):
@@ -648,6 +648,9 @@ def read_journal_file(path, mode, findings):
             if not valid_def(obj, defs[rtype]):
                 invalid(line_no, offset, "fails $defs/" + defs[rtype])  # TJ-COMPAT-017
                 return
+            if MUTANT == "role-required" and rtype == "submitted" and "role" not in obj:  # defect switch: TJ-TURN-016
+                invalid(line_no, offset, "submitted without role")
+                return
             jf.records.append({"obj": obj, "type": rtype, "line": line_no, "offset": offset, "raw": raw})
             return
         if not valid_def(obj, ENVELOPES[family]):
@@ -865,7 +868,7 @@ def fold_event_log(jf, findings):
             if rid not in run_line:
                 runs.append(rid)
                 run_line[rid] = (rec["line"], rec["offset"])
-            else:  # TJ-EVENT-016: a second chat.started for a request id starts no run
+            elif MUTANT != "no-duplicate-run-start":  # TJ-EVENT-016: a second chat.started starts no run
                 findings.add("duplicate_run_start", path, rec["line"], rec["offset"])
             segment = None
         elif t in FINISHING:
