@@ -1,4 +1,4 @@
-// Child process of check-store.test.ts, started as an unprivileged user so that file permissions apply (root reads
+// Child process of check-store.test.ts, started without privileges so that file permissions apply (root reads
 // every file): checks the paths given with the built reader and prints the findings as JSON.
 import { checkStore } from '../../dist/index.js';
 

@@ -67,12 +67,12 @@ describe('checkStore: files not read to the end (TJ-AUDIT-015)', () => {
     const dir = join(root, 'sessions');
     mkdirSync(dir);
     chmodSync(dir, 0o000);
-    // Root reads any file: as root, the child runs as `nobody`.
-    const asUser = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
-    const out = execFileSync(process.execPath, [join(import.meta.dirname, 'check-child.mjs'), root], {
-      encoding: 'utf8',
-      ...asUser,
-    });
+    // Root reads any file: as root, the child runs without capabilities (util-linux `setpriv`), so file modes apply to
+    // it, while it can still reach the checkout (a clone in a 0700 temporary directory is closed to `nobody`).
+    const child = [process.execPath, join(import.meta.dirname, 'check-child.mjs'), root];
+    const [command, ...args] =
+      process.getuid?.() === 0 ? ['setpriv', '--inh-caps=-all', '--bounding-set=-all', ...child] : child;
+    const out = execFileSync(command as string, args, { encoding: 'utf8' });
     const findings = JSON.parse(out) as Finding[];
     expect(findings.map((f) => `${f.severity} ${f.code} ${f.file}`).sort()).toEqual(
       [`error incomplete_read ${dir}`, `error incomplete_read ${file}`].sort(),
