@@ -8,6 +8,8 @@
  *
  *   pnpm mutation-matrix          each mutant runs only the checks citing its requirement ids (CI)
  *   pnpm mutation-matrix --full   each mutant runs the complete default conformance run (slow; on demand)
+ *   pnpm mutation-matrix --mutants=reference:no-fsync,python:no-poison
+ *                                 only the named mutants (inner loop): reports them, writes nothing, judges no coverage
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -16,6 +18,8 @@ import { runConformance } from '../packages/conformance/src/adapter/runner.js';
 
 const root = join(import.meta.dirname, '..');
 const full = process.argv.includes('--full');
+const mutantsArg = process.argv.find((a) => a.startsWith('--mutants='));
+const selected = mutantsArg === undefined ? undefined : new Set(mutantsArg.slice('--mutants='.length).split(','));
 const cli = `node ${join(root, 'packages/conformance/dist/cli/main.js')}`;
 const broken = (name: string) => `node ${join(root, 'packages/conformance/test/adapter/broken-adapter.mjs')} ${name}`;
 const python = (name: string) => `TJ_MUTANT=${name} python3 ${join(root, 'examples/python-adapter/adapter.py')}`;
@@ -96,6 +100,13 @@ const reviewed = JSON.parse(readFileSync(join(root, 'spec/v1/mutation-exemptions
   pending: string[];
 };
 
+if (selected !== undefined) {
+  const unknown = [...selected].filter((name) => !MUTANTS.some((m) => m.name === name));
+  if (unknown.length > 0) {
+    process.stderr.write(`mutation-matrix: no mutant named ${unknown.join(', ')}\n`);
+    process.exit(2);
+  }
+}
 const started = performance.now();
 // The catalogue of checks and the ids they cite comes from one run of the unbroken reference adapter, which must pass:
 // a mutant is only meaningful against a base that is green.
@@ -116,6 +127,7 @@ const citing = (ids: readonly string[]): string[] => {
 const matrix: Record<string, Record<string, string[]>> = {};
 const survivors: string[] = [];
 for (const mutant of MUTANTS) {
+  if (selected !== undefined && !selected.has(mutant.name)) continue;
   const only = citing(mutant.requirements);
   const t0 = performance.now();
   const tiers = new Set(only.map((id) => id.split('/')[0]));
@@ -147,6 +159,12 @@ for (const mutant of MUTANTS) {
   }
 }
 
+if (selected !== undefined) {
+  process.stdout.write(
+    `\n${selected.size - survivors.length}/${selected.size} selected mutants caught (nothing written)\n`,
+  );
+  process.exit(survivors.length > 0 ? 1 : 0);
+}
 // Coverage of the violable requirements: every MUST / MUST NOT has a mutant that caught it, or a reviewed entry.
 const musts = requirements.filter((r) => r.level === 'MUST' || r.level === 'MUST NOT');
 const caught = (id: string) => Object.values(matrix[id] ?? {}).some((checks) => checks.length > 0);
