@@ -15,76 +15,14 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { GENERATED_REQUIREMENTS } from '../packages/conformance/src/adapter/runner/reader-tier.js';
 import { runConformance } from '../packages/conformance/src/adapter/runner.js';
+import { MUTANTS } from './mutants/index.js';
 
 const root = join(import.meta.dirname, '..');
 const full = process.argv.includes('--full');
 const mutantsArg = process.argv.find((a) => a.startsWith('--mutants='));
 const selected = mutantsArg === undefined ? undefined : new Set(mutantsArg.slice('--mutants='.length).split(','));
+
 const cli = `node ${join(root, 'packages/conformance/dist/cli/main.js')}`;
-const broken = (name: string) => `node ${join(root, 'packages/conformance/test/adapter/broken-adapter.mjs')} ${name}`;
-const python = (name: string) => `TJ_MUTANT=${name} python3 ${join(root, 'examples/python-adapter/adapter.py')}`;
-
-interface Mutant {
-  /** `<base>:<defect>`. */
-  readonly name: string;
-  readonly command: string;
-  /** The requirement ids the defect violates: a check citing one of them must fail. */
-  readonly requirements: readonly string[];
-}
-
-const reference = (defect: string, ...requirements: string[]): Mutant => ({
-  name: `reference:${defect}`,
-  command: broken(defect),
-  requirements,
-});
-const py = (defect: string, ...requirements: string[]): Mutant => ({
-  name: `python:${defect}`,
-  command: python(defect),
-  requirements,
-});
-
-/** Every mutant. The nine original broken adapters come first. */
-const MUTANTS: readonly Mutant[] = [
-  reference('no-fsync', 'TJ-DUR-003', 'TJ-CONF-014'),
-  reference('ack-before-write', 'TJ-CONF-009', 'TJ-CONF-014'),
-  reference('rewrite-per-append', 'TJ-DUR-018', 'TJ-DUR-017'),
-  reference('no-repair', 'TJ-DUR-004'),
-  reference('reject-unknown-fields', 'TJ-COMPAT-002'),
-  reference('stop-at-first-bad-line', 'TJ-FRAME-016', 'TJ-FRAME-017'),
-  reference('split-u2028', 'TJ-FRAME-002'),
-  reference('timestamp-order', 'TJ-DERIVE-003'),
-  reference('terminal-not-sticky', 'TJ-DERIVE-008'),
-  reference('no-dir-fsync', 'TJ-DUR-007'),
-  reference('no-close-fsync', 'TJ-DUR-015'),
-  reference('short-quarantine', 'TJ-DUR-005'),
-  reference('drop-damaged-lines', 'TJ-DUR-005'),
-  reference('pid-only-liveness', 'TJ-DUR-020'),
-  reference('no-takeover', 'TJ-DUR-019'),
-  reference('racy-takeover', 'TJ-DUR-025'),
-  reference('steal-lock', 'TJ-DUR-017'),
-  reference('unlink-any-lock', 'TJ-DUR-026'),
-  reference('sorted-members', 'TJ-FRAME-005', 'TJ-CONF-027'),
-  reference('spaced-json', 'TJ-FRAME-005'),
-  reference('bom', 'TJ-FRAME-008'),
-  reference('accept-invalid', 'TJ-COMPAT-018', 'TJ-TURN-015'),
-  reference('no-poison', 'TJ-DUR-021'),
-  reference('ignore-line-limit', 'TJ-CONF-031', 'TJ-FRAME-031'),
-  reference('status-decides-outcome', 'TJ-RUNSEM-001'),
-  reference('silent-json-sidecar', 'TJ-FAM-008'),
-  reference('silent-other-version', 'TJ-COMPAT-011', 'TJ-COMPAT-012'),
-  reference('ignore-write-error', 'TJ-DUR-030'),
-  py('pid-only-liveness', 'TJ-DUR-020'),
-  py('no-dir-fsync', 'TJ-DUR-007'),
-  py('no-fdatasync', 'TJ-DUR-003', 'TJ-CONF-014'),
-  py('no-poison', 'TJ-DUR-021'),
-  py('sorted-members', 'TJ-CONF-027'),
-  py('accept-invalid', 'TJ-TURN-015', 'TJ-COMPAT-018'),
-  py('unlink-any-lock', 'TJ-DUR-026'),
-  py('no-close-fsync', 'TJ-DUR-015'),
-  py('role-required', 'TJ-TURN-016'),
-  py('no-seq-limit', 'TJ-EVENT-018'),
-  py('no-duplicate-run-start', 'TJ-EVENT-016'),
-];
 
 interface Requirement {
   readonly id: string;

@@ -1,0 +1,11 @@
+/**
+ * Every mutant of the mutation matrix. Each topic keeps its mutants in a file of its own beside this one (one defect
+ * switch per requirement it breaks); this list concatenates them. A mutant name must be unique.
+ */
+import { BASE_MUTANTS } from './base.js';
+import type { Mutant } from './mutant.js';
+
+export type { Mutant } from './mutant.js';
+
+/** Every mutant, in the order the matrix runs them. */
+export const MUTANTS: readonly Mutant[] = [...BASE_MUTANTS];

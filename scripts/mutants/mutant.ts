@@ -1,0 +1,27 @@
+/** One mutant of the mutation matrix (scripts/mutation-matrix.ts) and the helpers that name its command. */
+import { join } from 'node:path';
+
+const root = join(import.meta.dirname, '..', '..');
+
+/** A base adapter with exactly one defect switched on. */
+export interface Mutant {
+  /** `<base>:<defect>`. */
+  readonly name: string;
+  readonly command: string;
+  /** The requirement ids the defect violates: a check citing one of them must fail. */
+  readonly requirements: readonly string[];
+}
+
+/** The reference adapter with one defect (packages/conformance/test/adapter/broken-adapter.mjs <defect>). */
+export const reference = (defect: string, ...requirements: string[]): Mutant => ({
+  name: `reference:${defect}`,
+  command: `node ${join(root, 'packages/conformance/test/adapter/broken-adapter.mjs')} ${defect}`,
+  requirements,
+});
+
+/** The Python example adapter with one defect (`TJ_MUTANT=<defect>`). */
+export const py = (defect: string, ...requirements: string[]): Mutant => ({
+  name: `python:${defect}`,
+  command: `TJ_MUTANT=${defect} python3 ${join(root, 'examples/python-adapter/adapter.py')}`,
+  requirements,
+});
