@@ -8,7 +8,7 @@ import { writer } from '../lib/writer.js';
  * Durable event-log append latency (issue 11): `openEventLog` in `every` mode, one `appendMessage` awaited at a time,
  * against the floor of a raw `writeSync` of a line of the same size on an `O_APPEND` file followed by
  * `fdatasyncSync`. Samples alternate one by one, so drift in the disk falls on both. No figure measured event-log
- * appends before, which is how a lost single-trip small write (the `syncFollows` hint) went unnoticed. Automatic
+ * appends before, which is how a lost single-trip small write (the hint that an acknowledgement awaits the write) went unnoticed. Automatic
  * checkpoints are pushed out of the sample (interval above the sample count), so every sample is one record.
  */
 export const eventAppend: Figure = {

@@ -536,14 +536,18 @@ export class LiveSession implements SubscriptionSource {
   /** Delivers the pending records up to `target`, now durable: fold, window, subscribers, fan-out. */
   #commitThrough(target: number): void {
     let moved = false;
-    while (this.#pending.length > 0) {
-      const next = this.#pending[0] as { record: LiveRecord; size: number };
+    // One splice per commit, not a shift per record: a group commit can cover tens of thousands of deltas, and
+    // `shift` on an array that large moves every element each time.
+    const pending = this.#pending;
+    let taken = 0;
+    for (; taken < pending.length; taken += 1) {
+      const next = pending[taken] as { record: LiveRecord; size: number };
       if (next.record.seq > target) break;
-      this.#pending.shift();
       if (next.record.seq <= this.#durableSeq) continue;
       if (next.record.seq !== this.#durableSeq + 1) {
         // A seq the session never saw appended: delivering past it would leave subscribers a gap (TJ-LIVE-009).
         this.#fail(new LiveError('session_failed', `seq ${this.#durableSeq + 1} is missing before ${next.record.seq}`));
+        taken += 1;
         break;
       }
       this.#fold.apply(next.record);
@@ -551,6 +555,7 @@ export class LiveSession implements SubscriptionSource {
       this.#durableSeq = next.record.seq;
       moved = true;
     }
+    pending.splice(0, taken);
     if (!moved) return;
     this.#wakeAll();
     this.#settings.fanOut.publish(this.sessionId, this.#durableSeq);

@@ -50,8 +50,8 @@ export interface OpenReport {
   readonly tornTail: TornTailRepair | null;
 }
 
-/** The write of a durable batch: its fdatasync follows at once. */
-const SYNC_FOLLOWS = { syncFollows: true } as const;
+/** An append's write: its acknowledgement (and, unless `none`, its fdatasync) waits for it. */
+const AWAITED = { awaited: true } as const;
 
 interface Pending {
   readonly bytes: Uint8Array;
@@ -244,7 +244,7 @@ export class AppendFile {
     const start = this.#size;
     const bytes = batch.length === 1 ? (batch[0] as Pending).bytes : concat(batch);
     try {
-      await writeAll(this.#fs, this.#fd, bytes, start, this.durability === 'none' ? undefined : SYNC_FOLLOWS);
+      await writeAll(this.#fs, this.#fd, bytes, start, AWAITED);
     } catch (error) {
       const failure = new JournalWriteError(this.path, 'write', error);
       // Set before anything is awaited: no append queued behind this one may be written (TJ-DUR-030).

@@ -29,10 +29,11 @@ export interface FileStat {
 /** How a write is meant, for file systems that can use it. */
 export interface WriteOptions {
   /**
-   * True when the caller fdatasyncs the file right after this write (the durable append path). A hint: the real file
-   * system then makes a small write synchronously (see {@link SYNC_WRITE_MAX_BYTES}); others may ignore it.
+   * True when an acknowledgement waits for this write: every append of an `AppendFile` (in every durability mode,
+   * since even `none` resolves only once its bytes reach the OS) and the lock file. A hint: the real file system then
+   * makes a small write synchronously (see {@link SYNC_WRITE_MAX_BYTES}); others may ignore it.
    */
-  readonly syncFollows?: boolean;
+  readonly awaited?: boolean;
 }
 
 /**
@@ -195,12 +196,13 @@ function toStat(stats: fs.Stats): FileStat {
 }
 
 /**
- * Writes followed by a sync (see {@link WriteOptions.syncFollows}) up to this size are made with a synchronous call.
- * Appending a line to a file whose last page is cached only copies it into the page cache (a few microseconds), while
- * a trip through libuv's thread pool and back costs 25–35 µs on the benchmark machine: on the durable path (`write`
- * then `fdatasync`) that trip alone added a fifth to the latency of a raw `fdatasync`. The sync, which waits for the
- * device, stays asynchronous. Other writes go through the pool: larger ones so the event loop never copies megabytes,
- * and unsynced ones (`none` mode) because appends made while one is in flight are batched into the next.
+ * Awaited writes (see {@link WriteOptions.awaited}) up to this size are made with a synchronous call. Appending a line
+ * to a file whose last page is cached only copies it into the page cache (a few microseconds), while a trip through
+ * libuv's thread pool and back costs 25–35 µs on the benchmark machine: on the durable path (`write` then `fdatasync`)
+ * that trip alone added a fifth to the latency of a raw `fdatasync`, and on the buffered path (`none` mode: a live
+ * session's deltas) it was nine tenths of the cost of an append. The sync, which waits for the device, stays
+ * asynchronous. Larger writes go through the pool so the event loop never copies megabytes. Appends made while one
+ * is being written are still batched into the next write (`AppendFile` drains its queue after each await).
  */
 export const SYNC_WRITE_MAX_BYTES = 64 * 1024;
 
@@ -216,7 +218,7 @@ function settled<T>(call: () => T): Promise<T> {
 /**
  * The real file system (Node.js `fs` on raw descriptors). Callback APIs are used rather than `FileHandle`: they cost
  * one thread-pool hop per call and no handle object, which matters on the durable append path. Calls the kernel
- * answers from its caches without waiting for the device (small writes before a sync, see {@link SYNC_WRITE_MAX_BYTES};
+ * answers from its caches without waiting for the device (small awaited writes, see {@link SYNC_WRITE_MAX_BYTES};
  * `fstat` and `stat`) are made synchronously and returned as settled promises: a thread-pool trip would cost more than
  * the call. `fdatasync` and `fsync` beyond the few libuv's pool runs at once go to worker threads (`sync-scheduler.ts`),
  * so many files syncing together are not queued behind 4 threads.
@@ -224,7 +226,7 @@ function settled<T>(call: () => T): Promise<T> {
 export const nodeFileSystem: FileSystem = {
   open: (path, mode) => openRegular(path, OPEN_FLAGS[mode]),
   write: (fd, buffer, offset, length, position, options) =>
-    options?.syncFollows === true && length <= SYNC_WRITE_MAX_BYTES
+    options?.awaited === true && length <= SYNC_WRITE_MAX_BYTES
       ? settled(() => fs.writeSync(fd, buffer, offset, length, position))
       : writeAsync(fd, buffer, offset, length, position),
   read: (fd, buffer, offset, length, position) => readAsync(fd, buffer, offset, length, position),

@@ -64,7 +64,7 @@ async function createLockFile(fs: FileSystem, path: string, holder: LockHolder):
   try {
     try {
       await attempt(temporary, 'write lock', () =>
-        writeAll(fs, fd, new TextEncoder().encode(JSON.stringify(holder)), 0, { syncFollows: true }),
+        writeAll(fs, fd, new TextEncoder().encode(JSON.stringify(holder)), 0, { awaited: true }),
       );
       await attempt(temporary, 'fsync lock', () => fs.fsync(fd));
     } finally {

@@ -7,14 +7,14 @@ import { tempDir } from '../support/temp.js';
 // The real file system makes small writes and metadata calls synchronously: callers must not be able to tell, so
 // results arrive as promises and failures reject with the errno error instead of throwing.
 describe('nodeFileSystem: synchronous calls keep the asynchronous contract', () => {
-  it('writes at the given positions whether a sync follows or not, small or large', async () => {
+  it('writes at the given positions awaited or not, small or large', async () => {
     const path = join(tempDir(), 'f');
     const fd = await nodeFileSystem.open(path, 'create-exclusive');
     const small = Buffer.from('small line\n');
     const large = Buffer.alloc(SYNC_WRITE_MAX_BYTES + 1, 0x61);
     const parts: Buffer[] = [];
     let position = 0;
-    for (const options of [{ syncFollows: true }, undefined])
+    for (const options of [{ awaited: true }, undefined])
       for (const bytes of [small, large]) {
         const written = nodeFileSystem.write(fd, bytes, 0, bytes.length, position, options);
         expect(written).toBeInstanceOf(Promise);
@@ -31,7 +31,7 @@ describe('nodeFileSystem: synchronous calls keep the asynchronous contract', () 
     const badFd = 2 ** 30;
     let pending: Promise<number> | undefined;
     expect(() => {
-      pending = nodeFileSystem.write(badFd, Buffer.from('x'), 0, 1, 0, { syncFollows: true });
+      pending = nodeFileSystem.write(badFd, Buffer.from('x'), 0, 1, 0, { awaited: true });
     }).not.toThrow();
     await expect(pending).rejects.toMatchObject({ code: 'EBADF' });
     await expect(nodeFileSystem.fstat(badFd)).rejects.toMatchObject({ code: 'EBADF' });

@@ -4,7 +4,7 @@ import { FILE_SYSTEM_OPERATIONS, type FileSystem, nodeFileSystem, type WriteOpti
 export interface RecordedWrite {
   /** The path the descriptor was opened with. */
   readonly path: string;
-  /** The options the writer passed (`syncFollows` on the durable path). */
+  /** The options the writer passed (`awaited` on every append). */
   readonly options: WriteOptions | undefined;
 }
 
