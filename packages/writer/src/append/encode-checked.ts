@@ -1,6 +1,6 @@
 import { validateRecord } from '@turnjournal/schema';
 import { WriterError } from '../errors.js';
-import { encodeRecord } from './encode-record.js';
+import { encodeRecordLine, type RecordLine } from './encode-record.js';
 
 /** What a writer may write: a record of this family and type, a v1-valid one or (`v1Only: false`) any accepted one. */
 export interface RecordRule {
@@ -24,11 +24,9 @@ export interface EncodedRecord {
   readonly written: Record<string, unknown>;
 }
 
-const decoder = new TextDecoder();
-
 /**
  * The one "validate what will be written" encoder of the writers: encodes `record` as one JSONL line (see
- * {@link encodeRecord}: `invalid_record`, `line_too_long`), parses the line back and checks the parsed value against
+ * {@link encodeRecordLine}: `invalid_record`, `line_too_long`), parses the line back and checks the parsed value against
  * `rule` — so that what `JSON.stringify` changes (an `undefined` member dropped, `NaN` turned into `null`, a `toJSON`
  * method) can never slip a record past the check (TJ-COMPAT-018). A refusal is a {@link WriterError} naming `file`.
  */
@@ -38,15 +36,16 @@ export function encodeCheckedRecord(
   maxLineBytes: number,
   file: string,
 ): EncodedRecord {
-  let bytes: Uint8Array;
+  let line: RecordLine;
   try {
-    bytes = encodeRecord(record, maxLineBytes);
+    line = encodeRecordLine(record, maxLineBytes);
   } catch (error) {
     if (error instanceof WriterError && error.file === undefined)
       throw new WriterError(error.code, `${file}: the ${rule.type} record: ${error.message}`, file, { cause: error });
     throw error;
   }
-  const written = JSON.parse(decoder.decode(bytes)) as Record<string, unknown>;
+  const { bytes } = line;
+  const written = JSON.parse(line.text) as Record<string, unknown>;
   const validation = validateRecord(written);
   const { classification, status } = validation;
   const family = classification.family;

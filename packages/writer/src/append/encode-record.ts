@@ -29,24 +29,39 @@ export function serialiseRecord(record: object): string {
   return json;
 }
 
+/** A record encoded as one line. */
+export interface RecordLine {
+  /** The line's text without its LF: what a reader parses. */
+  readonly text: string;
+  /** The line's UTF-8 bytes, LF included. */
+  readonly bytes: Uint8Array;
+}
+
 /**
  * Encodes a record as one JSONL line: `JSON.stringify` of the object, U+2028 and U+2029 escaped (so that no reader
- * that splits on Unicode line terminators can cut the record, TJ-FRAME-007), no BOM (TJ-FRAME-008), and one final LF (TJ-FRAME-005). Rejects with a
- * {@link WriterError} a value that is not a plain JSON object (`invalid_record`) and a line longer than `maxLineBytes`
- * (`line_too_long`): a writer never produces a line that a reader with the same limit would skip.
+ * that splits on Unicode line terminators can cut the record, TJ-FRAME-007), no BOM (TJ-FRAME-008), and one final LF
+ * (TJ-FRAME-005). Rejects with a {@link WriterError} a value that is not a plain JSON object (`invalid_record`) and a
+ * line longer than `maxLineBytes` (`line_too_long`): a writer never produces a line that a reader with the same limit
+ * would skip.
  */
 export function encodeRecord(record: unknown, maxLineBytes: number = DEFAULT_MAX_LINE_BYTES): Uint8Array {
+  return encodeRecordLine(record, maxLineBytes).bytes;
+}
+
+/** {@link encodeRecord}, also giving the line's text, so a caller that parses it back need not decode the bytes. */
+export function encodeRecordLine(record: unknown, maxLineBytes: number = DEFAULT_MAX_LINE_BYTES): RecordLine {
   if (typeof record !== 'object' || record === null || Array.isArray(record))
     throw new WriterError('invalid_record', 'a journal record must be a JSON object');
   const json = serialiseRecord(record);
   if (MAYBE_UNSAFE_INTEGER.test(json)) rejectUnsafeIntegers(record);
-  const bytes = encoder.encode(`${json.replace(LINE_SEPARATORS, escapeSeparator)}\n`);
+  const text = json.replace(LINE_SEPARATORS, escapeSeparator);
+  const bytes = encoder.encode(`${text}\n`);
   if (bytes.length - 1 > maxLineBytes)
     throw new WriterError(
       'line_too_long',
       `the record is ${bytes.length - 1} bytes long, over the line-size limit of ${maxLineBytes} bytes`,
     );
-  return bytes;
+  return { text, bytes };
 }
 
 /**
