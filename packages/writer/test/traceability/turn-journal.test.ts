@@ -119,6 +119,15 @@ describe('turn journal writer: transitions and ids (spec §5)', () => {
     await journal.close();
     expect(turnId).toMatch(/^20260511T001122Z-[0-9a-f]{12}$/);
   });
+
+  it('draws fresh random bits for every id, across refills of the pool of random bytes (TJ-TURN-004)', () => {
+    const at = Date.UTC(2026, 4, 11, 0, 11, 22);
+    // 2,000 ids in one second cross the 512-id pool three times; 48 random bits make a collision here ~1e-8.
+    const ids = Array.from({ length: 2000 }, () => newTurnId(at));
+    expect(new Set(ids).size).toBe(ids.length);
+    const suffixes = ids.map((id) => id.slice(-12));
+    expect(suffixes.filter((suffix) => suffix === '000000000000')).toEqual([]);
+  });
 });
 
 describe('turn journal writer: durability (spec §11.1, §11.3)', () => {
