@@ -7,6 +7,7 @@
 
 export { AppendFile, type AppendFileOptions } from './append/append-file.js';
 export {
+  blockingSyncFileSystem,
   FILE_SYSTEM_OPERATIONS,
   type FileStat,
   type FileSystem,
