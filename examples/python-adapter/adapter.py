@@ -16,10 +16,12 @@ if/then/else, local $ref). schema.json is found from --schema, else $TJ_SCHEMA, 
 beside this file, else in the repository checkout around it.
 """
 
+import errno
 import json
 import os
 import re
 import socket
+import stat
 import sys
 
 NAME = "turnjournal-python-example"
@@ -36,7 +38,10 @@ CHUNK = 1024 * 1024
 # nothing changes. Every hook below is one `if MUTANT == ...` line at the place it breaks.
 MUTANT = os.environ.get("TJ_MUTANT", "")
 MUTANTS = ("pid-only-liveness", "no-dir-fsync", "no-fdatasync", "no-poison", "sorted-members", "accept-invalid",
-           "unlink-any-lock", "no-close-fsync", "role-required", "no-seq-limit", "no-duplicate-run-start")
+           "unlink-any-lock", "no-close-fsync", "role-required", "no-seq-limit", "no-duplicate-run-start",
+           "follow-symlink", "no-file-type-check", "no-line-limit", "banner-on-stdout", "string-ids",
+           "exit-on-unknown-op", "no-levels-claim", "no-every-claim", "group-sync-every-4th", "submitted-unsynced",
+           "swallow-write-error", "truncate-last-on-close")
 if MUTANT and MUTANT not in MUTANTS:
     sys.stderr.write("adapter.py: unknown TJ_MUTANT %r; one of %s\n" % (MUTANT, ", ".join(MUTANTS)))
     sys.exit(2)
@@ -1173,10 +1178,18 @@ def _read_lock(path, wait=True):
     import time
     for _ in range(20 if wait else 1):
         try:
-            with open(path, "rb") as f:
-                data = f.read()
+            fd = open_regular(path, os.O_RDONLY)
         except FileNotFoundError:
             return None
+        try:
+            data = b""
+            while True:
+                block = os.read(fd, CHUNK)
+                if not block:
+                    break
+                data += block
+        finally:
+            os.close(fd)
         if data or not wait:
             return data
         time.sleep(0.025)
@@ -1298,10 +1311,26 @@ def encode_record(record):
         raise WriterError("bad_request", "a state document is not appended to a journal")
     line = json.dumps(record, ensure_ascii=True, separators=(",", ":"), allow_nan=False,
                       sort_keys=MUTANT == "sorted-members").encode("ascii") + b"\n"  # defect switch: TJ-FRAME-005
-    if len(line) - 1 > LINE_LIMIT:
+    if len(line) - 1 > LINE_LIMIT and MUTANT != "no-line-limit":  # defect switch: TJ-DUR-028
         raise WriterError("bad_request", "the line would be %d bytes, over the %d-byte limit (TJ-DUR-028)"
                           % (len(line) - 1, LINE_LIMIT))
     return line
+
+
+def open_regular(path, flags, mode=0o644):
+    """Open ``path`` never through a symbolic link in its last component (TJ-DUR-031) and without waiting for the
+    other end of a FIFO, then refuse anything but a regular file (TJ-DUR-032)."""
+    safe = 0 if MUTANT == "follow-symlink" else os.O_NOFOLLOW  # defect switch: TJ-DUR-031
+    try:
+        fd = os.open(path, flags | safe | os.O_NONBLOCK, mode)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise WriterError("failed", "%s is a symbolic link: a writer does not follow it (TJ-DUR-031)" % path)
+        raise
+    if MUTANT != "no-file-type-check" and not stat.S_ISREG(os.fstat(fd).st_mode):  # defect switch: TJ-DUR-032
+        os.close(fd)
+        raise WriterError("failed", "%s is not a regular file (TJ-DUR-032)" % path)
+    return fd
 
 
 class AppendFile:
@@ -1317,11 +1346,11 @@ class AppendFile:
         self.token = acquire_lock(file)
         try:
             try:
-                self.fd = os.open(file, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o644)
+                self.fd = open_regular(file, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL)
                 os.fsync(self.fd)
                 fsync_dir(os.path.dirname(file))  # TJ-DUR-007
             except FileExistsError:
-                self.fd = os.open(file, os.O_RDWR | os.O_APPEND)
+                self.fd = open_regular(file, os.O_RDWR | os.O_APPEND)
                 repair_torn_tail(self.fd, file)  # TJ-DUR-004/005
         except BaseException:
             release_lock(file, self.token)
@@ -1333,15 +1362,23 @@ class AppendFile:
                               % (self.file, self.broken))  # TJ-DUR-021
         line = encode_record(record)
         before = os.fstat(self.fd).st_size
+        self.size_before_last = before
         try:
             write_all(self.fd, line)
         except OSError as e:
+            if MUTANT == "swallow-write-error":
+                return  # defect switch: TJ-DUR-022
             try:
                 os.ftruncate(self.fd, before)  # TJ-DUR-023
             except OSError as e2:
                 self.broken = "write failed and the file could not be truncated back: %s" % e2
             raise WriterError("failed", "append to %s failed: %s" % (self.file, e))  # TJ-DUR-022
-        if self.durability != "none" and MUTANT != "no-fdatasync":  # defect switch: TJ-DUR-003
+        self.appended = getattr(self, "appended", 0) + 1
+        skip = (MUTANT == "no-fdatasync"  # defect switch: TJ-DUR-003
+                or (MUTANT == "group-sync-every-4th" and self.durability == "group"
+                    and self.appended % 4 != 0)  # defect switch: TJ-DUR-014
+                or (MUTANT == "submitted-unsynced" and record.get("event") == "submitted"))  # switch: TJ-DUR-001
+        if self.durability != "none" and not skip:
             try:
                 os.fdatasync(self.fd)  # TJ-DUR-003: acknowledge only after the sync returns
             except OSError as e:
@@ -1350,6 +1387,8 @@ class AppendFile:
                 raise WriterError("failed", "fdatasync of %s failed: %s" % (self.file, e))
 
     def close(self):
+        if MUTANT == "truncate-last-on-close" and getattr(self, "size_before_last", None) is not None:
+            os.ftruncate(self.fd, self.size_before_last)  # defect switch: TJ-DUR-024
         try:
             if MUTANT != "no-close-fsync":  # defect switch: TJ-DUR-015
                 os.fsync(self.fd)  # TJ-DUR-015 (none); harmless after every/group
@@ -1421,10 +1460,10 @@ def capabilities():
         "version": VERSION,
         "language": "python",
         "protocol": PROTOCOL,
-        "levels": ["reader", "writer"],
+        **({} if MUTANT == "no-levels-claim" else {"levels": ["reader", "writer"]}),  # defect switch: TJ-CONF-001
         "families": ["turn", "event", "run", "state"],
         # group is served by one fdatasync per record: each append is acknowledged after a sync covering it.
-        "durability": ["every", "group", "none"],
+        "durability": ["group", "none"] if MUTANT == "no-every-claim" else ["every", "group", "none"],  # TJ-DUR-011
         "features": ["audit", "replay"],
     }
 
@@ -1513,6 +1552,8 @@ def handle(request):
     if op == "stop":
         close_all()
         return {}
+    if MUTANT == "exit-on-unknown-op":
+        sys.exit(3)  # defect switch: TJ-CONF-015
     raise Unsupported("op %r is not supported by this adapter" % (op,))
 
 
@@ -1525,6 +1566,9 @@ def serve(stdin=None, stdout=None):
     stdout = stdout or sys.stdout
     # Nothing but responses may reach stdout (TJ-CONF-012): a stray print goes to stderr instead.
     sys.stdout = sys.stderr
+    if MUTANT == "banner-on-stdout":
+        stdout.write("turnjournal python adapter ready\n")  # defect switch: TJ-CONF-012
+        stdout.flush()
     for raw in iter(stdin.readline, b""):
         if not raw.strip():
             continue
@@ -1545,7 +1589,8 @@ def serve(stdin=None, stdout=None):
                 raise BadRequest("request has no integer id")
             op = request.get("op")
             result = handle(request)
-            response = {"id": request_id, "ok": True, "result": result}
+            response = {"id": str(request_id) if MUTANT == "string-ids" else request_id,  # switch: TJ-CONF-019
+                        "ok": True, "result": result}
         except Unsupported as e:
             response = {"id": request_id, "ok": False, "error": {"code": "unsupported", "message": str(e)}}
         except BadRequest as e:

@@ -3,9 +3,10 @@
  * switch per requirement it breaks); this list concatenates them. A mutant name must be unique.
  */
 import { BASE_MUTANTS } from './base.js';
+import { DURABILITY_MUTANTS } from './durability.js';
 import type { Mutant } from './mutant.js';
 
 export type { Mutant } from './mutant.js';
 
 /** Every mutant, in the order the matrix runs them. */
-export const MUTANTS: readonly Mutant[] = [...BASE_MUTANTS];
+export const MUTANTS: readonly Mutant[] = [...BASE_MUTANTS, ...DURABILITY_MUTANTS];

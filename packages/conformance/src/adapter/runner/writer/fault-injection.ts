@@ -29,7 +29,7 @@ const FAULTS: readonly Fault[] = [
   {
     id: 'writer/fault-write-eio',
     title: 'a write failing with EIO: that append and the appends queued behind it are refused, nothing acked is lost',
-    requirements: ['TJ-DUR-030', 'TJ-CONF-014'],
+    requirements: ['TJ-DUR-030', 'TJ-DUR-022', 'TJ-CONF-014'],
     syscalls: 'write,pwrite64,writev,pwritev',
     errno: 'EIO',
     poisons: false,
@@ -38,7 +38,7 @@ const FAULTS: readonly Fault[] = [
     id: 'writer/fault-write-enospc',
     title:
       'a write failing with ENOSPC: that append and the appends queued behind it are refused, nothing acked is lost',
-    requirements: ['TJ-DUR-030', 'TJ-CONF-014'],
+    requirements: ['TJ-DUR-030', 'TJ-DUR-022', 'TJ-CONF-014'],
     syscalls: 'write,pwrite64,writev,pwritev',
     errno: 'ENOSPC',
     poisons: false,

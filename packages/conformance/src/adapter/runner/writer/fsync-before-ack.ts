@@ -14,7 +14,9 @@ export async function fsyncBeforeAckCheck(context: WriterContext): Promise<void>
     'writer/fsync-before-ack',
     'every acknowledged append is covered by an fsync/fdatasync of its file before the acknowledgement (strace)',
     'writer',
-    ['TJ-CONF-014', 'TJ-DUR-003'],
+    // The records are `submitted` records when the turn family is claimed (TJ-DUR-001), and every claimed mode among
+    // `every` and `group` is traced (TJ-DUR-014: a group's shared sync must precede each of its acknowledgements).
+    ['TJ-CONF-014', 'TJ-DUR-003', 'TJ-DUR-001', 'TJ-DUR-014'],
     async () => {
       if (context.strace === 'never')
         return { skip: 'disabled: durability before the acknowledgement not proven', unproven: true };

@@ -63,3 +63,52 @@ export async function invalidRecordCheck(context: WriterContext): Promise<void> 
     },
   );
 }
+
+/** The default line-size limit readers and writers share (TJ-FRAME-031), in bytes without the LF. */
+const DEFAULT_LINE_LIMIT = 16 * 1024 * 1024;
+
+/**
+ * `writer/line-too-long` (TJ-DUR-028): a record whose line would be one byte over the default line-size limit must be
+ * refused with an error response, writing nothing — a reader with the same limit would skip the line, so the writer
+ * would acknowledge a record no reader keeps. A valid append afterwards still works.
+ */
+export async function lineTooLongCheck(context: WriterContext): Promise<void> {
+  const { claims, modes, seed, recorder } = context;
+  await recorder.record(
+    'writer/line-too-long',
+    'a record over the 16 MiB line-size limit is refused and no byte of it is written',
+    'writer',
+    ['TJ-DUR-028'],
+    async () => {
+      const dir = freshDir('tj-conf-line-limit-');
+      const where = target(claims, dir);
+      const random = new Random(seed + 28);
+      try {
+        return await withAdapter(context, async (process) => {
+          const failures: string[] = [];
+          const handle = await openHandle(process, where.file, modes[0] as string);
+          await process.request('append', { handle, record: writerRecord(where.family, 0, random) });
+          const before = readFileSync(where.file);
+          const base = { ...writerRecord(where.family, 1, random), x_tj_padding: '' };
+          // ASCII padding: the compact JSON text is then exactly as long as its UTF-8 bytes, whatever the adapter escapes.
+          const padding = DEFAULT_LINE_LIMIT + 1 - JSON.stringify(base).length;
+          const huge = { ...base, x_tj_padding: 'p'.repeat(padding) };
+          const code = await answerCode(process.request('append', { handle, record: huge }));
+          if (code === 'ok')
+            failures.push(`a record of ${DEFAULT_LINE_LIMIT + 1} bytes (limit ${DEFAULT_LINE_LIMIT}) was acknowledged`);
+          const after = readFileSync(where.file);
+          if (!after.equals(before))
+            failures.push(`the refused record changed the file: ${after.length - before.length} byte(s) written`);
+          const next = await answerCode(
+            process.request('append', { handle, record: writerRecord(where.family, 2, random) }),
+          );
+          if (next !== 'ok') failures.push(`a valid append after the refused one was answered ${next}`);
+          await process.request('close', { handle });
+          return { failures };
+        });
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  );
+}

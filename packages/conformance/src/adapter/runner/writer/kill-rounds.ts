@@ -103,9 +103,9 @@ export async function killRoundChecks(context: WriterContext): Promise<void> {
   );
   await record(
     'writer/restart',
-    'after a crash, a new writer takes over the lock, repairs the torn tail and appends cleanly',
+    'after a crash, a new writer takes over the lock, repairs the torn tail and appends cleanly, and close keeps every acknowledged record',
     'writer',
-    ['TJ-DUR-004', 'TJ-DUR-005', 'TJ-DUR-019'],
+    ['TJ-DUR-004', 'TJ-DUR-005', 'TJ-DUR-019', 'TJ-DUR-024'],
     async () => (rounds === 0 ? { skip: 'no rounds (--runs 0): not proven', unproven: true } : { failures: restart }),
   );
 }

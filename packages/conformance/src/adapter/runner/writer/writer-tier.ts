@@ -6,12 +6,13 @@ import { deadHolderLockCheck } from './dead-holder-lock.js';
 import { faultInjectionChecks } from './fault-injection.js';
 import { foreignHostLockCheck } from './foreign-host-lock.js';
 import { fsyncBeforeAckCheck } from './fsync-before-ack.js';
-import { invalidRecordCheck } from './invalid-record.js';
+import { invalidRecordCheck, lineTooLongCheck } from './invalid-record.js';
 import { killRoundChecks } from './kill-rounds.js';
 import { lockCheck } from './lock.js';
 import { lockReplacedCheck } from './lock-replaced.js';
 import { raceCheck } from './race.js';
 import { repairChecks } from './repair.js';
+import { fifoCheck, symlinkCheck } from './special-paths.js';
 import { tornTailCheck } from './torn-tail.js';
 import { tracedOpenCloseChecks } from './traced-open-close.js';
 
@@ -57,6 +58,9 @@ export async function writerTier(claims: StartResult, settings: WriterTierSettin
   await raceCheck(context);
   await byteExactCheck(context);
   await invalidRecordCheck(context);
+  await lineTooLongCheck(context);
+  await symlinkCheck(context);
+  await fifoCheck(context);
   await fsyncBeforeAckCheck(context);
   await tracedOpenCloseChecks(context);
   await faultInjectionChecks(context);
