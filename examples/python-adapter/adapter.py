@@ -41,7 +41,20 @@ MUTANTS = ("pid-only-liveness", "no-dir-fsync", "no-fdatasync", "no-poison", "so
            "unlink-any-lock", "no-close-fsync", "role-required", "no-seq-limit", "no-duplicate-run-start",
            "follow-symlink", "no-file-type-check", "no-line-limit", "banner-on-stdout", "string-ids",
            "exit-on-unknown-op", "no-levels-claim", "no-every-claim", "group-sync-every-4th", "submitted-unsynced",
-           "swallow-write-error", "truncate-last-on-close")
+           "swallow-write-error", "truncate-last-on-close",
+           "no-bom-skip", "crlf-is-damage", "blank-is-damage", "nul-not-damage", "no-salvage", "damage-raises",
+           "strict-reads-on", "prefix-reads-on", "oversized-as-malformed", "utf8-replace", "dup-member-first",
+           "default-prefix", "torn-as-line", "type-case-insensitive", "no-mixed-families", "no-unknown-object",
+           "bad-discriminator-ignored", "no-invalid-session-id", "no-session-mismatch", "reserved-scanned",
+           "no-run-id-mismatch", "no-invalid-run-id", "reject-unknown-type", "extension-reported",
+           "type-before-version", "reject-unknown-members", "no-dedupe", "no-orphan-finding", "interrupted-wins",
+           "removed-turns-kept", "no-event-after-terminal", "first-shard-only",
+           "no-seq-gap", "duplicate-as-regression", "regressed-seq-kept", "no-abandoned-run", "acks-ignored",
+           "edit-out-of-range-appends", "checkpoint-ignored", "replay-no-ahead", "replay-no-compacted",
+           "replay-inclusive", "no-record-after-run-end", "no-llm-seq-duplicate", "agent-gap-reported",
+           "no-agent-regression", "no-unpaired-request", "no-unpaired-response", "no-missing-header",
+           "no-interrupted-finding", "plan-ignores-locks", "no-pending-finding", "no-malformed-event-finding",
+           "plan-no-user-message", "state-bom-rejected", "no-stale-state")
 if MUTANT and MUTANT not in MUTANTS:
     sys.stderr.write("adapter.py: unknown TJ_MUTANT %r; one of %s\n" % (MUTANT, ", ".join(MUTANTS)))
     sys.exit(2)
@@ -201,6 +214,25 @@ def valid(value, s):
     return True
 
 
+_MEMBERS = []
+
+
+def _schema_members():
+    """Every member name schema.json defines anywhere (for the reject-unknown-members defect switch)."""
+    if not _MEMBERS:
+        found = set()
+        stack = [schema()]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, dict):
+                found.update(node.get("properties", {}).keys())
+                stack.extend(node.values())
+            elif isinstance(node, list):
+                stack.extend(node)
+        _MEMBERS.append(found)
+    return _MEMBERS[0]
+
+
 def valid_def(value, name):
     return valid(value, {"$ref": "#/$defs/" + name})
 
@@ -262,11 +294,11 @@ def classify(obj):
     has_type = "type" in obj
     has_event = "event" in obj
     if not has_type and has_event and isinstance(obj["event"], str):
-        return "turn", obj["event"]
+        return "turn", obj["event"].lower() if MUTANT == "type-case-insensitive" else obj["event"]  # TJ-FAM-003
     if not has_type and not has_event and "schema_version" in obj:
         return "state", None
     if has_type and isinstance(obj["type"], str):
-        t = obj["type"]
+        t = obj["type"].lower() if MUTANT == "type-case-insensitive" else obj["type"]  # switch: TJ-FAM-003
         if t in RUN_DEFS:
             return "run", t
         if t in EVENT_DEFS:
@@ -322,11 +354,12 @@ class Findings:
 def _parse_object(data):
     """bytes -> dict, or None when not valid UTF-8 / not JSON / not an object."""
     try:
-        text = data.decode("utf-8")
+        text = data.decode("utf-8", "replace" if MUTANT == "utf8-replace" else "strict")  # switch: TJ-FRAME-015
     except UnicodeDecodeError:
         return None
     try:
-        value = json.loads(text, parse_constant=_reject_constant)
+        value = json.loads(text, parse_constant=_reject_constant,  # defect switch below: TJ-FRAME-011
+                           object_pairs_hook=(lambda pairs: dict(reversed(pairs))) if MUTANT == "dup-member-first" else None)
     except (ValueError, RecursionError):
         return None
     return value if isinstance(value, dict) else None
@@ -423,7 +456,9 @@ def iter_lines(path):
                 skipping, skipped = False, 0
                 pos = nl + 1
     rest = skipped if skipping else len(buf)
-    if rest > 0:
+    if rest > 0 and MUTANT == "torn-as-line" and not skipping:
+        yield ("line", line_no + 1, offset, bytes(buf), rest)  # defect switch: TJ-FRAME-003
+    elif rest > 0:
         yield ("torn", offset, rest)
 
 
@@ -458,7 +493,8 @@ def read_jsonl(path, mode, findings, on_record):
             continue
         _, line_no, offset, data, length = item
         if data is None:
-            f = findings.add("oversized_line", path, line_no, offset, length=length)
+            f = findings.add("malformed_line" if MUTANT == "oversized-as-malformed" else "oversized_line",  # TJ-FRAME-032
+                             path, line_no, offset, length=length)
             if mode == "strict":
                 raise StrictFailure(f)
             if mode == "prefix":
@@ -466,16 +502,19 @@ def read_jsonl(path, mode, findings, on_record):
             continue
         check_violations(line_no, offset, data)
         start = 0
-        if line_no == 1 and data.startswith(BOM):  # TJ-FRAME-012
+        if line_no == 1 and data.startswith(BOM) and MUTANT != "no-bom-skip":  # TJ-FRAME-012 (switch)
             start = 3
         if data.endswith(b"\r"):  # TJ-FRAME-013: one CR before LF
+            if MUTANT == "crlf-is-damage":
+                findings.add("malformed_line", path, line_no, offset)  # defect switch: TJ-FRAME-013
+                continue
             data = data[:-1]
         body = data[start:]
-        if body.strip(JSON_WS) == b"":  # TJ-FRAME-014
+        if body.strip(JSON_WS) == b"" and MUTANT != "blank-is-damage":  # TJ-FRAME-014 (switch)
             findings.add("blank_line", path, line_no, offset)
             continue
         nul = body.find(b"\x00")
-        if nul >= 0:  # TJ-FRAME-028
+        if nul >= 0 and MUTANT != "nul-not-damage":  # TJ-FRAME-028 (switch)
             run_end = nul
             while run_end < len(body) and body[run_end] == 0:
                 run_end += 1
@@ -494,16 +533,18 @@ def read_jsonl(path, mode, findings, on_record):
             on_record(obj, line_no, offset, body)
             continue
         # Damage (TJ-FRAME-015); salvage only in tolerant mode (§3.5).
-        if mode == "tolerant":
+        if mode == "tolerant" and MUTANT != "no-salvage":  # defect switch: TJ-FRAME-026
             p, obj = _salvage(body, 1)
             if obj is not None:
                 findings.add("glued_record", path, line_no, offset, head_length=p)  # TJ-FRAME-026
                 on_record(obj, line_no, offset, body[p:])
                 continue
         f = findings.add("malformed_line", path, line_no, offset)
-        if mode == "strict":
+        if MUTANT == "damage-raises":
+            raise ValueError("malformed line %d of %s" % (line_no, path))  # defect switch: TJ-FRAME-018
+        if mode == "strict" and MUTANT != "strict-reads-on":  # defect switch: TJ-FRAME-022
             raise StrictFailure(f)
-        if mode == "prefix":
+        if mode == "prefix" and MUTANT != "prefix-reads-on":  # defect switch: TJ-FRAME-021
             return False
     return True
 
@@ -548,7 +589,9 @@ def discover(paths, findings):
                 dirnames.sort()
                 for name in sorted(filenames):
                     full = os.path.join(dirpath, name)
-                    if is_reserved(name) or not os.path.isfile(full):
+                    if is_reserved(name) and MUTANT == "reserved-scanned":
+                        findings.add("unrecognised_file", full)  # defect switch: TJ-FAM-020
+                    if is_reserved(name) or not os.path.isfile(full):  # TJ-FAM-020
                         continue  # TJ-FAM-020
                     if name.endswith(".jsonl"):
                         out.append(("jsonl", full))
@@ -606,10 +649,12 @@ def read_journal_file(path, mode, findings):
         if jf.unsupported_file:
             return  # TJ-COMPAT-012: records after a header of another version are not judged by v1 rules
         if family == "bad":  # rule 7, TJ-FAM-023
+            if MUTANT == "bad-discriminator-ignored":
+                return  # defect switch: TJ-FAM-023
             invalid(line_no, offset, "discriminator is not a string")
             return
         if family is None:
-            if rtype is None or not EXTENSION.match(rtype):
+            if (rtype is None or not EXTENSION.match(rtype)) and MUTANT != "no-unknown-object":  # switch: TJ-FAM-002
                 findings.add("unknown_record", path, line_no, offset)  # TJ-FAM-002
             return
         if family == "state":
@@ -624,6 +669,10 @@ def read_journal_file(path, mode, findings):
         if jf.unsupported_file:
             return  # TJ-COMPAT-012
         # Versions before types (TJ-COMPAT-014).
+        if MUTANT == "type-before-version" and family == "turn" and rtype not in TURN_DEFS \
+                and not EXTENSION.match(rtype):
+            findings.add("unknown_record", path, line_no, offset)  # defect switch: TJ-COMPAT-014
+            return
         if family == "turn":
             if "version" not in obj or not is_integer(obj["version"]):
                 invalid(line_no, offset, "version missing or not an integer")  # TJ-COMPAT-013
@@ -649,6 +698,9 @@ def read_journal_file(path, mode, findings):
                 findings.add("unsupported_version", path, line_no, offset)
                 return
         defs = {"turn": TURN_DEFS, "event": EVENT_DEFS, "run": RUN_DEFS}[family]
+        if MUTANT == "reject-unknown-members" and any(k not in _schema_members() for k in obj):
+            invalid(line_no, offset, "unknown member")  # defect switch: TJ-COMPAT-001
+            return
         if rtype in defs:
             if not valid_def(obj, defs[rtype]):
                 invalid(line_no, offset, "fails $defs/" + defs[rtype])  # TJ-COMPAT-017
@@ -661,13 +713,16 @@ def read_journal_file(path, mode, findings):
         if not valid_def(obj, ENVELOPES[family]):
             invalid(line_no, offset, "fails $defs/" + ENVELOPES[family])
             return
-        if not EXTENSION.match(rtype):
+        if MUTANT == "reject-unknown-type":
+            invalid(line_no, offset, "unknown type")  # defect switch: TJ-COMPAT-005
+            return
+        if not EXTENSION.match(rtype) or MUTANT == "extension-reported":  # defect switch: TJ-COMPAT-006
             findings.add("unknown_record", path, line_no, offset)  # TJ-COMPAT-005
         # Unknown and extension records stay for the event-log seq checks (§6.5) and run ordering.
         jf.records.append({"obj": obj, "type": rtype, "line": line_no, "offset": offset, "raw": raw, "unknown": True})
 
     def _mixed(line_no, offset):
-        if not jf.mixed_reported:
+        if not jf.mixed_reported and MUTANT != "no-mixed-families":  # defect switch: TJ-FAM-006
             jf.mixed_reported = True
             findings.add("mixed_families", path, line_no, offset)
 
@@ -728,7 +783,9 @@ def derive_sessions(turn_files, findings):
     sessions = {}
     for jf in turn_files:
         sid = turn_session_id(jf.path)
-        if not valid_identifier(sid):
+        if MUTANT == "first-shard-only" and sid in sessions:
+            continue  # defect switch: TJ-DERIVE-004
+        if not valid_identifier(sid) and MUTANT != "no-invalid-session-id":  # defect switch: TJ-FAM-012
             findings.add("invalid_session_id", jf.path)  # TJ-FAM-012
         sessions.setdefault(sid, []).append(jf)
     derived = {}
@@ -749,7 +806,7 @@ def fold_session(sid, files, findings):
             if isinstance(rsid, str) and not rec.get("unknown"):
                 if not valid_identifier(rsid):
                     findings.add("invalid_session_id", jf.path, rec["line"], rec["offset"])  # TJ-FAM-012
-                elif rsid != sid:
+                elif rsid != sid and MUTANT != "no-session-mismatch":  # defect switch: TJ-FAM-018
                     findings.add("session_mismatch", jf.path, rec["line"], rec["offset"])  # TJ-FAM-018
             if rec.get("unknown"):
                 continue
@@ -759,7 +816,8 @@ def fold_session(sid, files, findings):
                     removed.update(i for i in ids if isinstance(i, str))
                 continue
             items.append((jf, rec))
-    items = [(jf, rec) for jf, rec in items if rec["obj"]["turn_id"] not in removed]  # TJ-DERIVE-006
+    if MUTANT != "removed-turns-kept":  # defect switch: TJ-DERIVE-006
+        items = [(jf, rec) for jf, rec in items if rec["obj"]["turn_id"] not in removed]  # TJ-DERIVE-006
 
     # event_after_terminal: line order within one file (TJ-DERIVE-009).
     for jf in files:
@@ -772,7 +830,7 @@ def fold_session(sid, files, findings):
                 continue
             if RANK[rec["type"]] == 3:
                 terminal_seen.add(tid)
-            elif tid in terminal_seen:
+            elif tid in terminal_seen and MUTANT != "no-event-after-terminal":  # defect switch: TJ-DERIVE-009
                 findings.add("event_after_terminal", jf.path, rec["line"], rec["offset"], turn_id=tid)
 
     turns = {}
@@ -782,7 +840,7 @@ def fold_session(sid, files, findings):
         if jf.path not in turn["files"]:
             turn["files"].append(jf.path)
         key = canonical(rec["obj"])
-        if key in turn["seen"]:
+        if key in turn["seen"] and MUTANT != "no-dedupe":  # defect switch: TJ-DERIVE-011
             findings.add("duplicate_event", jf.path, rec["line"], rec["offset"], turn_id=tid)  # TJ-DERIVE-011
             continue
         turn["seen"][key] = True
@@ -803,12 +861,13 @@ def fold_session(sid, files, findings):
         if rank < 3:
             state = [n for n in events if RANK[n] == rank][0]
         else:
-            state = "completed" if "completed" in events else "interrupted"
+            state = "completed" if "completed" in events and not (
+                MUTANT == "interrupted-wins" and "interrupted" in events) else "interrupted"  # switch: TJ-DERIVE-010
             if "completed" in events and "interrupted" in events:
                 findings.add("terminal_conflict", turn_id=tid)  # TJ-DERIVE-010: a session-level finding
         orphan = "submitted" not in events
         first_file = reps["submitted"][1] if not orphan else turn["files"][0]
-        if orphan:
+        if orphan and MUTANT != "no-orphan-finding":  # defect switch: TJ-DERIVE-012
             findings.add("orphan_turn", turn_id=tid)  # TJ-DERIVE-012: a session-level finding
         out[tid] = {"turn_id": tid, "session_id": sid, "state": state, "orphan": orphan,
                     "file": first_file, "files": list(turn["files"])}
@@ -834,10 +893,11 @@ def fold_event_log(jf, findings):
         obj = rec["obj"]
         seq = obj.get("seq")
         if last is not None and seq <= last:  # TJ-EVENT-013/014
-            code = "seq_duplicate" if seq in accepted else "seq_regression"
+            code = "seq_duplicate" if seq in accepted and MUTANT != "duplicate-as-regression" else "seq_regression"
             findings.add(code, path, rec["line"], rec["offset"])
-            continue
-        if last is not None and seq > last + 1:
+            if MUTANT != "regressed-seq-kept":  # defect switch: TJ-EVENT-013
+                continue
+        if last is not None and seq > last + 1 and MUTANT != "no-seq-gap":  # defect switch: TJ-EVENT-015
             findings.add("seq_gap", path, rec["line"], rec["offset"])  # TJ-EVENT-015
         accepted.add(seq)
         jf.accepted_seqs.append(seq)
@@ -853,6 +913,8 @@ def fold_event_log(jf, findings):
                 i = int(payload["index"])
                 if i < len(messages):
                     messages[i] = payload["message"]
+                elif MUTANT == "edit-out-of-range-appends":
+                    messages.append(payload["message"])  # defect switch: TJ-REPLAY-002
                 else:
                     findings.add("inapplicable_event", path, rec["line"], rec["offset"])
             else:
@@ -864,7 +926,7 @@ def fold_event_log(jf, findings):
                 findings.add("inapplicable_event", path, rec["line"], rec["offset"])
             else:
                 del messages[len(messages) - n:]
-        elif t == "checkpoint":
+        elif t == "checkpoint" and MUTANT != "checkpoint-ignored":  # defect switch: TJ-REPLAY-001
             messages = list(payload["messages"])
         if t in ("message_append", "message_edit", "undo", "tool.start"):
             segment = None
@@ -886,7 +948,7 @@ def fold_event_log(jf, findings):
             segment["text"] += payload["text"]
     active = runs[-1] if runs and runs[-1] not in finished else None
     for rid in runs:
-        if rid not in finished and rid != active:
+        if rid not in finished and rid != active and MUTANT != "no-abandoned-run":  # defect switch: TJ-REPLAY-010
             line, offset = run_line[rid]
             findings.add("abandoned_run", path, line, offset)  # TJ-REPLAY-010
     overlay = segment["text"] if segment is not None and active is not None \
@@ -896,7 +958,8 @@ def fold_event_log(jf, findings):
         "messages": messages,
         "active_request_id": active,
         "overlay": overlay,
-        "undelivered": [rid for rid in runs if rid in finished and rid not in acked],
+        "undelivered": [rid for rid in runs if rid in finished
+                        and (rid not in acked or MUTANT == "acks-ignored")],  # defect switch: TJ-REPLAY-015
     }
 
 
@@ -911,10 +974,12 @@ def replay(path, after):
     state = fold_event_log(jf, findings)
     last = state["last_seq"]
     first = jf.accepted_seqs[0] if jf.accepted_seqs else None
-    if after > (last if last is not None else -1):
+    if after > (last if last is not None else -1) and MUTANT != "replay-no-ahead":  # defect switch: TJ-REPLAY-014
         return {"reason": "ahead"}  # TJ-REPLAY-014
-    if first is not None and after + 1 < first:
+    if first is not None and after + 1 < first and MUTANT != "replay-no-compacted":  # switch: TJ-REPLAY-013
         return {"reason": "compacted"}  # TJ-REPLAY-013
+    if MUTANT == "replay-inclusive":
+        return {"seqs": [seq for seq in jf.accepted_seqs if seq >= after]}  # defect switch: TJ-REPLAY-012
     return {"seqs": [seq for seq in jf.accepted_seqs if seq > after]}  # TJ-REPLAY-012
 
 
@@ -927,13 +992,13 @@ def fold_run(jf, findings):
     path = jf.path
     if layout_hint(path) == "run":
         rid = os.path.basename(path)[: -len(".jsonl")]
-        if not valid_identifier(rid):
+        if not valid_identifier(rid) and MUTANT != "no-invalid-run-id":  # defect switch: TJ-FAM-013
             findings.add("invalid_run_id", path)  # TJ-FAM-013
     recs = jf.records
     run_id = None
     if recs:
         first = recs[0]
-        if first["type"] != "header":
+        if first["type"] != "header" and MUTANT != "no-missing-header":  # defect switch: TJ-RUN-005
             findings.add("missing_header", path, first["line"], first["offset"])  # TJ-RUN-005
         run_id = first["obj"].get("run_id")
         if isinstance(run_id, str) and not valid_identifier(run_id):
@@ -948,9 +1013,10 @@ def fold_run(jf, findings):
             continue
         if outcome is not None:
             # TJ-RUNSEM-002: reported, and (like the reference reader) ignored for everything else too.
-            findings.add("record_after_run_end", path, rec["line"], rec["offset"])
+            if MUTANT != "no-record-after-run-end":  # defect switch: TJ-RUNSEM-002
+                findings.add("record_after_run_end", path, rec["line"], rec["offset"])
             continue
-        if obj.get("run_id") != run_id:
+        if obj.get("run_id") != run_id and MUTANT != "no-run-id-mismatch":  # defect switch: TJ-FAM-019
             findings.add("run_id_mismatch", path, rec["line"], rec["offset"])  # TJ-FAM-019
         if rec.get("unknown"):
             continue
@@ -958,14 +1024,16 @@ def fold_run(jf, findings):
             outcome = obj["outcome"]  # TJ-RUNSEM-001, TJ-COMPAT-010: carried unchanged
         elif t == "llm.request":
             call = calls.setdefault(obj["seq"], {"requests": [], "responses": []})
-            if call["requests"]:
+            if call["requests"] and MUTANT != "no-llm-seq-duplicate":  # defect switch: TJ-RUNSEM-006
                 findings.add("seq_duplicate", path, rec["line"], rec["offset"])  # TJ-RUNSEM-006
             call["requests"].append((rec, ordinal))
             ordinal += 1
         elif t == "llm.response":
             calls.setdefault(obj["seq"], {"requests": [], "responses": []})["responses"].append(rec)
         elif t == "agent.event":
-            if last_agent_seq is not None and obj["seq"] <= last_agent_seq:
+            if MUTANT == "agent-gap-reported" and last_agent_seq is not None and obj["seq"] > last_agent_seq + 1:
+                findings.add("seq_gap", path, rec["line"], rec["offset"])  # defect switch: TJ-RUNSEM-008
+            if last_agent_seq is not None and obj["seq"] <= last_agent_seq and MUTANT != "no-agent-regression":
                 findings.add("agent_event_seq_regression", path, rec["line"], rec["offset"])  # TJ-RUNSEM-007
             last_agent_seq = obj["seq"]
     # TJ-RUNSEM-003..005: requests and responses of one seq pair off one to one, in file order.
@@ -973,9 +1041,11 @@ def fold_run(jf, findings):
         for rec, n in call["requests"][len(call["responses"]):]:
             if outcome is None and n == ordinal - 1:
                 continue  # the last request of a cut-off run (TJ-RUNSEM-004)
-            findings.add("unpaired_llm_request", path, rec["line"], rec["offset"])
+            if MUTANT != "no-unpaired-request":  # defect switch: TJ-RUNSEM-004
+                findings.add("unpaired_llm_request", path, rec["line"], rec["offset"])
         for rec in call["responses"][len(call["requests"]):]:
-            findings.add("unpaired_llm_response", path, rec["line"], rec["offset"])
+            if MUTANT != "no-unpaired-response":  # defect switch: TJ-RUNSEM-005
+                findings.add("unpaired_llm_response", path, rec["line"], rec["offset"])
     max_request = max((seq for seq, call in calls.items() if call["requests"]), default=None)
     return {"run_id": run_id, "outcome": outcome if outcome is not None else "incomplete",
             "max_request_seq": max_request}
@@ -996,7 +1066,7 @@ def read_state(path, mode, findings):
     if size <= DOCUMENT_LIMIT:
         with open(path, "rb") as f:
             data = f.read()
-        if data.startswith(BOM):
+        if data.startswith(BOM) and MUTANT != "state-bom-rejected":  # defect switch: TJ-STATE-002
             data = data[3:]
         obj = _parse_object(data)
     if obj is None:
@@ -1079,20 +1149,21 @@ def audit(derived, turn_files, findings):
     plan = []
     live = {jf.path: held_by_live_writer(jf.path) for jf in turn_files}
     for jf in turn_files:
-        for line in sorted(set(jf.damage_lines)):
+        for line in sorted(set(jf.damage_lines)) if MUTANT != "no-malformed-event-finding" else ():  # TJ-AUDIT-009
             findings.add("turn_journal_malformed_event", jf.path, line)  # TJ-AUDIT-009
     for sid in sorted(derived):
         for tid in sorted(derived[sid]):
             turn = derived[sid][tid]
-            if turn["state"] == "interrupted":
+            if turn["state"] == "interrupted" and MUTANT != "no-interrupted-finding":  # switch: TJ-AUDIT-008
                 findings.add("turn_journal_interrupted_turn", turn["file"], turn_id=tid)  # TJ-AUDIT-008
             if turn["state"] in ("completed", "interrupted"):
                 continue
-            abandoned = not any(live.get(p) for p in turn["files"])
-            findings.add("turn_journal_pending_turn", turn["file"], turn_id=tid,
+            abandoned = MUTANT == "plan-ignores-locks" or not any(live.get(p) for p in turn["files"])  # TJ-RECOV-002
+            if MUTANT != "no-pending-finding":  # defect switch: TJ-AUDIT-007
+                findings.add("turn_journal_pending_turn", turn["file"], turn_id=tid,
                          severity="warn" if abandoned else "info", repairable=abandoned)  # TJ-AUDIT-007
             if abandoned:
-                actions = [] if turn["orphan"] else ["ensure_user_message"]
+                actions = [] if turn["orphan"] or MUTANT == "plan-no-user-message" else ["ensure_user_message"]
                 actions += ["ensure_interruption_marker", "append_interrupted"]
                 plan.append({"session_id": sid, "turn_id": tid, "actions": actions})
     return plan
@@ -1439,7 +1510,8 @@ def read_store(paths, mode="tolerant", do_audit=False):
                     runs_by_id.setdefault(run["run_id"], []).append(run)
         for path, obj in states:  # TJ-STATE-006
             for run in runs_by_id.get(obj.get("run_id"), []):
-                if run["max_request_seq"] is not None and run["max_request_seq"] > obj.get("invoke_seq", -1):
+                if run["max_request_seq"] is not None and run["max_request_seq"] > obj.get("invoke_seq", -1) \
+                        and MUTANT != "no-stale-state":  # defect switch: TJ-STATE-006
                     findings.add("stale_state", path)
                     break
         if do_audit:
@@ -1518,7 +1590,7 @@ def handle(request):
         if not isinstance(paths, list) or not paths or not all(isinstance(p, str) and os.path.isabs(p)
                                                                 for p in paths):
             raise BadRequest("read needs paths: a non-empty array of absolute paths")
-        mode = request.get("mode", "tolerant")
+        mode = request.get("mode", "prefix" if MUTANT == "default-prefix" else "tolerant")  # switch: TJ-FRAME-020
         if mode not in ("tolerant", "prefix", "strict"):
             raise BadRequest("mode must be tolerant, prefix or strict")
         for p in paths:

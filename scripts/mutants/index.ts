@@ -5,8 +5,9 @@
 import { BASE_MUTANTS } from './base.js';
 import { DURABILITY_MUTANTS } from './durability.js';
 import type { Mutant } from './mutant.js';
+import { READER_MUTANTS } from './reader.js';
 
 export type { Mutant } from './mutant.js';
 
 /** Every mutant, in the order the matrix runs them. */
-export const MUTANTS: readonly Mutant[] = [...BASE_MUTANTS, ...DURABILITY_MUTANTS];
+export const MUTANTS: readonly Mutant[] = [...BASE_MUTANTS, ...DURABILITY_MUTANTS, ...READER_MUTANTS];

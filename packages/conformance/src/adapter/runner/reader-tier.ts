@@ -49,13 +49,14 @@ function caseFamilies(root: string, fixtureCase: StoreFixtureCase): Set<string> 
 async function adapterReading(
   process: AdapterProcess,
   root: string,
-  mode: 'tolerant' | 'prefix' | 'strict',
+  mode: 'tolerant' | 'prefix' | 'strict' | undefined,
   audit: boolean,
   maxLineBytes?: number,
 ): Promise<Omit<StoreObservation, 'replay'>> {
   const result = (await process.request('read', {
     paths: [root],
-    mode,
+    // A case without a mode is read without one: the adapter must then read in tolerant mode (TJ-FRAME-020).
+    ...(mode === undefined ? {} : { mode }),
     ...(audit ? { audit: true } : {}),
     ...(maxLineBytes === undefined ? {} : { max_line_bytes: maxLineBytes }),
   })) as ReadResult;
@@ -169,7 +170,7 @@ export async function readerTier(
             const reading = await adapterReading(
               process,
               root,
-              fixtureCase.mode ?? 'tolerant',
+              fixtureCase.mode,
               fixtureCase.audit === true,
               fixtureCase.max_line_bytes,
             );
