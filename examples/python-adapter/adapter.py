@@ -54,7 +54,15 @@ MUTANTS = ("pid-only-liveness", "no-dir-fsync", "no-fdatasync", "no-poison", "so
            "replay-inclusive", "no-record-after-run-end", "no-llm-seq-duplicate", "agent-gap-reported",
            "no-agent-regression", "no-unpaired-request", "no-unpaired-response", "no-missing-header",
            "no-interrupted-finding", "plan-ignores-locks", "no-pending-finding", "no-malformed-event-finding",
-           "plan-no-user-message", "state-bom-rejected", "no-stale-state")
+           "plan-no-user-message", "state-bom-rejected", "no-stale-state",
+           "lax-turn-version", "lax-turn-id", "lax-submitted", "lax-interrupted", "lax-compacted",
+           "lax-event-payload", "lax-stream-request-id", "lax-run-ts", "lax-header", "lax-run-end",
+           "schema-not-checked", "lax-state", "turn-id-identifier-only", "closed-reason-enum", "strict-timestamps",
+           "last-event-wins", "shard-own-session", "state-line-silent", "mixed-records-kept",
+           "family-from-name", "torn-zeros-zero-filled", "torn-is-damage", "salvage-head-too", "split-u2028",
+           "no-strict-mode", "llm-seq-from-zero", "pair-by-order", "outcome-normalised", "no-end-means-cancelled",
+           "ack-unknown-run-reported", "malformed-state-raises", "malformed-state-silent", "stop-exit-1",
+           "no-durability-claim", "latin1-lines", "crlf-lines")
 if MUTANT and MUTANT not in MUTANTS:
     sys.stderr.write("adapter.py: unknown TJ_MUTANT %r; one of %s\n" % (MUTANT, ", ".join(MUTANTS)))
     sys.exit(2)
@@ -280,6 +288,23 @@ EVENT_DEFS = {
 ENVELOPES = {"turn": "TurnEnvelope", "event": "EventEnvelope", "run": "RunEnvelope"}
 EXTENSION = re.compile(r"^x\.[A-Za-z0-9_-]+\.[A-Za-z0-9_.-]+$")
 IDENTIFIER = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
+STREAM_TYPES = ("chat.started", "assistant.segment.started", "chat.delta", "tool.start", "tool.end", "tool.result",
+                "chat.done", "chat.error", "chat.cancelled", "delivery.ack")
+# Defect switches that accept a record missing one required member (each breaks the rule named beside it).
+LAX = {
+    "lax-turn-version": lambda fam, t, o: fam == "turn" and "version" not in o,  # TJ-TURN-001
+    "lax-turn-id": lambda fam, t, o: fam == "turn" and t != "compacted" and "turn_id" not in o,  # TJ-TURN-002
+    "lax-submitted": lambda fam, t, o: t == "submitted" and ("content" not in o or "session_id" not in o),  # TURN-007
+    "lax-interrupted": lambda fam, t, o: t == "interrupted" and "reason" not in o,  # TJ-TURN-008
+    "lax-compacted": lambda fam, t, o: t == "compacted" and "removed_turns" not in o,  # TJ-TURN-009
+    "lax-event-payload": lambda fam, t, o: fam == "event" and t in EVENT_DEFS and t != "undo"
+    and not isinstance(o.get("payload"), dict),  # TJ-EVENT-002
+    "lax-stream-request-id": lambda fam, t, o: t in STREAM_TYPES and isinstance(o.get("payload"), dict)
+    and "request_id" not in o["payload"],  # TJ-EVENT-008
+    "lax-run-ts": lambda fam, t, o: fam == "run" and t != "header" and "ts" not in o,  # TJ-RUN-002
+    "lax-header": lambda fam, t, o: t == "header" and ("schema_version" not in o or "started_at" not in o),  # RUN-006
+    "lax-run-end": lambda fam, t, o: t == "run.end" and "outcome" not in o,  # TJ-RUN-011
+}
 RANK = {"submitted": 0, "worker_started": 1, "assistant_started": 2, "completed": 3, "interrupted": 3}
 FINISHING = ("chat.done", "chat.error", "chat.cancelled")
 
@@ -489,7 +514,17 @@ def read_jsonl(path, mode, findings, on_record):
     check_violations = writer_violations(path, findings)
     for item in iter_lines(path):
         if item[0] == "torn":
-            findings.add("torn_tail", path, offset=item[1], length=item[2])  # TJ-FRAME-004
+            if MUTANT == "torn-zeros-zero-filled":
+                with open(path, "rb") as f:
+                    f.seek(item[1])
+                    if f.read(item[2]).strip(b"\x00") == b"":
+                        findings.add("zero_filled_region", path, offset=item[1])  # defect switch: TJ-FRAME-030
+                        continue
+            f = findings.add("torn_tail", path, offset=item[1], length=item[2])  # TJ-FRAME-004
+            if MUTANT == "torn-is-damage" and mode == "strict":
+                raise StrictFailure(f)  # defect switch: TJ-FRAME-024
+            if MUTANT == "torn-is-damage" and mode == "prefix":
+                return False  # defect switch: TJ-FRAME-024
             continue
         _, line_no, offset, data, length = item
         if data is None:
@@ -529,6 +564,8 @@ def read_jsonl(path, mode, findings, on_record):
                 on_record(obj, line_no, offset, body[p:])
             continue
         obj = _parse_object(body)
+        if obj is not None and MUTANT == "split-u2028" and "\u2028" in body.decode("utf-8"):
+            obj = None  # defect switch: TJ-FRAME-001 (a reader that also breaks lines at U+2028)
         if obj is not None:
             on_record(obj, line_no, offset, body)
             continue
@@ -536,6 +573,9 @@ def read_jsonl(path, mode, findings, on_record):
         if mode == "tolerant" and MUTANT != "no-salvage":  # defect switch: TJ-FRAME-026
             p, obj = _salvage(body, 1)
             if obj is not None:
+                head = _parse_object(body[:p]) if MUTANT == "salvage-head-too" else None
+                if head is not None:
+                    on_record(head, line_no, offset, body[:p])  # defect switch: TJ-FRAME-027
                 findings.add("glued_record", path, line_no, offset, head_length=p)  # TJ-FRAME-026
                 on_record(obj, line_no, offset, body[p:])
                 continue
@@ -658,16 +698,21 @@ def read_journal_file(path, mode, findings):
                 findings.add("unknown_record", path, line_no, offset)  # TJ-FAM-002
             return
         if family == "state":
-            _mixed(line_no, offset)  # TJ-FAM-009: a JSONL file is never a state document
+            if MUTANT != "state-line-silent":  # defect switch: TJ-FAM-009
+                _mixed(line_no, offset)  # TJ-FAM-009: a JSONL file is never a state document
             return
         if jf.family is None:
             jf.family = family
         elif family != jf.family:
             _mixed(line_no, offset)  # TJ-FAM-006/007
-            return
+            if MUTANT != "mixed-records-kept":  # defect switch: TJ-FAM-007
+                return
         jf.routed = True
         if jf.unsupported_file:
             return  # TJ-COMPAT-012
+        if MUTANT in LAX and LAX[MUTANT](family, rtype, obj):
+            jf.records.append({"obj": obj, "type": rtype, "line": line_no, "offset": offset, "raw": raw})
+            return  # defect switch: the rule named in LAX
         # Versions before types (TJ-COMPAT-014).
         if MUTANT == "type-before-version" and family == "turn" and rtype not in TURN_DEFS \
                 and not EXTENSION.match(rtype):
@@ -698,11 +743,23 @@ def read_journal_file(path, mode, findings):
                 findings.add("unsupported_version", path, line_no, offset)
                 return
         defs = {"turn": TURN_DEFS, "event": EVENT_DEFS, "run": RUN_DEFS}[family]
+        if MUTANT == "turn-id-identifier-only" and family == "turn" and isinstance(obj.get("turn_id"), str) \
+                and not valid_identifier(obj["turn_id"]):
+            invalid(line_no, offset, "turn_id is not an identifier")  # defect switch: TJ-TURN-005
+            return
+        if MUTANT == "closed-reason-enum" and rtype == "interrupted" and obj.get("reason") not in (
+                "error", "cancelled", "server_startup_recovery", "timeout"):
+            invalid(line_no, offset, "unknown reason")  # defect switch: TJ-COMPAT-009
+            return
+        if MUTANT == "strict-timestamps" and family == "run" and isinstance(obj.get("ts"), str) and not re.fullmatch(
+                r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)", obj["ts"]):
+            invalid(line_no, offset, "ts is not RFC 3339")  # defect switch: TJ-FAM-022
+            return
         if MUTANT == "reject-unknown-members" and any(k not in _schema_members() for k in obj):
             invalid(line_no, offset, "unknown member")  # defect switch: TJ-COMPAT-001
             return
         if rtype in defs:
-            if not valid_def(obj, defs[rtype]):
+            if not valid_def(obj, defs[rtype]) and MUTANT != "schema-not-checked":  # defect switch: TJ-COMPAT-017
                 invalid(line_no, offset, "fails $defs/" + defs[rtype])  # TJ-COMPAT-017
                 return
             if MUTANT == "role-required" and rtype == "submitted" and "role" not in obj:  # defect switch: TJ-TURN-016
@@ -726,6 +783,9 @@ def read_journal_file(path, mode, findings):
             jf.mixed_reported = True
             findings.add("mixed_families", path, line_no, offset)
 
+    if MUTANT == "family-from-name" and layout_hint(path) is None:
+        findings.add("unrecognised_file", path)  # defect switch: TJ-FAM-005, TJ-FAM-004
+        return jf
     try:
         read_jsonl(path, mode, findings, on_record)
     except StrictFailure as failure:
@@ -775,7 +835,7 @@ def turn_session_id(path):
     name = os.path.basename(path)
     if name.endswith(".jsonl"):
         name = name[: -len(".jsonl")]
-    return name.split("~", 1)[0]
+    return name if MUTANT == "shard-own-session" else name.split("~", 1)[0]  # defect switch: TJ-FAM-016
 
 
 def derive_sessions(turn_files, findings):
@@ -858,6 +918,9 @@ def fold_session(sid, files, findings):
         for name, recs in events.items():
             reps[name] = min(recs, key=lambda r: r[0])  # TJ-DERIVE-013: smallest raw bytes
         rank = max(RANK[name] for name in events)
+        if MUTANT == "last-event-wins":  # defect switch: TJ-DERIVE-001, TJ-DERIVE-002
+            last = max((r for recs in events.values() for r in recs), key=lambda r: (r[1], r[2]["line"]))
+            rank = RANK[last[2]["type"]]
         if rank < 3:
             state = [n for n in events if RANK[n] == rank][0]
         else:
@@ -941,6 +1004,8 @@ def fold_event_log(jf, findings):
         elif t in FINISHING:
             finished.add(payload["request_id"])
         elif t == "delivery.ack":
+            if MUTANT == "ack-unknown-run-reported" and payload["request_id"] not in run_line:
+                findings.add("inapplicable_event", path, rec["line"], rec["offset"])  # defect switch: TJ-REPLAY-017
             acked.add(payload["request_id"])
         elif t == "assistant.segment.started":
             segment = {"request_id": payload["request_id"], "message_id": payload["message_id"], "text": ""}
@@ -1022,14 +1087,20 @@ def fold_run(jf, findings):
             continue
         if t == "run.end":
             outcome = obj["outcome"]  # TJ-RUNSEM-001, TJ-COMPAT-010: carried unchanged
+            if MUTANT == "outcome-normalised" and outcome not in ("completed", "error", "cancelled", "interrupted"):
+                outcome = "error"  # defect switch: TJ-COMPAT-010
         elif t == "llm.request":
-            call = calls.setdefault(obj["seq"], {"requests": [], "responses": []})
+            if MUTANT == "llm-seq-from-zero" and not calls and obj["seq"] > 1:
+                findings.add("seq_gap", path, rec["line"], rec["offset"])  # defect switch: TJ-RUNSEM-009
+            key = ("n", ordinal) if MUTANT == "pair-by-order" else obj["seq"]  # defect switch: TJ-RUNSEM-003
+            call = calls.setdefault(key, {"requests": [], "responses": []})
             if call["requests"] and MUTANT != "no-llm-seq-duplicate":  # defect switch: TJ-RUNSEM-006
                 findings.add("seq_duplicate", path, rec["line"], rec["offset"])  # TJ-RUNSEM-006
             call["requests"].append((rec, ordinal))
             ordinal += 1
         elif t == "llm.response":
-            calls.setdefault(obj["seq"], {"requests": [], "responses": []})["responses"].append(rec)
+            key = ("n", sum(len(c["responses"]) for c in calls.values())) if MUTANT == "pair-by-order" else obj["seq"]
+            calls.setdefault(key, {"requests": [], "responses": []})["responses"].append(rec)
         elif t == "agent.event":
             if MUTANT == "agent-gap-reported" and last_agent_seq is not None and obj["seq"] > last_agent_seq + 1:
                 findings.add("seq_gap", path, rec["line"], rec["offset"])  # defect switch: TJ-RUNSEM-008
@@ -1046,8 +1117,10 @@ def fold_run(jf, findings):
         for rec in call["responses"][len(call["requests"]):]:
             if MUTANT != "no-unpaired-response":  # defect switch: TJ-RUNSEM-005
                 findings.add("unpaired_llm_response", path, rec["line"], rec["offset"])
-    max_request = max((seq for seq, call in calls.items() if call["requests"]), default=None)
-    return {"run_id": run_id, "outcome": outcome if outcome is not None else "incomplete",
+    max_request = max((seq for seq, call in calls.items() if call["requests"] and not isinstance(seq, tuple)),
+                      default=None)
+    unfinished = "cancelled" if MUTANT == "no-end-means-cancelled" else "incomplete"  # defect switch: TJ-RECOV-012
+    return {"run_id": run_id, "outcome": outcome if outcome is not None else unfinished,
             "max_request_seq": max_request}
 
 
@@ -1069,6 +1142,10 @@ def read_state(path, mode, findings):
         if data.startswith(BOM) and MUTANT != "state-bom-rejected":  # defect switch: TJ-STATE-002
             data = data[3:]
         obj = _parse_object(data)
+    if obj is None and MUTANT == "malformed-state-raises" and mode != "strict":
+        raise ValueError("malformed state document " + path)  # defect switch: TJ-STATE-004
+    if obj is None and MUTANT == "malformed-state-silent":
+        return None  # defect switch: TJ-STATE-003
     if obj is None:
         f = findings.add("malformed_document", path)  # TJ-STATE-003
         if mode == "strict":
@@ -1078,7 +1155,7 @@ def read_state(path, mode, findings):
     if is_integer(sv) and sv != 1:
         findings.add("unsupported_version", path)
         return None
-    if not valid_def(obj, "SessionState"):
+    if not valid_def(obj, "SessionState") and MUTANT != "lax-state":  # defect switch: TJ-STATE-001
         f = findings.add("invalid_record", path)
         if mode == "strict":
             raise StrictFailure(f)
@@ -1380,8 +1457,10 @@ def encode_record(record):
                           % (rtype, defs[rtype]))  # TJ-COMPAT-018, TJ-TURN-015
     if family == "state":
         raise WriterError("bad_request", "a state document is not appended to a journal")
-    line = json.dumps(record, ensure_ascii=True, separators=(",", ":"), allow_nan=False,
-                      sort_keys=MUTANT == "sorted-members").encode("ascii") + b"\n"  # defect switch: TJ-FRAME-005
+    line = json.dumps(record, ensure_ascii=MUTANT != "latin1-lines", separators=(",", ":"), allow_nan=False,
+                      sort_keys=MUTANT == "sorted-members").encode(  # defect switches: TJ-FRAME-005, TJ-FRAME-006
+        "latin-1" if MUTANT == "latin1-lines" else "ascii", "replace") + (
+        b"\r\n" if MUTANT == "crlf-lines" else b"\n")  # defect switch: TJ-FRAME-009
     if len(line) - 1 > LINE_LIMIT and MUTANT != "no-line-limit":  # defect switch: TJ-DUR-028
         raise WriterError("bad_request", "the line would be %d bytes, over the %d-byte limit (TJ-DUR-028)"
                           % (len(line) - 1, LINE_LIMIT))
@@ -1535,7 +1614,8 @@ def capabilities():
         **({} if MUTANT == "no-levels-claim" else {"levels": ["reader", "writer"]}),  # defect switch: TJ-CONF-001
         "families": ["turn", "event", "run", "state"],
         # group is served by one fdatasync per record: each append is acknowledged after a sync covering it.
-        "durability": ["group", "none"] if MUTANT == "no-every-claim" else ["every", "group", "none"],  # TJ-DUR-011
+        "durability": {"no-every-claim": ["group", "none"], "no-durability-claim": []}.get(
+            MUTANT, ["every", "group", "none"]),  # defect switches: TJ-DUR-011, TJ-DUR-013
         "features": ["audit", "replay"],
     }
 
@@ -1591,8 +1671,8 @@ def handle(request):
                                                                 for p in paths):
             raise BadRequest("read needs paths: a non-empty array of absolute paths")
         mode = request.get("mode", "prefix" if MUTANT == "default-prefix" else "tolerant")  # switch: TJ-FRAME-020
-        if mode not in ("tolerant", "prefix", "strict"):
-            raise BadRequest("mode must be tolerant, prefix or strict")
+        if mode not in ("tolerant", "prefix", "strict") or (MUTANT == "no-strict-mode" and mode == "strict"):
+            raise BadRequest("mode must be tolerant, prefix or strict")  # defect switch above: TJ-FRAME-019
         for p in paths:
             if not os.path.exists(p):
                 raise BadRequest("no such file or directory: " + p)
@@ -1677,7 +1757,7 @@ def serve(stdin=None, stdout=None):
         stdout.write(json.dumps(response, ensure_ascii=True, allow_nan=False, separators=(",", ":")) + "\n")
         stdout.flush()
         if op == "stop" and response["ok"]:
-            return 0
+            return 1 if MUTANT == "stop-exit-1" else 0  # defect switch: TJ-CONF-023
     close_all()  # end of input: close every file (fsync, release locks)
     return 0
 

@@ -6,8 +6,14 @@ import { BASE_MUTANTS } from './base.js';
 import { DURABILITY_MUTANTS } from './durability.js';
 import type { Mutant } from './mutant.js';
 import { READER_MUTANTS } from './reader.js';
+import { READER_SHAPE_MUTANTS } from './reader-shapes.js';
 
 export type { Mutant } from './mutant.js';
 
 /** Every mutant, in the order the matrix runs them. */
-export const MUTANTS: readonly Mutant[] = [...BASE_MUTANTS, ...DURABILITY_MUTANTS, ...READER_MUTANTS];
+export const MUTANTS: readonly Mutant[] = [
+  ...BASE_MUTANTS,
+  ...DURABILITY_MUTANTS,
+  ...READER_MUTANTS,
+  ...READER_SHAPE_MUTANTS,
+];

@@ -38,7 +38,7 @@ export async function byteExactCheck(context: WriterContext): Promise<void> {
     'writer/byte-exact',
     'each append writes exactly the compact JSON of the record and one LF (bytes compared)',
     'writer',
-    ['TJ-FRAME-005', 'TJ-FRAME-006', 'TJ-FRAME-008', 'TJ-CONF-027'],
+    ['TJ-FRAME-005', 'TJ-FRAME-006', 'TJ-FRAME-008', 'TJ-FRAME-009', 'TJ-CONF-027'],
     async () => writeAndCompare(context, 'tj-conf-bytes-', records(family, new Random(seed + 3))),
   );
   await recorder.record(

@@ -1,0 +1,45 @@
+import { type Mutant, py } from './mutant.js';
+
+/**
+ * More defects of the Python example (issue 12): record shapes a reader fails to check (each `lax-*` keeps a record
+ * missing one required member), open values it closes, derivation and framing slips, run pairing, state documents,
+ * the end of the protocol, and two writer encodings.
+ */
+export const READER_SHAPE_MUTANTS: readonly Mutant[] = [
+  py('lax-turn-version', 'TJ-TURN-001', 'TJ-COMPAT-013'),
+  py('lax-turn-id', 'TJ-TURN-002'),
+  py('lax-submitted', 'TJ-TURN-007'),
+  py('lax-interrupted', 'TJ-TURN-008'),
+  py('lax-compacted', 'TJ-TURN-009'),
+  py('lax-event-payload', 'TJ-EVENT-002'),
+  py('lax-stream-request-id', 'TJ-EVENT-008'),
+  py('lax-run-ts', 'TJ-RUN-002'),
+  py('lax-header', 'TJ-RUN-006'),
+  py('lax-run-end', 'TJ-RUN-011'),
+  py('schema-not-checked', 'TJ-COMPAT-017'),
+  py('lax-state', 'TJ-STATE-001'),
+  py('turn-id-identifier-only', 'TJ-TURN-005'),
+  py('closed-reason-enum', 'TJ-COMPAT-009'),
+  py('strict-timestamps', 'TJ-FAM-022'),
+  py('last-event-wins', 'TJ-DERIVE-001', 'TJ-DERIVE-002'),
+  py('shard-own-session', 'TJ-FAM-016'),
+  py('state-line-silent', 'TJ-FAM-009'),
+  py('mixed-records-kept', 'TJ-FAM-007'),
+  py('family-from-name', 'TJ-FAM-005', 'TJ-FAM-004'),
+  py('torn-zeros-zero-filled', 'TJ-FRAME-030'),
+  py('torn-is-damage', 'TJ-FRAME-024'),
+  py('salvage-head-too', 'TJ-FRAME-027'),
+  py('split-u2028', 'TJ-FRAME-001'),
+  py('no-strict-mode', 'TJ-FRAME-019'),
+  py('llm-seq-from-zero', 'TJ-RUNSEM-009'),
+  py('pair-by-order', 'TJ-RUNSEM-003'),
+  py('outcome-normalised', 'TJ-COMPAT-010'),
+  py('no-end-means-cancelled', 'TJ-RECOV-012'),
+  py('ack-unknown-run-reported', 'TJ-REPLAY-017'),
+  py('malformed-state-raises', 'TJ-STATE-004'),
+  py('malformed-state-silent', 'TJ-STATE-003'),
+  py('stop-exit-1', 'TJ-CONF-023'),
+  py('no-durability-claim', 'TJ-DUR-013'),
+  py('latin1-lines', 'TJ-FRAME-006'),
+  py('crlf-lines', 'TJ-FRAME-009'),
+];
