@@ -62,7 +62,7 @@ MUTANTS = ("pid-only-liveness", "no-dir-fsync", "no-fdatasync", "no-poison", "so
            "family-from-name", "torn-zeros-zero-filled", "torn-is-damage", "salvage-head-too", "split-u2028",
            "no-strict-mode", "llm-seq-from-zero", "pair-by-order", "outcome-normalised", "no-end-means-cancelled",
            "ack-unknown-run-reported", "malformed-state-raises", "malformed-state-silent", "stop-exit-1",
-           "no-durability-claim", "latin1-lines", "crlf-lines")
+           "no-durability-claim", "latin1-lines", "crlf-lines", "pretty-responses")
 if MUTANT and MUTANT not in MUTANTS:
     sys.stderr.write("adapter.py: unknown TJ_MUTANT %r; one of %s\n" % (MUTANT, ", ".join(MUTANTS)))
     sys.exit(2)
@@ -1754,7 +1754,8 @@ def serve(stdin=None, stdout=None):
             print("adapter: %s: %r" % (type(e).__name__, e), file=sys.stderr)
             response = {"id": request_id, "ok": False, "error": {"code": "failed", "message": repr(e)}}
         # Compact, like the records: the harness's strace check looks for `"id":<n>` in the acknowledgement.
-        stdout.write(json.dumps(response, ensure_ascii=True, allow_nan=False, separators=(",", ":")) + "\n")
+        stdout.write(json.dumps(response, ensure_ascii=True, allow_nan=False, separators=(",", ":"),
+                                indent=1 if MUTANT == "pretty-responses" else None) + "\n")  # switch: TJ-CONF-018
         stdout.flush()
         if op == "stop" and response["ok"]:
             return 1 if MUTANT == "stop-exit-1" else 0  # defect switch: TJ-CONF-023

@@ -128,8 +128,9 @@ async function runChecks(
     'adapter/start',
     'start answers a valid capability claim, as one JSON response line with the request id',
     'adapter',
-    // The first response is where a banner on stdout (TJ-CONF-012) or a wrong id (TJ-CONF-019) shows first.
-    ['TJ-CONF-001', 'TJ-CONF-024', 'TJ-CONF-012', 'TJ-CONF-019'],
+    // The first response is where a banner on stdout (TJ-CONF-012), a response over several lines (TJ-CONF-018) or a
+    // wrong id (TJ-CONF-019) shows first.
+    ['TJ-CONF-001', 'TJ-CONF-024', 'TJ-CONF-012', 'TJ-CONF-018', 'TJ-CONF-019'],
     async () => {
       await session.get();
       claims = session.claims;
