@@ -4,6 +4,7 @@
  */
 import { BASE_MUTANTS } from './base.js';
 import { DURABILITY_MUTANTS } from './durability.js';
+import { LIFECYCLE_MUTANTS } from './lifecycle.js';
 import type { Mutant } from './mutant.js';
 import { READER_MUTANTS } from './reader.js';
 import { READER_SHAPE_MUTANTS } from './reader-shapes.js';
@@ -16,4 +17,5 @@ export const MUTANTS: readonly Mutant[] = [
   ...DURABILITY_MUTANTS,
   ...READER_MUTANTS,
   ...READER_SHAPE_MUTANTS,
+  ...LIFECYCLE_MUTANTS,
 ];

@@ -27,6 +27,7 @@ export {
   type AdapterImplementation,
   AdapterRequestError,
   type AdapterWriter,
+  type LifecycleOperations,
   referenceImplementation,
   runAdapter,
 } from './adapter/reference-adapter.js';

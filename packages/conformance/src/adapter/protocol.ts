@@ -4,7 +4,7 @@ import Type, { type Static } from 'typebox';
 export const ADAPTER_PROTOCOL_VERSION = 1;
 
 /** Error codes an adapter answers with (spec/v1/adapter.md §Errors). */
-export const ADAPTER_ERROR_CODES = ['unsupported', 'bad_request', 'journal_locked', 'failed'] as const;
+export const ADAPTER_ERROR_CODES = ['unsupported', 'bad_request', 'journal_locked', 'failed', 'refused'] as const;
 /** One adapter error code. */
 export type AdapterErrorCode = (typeof ADAPTER_ERROR_CODES)[number];
 
@@ -14,8 +14,11 @@ export const ADAPTER_LEVELS = ['reader', 'writer'] as const;
 export const ADAPTER_FAMILIES = ['turn', 'event', 'run', 'state'] as const;
 /** Durability modes an adapter's writer supports (spec §11.3). */
 export const ADAPTER_DURABILITIES = ['every', 'group', 'none'] as const;
-/** Optional features: `audit` (turn_journal_* findings and the plan), `replay` (event-log replay, spec §15.4). */
-export const ADAPTER_FEATURES = ['audit', 'replay'] as const;
+/**
+ * Optional features: `audit` (turn_journal_* findings and the plan), `replay` (event-log replay, spec §15.4),
+ * `lifecycle` (the writer's own decisions: turn submissions and transitions, event-log seqs and runs; adapter.md §5.4).
+ */
+export const ADAPTER_FEATURES = ['audit', 'replay', 'lifecycle'] as const;
 
 const Id = Type.Integer({ minimum: 0, description: 'Correlates a response with its request.' });
 const Durability = Type.Union([Type.Literal('every'), Type.Literal('group'), Type.Literal('none')]);
@@ -59,6 +62,42 @@ export const AppendRequest = Type.Object({
 });
 /** `close` (writer level): flush, close and release the lock. */
 export const CloseRequest = Type.Object({ id: Id, op: Type.Literal('close'), handle: Type.String({ minLength: 1 }) });
+const Identifier = Type.String({ minLength: 1 });
+/** `turn_submit` (feature `lifecycle`): submit a user turn through the implementation's turn-journal writer. */
+export const TurnSubmitRequest = Type.Object({
+  id: Id,
+  op: Type.Literal('turn_submit'),
+  root: Type.String({
+    minLength: 1,
+    description: 'The store root; the journal is <root>/_turn_journal/<session_id>.jsonl.',
+  }),
+  session_id: Identifier,
+  turn_id: Identifier,
+  content: Type.String(),
+});
+/** `turn_event` (feature `lifecycle`): record a turn's next step through the implementation's turn-journal writer. */
+export const TurnEventRequest = Type.Object({
+  id: Id,
+  op: Type.Literal('turn_event'),
+  root: Type.String({ minLength: 1 }),
+  session_id: Identifier,
+  turn_id: Identifier,
+  event: Type.Union([
+    Type.Literal('worker_started'),
+    Type.Literal('assistant_started'),
+    Type.Literal('completed'),
+    Type.Literal('interrupted'),
+  ]),
+  reason: Type.Optional(Type.String({ minLength: 1 })),
+});
+/** `event_append` (feature `lifecycle`): append a record through the implementation's event-log writer. */
+export const EventAppendRequest = Type.Object({
+  id: Id,
+  op: Type.Literal('event_append'),
+  file: Type.String({ minLength: 1 }),
+  type: Type.String({ minLength: 1 }),
+  payload: Type.Record(Type.String(), Type.Unknown()),
+});
 /** `stop`: answer, then exit 0. */
 export const StopRequest = Type.Object({ id: Id, op: Type.Literal('stop') });
 
@@ -70,6 +109,9 @@ export const AdapterRequest = Type.Union([
   OpenRequest,
   AppendRequest,
   CloseRequest,
+  TurnSubmitRequest,
+  TurnEventRequest,
+  EventAppendRequest,
   StopRequest,
 ]);
 /** Any request the harness sends. */
@@ -89,7 +131,9 @@ export const StartResult = Type.Object({
     { minItems: 1 },
   ),
   durability: Type.Array(Durability),
-  features: Type.Optional(Type.Array(Type.Union([Type.Literal('audit'), Type.Literal('replay')]))),
+  features: Type.Optional(
+    Type.Array(Type.Union([Type.Literal('audit'), Type.Literal('replay'), Type.Literal('lifecycle')])),
+  ),
 });
 /** `start` result. */
 export type StartResult = Static<typeof StartResult>;
@@ -138,6 +182,11 @@ export type OpenResult = Static<typeof OpenResult>;
 /** The empty result of `append`, `close` and `stop`. */
 export const EmptyResult = Type.Object({});
 
+/** `turn_submit` result: whether a `submitted` record was written (false: a retry of the same submission). */
+export const TurnSubmitResult = Type.Object({ created: Type.Boolean() });
+/** `event_append` result: the seq the writer gave the record. */
+export const EventAppendResult = Type.Object({ seq: Type.Integer({ minimum: 0 }) });
+
 /** The result schema of each operation, which the runner validates every success against (TJ-CONF-012). */
 export const RESULT_SCHEMAS = {
   start: StartResult,
@@ -146,6 +195,9 @@ export const RESULT_SCHEMAS = {
   open: OpenResult,
   append: EmptyResult,
   close: EmptyResult,
+  turn_submit: TurnSubmitResult,
+  turn_event: EmptyResult,
+  event_append: EventAppendResult,
   stop: EmptyResult,
 } as const;
 
@@ -165,6 +217,7 @@ export const ErrorResponse = Type.Object({
       Type.Literal('bad_request'),
       Type.Literal('journal_locked'),
       Type.Literal('failed'),
+      Type.Literal('refused'),
     ]),
     message: Type.String(),
   }),

@@ -1,8 +1,9 @@
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { replayEventLog } from '@turnjournal/reader';
 import { validateRecord } from '@turnjournal/schema';
-import { type Durability, JournalLockedError, WriterError } from '@turnjournal/writer';
+import { type Durability, JournalLockedError, openEventLog, openTurnJournal, WriterError } from '@turnjournal/writer';
 import { AppendFile } from '@turnjournal/writer/file-system';
 import { Compile } from 'typebox/compile';
 import { readStoreReference } from '../fixtures/run-store-fixtures.js';
@@ -41,7 +42,81 @@ export interface AdapterImplementation {
   replay(file: string, after: number): Promise<ReplayResult>;
   /** `open`: throws `JournalLockedError` (of @turnjournal/writer) when another writer holds the file. */
   open(file: string, durability: Durability): Promise<AdapterWriter>;
+  /** The operations of feature `lifecycle` (adapter.md §5.4); absent when the feature is not claimed. */
+  readonly lifecycle?: LifecycleOperations;
 }
+
+/** Feature `lifecycle`: each call opens the session's writer, makes one call, and closes it (adapter.md §5.4). */
+export interface LifecycleOperations {
+  /** `turn_submit`: resolves with whether a record was written; throws a refusal as `AdapterRequestError('refused')`. */
+  turnSubmit(request: {
+    root: string;
+    sessionId: string;
+    turnId: string;
+    content: string;
+  }): Promise<{ created: boolean }>;
+  /** `turn_event`: writes the turn's next step, or throws a refusal. */
+  turnEvent(request: {
+    root: string;
+    sessionId: string;
+    turnId: string;
+    event: 'worker_started' | 'assistant_started' | 'completed' | 'interrupted';
+    reason?: string;
+  }): Promise<void>;
+  /** `event_append`: appends through the event-log writer and resolves with the seq it gave the record. */
+  eventAppend(request: { file: string; type: string; payload: Record<string, unknown> }): Promise<{ seq: number }>;
+}
+
+/** Writer errors that are a refusal by a rule of the spec, answered `refused` (adapter.md §5.4). */
+const REFUSALS = new Set(['turn_id_conflict', 'illegal_transition']);
+
+/** Runs `call`, answering a writer's refusal with `refused` rather than `failed`. */
+async function refusing<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    if (error instanceof WriterError && REFUSALS.has(error.code))
+      throw new AdapterRequestError('refused', error.message);
+    throw error;
+  }
+}
+
+/** Opens a writer, runs `body` with it, and closes it however `body` ends. */
+async function withWriter<W extends { close(): Promise<void> }, T>(
+  open: () => Promise<W>,
+  body: (writer: W) => Promise<T>,
+): Promise<T> {
+  const writer = await open();
+  try {
+    return await refusing(() => body(writer));
+  } finally {
+    await writer.close();
+  }
+}
+
+/** The reference `lifecycle` operations: @turnjournal/writer's TurnJournal and EventLog. */
+const referenceLifecycle: LifecycleOperations = {
+  turnSubmit: ({ root, sessionId, turnId, content }) =>
+    withWriter(
+      () => openTurnJournal({ dir: join(root, '_turn_journal'), sessionId }),
+      async (journal) => ({ created: (await journal.submit({ turnId, content })).created }),
+    ),
+  turnEvent: ({ root, sessionId, turnId, event, reason }) =>
+    withWriter(
+      () => openTurnJournal({ dir: join(root, '_turn_journal'), sessionId }),
+      async (journal) => {
+        if (event === 'worker_started') await journal.workerStarted(turnId);
+        else if (event === 'assistant_started') await journal.assistantStarted(turnId);
+        else if (event === 'completed') await journal.complete(turnId);
+        else await journal.interrupt(turnId, reason ?? 'error');
+      },
+    ),
+  eventAppend: ({ file, type, payload }) =>
+    withWriter(
+      () => openEventLog({ file }),
+      async (log) => ({ seq: (await log.append(type, payload)).seq }),
+    ),
+};
 
 /** An error the adapter answers with a given code. */
 export class AdapterRequestError extends Error {
@@ -65,6 +140,7 @@ export const referenceImplementation: AdapterImplementation = {
     durability: [...ADAPTER_DURABILITIES],
     features: [...ADAPTER_FEATURES],
   },
+  lifecycle: referenceLifecycle,
   async read(paths, mode, audit, maxLineBytes) {
     const reading = await readStoreReference(paths, {
       mode,
@@ -180,6 +256,31 @@ export async function runAdapter(
         await writer.close();
         return {};
       }
+      case 'turn_submit':
+      case 'turn_event':
+      case 'event_append': {
+        const lifecycle = implementation.lifecycle;
+        if (!(claims.features ?? []).includes('lifecycle') || lifecycle === undefined)
+          throw new AdapterRequestError('unsupported', 'feature lifecycle is not supported');
+        if (request.op === 'turn_submit')
+          return await lifecycle.turnSubmit({
+            root: request.root,
+            sessionId: request.session_id,
+            turnId: request.turn_id,
+            content: request.content,
+          });
+        if (request.op === 'turn_event') {
+          await lifecycle.turnEvent({
+            root: request.root,
+            sessionId: request.session_id,
+            turnId: request.turn_id,
+            event: request.event,
+            ...(request.reason === undefined ? {} : { reason: request.reason }),
+          });
+          return {};
+        }
+        return await lifecycle.eventAppend({ file: request.file, type: request.type, payload: request.payload });
+      }
       case 'stop':
         await closeAll();
         return {};
@@ -198,7 +299,18 @@ export async function runAdapter(
     const id = typeof (message as { id?: unknown })?.id === 'number' ? (message as { id: number }).id : 0;
     if (!requestValidator.Check(message)) {
       const op = (message as { op?: unknown })?.op;
-      const known = ['start', 'read', 'replay', 'open', 'append', 'close', 'stop'].includes(op as string);
+      const known = [
+        'start',
+        'read',
+        'replay',
+        'open',
+        'append',
+        'close',
+        'turn_submit',
+        'turn_event',
+        'event_append',
+        'stop',
+      ].includes(op as string);
       const errors = requestValidator
         .Errors(message)
         .slice(0, 3)

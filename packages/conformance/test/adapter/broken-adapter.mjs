@@ -21,6 +21,7 @@ import { join } from 'node:path';
 import { AdapterRequestError, referenceImplementation, runAdapter } from '@turnjournal/conformance';
 import { isAcceptedRecord, validateRecord } from '@turnjournal/schema';
 import { AppendFile, nodeFileSystem } from '@turnjournal/writer/file-system';
+import { lifecycleDefects } from './mutants/lifecycle.mjs';
 
 const defect = process.argv[2];
 const TURN_EVENTS = ['submitted', 'worker_started', 'assistant_started', 'completed', 'interrupted'];
@@ -483,6 +484,8 @@ Object.assign(implementations, {
     },
   },
 });
+
+Object.assign(implementations, lifecycleDefects);
 
 // Not a defect: the reference adapter claiming only the event family, so the writer tier's event path is exercised.
 implementations['claim-event-only'] = {

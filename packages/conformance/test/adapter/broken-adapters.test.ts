@@ -164,6 +164,20 @@ describe('what the kit does with a failure and with a partial claim', () => {
     expect(report.adapter.families).toEqual(['event']);
   }, 120_000);
 
+  it('hand-written lifecycle writers that skip no rule pass every lifecycle check, so the defects built on them fail for their one skipped rule (TJ-CONF-032)', async () => {
+    const only = ['writer/turn-submit-idempotent', 'writer/turn-transitions', 'writer/event-seq', 'writer/event-runs'];
+    const report = await runConformance({
+      adapter: brokenAdapter('lifecycle-handwritten'),
+      tier: 'writer',
+      runs: 1,
+      writerRounds: 1,
+      only,
+    });
+    expect(report.checks.filter((c) => only.includes(c.id)).map((c) => [c.id, c.status])).toEqual(
+      only.map((id) => [id, 'passed']),
+    );
+  }, 120_000);
+
   it('a writer that writes U+2028 raw gets a warning, not a failure: TJ-FRAME-007 is a SHOULD (TJ-CONF-004)', async () => {
     const report = await runConformance({
       adapter: brokenAdapter('raw-separators'),

@@ -1,6 +1,15 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { AdapterFailure, AdapterProcess, runAdapter, runConformance } from '../support/internals.js';
+import {
+  AdapterFailure,
+  AdapterProcess,
+  referenceImplementation,
+  runAdapter,
+  runConformance,
+} from '../support/internals.js';
 import { fakeAdapter, fakeLoop, START } from './support.js';
 
 async function failureOf(promise: Promise<unknown>): Promise<AdapterFailure> {
@@ -135,7 +144,7 @@ describe('the reference adapter in process', () => {
         levels: ['reader', 'writer'],
         families: ['turn', 'event', 'run', 'state'],
         durability: ['every', 'group', 'none'],
-        features: ['audit', 'replay'],
+        features: ['audit', 'replay', 'lifecycle'],
       },
     });
     expect(stop).toEqual({ id: 2, ok: true, result: {} });
@@ -154,6 +163,78 @@ describe('the reference adapter in process', () => {
       [3, 'bad_request'],
       [4, 'ok'],
     ]);
+  });
+
+  /** Runs an adapter and sends requests one at a time, each after the previous answer (lifecycle ops lock files). */
+  function sequential(implementation = referenceImplementation) {
+    const input = new PassThrough();
+    const output = new PassThrough();
+    const waiting: ((line: string) => void)[] = [];
+    let buffered = '';
+    output.setEncoding('utf8').on('data', (c: string) => {
+      buffered += c;
+      for (let lf = buffered.indexOf('\n'); lf >= 0; lf = buffered.indexOf('\n')) {
+        const line = buffered.slice(0, lf);
+        buffered = buffered.slice(lf + 1);
+        waiting.shift()?.(line);
+      }
+    });
+    const done = runAdapter(input, output, implementation, new PassThrough().resume());
+    return {
+      send: (request: unknown) =>
+        new Promise<Record<string, unknown>>((resolve) => {
+          waiting.push((line) => resolve(JSON.parse(line) as Record<string, unknown>));
+          input.write(`${JSON.stringify(request)}\n`);
+        }),
+      done,
+    };
+  }
+
+  it('serves feature lifecycle: a retry answers created false, a refusal is refused, and an adapter without the feature answers unsupported (TJ-CONF-032)', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'tj-lifecycle-'));
+    const submit = (id: number, content: string) => ({
+      id,
+      op: 'turn_submit',
+      root,
+      session_id: 's1',
+      turn_id: 't1',
+      content,
+    });
+    const adapter = sequential();
+    const answers: unknown[] = [];
+    for (const request of [
+      submit(1, 'hi'),
+      submit(2, 'hi'),
+      submit(3, 'other'),
+      {
+        id: 4,
+        op: 'event_append',
+        file: join(root, 's1', 'events.jsonl'),
+        type: 'chat.started',
+        payload: { request_id: 'r1' },
+      },
+      { id: 5, op: 'stop' },
+    ]) {
+      const r = await adapter.send(request);
+      answers.push([r.id, r.ok ? r.result : (r.error as { code: string }).code]);
+    }
+    await adapter.done;
+    expect(answers).toEqual([
+      [1, { created: true }],
+      [2, { created: false }],
+      [3, 'refused'],
+      [4, { seq: 0 }],
+      [5, {}],
+    ]);
+    const { lifecycle: _unused, ...withoutLifecycle } = referenceImplementation;
+    const plain = sequential({
+      ...withoutLifecycle,
+      capabilities: { ...referenceImplementation.capabilities, features: ['audit', 'replay'] },
+    });
+    expect(await plain.send(submit(1, 'hi'))).toMatchObject({ id: 1, ok: false, error: { code: 'unsupported' } });
+    await plain.send({ id: 2, op: 'stop' });
+    await plain.done;
+    rmSync(root, { recursive: true, force: true });
   });
 
   it('ignores request members this version does not define (TJ-CONF-021)', async () => {

@@ -8,6 +8,7 @@ import { foreignHostLockCheck } from './foreign-host-lock.js';
 import { fsyncBeforeAckCheck } from './fsync-before-ack.js';
 import { invalidRecordCheck, lineTooLongCheck } from './invalid-record.js';
 import { killRoundChecks } from './kill-rounds.js';
+import { lifecycleChecks } from './lifecycle.js';
 import { lockCheck } from './lock.js';
 import { lockReplacedCheck } from './lock-replaced.js';
 import { raceCheck } from './race.js';
@@ -64,4 +65,5 @@ export async function writerTier(claims: StartResult, settings: WriterTierSettin
   await fsyncBeforeAckCheck(context);
   await tracedOpenCloseChecks(context);
   await faultInjectionChecks(context);
+  await lifecycleChecks(context);
 }

@@ -1,0 +1,264 @@
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { AdapterProcess } from '../../process.js';
+import { freshDir } from '../fresh-dir.js';
+import { answerCode, type WriterContext, withAdapter } from './context.js';
+
+const SESSION = 's1';
+
+/** The bytes of `file`, empty when it does not exist. */
+function bytesOf(file: string): Buffer {
+  return existsSync(file) ? readFileSync(file) : Buffer.alloc(0);
+}
+
+/** The records of a JSONL file the harness reads back (the writer's own lines; a line that does not parse throws). */
+function recordsOf(file: string): Record<string, unknown>[] {
+  return bytesOf(file)
+    .toString('utf8')
+    .split('\n')
+    .filter((line) => line.length > 0)
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
+/**
+ * Sends a lifecycle request that the spec says must be refused, and checks that it is — answered `refused` — and that
+ * the file did not change.
+ */
+async function expectRefused(
+  process: AdapterProcess,
+  file: string,
+  op: string,
+  params: Record<string, unknown>,
+  why: string,
+  failures: string[],
+): Promise<void> {
+  const before = bytesOf(file);
+  const code = await answerCode(process.request(op, params));
+  if (code !== 'refused') failures.push(`${why}: answered ${code}, not refused`);
+  const after = bytesOf(file);
+  if (!after.equals(before)) failures.push(`${why}: the file changed (${after.length - before.length} byte(s))`);
+}
+
+/** Sends a lifecycle request that must succeed; a failure is recorded. Resolves with the result, or null. */
+async function expectOk(
+  process: AdapterProcess,
+  op: string,
+  params: Record<string, unknown>,
+  what: string,
+  failures: string[],
+): Promise<Record<string, unknown> | null> {
+  try {
+    return (await process.request(op, params)) as Record<string, unknown>;
+  } catch (error) {
+    failures.push(`${what}: ${error instanceof Error ? error.message : String(error)}`);
+    return null;
+  }
+}
+
+/**
+ * The checks of feature `lifecycle` (adapter.md §5.4): what a writer decides, seen through its answers and the file.
+ * Each lifecycle request opens the session's writer and closes it again, so every step after the first also shows what
+ * the writer learns from the file when it opens (TJ-EVENT-004, TJ-EVENT-017, and TJ-TURN-012 across restarts).
+ */
+export async function lifecycleChecks(context: WriterContext): Promise<void> {
+  const { claims, recorder } = context;
+  const claimed = (claims.features ?? []).includes('lifecycle');
+  const skip = claimed ? null : { skip: 'feature lifecycle not claimed' };
+  const hasTurn = claims.families.includes('turn');
+  const hasEvent = claims.families.includes('event');
+
+  await recorder.record(
+    'writer/turn-submit-idempotent',
+    'a resubmission with the same turn id and content writes nothing; with other content it is refused',
+    'writer',
+    ['TJ-TURN-012', 'TJ-TURN-003', 'TJ-CONF-032'],
+    async () => {
+      if (skip !== null) return skip;
+      if (!hasTurn) return { skip: 'family turn not claimed' };
+      const root = freshDir('tj-conf-lifecycle-');
+      const file = join(root, '_turn_journal', `${SESSION}.jsonl`);
+      mkdirSync(join(root, '_turn_journal'), { recursive: true });
+      try {
+        return await withAdapter(context, async (process) => {
+          const failures: string[] = [];
+          const submit = (content: string) => ({ root, session_id: SESSION, turn_id: 't1', content });
+          const first = await expectOk(process, 'turn_submit', submit('hello'), 'the first submission', failures);
+          if (first !== null && first.created !== true) failures.push('the first submission answered created: false');
+          const before = bytesOf(file);
+          const retry = await expectOk(process, 'turn_submit', submit('hello'), 'a retry of it', failures);
+          if (retry !== null && retry.created !== false) failures.push('a retry answered created: true');
+          if (!bytesOf(file).equals(before)) failures.push('a retry with the same content wrote to the file');
+          await expectRefused(
+            process,
+            file,
+            'turn_submit',
+            submit('something else'),
+            'the same turn id with other content',
+            failures,
+          );
+          const submitted = recordsOf(file).filter((r) => r.event === 'submitted' && r.turn_id === 't1');
+          if (submitted.length !== 1)
+            failures.push(`the file holds ${submitted.length} submitted records of t1, not 1`);
+          return { failures };
+        });
+      } finally {
+        rmSync(root, { recursive: true, force: true });
+      }
+    },
+  );
+
+  await recorder.record(
+    'writer/turn-transitions',
+    'a repeated or backward step, and any step after a terminal event, is refused and writes nothing',
+    'writer',
+    ['TJ-TURN-014', 'TJ-CONF-032'],
+    async () => {
+      if (skip !== null) return skip;
+      if (!hasTurn) return { skip: 'family turn not claimed' };
+      const root = freshDir('tj-conf-lifecycle-');
+      const file = join(root, '_turn_journal', `${SESSION}.jsonl`);
+      mkdirSync(join(root, '_turn_journal'), { recursive: true });
+      try {
+        return await withAdapter(context, async (process) => {
+          const failures: string[] = [];
+          const step = (event: string) => ({ root, session_id: SESSION, turn_id: 't1', event });
+          await expectOk(
+            process,
+            'turn_submit',
+            { root, session_id: SESSION, turn_id: 't1', content: 'hi' },
+            'submit',
+            failures,
+          );
+          await expectOk(process, 'turn_event', step('worker_started'), 'worker_started', failures);
+          await expectRefused(
+            process,
+            file,
+            'turn_event',
+            step('worker_started'),
+            'a repeated worker_started',
+            failures,
+          );
+          await expectOk(process, 'turn_event', step('assistant_started'), 'assistant_started', failures);
+          await expectRefused(
+            process,
+            file,
+            'turn_event',
+            step('worker_started'),
+            'worker_started after assistant_started',
+            failures,
+          );
+          await expectOk(process, 'turn_event', step('completed'), 'completed', failures);
+          await expectRefused(process, file, 'turn_event', step('completed'), 'a second completed', failures);
+          await expectRefused(
+            process,
+            file,
+            'turn_event',
+            { ...step('interrupted'), reason: 'error' },
+            'interrupted after completed',
+            failures,
+          );
+          const events = recordsOf(file).map((r) => r.event);
+          const expected = ['submitted', 'worker_started', 'assistant_started', 'completed'];
+          if (JSON.stringify(events) !== JSON.stringify(expected))
+            failures.push(`the file holds ${JSON.stringify(events)}, not ${JSON.stringify(expected)}`);
+          return { failures };
+        });
+      } finally {
+        rmSync(root, { recursive: true, force: true });
+      }
+    },
+  );
+
+  await recorder.record(
+    'writer/event-seq',
+    'the writer gives consecutive seqs from 0, and a new process continues from the last accepted record after a torn tail',
+    'writer',
+    ['TJ-EVENT-003', 'TJ-EVENT-004', 'TJ-CONF-032'],
+    async () => {
+      if (skip !== null) return skip;
+      if (!hasEvent) return { skip: 'family event not claimed' };
+      const root = freshDir('tj-conf-lifecycle-');
+      const file = join(root, SESSION, 'events.jsonl');
+      mkdirSync(join(root, SESSION), { recursive: true });
+      try {
+        const failures: string[] = [];
+        const message = (n: number) => ({
+          file,
+          type: 'message_append',
+          payload: { message: { role: 'user', content: `m${n}` } },
+        });
+        const seqs: unknown[] = [];
+        await withAdapter(context, async (process) => {
+          for (let n = 0; n < 3; n += 1)
+            seqs.push((await expectOk(process, 'event_append', message(n), `append ${n}`, failures))?.seq);
+        });
+        // A crash mid-append, then a new process: its writer must repair the torn tail and go on from the last
+        // accepted seq, which only the file can tell it.
+        writeFileSync(file, '{"seq":3,"ts":"2026-01-01T00:00:00Z","type":"message_app', { flag: 'a' });
+        await withAdapter(context, async (process) => {
+          seqs.push((await expectOk(process, 'event_append', message(3), 'append after a torn tail', failures))?.seq);
+        });
+        if (JSON.stringify(seqs) !== '[0,1,2,3]')
+          failures.push(`the appends were given seqs ${JSON.stringify(seqs)}, not [0,1,2,3]`);
+        const inFile = recordsOf(file).map((r) => r.seq);
+        if (JSON.stringify(inFile) !== '[0,1,2,3]')
+          failures.push(`the file holds seqs ${JSON.stringify(inFile)}, not [0,1,2,3]`);
+        return { failures };
+      } catch (error) {
+        return { failures: [`the file could not be read back: ${(error as Error).message}`] };
+      } finally {
+        rmSync(root, { recursive: true, force: true });
+      }
+    },
+  );
+
+  await recorder.record(
+    'writer/event-runs',
+    'a chat.started is refused while a run is active, and for a request id the log already holds, also after a reopen',
+    'writer',
+    ['TJ-EVENT-009', 'TJ-EVENT-010', 'TJ-EVENT-017', 'TJ-CONF-032'],
+    async () => {
+      if (skip !== null) return skip;
+      if (!hasEvent) return { skip: 'family event not claimed' };
+      const root = freshDir('tj-conf-lifecycle-');
+      const file = join(root, SESSION, 'events.jsonl');
+      mkdirSync(join(root, SESSION), { recursive: true });
+      try {
+        return await withAdapter(context, async (process) => {
+          const failures: string[] = [];
+          const record = (type: string, requestId: string) => ({ file, type, payload: { request_id: requestId } });
+          await expectOk(process, 'event_append', record('chat.started', 'r1'), 'chat.started r1', failures);
+          await expectRefused(
+            process,
+            file,
+            'event_append',
+            record('chat.started', 'r2'),
+            'chat.started r2 while r1 is active',
+            failures,
+          );
+          await expectOk(process, 'event_append', record('chat.done', 'r1'), 'chat.done r1', failures);
+          await expectRefused(
+            process,
+            file,
+            'event_append',
+            record('chat.started', 'r1'),
+            'chat.started r1 again',
+            failures,
+          );
+          await expectOk(
+            process,
+            'event_append',
+            record('chat.started', 'r2'),
+            'chat.started r2 after r1 finished',
+            failures,
+          );
+          const started = recordsOf(file).filter((r) => r.type === 'chat.started').length;
+          if (started !== 2) failures.push(`the file holds ${started} chat.started records, not 2`);
+          return { failures };
+        });
+      } finally {
+        rmSync(root, { recursive: true, force: true });
+      }
+    },
+  );
+}

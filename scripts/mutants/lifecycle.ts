@@ -1,0 +1,15 @@
+import { type Mutant, reference } from './mutant.js';
+
+/**
+ * Writers that decide wrong (issue 12), seen through feature `lifecycle` (adapter.md §5.4): hand-written turn and
+ * event-log writers (packages/conformance/test/adapter/mutants/lifecycle.mjs) that skip one rule each.
+ */
+export const LIFECYCLE_MUTANTS: readonly Mutant[] = [
+  reference('turn-resubmit-appends', 'TJ-TURN-012'),
+  reference('turn-conflict-appended', 'TJ-TURN-003'),
+  reference('turn-steps-unchecked', 'TJ-TURN-014'),
+  reference('event-seq-restarts', 'TJ-EVENT-003', 'TJ-EVENT-004'),
+  reference('event-concurrent-runs', 'TJ-EVENT-009'),
+  reference('event-request-id-reuse', 'TJ-EVENT-010', 'TJ-EVENT-017'),
+  reference('refusal-as-failure', 'TJ-CONF-032'),
+];
