@@ -221,6 +221,11 @@ export class AppendFile {
 
   async #drain(): Promise<void> {
     try {
+      // Small writes are synchronous (see SYNC_WRITE_MAX_BYTES), so a drain started by the first append of a burst
+      // would write it alone, before the caller queues the rest. In `none` mode, where nothing else batches the
+      // writes, wait one microtask first: the appends made in the same synchronous run share one write, and a caller
+      // awaiting each append pays a microtask, not a thread-pool trip. (`group` batches behind its in-flight sync.)
+      if (this.durability === 'none') await undefined;
       while (this.#queue.length > 0) {
         const batch = this.durability === 'every' ? this.#queue.splice(0, 1) : this.#queue.splice(0);
         await this.#writeBatch(batch);

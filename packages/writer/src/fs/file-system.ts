@@ -201,8 +201,9 @@ function toStat(stats: fs.Stats): FileStat {
  * libuv's thread pool and back costs 25–35 µs on the benchmark machine: on the durable path (`write` then `fdatasync`)
  * that trip alone added a fifth to the latency of a raw `fdatasync`, and on the buffered path (`none` mode: a live
  * session's deltas) it was nine tenths of the cost of an append. The sync, which waits for the device, stays
- * asynchronous. Larger writes go through the pool so the event loop never copies megabytes. Appends made while one
- * is being written are still batched into the next write (`AppendFile` drains its queue after each await).
+ * asynchronous. Larger writes go through the pool so the event loop never copies megabytes. Appends made in one
+ * synchronous run still share one write: `AppendFile` in `none` mode waits a microtask before it drains its queue, and
+ * in `group` mode the appends made while a sync is in flight share the next write.
  */
 export const SYNC_WRITE_MAX_BYTES = 64 * 1024;
 

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { AppendFile, openEventLog, openRunWriter, openTurnJournal } from '../support/internals.js';
@@ -66,4 +67,29 @@ describe('appends pass awaited to the file system', () => {
       for (const write of writes) expect(write.options).toEqual({ awaited: true });
     });
   }
+});
+
+/**
+ * `none` mode: appends made in one synchronous run share one write (the drain waits a microtask before writing), since
+ * small writes are synchronous and would otherwise go out one by one (the bench's append-none figure depends on it).
+ */
+describe('none mode batches the appends of one synchronous run into one write', () => {
+  it('ten appends made together are one write; ten appends awaited one by one are ten', async () => {
+    const file = join(tempDir(), 'events.jsonl');
+    const fs = recordingFileSystem();
+    const appendFile = await AppendFile.open(file, { durability: 'none', fs });
+    const record = (n: number) => eventRecord(n);
+    await Promise.all(Array.from({ length: 10 }, (_, n) => appendFile.appendRecord(record(n))));
+    const together = fs.writes.filter((w) => w.path === file).length;
+    for (let n = 10; n < 20; n += 1) await appendFile.appendRecord(record(n));
+    const oneByOne = fs.writes.filter((w) => w.path === file).length - together;
+    await appendFile.close();
+    expect(together).toBe(1);
+    expect(oneByOne).toBe(10);
+    const seqs = readFileSync(file, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line).seq);
+    expect(seqs).toEqual([...Array(20).keys()].map((n) => n + 1));
+  });
 });
