@@ -92,4 +92,19 @@ describe('none mode batches the appends of one synchronous run into one write', 
       .map((line) => JSON.parse(line).seq);
     expect(seqs).toEqual([...Array(20).keys()].map((n) => n + 1));
   });
+
+  it('callers that keep 8 appends in flight get writes of 8 records, not one write per record', async () => {
+    const file = join(tempDir(), 'events.jsonl');
+    const fs = recordingFileSystem();
+    const appendFile = await AppendFile.open(file, { durability: 'none', fs });
+    const inFlight: Promise<unknown>[] = [];
+    for (let n = 0; n < 64; n += 1) {
+      if (n >= 8) await inFlight[n % 8];
+      inFlight[n % 8] = appendFile.appendRecord(eventRecord(n));
+    }
+    await Promise.all(inFlight);
+    const writes = fs.writes.filter((w) => w.path === file).length;
+    await appendFile.close();
+    expect(writes).toBe(8);
+  });
 });
