@@ -1,7 +1,8 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { AdapterProcess } from '../../process.js';
 import { freshDir } from '../fresh-dir.js';
+import type { Outcome } from '../record.js';
 import { answerCode, type WriterContext, withAdapter } from './context.js';
 
 const SESSION = 's1';
@@ -11,13 +12,21 @@ function bytesOf(file: string): Buffer {
   return existsSync(file) ? readFileSync(file) : Buffer.alloc(0);
 }
 
-/** The records of a JSONL file the harness reads back (the writer's own lines; a line that does not parse throws). */
-function recordsOf(file: string): Record<string, unknown>[] {
-  return bytesOf(file)
-    .toString('utf8')
-    .split('\n')
-    .filter((line) => line.length > 0)
-    .map((line) => JSON.parse(line) as Record<string, unknown>);
+/**
+ * The records of a JSONL file the harness reads back. A line that does not parse as JSON (a torn tail left in place,
+ * damage) is added to `failures`: the writer's file must hold whole records only.
+ */
+function recordsOf(file: string, failures: string[]): Record<string, unknown>[] {
+  const records: Record<string, unknown>[] = [];
+  for (const [index, line] of bytesOf(file).toString('utf8').split('\n').entries()) {
+    if (line.length === 0) continue;
+    try {
+      records.push(JSON.parse(line) as Record<string, unknown>);
+    } catch {
+      failures.push(`line ${index + 1} of the file is not a JSON record: ${JSON.stringify(line.slice(0, 80))}`);
+    }
+  }
+  return records;
 }
 
 /**
@@ -56,30 +65,46 @@ async function expectOk(
 }
 
 /**
+ * Runs one lifecycle check in a fresh store whose journal is `fileOf(root)`, created with its directory: skipped when
+ * the adapter does not claim feature `lifecycle` or `family`. `body` returns the failures.
+ */
+async function inFreshStore(
+  context: WriterContext,
+  family: 'turn' | 'event',
+  fileOf: (root: string) => string,
+  body: (root: string, file: string) => Promise<string[]>,
+): Promise<Outcome> {
+  if (!(context.claims.features ?? []).includes('lifecycle')) return { skip: 'feature lifecycle not claimed' };
+  if (!context.claims.families.includes(family)) return { skip: `family ${family} not claimed` };
+  const root = freshDir('tj-conf-lifecycle-');
+  const file = fileOf(root);
+  mkdirSync(dirname(file), { recursive: true });
+  try {
+    return { failures: await body(root, file) };
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+const turnJournalOf = (root: string) => join(root, '_turn_journal', `${SESSION}.jsonl`);
+const eventLogOf = (root: string) => join(root, SESSION, 'events.jsonl');
+
+/**
  * The checks of feature `lifecycle` (adapter.md §5.4): what a writer decides, seen through its answers and the file.
  * Each lifecycle request opens the session's writer and closes it again, so every step after the first also shows what
  * the writer learns from the file when it opens (TJ-EVENT-004, TJ-EVENT-017, and TJ-TURN-012 across restarts).
  */
 export async function lifecycleChecks(context: WriterContext): Promise<void> {
-  const { claims, recorder } = context;
-  const claimed = (claims.features ?? []).includes('lifecycle');
-  const skip = claimed ? null : { skip: 'feature lifecycle not claimed' };
-  const hasTurn = claims.families.includes('turn');
-  const hasEvent = claims.families.includes('event');
+  const { recorder } = context;
 
   await recorder.record(
     'writer/turn-submit-idempotent',
     'a resubmission with the same turn id and content writes nothing; with other content it is refused',
     'writer',
     ['TJ-TURN-012', 'TJ-TURN-003', 'TJ-CONF-032'],
-    async () => {
-      if (skip !== null) return skip;
-      if (!hasTurn) return { skip: 'family turn not claimed' };
-      const root = freshDir('tj-conf-lifecycle-');
-      const file = join(root, '_turn_journal', `${SESSION}.jsonl`);
-      mkdirSync(join(root, '_turn_journal'), { recursive: true });
-      try {
-        return await withAdapter(context, async (process) => {
+    () =>
+      inFreshStore(context, 'turn', turnJournalOf, (root, file) =>
+        withAdapter(context, async (process) => {
           const failures: string[] = [];
           const submit = (content: string) => ({ root, session_id: SESSION, turn_id: 't1', content });
           const first = await expectOk(process, 'turn_submit', submit('hello'), 'the first submission', failures);
@@ -88,23 +113,14 @@ export async function lifecycleChecks(context: WriterContext): Promise<void> {
           const retry = await expectOk(process, 'turn_submit', submit('hello'), 'a retry of it', failures);
           if (retry !== null && retry.created !== false) failures.push('a retry answered created: true');
           if (!bytesOf(file).equals(before)) failures.push('a retry with the same content wrote to the file');
-          await expectRefused(
-            process,
-            file,
-            'turn_submit',
-            submit('something else'),
-            'the same turn id with other content',
-            failures,
-          );
-          const submitted = recordsOf(file).filter((r) => r.event === 'submitted' && r.turn_id === 't1');
+          const conflict = submit('something else');
+          await expectRefused(process, file, 'turn_submit', conflict, 'the same turn id with other content', failures);
+          const submitted = recordsOf(file, failures).filter((r) => r.event === 'submitted' && r.turn_id === 't1');
           if (submitted.length !== 1)
             failures.push(`the file holds ${submitted.length} submitted records of t1, not 1`);
-          return { failures };
-        });
-      } finally {
-        rmSync(root, { recursive: true, force: true });
-      }
-    },
+          return failures;
+        }),
+      ),
   );
 
   await recorder.record(
@@ -112,61 +128,29 @@ export async function lifecycleChecks(context: WriterContext): Promise<void> {
     'a repeated or backward step, and any step after a terminal event, is refused and writes nothing',
     'writer',
     ['TJ-TURN-014', 'TJ-CONF-032'],
-    async () => {
-      if (skip !== null) return skip;
-      if (!hasTurn) return { skip: 'family turn not claimed' };
-      const root = freshDir('tj-conf-lifecycle-');
-      const file = join(root, '_turn_journal', `${SESSION}.jsonl`);
-      mkdirSync(join(root, '_turn_journal'), { recursive: true });
-      try {
-        return await withAdapter(context, async (process) => {
+    () =>
+      inFreshStore(context, 'turn', turnJournalOf, (root, file) =>
+        withAdapter(context, async (process) => {
           const failures: string[] = [];
           const step = (event: string) => ({ root, session_id: SESSION, turn_id: 't1', event });
-          await expectOk(
-            process,
-            'turn_submit',
-            { root, session_id: SESSION, turn_id: 't1', content: 'hi' },
-            'submit',
-            failures,
-          );
+          const refused = (params: Record<string, unknown>, why: string) =>
+            expectRefused(process, file, 'turn_event', params, why, failures);
+          const submit = { root, session_id: SESSION, turn_id: 't1', content: 'hi' };
+          await expectOk(process, 'turn_submit', submit, 'submit', failures);
           await expectOk(process, 'turn_event', step('worker_started'), 'worker_started', failures);
-          await expectRefused(
-            process,
-            file,
-            'turn_event',
-            step('worker_started'),
-            'a repeated worker_started',
-            failures,
-          );
+          await refused(step('worker_started'), 'a repeated worker_started');
           await expectOk(process, 'turn_event', step('assistant_started'), 'assistant_started', failures);
-          await expectRefused(
-            process,
-            file,
-            'turn_event',
-            step('worker_started'),
-            'worker_started after assistant_started',
-            failures,
-          );
+          await refused(step('worker_started'), 'worker_started after assistant_started');
           await expectOk(process, 'turn_event', step('completed'), 'completed', failures);
-          await expectRefused(process, file, 'turn_event', step('completed'), 'a second completed', failures);
-          await expectRefused(
-            process,
-            file,
-            'turn_event',
-            { ...step('interrupted'), reason: 'error' },
-            'interrupted after completed',
-            failures,
-          );
-          const events = recordsOf(file).map((r) => r.event);
+          await refused(step('completed'), 'a second completed');
+          await refused({ ...step('interrupted'), reason: 'error' }, 'interrupted after completed');
+          const events = recordsOf(file, failures).map((r) => r.event);
           const expected = ['submitted', 'worker_started', 'assistant_started', 'completed'];
           if (JSON.stringify(events) !== JSON.stringify(expected))
             failures.push(`the file holds ${JSON.stringify(events)}, not ${JSON.stringify(expected)}`);
-          return { failures };
-        });
-      } finally {
-        rmSync(root, { recursive: true, force: true });
-      }
-    },
+          return failures;
+        }),
+      ),
   );
 
   await recorder.record(
@@ -174,13 +158,8 @@ export async function lifecycleChecks(context: WriterContext): Promise<void> {
     'the writer gives consecutive seqs from 0, and a new process continues from the last accepted record after a torn tail',
     'writer',
     ['TJ-EVENT-003', 'TJ-EVENT-004', 'TJ-CONF-032'],
-    async () => {
-      if (skip !== null) return skip;
-      if (!hasEvent) return { skip: 'family event not claimed' };
-      const root = freshDir('tj-conf-lifecycle-');
-      const file = join(root, SESSION, 'events.jsonl');
-      mkdirSync(join(root, SESSION), { recursive: true });
-      try {
+    () =>
+      inFreshStore(context, 'event', eventLogOf, async (_root, file) => {
         const failures: string[] = [];
         const message = (n: number) => ({
           file,
@@ -200,16 +179,11 @@ export async function lifecycleChecks(context: WriterContext): Promise<void> {
         });
         if (JSON.stringify(seqs) !== '[0,1,2,3]')
           failures.push(`the appends were given seqs ${JSON.stringify(seqs)}, not [0,1,2,3]`);
-        const inFile = recordsOf(file).map((r) => r.seq);
+        const inFile = recordsOf(file, failures).map((r) => r.seq);
         if (JSON.stringify(inFile) !== '[0,1,2,3]')
           failures.push(`the file holds seqs ${JSON.stringify(inFile)}, not [0,1,2,3]`);
-        return { failures };
-      } catch (error) {
-        return { failures: [`the file could not be read back: ${(error as Error).message}`] };
-      } finally {
-        rmSync(root, { recursive: true, force: true });
-      }
-    },
+        return failures;
+      }),
   );
 
   await recorder.record(
@@ -217,48 +191,22 @@ export async function lifecycleChecks(context: WriterContext): Promise<void> {
     'a chat.started is refused while a run is active, and for a request id the log already holds, also after a reopen',
     'writer',
     ['TJ-EVENT-009', 'TJ-EVENT-010', 'TJ-EVENT-017', 'TJ-CONF-032'],
-    async () => {
-      if (skip !== null) return skip;
-      if (!hasEvent) return { skip: 'family event not claimed' };
-      const root = freshDir('tj-conf-lifecycle-');
-      const file = join(root, SESSION, 'events.jsonl');
-      mkdirSync(join(root, SESSION), { recursive: true });
-      try {
-        return await withAdapter(context, async (process) => {
+    () =>
+      inFreshStore(context, 'event', eventLogOf, (_root, file) =>
+        withAdapter(context, async (process) => {
           const failures: string[] = [];
           const record = (type: string, requestId: string) => ({ file, type, payload: { request_id: requestId } });
+          const refused = (params: Record<string, unknown>, why: string) =>
+            expectRefused(process, file, 'event_append', params, why, failures);
           await expectOk(process, 'event_append', record('chat.started', 'r1'), 'chat.started r1', failures);
-          await expectRefused(
-            process,
-            file,
-            'event_append',
-            record('chat.started', 'r2'),
-            'chat.started r2 while r1 is active',
-            failures,
-          );
+          await refused(record('chat.started', 'r2'), 'chat.started r2 while r1 is active');
           await expectOk(process, 'event_append', record('chat.done', 'r1'), 'chat.done r1', failures);
-          await expectRefused(
-            process,
-            file,
-            'event_append',
-            record('chat.started', 'r1'),
-            'chat.started r1 again',
-            failures,
-          );
-          await expectOk(
-            process,
-            'event_append',
-            record('chat.started', 'r2'),
-            'chat.started r2 after r1 finished',
-            failures,
-          );
-          const started = recordsOf(file).filter((r) => r.type === 'chat.started').length;
+          await refused(record('chat.started', 'r1'), 'chat.started r1 again');
+          await expectOk(process, 'event_append', record('chat.started', 'r2'), 'chat.started r2 after r1', failures);
+          const started = recordsOf(file, failures).filter((r) => r.type === 'chat.started').length;
           if (started !== 2) failures.push(`the file holds ${started} chat.started records, not 2`);
-          return { failures };
-        });
-      } finally {
-        rmSync(root, { recursive: true, force: true });
-      }
-    },
+          return failures;
+        }),
+      ),
   );
 }
