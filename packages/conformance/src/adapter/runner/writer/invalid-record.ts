@@ -21,46 +21,63 @@ function invalidRecords(family: 'turn' | 'event', random: Random): { why: string
 }
 
 /**
+ * The scenario both refusal checks share: in a fresh store, append one valid record, let `refuse` send the appends that
+ * must be refused (it returns its failures), then check that the file did not change and that a valid append still
+ * works.
+ */
+async function refusedAppends(
+  context: WriterContext,
+  prefix: string,
+  seed: number,
+  refuse: (
+    send: (record: Record<string, unknown>) => Promise<string>,
+    family: 'turn' | 'event',
+    random: Random,
+  ) => Promise<string[]>,
+): Promise<{ failures: string[] }> {
+  const dir = freshDir(prefix);
+  const where = target(context.claims, dir);
+  const random = new Random(seed);
+  try {
+    return await withAdapter(context, async (process) => {
+      const handle = await openHandle(process, where.file, context.modes[0] as string);
+      const send = (record: Record<string, unknown>) => answerCode(process.request('append', { handle, record }));
+      await process.request('append', { handle, record: writerRecord(where.family, 0, random) });
+      const before = readFileSync(where.file);
+      const failures = await refuse(send, where.family, random);
+      const after = readFileSync(where.file);
+      if (!after.equals(before))
+        failures.push(`the refused records changed the file: ${after.length - before.length} byte(s) written`);
+      const code = await send(writerRecord(where.family, 99, random));
+      if (code !== 'ok') failures.push(`a valid append after the refused ones was answered ${code}`);
+      await process.request('close', { handle });
+      return { failures };
+    });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
  * `writer/invalid-record`: a writer refuses a record its v1 schema rejects (TJ-COMPAT-018, TJ-TURN-015) — the adapter
  * answers `bad_request` — and writes no byte of it; a valid append afterwards still works.
  */
 export async function invalidRecordCheck(context: WriterContext): Promise<void> {
-  const { claims, modes, seed, recorder } = context;
-  await recorder.record(
+  await context.recorder.record(
     'writer/invalid-record',
     'an invalid record is refused with bad_request and no byte of it is written',
     'writer',
     ['TJ-COMPAT-018', 'TJ-TURN-015', 'TJ-CONF-027'],
-    async () => {
-      const dir = freshDir('tj-conf-invalid-');
-      const where = target(claims, dir);
-      const random = new Random(seed + 5);
-      try {
-        return await withAdapter(context, async (process) => {
-          const failures: string[] = [];
-          const handle = await openHandle(process, where.file, modes[0] as string);
-          await process.request('append', { handle, record: writerRecord(where.family, 0, random) });
-          const before = readFileSync(where.file);
-          for (const { why, record } of invalidRecords(where.family, random)) {
-            const code = await answerCode(
-              process.request('append', { handle, record: JSON.parse(JSON.stringify(record)) }),
-            );
-            if (code !== 'bad_request') failures.push(`a record with ${why} was answered ${code}, not bad_request`);
-          }
-          const after = readFileSync(where.file);
-          if (!after.equals(before))
-            failures.push(`invalid records changed the file: ${after.length - before.length} byte(s) written`);
-          const code = await answerCode(
-            process.request('append', { handle, record: writerRecord(where.family, 1, random) }),
-          );
-          if (code !== 'ok') failures.push(`a valid append after the refused ones was answered ${code}`);
-          await process.request('close', { handle });
-          return { failures };
-        });
-      } finally {
-        rmSync(dir, { recursive: true, force: true });
-      }
-    },
+    () =>
+      refusedAppends(context, 'tj-conf-invalid-', context.seed + 5, async (send, family, random) => {
+        const failures: string[] = [];
+        for (const { why, record } of invalidRecords(family, random)) {
+          // Through JSON: a member set to undefined is absent, as it would be on the wire.
+          const code = await send(JSON.parse(JSON.stringify(record)));
+          if (code !== 'bad_request') failures.push(`a record with ${why} was answered ${code}, not bad_request`);
+        }
+        return failures;
+      }),
   );
 }
 
@@ -73,42 +90,20 @@ const DEFAULT_LINE_LIMIT = 16 * 1024 * 1024;
  * would acknowledge a record no reader keeps. A valid append afterwards still works.
  */
 export async function lineTooLongCheck(context: WriterContext): Promise<void> {
-  const { claims, modes, seed, recorder } = context;
-  await recorder.record(
+  await context.recorder.record(
     'writer/line-too-long',
     'a record over the 16 MiB line-size limit is refused and no byte of it is written',
     'writer',
     ['TJ-DUR-028'],
-    async () => {
-      const dir = freshDir('tj-conf-line-limit-');
-      const where = target(claims, dir);
-      const random = new Random(seed + 28);
-      try {
-        return await withAdapter(context, async (process) => {
-          const failures: string[] = [];
-          const handle = await openHandle(process, where.file, modes[0] as string);
-          await process.request('append', { handle, record: writerRecord(where.family, 0, random) });
-          const before = readFileSync(where.file);
-          const base = { ...writerRecord(where.family, 1, random), x_tj_padding: '' };
-          // ASCII padding: the compact JSON text is then exactly as long as its UTF-8 bytes, whatever the adapter escapes.
-          const padding = DEFAULT_LINE_LIMIT + 1 - JSON.stringify(base).length;
-          const huge = { ...base, x_tj_padding: 'p'.repeat(padding) };
-          const code = await answerCode(process.request('append', { handle, record: huge }));
-          if (code === 'ok')
-            failures.push(`a record of ${DEFAULT_LINE_LIMIT + 1} bytes (limit ${DEFAULT_LINE_LIMIT}) was acknowledged`);
-          const after = readFileSync(where.file);
-          if (!after.equals(before))
-            failures.push(`the refused record changed the file: ${after.length - before.length} byte(s) written`);
-          const next = await answerCode(
-            process.request('append', { handle, record: writerRecord(where.family, 2, random) }),
-          );
-          if (next !== 'ok') failures.push(`a valid append after the refused one was answered ${next}`);
-          await process.request('close', { handle });
-          return { failures };
-        });
-      } finally {
-        rmSync(dir, { recursive: true, force: true });
-      }
-    },
+    () =>
+      refusedAppends(context, 'tj-conf-line-limit-', context.seed + 28, async (send, family, random) => {
+        const base = { ...writerRecord(family, 1, random), x_tj_padding: '' };
+        // ASCII padding: the compact JSON text is then exactly as long as its UTF-8 bytes, whatever the adapter escapes.
+        const padding = DEFAULT_LINE_LIMIT + 1 - JSON.stringify(base).length;
+        const code = await send({ ...base, x_tj_padding: 'p'.repeat(padding) });
+        return code === 'ok'
+          ? [`a record of ${DEFAULT_LINE_LIMIT + 1} bytes (limit ${DEFAULT_LINE_LIMIT}) was acknowledged`]
+          : [];
+      }),
   );
 }
