@@ -8,6 +8,7 @@ import { LIFECYCLE_MUTANTS } from './lifecycle.js';
 import type { Mutant } from './mutant.js';
 import { READER_MUTANTS } from './reader.js';
 import { READER_SHAPE_MUTANTS } from './reader-shapes.js';
+import { RECOVERY_MUTANTS } from './recovery.js';
 
 export type { Mutant } from './mutant.js';
 
@@ -18,4 +19,5 @@ export const MUTANTS: readonly Mutant[] = [
   ...READER_MUTANTS,
   ...READER_SHAPE_MUTANTS,
   ...LIFECYCLE_MUTANTS,
+  ...RECOVERY_MUTANTS,
 ];

@@ -16,9 +16,10 @@ export const ADAPTER_FAMILIES = ['turn', 'event', 'run', 'state'] as const;
 export const ADAPTER_DURABILITIES = ['every', 'group', 'none'] as const;
 /**
  * Optional features: `audit` (turn_journal_* findings and the plan), `replay` (event-log replay, spec §15.4),
- * `lifecycle` (the writer's own decisions: turn submissions and transitions, event-log seqs and runs; adapter.md §5.4).
+ * `lifecycle` (the writer's own decisions: turn submissions and transitions, event-log seqs and runs; adapter.md §5.4),
+ * `recovery` (startup recovery of a store's turn journals, spec §12; adapter.md §5.5).
  */
-export const ADAPTER_FEATURES = ['audit', 'replay', 'lifecycle'] as const;
+export const ADAPTER_FEATURES = ['audit', 'replay', 'lifecycle', 'recovery'] as const;
 
 const Id = Type.Integer({ minimum: 0, description: 'Correlates a response with its request.' });
 const Durability = Type.Union([Type.Literal('every'), Type.Literal('group'), Type.Literal('none')]);
@@ -98,6 +99,12 @@ export const EventAppendRequest = Type.Object({
   type: Type.String({ minLength: 1 }),
   payload: Type.Record(Type.String(), Type.Unknown()),
 });
+/** `recover` (feature `recovery`): apply startup recovery to the store at `root`, with no host transcript. */
+export const RecoverRequest = Type.Object({
+  id: Id,
+  op: Type.Literal('recover'),
+  root: Type.String({ minLength: 1 }),
+});
 /** `stop`: answer, then exit 0. */
 export const StopRequest = Type.Object({ id: Id, op: Type.Literal('stop') });
 
@@ -112,6 +119,7 @@ export const AdapterRequest = Type.Union([
   TurnSubmitRequest,
   TurnEventRequest,
   EventAppendRequest,
+  RecoverRequest,
   StopRequest,
 ]);
 /** Any request the harness sends. */
@@ -132,7 +140,9 @@ export const StartResult = Type.Object({
   ),
   durability: Type.Array(Durability),
   features: Type.Optional(
-    Type.Array(Type.Union([Type.Literal('audit'), Type.Literal('replay'), Type.Literal('lifecycle')])),
+    Type.Array(
+      Type.Union([Type.Literal('audit'), Type.Literal('replay'), Type.Literal('lifecycle'), Type.Literal('recovery')]),
+    ),
   ),
 });
 /** `start` result. */
@@ -187,6 +197,11 @@ export const TurnSubmitResult = Type.Object({ created: Type.Boolean() });
 /** `event_append` result: the seq the writer gave the record. */
 export const EventAppendResult = Type.Object({ seq: Type.Integer({ minimum: 0 }) });
 
+/** `recover` result: the turns recovery closed as interrupted, in the order it closed them. */
+export const RecoverResult = Type.Object({
+  recovered: Type.Array(Type.Object({ session_id: Type.String(), turn_id: Type.String() })),
+});
+
 /** The result schema of each operation, which the runner validates every success against (TJ-CONF-012). */
 export const RESULT_SCHEMAS = {
   start: StartResult,
@@ -198,6 +213,7 @@ export const RESULT_SCHEMAS = {
   turn_submit: TurnSubmitResult,
   turn_event: EmptyResult,
   event_append: EventAppendResult,
+  recover: RecoverResult,
   stop: EmptyResult,
 } as const;
 

@@ -3,7 +3,15 @@ import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { replayEventLog } from '@turnjournal/reader';
 import { validateRecord } from '@turnjournal/schema';
-import { type Durability, JournalLockedError, openEventLog, openTurnJournal, WriterError } from '@turnjournal/writer';
+import {
+  type Durability,
+  JOURNAL_ONLY_HOOKS,
+  JournalLockedError,
+  openEventLog,
+  openTurnJournal,
+  recoverStore,
+  WriterError,
+} from '@turnjournal/writer';
 import { AppendFile } from '@turnjournal/writer/file-system';
 import { Compile } from 'typebox/compile';
 import { readStoreReference } from '../fixtures/run-store-fixtures.js';
@@ -44,6 +52,11 @@ export interface AdapterImplementation {
   open(file: string, durability: Durability): Promise<AdapterWriter>;
   /** The operations of feature `lifecycle` (adapter.md §5.4); absent when the feature is not claimed. */
   readonly lifecycle?: LifecycleOperations;
+  /**
+   * Feature `recovery` (adapter.md §5.5): applies startup recovery to the store at `root` with no host transcript, and
+   * resolves with the turns it closed as interrupted.
+   */
+  readonly recover?: (root: string) => Promise<{ sessionId: string; turnId: string }[]>;
 }
 
 /** Feature `lifecycle`: each call opens the session's writer, makes one call, and closes it (adapter.md §5.4). */
@@ -141,6 +154,12 @@ export const referenceImplementation: AdapterImplementation = {
     features: [...ADAPTER_FEATURES],
   },
   lifecycle: referenceLifecycle,
+  async recover(root) {
+    const recovery = await recoverStore([root], { apply: true, hooks: JOURNAL_ONLY_HOOKS });
+    return recovery.turns
+      .filter((turn) => turn.outcome === 'recovered')
+      .map((turn) => ({ sessionId: turn.sessionId, turnId: turn.turnId }));
+  },
   async read(paths, mode, audit, maxLineBytes) {
     const reading = await readStoreReference(paths, {
       mode,
@@ -281,6 +300,12 @@ export async function runAdapter(
         }
         return await lifecycle.eventAppend({ file: request.file, type: request.type, payload: request.payload });
       }
+      case 'recover': {
+        if (!(claims.features ?? []).includes('recovery') || implementation.recover === undefined)
+          throw new AdapterRequestError('unsupported', 'feature recovery is not supported');
+        const recovered = await implementation.recover(request.root);
+        return { recovered: recovered.map((turn) => ({ session_id: turn.sessionId, turn_id: turn.turnId })) };
+      }
       case 'stop':
         await closeAll();
         return {};
@@ -309,6 +334,7 @@ export async function runAdapter(
         'turn_submit',
         'turn_event',
         'event_append',
+        'recover',
         'stop',
       ].includes(op as string);
       const errors = requestValidator

@@ -22,6 +22,7 @@ import { AdapterRequestError, referenceImplementation, runAdapter } from '@turnj
 import { isAcceptedRecord, validateRecord } from '@turnjournal/schema';
 import { AppendFile, nodeFileSystem } from '@turnjournal/writer/file-system';
 import { lifecycleDefects } from './mutants/lifecycle.mjs';
+import { recoveryDefects } from './mutants/recovery.mjs';
 
 const defect = process.argv[2];
 const TURN_EVENTS = ['submitted', 'worker_started', 'assistant_started', 'completed', 'interrupted'];
@@ -485,7 +486,7 @@ Object.assign(implementations, {
   },
 });
 
-Object.assign(implementations, lifecycleDefects);
+Object.assign(implementations, lifecycleDefects, recoveryDefects);
 
 // Not a defect: the reference adapter claiming only the event family, so the writer tier's event path is exercised.
 implementations['claim-event-only'] = {

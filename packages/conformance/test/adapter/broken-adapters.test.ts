@@ -178,6 +178,17 @@ describe('what the kit does with a failure and with a partial claim', () => {
     );
   }, 120_000);
 
+  it('a hand-written startup recovery that breaks no rule passes writer/recover, so the defects built on it fail for their one broken rule (TJ-CONF-033)', async () => {
+    const report = await runConformance({
+      adapter: brokenAdapter('recovery-handwritten'),
+      tier: 'writer',
+      runs: 1,
+      writerRounds: 1,
+      only: ['writer/recover'],
+    });
+    expect(report.checks.find((c) => c.id === 'writer/recover')?.status).toBe('passed');
+  }, 120_000);
+
   it('a writer that writes U+2028 raw gets a warning, not a failure: TJ-FRAME-007 is a SHOULD (TJ-CONF-004)', async () => {
     const report = await runConformance({
       adapter: brokenAdapter('raw-separators'),

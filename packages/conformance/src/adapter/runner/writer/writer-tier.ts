@@ -12,6 +12,7 @@ import { lifecycleChecks } from './lifecycle.js';
 import { lockCheck } from './lock.js';
 import { lockReplacedCheck } from './lock-replaced.js';
 import { raceCheck } from './race.js';
+import { recoveryCheck } from './recovery.js';
 import { repairChecks } from './repair.js';
 import { fifoCheck, symlinkCheck } from './special-paths.js';
 import { tornTailCheck } from './torn-tail.js';
@@ -66,4 +67,5 @@ export async function writerTier(claims: StartResult, settings: WriterTierSettin
   await tracedOpenCloseChecks(context);
   await faultInjectionChecks(context);
   await lifecycleChecks(context);
+  await recoveryCheck(context);
 }
