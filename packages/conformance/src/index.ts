@@ -31,6 +31,13 @@ export {
   referenceImplementation,
   runAdapter,
 } from './adapter/reference-adapter.js';
+export {
+  type LiveOperations,
+  LiveRefusal,
+  type LiveSessionRef,
+  type LiveSnapshotAnswer,
+  type LiveStep,
+} from './adapter/reference-live.js';
 export { CheckReport, type CheckStatus, ConformanceReport, ExpectedFailures } from './adapter/report.js';
 // The conformance run and its report (spec §17, adapter.md).
 export { type ConformanceOptions, type ConformanceTier, DEFAULT_SEED, runConformance } from './adapter/runner.js';

@@ -17,9 +17,10 @@ export const ADAPTER_DURABILITIES = ['every', 'group', 'none'] as const;
 /**
  * Optional features: `audit` (turn_journal_* findings and the plan), `replay` (event-log replay, spec §15.4),
  * `lifecycle` (the writer's own decisions: turn submissions and transitions, event-log seqs and runs; adapter.md §5.4),
- * `recovery` (startup recovery of a store's turn journals, spec §12; adapter.md §5.5).
+ * `recovery` (startup recovery of a store's turn journals, spec §12; adapter.md §5.5), `live` (live sessions, spec
+ * §18; adapter.md §5.7).
  */
-export const ADAPTER_FEATURES = ['audit', 'replay', 'lifecycle', 'recovery'] as const;
+export const ADAPTER_FEATURES = ['audit', 'replay', 'lifecycle', 'recovery', 'live'] as const;
 
 const Id = Type.Integer({ minimum: 0, description: 'Correlates a response with its request.' });
 const Durability = Type.Union([Type.Literal('every'), Type.Literal('group'), Type.Literal('none')]);
@@ -105,6 +106,67 @@ export const RecoverRequest = Type.Object({
   op: Type.Literal('recover'),
   root: Type.String({ minLength: 1 }),
 });
+const LiveSession = {
+  root: Type.String({ minLength: 1, description: 'The store root.' }),
+  session_id: Identifier,
+};
+/** `live_open` (feature `live`): open (and recover) a live session. */
+export const LiveOpenRequest = Type.Object({ id: Id, op: Type.Literal('live_open'), ...LiveSession });
+/** `live_send` (feature `live`): submit a user turn and start its run; idempotent on `request_id`. */
+export const LiveSendRequest = Type.Object({
+  id: Id,
+  op: Type.Literal('live_send'),
+  ...LiveSession,
+  request_id: Identifier,
+  content: Type.String(),
+});
+/** `live_step` (feature `live`): the run's next step. */
+export const LiveStepRequest = Type.Object({
+  id: Id,
+  op: Type.Literal('live_step'),
+  ...LiveSession,
+  request_id: Identifier,
+  step: Type.Union([
+    Type.Literal('delta'),
+    Type.Literal('tool_start'),
+    Type.Literal('tool_end'),
+    Type.Literal('tool_result'),
+    Type.Literal('done'),
+    Type.Literal('error'),
+    Type.Literal('cancel'),
+  ]),
+  text: Type.Optional(Type.String()),
+  tool_call_id: Type.Optional(Identifier),
+  tool: Type.Optional(Type.String({ minLength: 1 })),
+  output: Type.Optional(Type.String()),
+  message: Type.Optional(Type.String()),
+  reason: Type.Optional(Type.String({ minLength: 1 })),
+});
+/** `live_snapshot` (feature `live`): the live snapshot of spec §18.4 for `client_id`. */
+export const LiveSnapshotRequest = Type.Object({
+  id: Id,
+  op: Type.Literal('live_snapshot'),
+  ...LiveSession,
+  client_id: Type.Optional(Identifier),
+});
+/** `live_ack` (feature `live`): acknowledge a finished run. */
+export const LiveAckRequest = Type.Object({
+  id: Id,
+  op: Type.Literal('live_ack'),
+  ...LiveSession,
+  request_id: Identifier,
+  client_id: Type.Optional(Identifier),
+  through_seq: Type.Optional(Type.Integer({ minimum: 0 })),
+});
+/** `live_subscribe` (feature `live`): what a subscription with cursor `after` yields. */
+export const LiveSubscribeRequest = Type.Object({
+  id: Id,
+  op: Type.Literal('live_subscribe'),
+  ...LiveSession,
+  after: Type.Integer({ minimum: -1 }),
+  until_seq: Type.Optional(Type.Integer({ minimum: 0 })),
+  timeout_ms: Type.Optional(Type.Integer({ minimum: 1, maximum: 60_000 })),
+});
 /** `stop`: answer, then exit 0. */
 export const StopRequest = Type.Object({ id: Id, op: Type.Literal('stop') });
 
@@ -120,6 +182,12 @@ export const AdapterRequest = Type.Union([
   TurnEventRequest,
   EventAppendRequest,
   RecoverRequest,
+  LiveOpenRequest,
+  LiveSendRequest,
+  LiveStepRequest,
+  LiveSnapshotRequest,
+  LiveAckRequest,
+  LiveSubscribeRequest,
   StopRequest,
 ]);
 /** Any request the harness sends. */
@@ -141,7 +209,13 @@ export const StartResult = Type.Object({
   durability: Type.Array(Durability),
   features: Type.Optional(
     Type.Array(
-      Type.Union([Type.Literal('audit'), Type.Literal('replay'), Type.Literal('lifecycle'), Type.Literal('recovery')]),
+      Type.Union([
+        Type.Literal('audit'),
+        Type.Literal('replay'),
+        Type.Literal('lifecycle'),
+        Type.Literal('recovery'),
+        Type.Literal('live'),
+      ]),
     ),
   ),
 });
@@ -202,6 +276,35 @@ export const RecoverResult = Type.Object({
   recovered: Type.Array(Type.Object({ session_id: Type.String(), turn_id: Type.String() })),
 });
 
+/** `live_open` result: the session's last durable seq. */
+export const LiveOpenResult = Type.Object({ last_seq: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]) });
+/** `live_send` result: whether a run was started, and the run's status. */
+export const LiveSendResult = Type.Object({
+  created: Type.Boolean(),
+  status: Type.Union([
+    Type.Literal('running'),
+    Type.Literal('done'),
+    Type.Literal('error'),
+    Type.Literal('cancelled'),
+    Type.Literal('interrupted'),
+  ]),
+});
+/** `live_subscribe` result: the events the subscription yielded, in order. */
+export const LiveSubscribeResult = Type.Object({
+  events: Type.Array(
+    Type.Union([
+      Type.Object({ seq: Type.Integer({ minimum: 0 }) }),
+      Type.Object({
+        snapshot: Type.Union([Type.Literal('compacted'), Type.Literal('ahead')]),
+        last_seq: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]),
+      }),
+      Type.Object({ cut_off: Type.Integer({ minimum: -1 }) }),
+    ]),
+  ),
+});
+/** `live_subscribe` result. */
+export type LiveSubscribeResult = Static<typeof LiveSubscribeResult>;
+
 /** The result schema of each operation, which the runner validates every success against (TJ-CONF-012). */
 export const RESULT_SCHEMAS = {
   start: StartResult,
@@ -214,6 +317,12 @@ export const RESULT_SCHEMAS = {
   turn_event: EmptyResult,
   event_append: EventAppendResult,
   recover: RecoverResult,
+  live_open: LiveOpenResult,
+  live_send: LiveSendResult,
+  live_step: EmptyResult,
+  live_snapshot: EventLogState,
+  live_ack: EmptyResult,
+  live_subscribe: LiveSubscribeResult,
   stop: EmptyResult,
 } as const;
 

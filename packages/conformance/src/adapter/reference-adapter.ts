@@ -26,6 +26,7 @@ import {
   type ReplayResult,
   type StartResult,
 } from './protocol.js';
+import { type LiveOperations, LiveRefusal, referenceLiveOperations } from './reference-live.js';
 
 /** One open journal file on the adapter side. */
 export interface AdapterWriter {
@@ -57,6 +58,8 @@ export interface AdapterImplementation {
    * resolves with the turns it closed as interrupted.
    */
   readonly recover?: (root: string) => Promise<{ sessionId: string; turnId: string }[]>;
+  /** Feature `live` (adapter.md §5.7): makes the live sessions one adapter process serves. */
+  readonly live?: () => LiveOperations;
 }
 
 /** Feature `lifecycle`: each call opens the session's writer, makes one call, and closes it (adapter.md §5.4). */
@@ -154,6 +157,7 @@ export const referenceImplementation: AdapterImplementation = {
     features: [...ADAPTER_FEATURES],
   },
   lifecycle: referenceLifecycle,
+  live: referenceLiveOperations,
   async recover(root) {
     const recovery = await recoverStore([root], { apply: true, hooks: JOURNAL_ONLY_HOOKS });
     return recovery.turns
@@ -205,6 +209,49 @@ export const referenceImplementation: AdapterImplementation = {
   },
 };
 
+type LiveRequest = Extract<
+  AdapterRequest,
+  { op: 'live_open' | 'live_send' | 'live_step' | 'live_snapshot' | 'live_ack' | 'live_subscribe' }
+>;
+
+/** Serves one `live_*` request (adapter.md §5.7). */
+async function serveLive(live: LiveOperations, request: LiveRequest): Promise<Record<string, unknown>> {
+  const ref = { root: request.root, sessionId: request.session_id };
+  switch (request.op) {
+    case 'live_open':
+      return { last_seq: (await live.open(ref)).lastSeq };
+    case 'live_send':
+      return await live.send(ref, request.request_id, request.content);
+    case 'live_step':
+      await live.step(ref, request.request_id, {
+        step: request.step,
+        ...(request.text === undefined ? {} : { text: request.text }),
+        ...(request.tool_call_id === undefined ? {} : { toolCallId: request.tool_call_id }),
+        ...(request.tool === undefined ? {} : { tool: request.tool }),
+        ...(request.output === undefined ? {} : { output: request.output }),
+        ...(request.message === undefined ? {} : { message: request.message }),
+        ...(request.reason === undefined ? {} : { reason: request.reason }),
+      });
+      return {};
+    case 'live_snapshot':
+      return { ...(await live.snapshot(ref, request.client_id)) };
+    case 'live_ack':
+      await live.ack(ref, request.request_id, {
+        ...(request.client_id === undefined ? {} : { clientId: request.client_id }),
+        ...(request.through_seq === undefined ? {} : { throughSeq: request.through_seq }),
+      });
+      return {};
+    case 'live_subscribe':
+      return {
+        events: await live.subscribe(ref, {
+          after: request.after,
+          ...(request.until_seq === undefined ? {} : { untilSeq: request.until_seq }),
+          timeoutMs: request.timeout_ms ?? 5000,
+        }),
+      };
+  }
+}
+
 const requestValidator = Compile(AdapterRequest);
 
 /**
@@ -221,6 +268,7 @@ export async function runAdapter(
   diagnostics: Writable = process.stderr,
 ): Promise<void> {
   const writers = new Map<string, AdapterWriter>();
+  const live = implementation.live?.();
   let nextHandle = 1;
   let stopping: (() => void) | null = null;
   const stopped = new Promise<void>((resolve) => {
@@ -232,6 +280,7 @@ export async function runAdapter(
       writers.delete(handle);
       await writer.close().catch(() => undefined);
     }
+    await live?.close().catch(() => undefined);
   };
 
   const handle = async (request: AdapterRequest): Promise<Record<string, unknown>> => {
@@ -306,6 +355,15 @@ export async function runAdapter(
         const recovered = await implementation.recover(request.root);
         return { recovered: recovered.map((turn) => ({ session_id: turn.sessionId, turn_id: turn.turnId })) };
       }
+      case 'live_open':
+      case 'live_send':
+      case 'live_step':
+      case 'live_snapshot':
+      case 'live_ack':
+      case 'live_subscribe':
+        if (!(claims.features ?? []).includes('live') || live === undefined)
+          throw new AdapterRequestError('unsupported', 'feature live is not supported');
+        return await serveLive(live, request);
       case 'stop':
         await closeAll();
         return {};
@@ -335,6 +393,12 @@ export async function runAdapter(
         'turn_event',
         'event_append',
         'recover',
+        'live_open',
+        'live_send',
+        'live_step',
+        'live_snapshot',
+        'live_ack',
+        'live_subscribe',
         'stop',
       ].includes(op as string);
       const errors = requestValidator
@@ -362,11 +426,13 @@ export async function runAdapter(
         const code: AdapterErrorCode =
           error instanceof AdapterRequestError
             ? error.code
-            : error instanceof JournalLockedError
-              ? 'journal_locked'
-              : error instanceof WriterError && error.code === 'invalid_record'
-                ? 'bad_request'
-                : 'failed';
+            : error instanceof LiveRefusal
+              ? 'refused'
+              : error instanceof JournalLockedError
+                ? 'journal_locked'
+                : error instanceof WriterError && error.code === 'invalid_record'
+                  ? 'bad_request'
+                  : 'failed';
         diagnostics.write(`adapter: ${request.op} failed: ${(error as Error).stack ?? String(error)}\n`);
         respond({ id: request.id, ok: false, error: { code, message: (error as Error).message ?? String(error) } });
       },

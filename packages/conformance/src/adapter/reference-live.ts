@@ -1,0 +1,185 @@
+import {
+  type ConversationHub,
+  LiveError,
+  type LiveRun,
+  type LiveSession,
+  openConversationHub,
+} from '@turnjournal/live';
+import type { LiveSubscribeResult } from './protocol.js';
+
+/** A session named by a `live_*` request (adapter.md §5.7). */
+export interface LiveSessionRef {
+  readonly root: string;
+  readonly sessionId: string;
+}
+
+/** One step of a run (`live_step`). */
+export interface LiveStep {
+  readonly step: 'delta' | 'tool_start' | 'tool_end' | 'tool_result' | 'done' | 'error' | 'cancel';
+  readonly text?: string;
+  readonly toolCallId?: string;
+  readonly tool?: string;
+  readonly output?: string;
+  readonly message?: string;
+  readonly reason?: string;
+}
+
+/** A live snapshot in the shape of an event log's state in a `read` result (adapter.md §4.2). */
+export interface LiveSnapshotAnswer {
+  last_seq: number | null;
+  messages: unknown[];
+  active_request_id: string | null;
+  overlay: string | null;
+  undelivered: string[];
+}
+
+/** Feature `live` (adapter.md §5.7): the implementation's live sessions, one per root and session id. */
+export interface LiveOperations {
+  /** `live_open`: opens (and recovers) the session; resolves with its last durable seq. */
+  open(ref: LiveSessionRef): Promise<{ lastSeq: number | null }>;
+  /** `live_send`: submits a turn and starts its run, or answers a retry. */
+  send(ref: LiveSessionRef, requestId: string, content: string): Promise<{ created: boolean; status: string }>;
+  /** `live_step`: the run's next step; throws a refusal as `LiveRefusal`. */
+  step(ref: LiveSessionRef, requestId: string, step: LiveStep): Promise<void>;
+  /** `live_snapshot`. */
+  snapshot(ref: LiveSessionRef, clientId?: string): Promise<LiveSnapshotAnswer>;
+  /** `live_ack`. */
+  ack(ref: LiveSessionRef, requestId: string, options: { clientId?: string; throughSeq?: number }): Promise<void>;
+  /** `live_subscribe`: the events a subscription with cursor `after` yields (see adapter.md §5.7 for when to stop). */
+  subscribe(
+    ref: LiveSessionRef,
+    options: { after: number; untilSeq?: number; timeoutMs: number },
+  ): Promise<LiveSubscribeResult['events']>;
+  /** Closes every session (at `stop`). */
+  close(): Promise<void>;
+}
+
+/** A live session's refusal by a rule of the spec, answered `refused` (TJ-CONF-040). */
+export class LiveRefusal extends Error {}
+
+const REFUSED_CODES = new Set(['run_active', 'run_not_active', 'run_not_finished', 'ack_before_finish', 'unknown_run']);
+
+/** Runs `call`, turning a refusal of @turnjournal/live into a {@link LiveRefusal}. */
+async function refusing<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    if (error instanceof LiveError && REFUSED_CODES.has(error.code)) throw new LiveRefusal(error.message);
+    throw error;
+  }
+}
+
+/** Feature `live` over @turnjournal/live's hub: one hub per store root, the runs a `live_send` started by request id. */
+export function referenceLiveOperations(): LiveOperations {
+  const hubs = new Map<string, ConversationHub>();
+  const runs = new Map<string, LiveRun>();
+  const session = (ref: LiveSessionRef): Promise<LiveSession> => {
+    let hub = hubs.get(ref.root);
+    if (hub === undefined) {
+      // No background retention and no idle close: the harness decides what happens and when.
+      hub = openConversationHub({ root: ref.root, retention: false, idleCloseMs: 24 * 3_600_000 });
+      hubs.set(ref.root, hub);
+    }
+    return hub.session(ref.sessionId);
+  };
+  const runKey = (ref: LiveSessionRef, requestId: string) => JSON.stringify([ref.root, ref.sessionId, requestId]);
+  const runOf = (ref: LiveSessionRef, requestId: string): LiveRun => {
+    const run = runs.get(runKey(ref, requestId));
+    if (run === undefined) throw new LiveRefusal(`no run "${requestId}" is active in this adapter`);
+    return run;
+  };
+  return {
+    async open(ref) {
+      return { lastSeq: (await session(ref)).snapshot().lastSeq };
+    },
+    send: (ref, requestId, content) =>
+      refusing(async () => {
+        const result = await (await session(ref)).send({ requestId, content });
+        if (result.created) runs.set(runKey(ref, requestId), result.run);
+        return { created: result.created, status: result.status };
+      }),
+    step: (ref, requestId, step) =>
+      refusing(async () => {
+        const run = runOf(ref, requestId);
+        const need = (value: string | undefined, name: string): string => {
+          if (value === undefined) throw new TypeError(`live_step ${step.step} needs ${name}`);
+          return value;
+        };
+        switch (step.step) {
+          case 'delta':
+            return run.delta(need(step.text, 'text'));
+          case 'tool_start':
+            return run.toolStart({ toolCallId: need(step.toolCallId, 'tool_call_id'), tool: need(step.tool, 'tool') });
+          case 'tool_end':
+            return run.toolEnd({ toolCallId: need(step.toolCallId, 'tool_call_id') });
+          case 'tool_result':
+            return run.toolResult({
+              toolCallId: need(step.toolCallId, 'tool_call_id'),
+              output: need(step.output, 'output'),
+            });
+          case 'done':
+            return run.done();
+          case 'error':
+            return run.error({ message: need(step.message, 'message') });
+          case 'cancel':
+            return run.cancel(step.reason);
+        }
+      }),
+    async snapshot(ref, clientId) {
+      const view = (await session(ref)).snapshot(clientId === undefined ? {} : { clientId });
+      return {
+        last_seq: view.lastSeq,
+        messages: [...view.messages],
+        active_request_id: view.activeRun?.requestId ?? null,
+        overlay: view.overlay?.text ?? null,
+        undelivered: view.undelivered.map((run) => run.requestId),
+      };
+    },
+    ack: (ref, requestId, options) =>
+      refusing(async () => {
+        await (await session(ref)).ack(requestId, {
+          ...(options.clientId === undefined ? {} : { clientId: options.clientId }),
+          ...(options.throughSeq === undefined ? {} : { throughSeq: options.throughSeq }),
+        });
+      }),
+    async subscribe(ref, { after, untilSeq, timeoutMs }) {
+      const live = await session(ref);
+      const target = untilSeq ?? live.durableSeq;
+      const subscription = live.subscribe({ after });
+      const events: LiveSubscribeResult['events'] = [];
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const timedOut = new Promise<'timeout'>((resolve) => {
+        timer = setTimeout(() => resolve('timeout'), timeoutMs);
+      });
+      try {
+        let cursor = after;
+        // A cursor ahead of the log yields its `ahead` snapshot at once (TJ-LIVE-010), even with nothing to wait for.
+        while (cursor < target || (events.length === 0 && after > target)) {
+          const next = await Promise.race([subscription.next(), timedOut]);
+          if (next === 'timeout' || next.done === true) break;
+          const event = next.value;
+          if (event.kind === 'record') {
+            events.push({ seq: event.record.seq });
+            cursor = event.record.seq;
+          } else if (event.kind === 'snapshot') {
+            events.push({ snapshot: event.reason, last_seq: event.view.lastSeq });
+            cursor = event.view.lastSeq ?? -1;
+          } else {
+            events.push({ cut_off: event.cursor });
+            break;
+          }
+        }
+        return events;
+      } finally {
+        clearTimeout(timer);
+        subscription.close();
+      }
+    },
+    async close() {
+      const all = [...hubs.values()];
+      hubs.clear();
+      runs.clear();
+      await Promise.allSettled(all.map((hub) => hub.close()));
+    },
+  };
+}
