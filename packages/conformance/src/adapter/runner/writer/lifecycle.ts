@@ -1,68 +1,11 @@
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { AdapterProcess } from '../../process.js';
 import { freshDir } from '../fresh-dir.js';
 import type { Outcome } from '../record.js';
-import { answerCode, type WriterContext, withAdapter } from './context.js';
+import { bytesOf, expectOk, expectRefused, recordsOf } from './answers.js';
+import { type WriterContext, withAdapter } from './context.js';
 
 const SESSION = 's1';
-
-/** The bytes of `file`, empty when it does not exist. */
-function bytesOf(file: string): Buffer {
-  return existsSync(file) ? readFileSync(file) : Buffer.alloc(0);
-}
-
-/**
- * The records of a JSONL file the harness reads back. A line that does not parse as JSON (a torn tail left in place,
- * damage) is added to `failures`: the writer's file must hold whole records only.
- */
-function recordsOf(file: string, failures: string[]): Record<string, unknown>[] {
-  const records: Record<string, unknown>[] = [];
-  for (const [index, line] of bytesOf(file).toString('utf8').split('\n').entries()) {
-    if (line.length === 0) continue;
-    try {
-      records.push(JSON.parse(line) as Record<string, unknown>);
-    } catch {
-      failures.push(`line ${index + 1} of the file is not a JSON record: ${JSON.stringify(line.slice(0, 80))}`);
-    }
-  }
-  return records;
-}
-
-/**
- * Sends a lifecycle request that the spec says must be refused, and checks that it is — answered `refused` — and that
- * the file did not change.
- */
-async function expectRefused(
-  process: AdapterProcess,
-  file: string,
-  op: string,
-  params: Record<string, unknown>,
-  why: string,
-  failures: string[],
-): Promise<void> {
-  const before = bytesOf(file);
-  const code = await answerCode(process.request(op, params));
-  if (code !== 'refused') failures.push(`${why}: answered ${code}, not refused`);
-  const after = bytesOf(file);
-  if (!after.equals(before)) failures.push(`${why}: the file changed (${after.length - before.length} byte(s))`);
-}
-
-/** Sends a lifecycle request that must succeed; a failure is recorded. Resolves with the result, or null. */
-async function expectOk(
-  process: AdapterProcess,
-  op: string,
-  params: Record<string, unknown>,
-  what: string,
-  failures: string[],
-): Promise<Record<string, unknown> | null> {
-  try {
-    return (await process.request(op, params)) as Record<string, unknown>;
-  } catch (error) {
-    failures.push(`${what}: ${error instanceof Error ? error.message : String(error)}`);
-    return null;
-  }
-}
 
 /**
  * Runs one lifecycle check in a fresh store whose journal is `fileOf(root)`, created with its directory: skipped when

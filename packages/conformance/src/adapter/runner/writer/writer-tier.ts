@@ -9,6 +9,7 @@ import { fsyncBeforeAckCheck } from './fsync-before-ack.js';
 import { invalidRecordCheck, lineTooLongCheck } from './invalid-record.js';
 import { killRoundChecks } from './kill-rounds.js';
 import { lifecycleChecks } from './lifecycle.js';
+import { liveChecks } from './live.js';
 import { lockCheck } from './lock.js';
 import { lockReplacedCheck } from './lock-replaced.js';
 import { raceCheck } from './race.js';
@@ -68,4 +69,5 @@ export async function writerTier(claims: StartResult, settings: WriterTierSettin
   await faultInjectionChecks(context);
   await lifecycleChecks(context);
   await recoveryCheck(context);
+  await liveChecks(context);
 }

@@ -1,0 +1,63 @@
+import { existsSync, readFileSync } from 'node:fs';
+import type { AdapterProcess } from '../../process.js';
+import { answerCode } from './context.js';
+
+// What the checks of the writer's own decisions (features lifecycle and live) read back: a journal's bytes and
+// records, and the answers to requests that must succeed or must be refused.
+
+/** The bytes of `file`, empty when it does not exist. */
+export function bytesOf(file: string): Buffer {
+  return existsSync(file) ? readFileSync(file) : Buffer.alloc(0);
+}
+
+/**
+ * The records of a JSONL file the harness reads back. A line that does not parse as JSON (a torn tail left in place,
+ * damage) is added to `failures`: the writer's file must hold whole records only.
+ */
+export function recordsOf(file: string, failures: string[]): Record<string, unknown>[] {
+  const records: Record<string, unknown>[] = [];
+  for (const [index, line] of bytesOf(file).toString('utf8').split('\n').entries()) {
+    if (line.length === 0) continue;
+    try {
+      records.push(JSON.parse(line) as Record<string, unknown>);
+    } catch {
+      failures.push(`line ${index + 1} of the file is not a JSON record: ${JSON.stringify(line.slice(0, 80))}`);
+    }
+  }
+  return records;
+}
+
+/**
+ * Sends a request that the spec says must be refused, and checks that it is — answered `refused` — and that
+ * the file did not change.
+ */
+export async function expectRefused(
+  process: AdapterProcess,
+  file: string,
+  op: string,
+  params: Record<string, unknown>,
+  why: string,
+  failures: string[],
+): Promise<void> {
+  const before = bytesOf(file);
+  const code = await answerCode(process.request(op, params));
+  if (code !== 'refused') failures.push(`${why}: answered ${code}, not refused`);
+  const after = bytesOf(file);
+  if (!after.equals(before)) failures.push(`${why}: the file changed (${after.length - before.length} byte(s))`);
+}
+
+/** Sends a request that must succeed; a failure is recorded. Resolves with the result, or null. */
+export async function expectOk(
+  process: AdapterProcess,
+  op: string,
+  params: Record<string, unknown>,
+  what: string,
+  failures: string[],
+): Promise<Record<string, unknown> | null> {
+  try {
+    return (await process.request(op, params)) as Record<string, unknown>;
+  } catch (error) {
+    failures.push(`${what}: ${error instanceof Error ? error.message : String(error)}`);
+    return null;
+  }
+}
