@@ -5,6 +5,7 @@
 import { BASE_MUTANTS } from './base.js';
 import { DURABILITY_MUTANTS } from './durability.js';
 import { LIFECYCLE_MUTANTS } from './lifecycle.js';
+import { LIVE_MUTANTS } from './live.js';
 import type { Mutant } from './mutant.js';
 import { READER_MUTANTS } from './reader.js';
 import { READER_SHAPE_MUTANTS } from './reader-shapes.js';
@@ -20,4 +21,5 @@ export const MUTANTS: readonly Mutant[] = [
   ...READER_SHAPE_MUTANTS,
   ...LIFECYCLE_MUTANTS,
   ...RECOVERY_MUTANTS,
+  ...LIVE_MUTANTS,
 ];

@@ -22,6 +22,7 @@ import { AdapterRequestError, referenceImplementation, runAdapter } from '@turnj
 import { isAcceptedRecord, validateRecord } from '@turnjournal/schema';
 import { AppendFile, nodeFileSystem } from '@turnjournal/writer/file-system';
 import { lifecycleDefects } from './mutants/lifecycle.mjs';
+import { liveDefects } from './mutants/live.mjs';
 import { recoveryDefects } from './mutants/recovery.mjs';
 
 const defect = process.argv[2];
@@ -486,7 +487,7 @@ Object.assign(implementations, {
   },
 });
 
-Object.assign(implementations, lifecycleDefects, recoveryDefects);
+Object.assign(implementations, lifecycleDefects, recoveryDefects, liveDefects);
 
 // Not a defect: the reference adapter claiming only the event family, so the writer tier's event path is exercised.
 implementations['claim-event-only'] = {

@@ -189,6 +189,26 @@ describe('what the kit does with a failure and with a partial claim', () => {
     expect(report.checks.find((c) => c.id === 'writer/recover')?.status).toBe('passed');
   }, 120_000);
 
+  it('hand-written live sessions that break no rule pass every live check, so the defects built on them fail for their one broken rule (TJ-CONF-040, TJ-CONF-041, TJ-CONF-042, TJ-CONF-043)', async () => {
+    const only = [
+      'writer/live-turn-flow',
+      'writer/live-subscribe',
+      'writer/live-snapshot-ack',
+      'writer/live-restart',
+      'writer/live-durable',
+    ];
+    const report = await runConformance({
+      adapter: brokenAdapter('live-handwritten'),
+      tier: 'writer',
+      runs: 1,
+      writerRounds: 1,
+      only: ['writer/live'],
+    });
+    expect(report.checks.filter((c) => c.id.startsWith('writer/live')).map((c) => [c.id, c.status])).toEqual(
+      only.map((id) => [id, 'passed']),
+    );
+  }, 120_000);
+
   it('a writer that writes U+2028 raw gets a warning, not a failure: TJ-FRAME-007 is a SHOULD (TJ-CONF-004)', async () => {
     const report = await runConformance({
       adapter: brokenAdapter('raw-separators'),

@@ -6,6 +6,7 @@ import { freshDir } from '../fresh-dir.js';
 import type { Outcome } from '../record.js';
 import { bytesOf, expectOk, expectRefused, recordsOf } from './answers.js';
 import { type WriterContext, withAdapter } from './context.js';
+import { liveDurabilityCheck } from './live-durability.js';
 
 // The checks of feature `live` (adapter.md §5.7): the implementation's own live sessions, seen through their answers
 // and the files they write (spec §18).
@@ -485,4 +486,5 @@ export async function liveChecks(context: WriterContext): Promise<void> {
   await subscribeCheck(context);
   await snapshotAckCheck(context);
   await restartCheck(context);
+  await liveDurabilityCheck(context);
 }

@@ -8,6 +8,8 @@ export interface TraceStep {
   readonly path?: string;
   /** The request ids a response write carries (`respond`). */
   readonly ids?: readonly number[];
+  /** The arguments of a `write` as strace printed them: the bytes written, escaped (`write`). */
+  readonly data?: string;
   /** Position in the trace (line index where the step took effect). */
   readonly at: number;
 }
@@ -42,7 +44,7 @@ export function traceSteps(trace: string): TraceStep[] {
           at: call.at,
         });
       else if (fd !== null && fds.has(fd) && call.ret !== null && call.ret > 0)
-        steps.push({ kind: 'write', path: fds.get(fd) as string, at: call.at });
+        steps.push({ kind: 'write', path: fds.get(fd) as string, data: call.args, at: call.at });
     } else if (call.name === 'fsync' || call.name === 'fdatasync') {
       if (fd !== null && fds.has(fd) && call.ret === 0)
         steps.push({ kind: 'sync', path: fds.get(fd) as string, at: call.at });

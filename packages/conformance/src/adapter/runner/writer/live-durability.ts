@@ -1,0 +1,138 @@
+import { readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { straceAvailable, straceWrapper } from '../../strace.js';
+import { freshDir } from '../fresh-dir.js';
+import { spawnAdapter, started, type WriterContext } from './context.js';
+import { STRACE_MISSING } from './support.js';
+import { type TraceStep, traceSteps } from './trace-steps.js';
+
+// `writer/live-durable` (feature `live`, strace): which records a live session syncs, and in which order it writes
+// the two families, seen in a trace of the adapter's syscalls (spec §18.1, §18.2).
+
+const SESSION = 's1';
+/** Deltas streamed one after the other: a session that syncs each of them on its own does this many syncs. */
+const BURST = 30;
+
+/** A request whose answer the check looks at: its id and what it was. */
+interface Answered {
+  readonly id: number;
+  readonly what: string;
+}
+
+/** The position of the answer to request `id`, or undefined. */
+const answerAt = (steps: readonly TraceStep[], id: number) =>
+  steps.find((s) => s.kind === 'respond' && s.ids?.includes(id))?.at;
+
+/** The first write to `path` whose bytes contain `marker` (as strace escapes them: `\"` for `"`). */
+const writeWith = (steps: readonly TraceStep[], path: string, marker: string) =>
+  steps.find((s) => s.kind === 'write' && s.path === path && s.data?.includes(marker.replaceAll('"', '\\"')));
+
+/**
+ * TJ-LIVE-006 / TJ-CONF-042: each answer in `durable` comes after a sync of `path` that follows the last write to it
+ * before the answer.
+ */
+function unsyncedAnswers(steps: readonly TraceStep[], path: string, durable: readonly Answered[]): string[] {
+  const problems: string[] = [];
+  for (const { id, what } of durable) {
+    const answered = answerAt(steps, id);
+    if (answered === undefined) {
+      problems.push(`the answer to ${what} (id ${id}) is not in the trace`);
+      continue;
+    }
+    const lastWrite = steps.filter((s) => s.kind === 'write' && s.path === path && s.at < answered).pop()?.at;
+    if (lastWrite === undefined) continue;
+    if (!steps.some((s) => s.kind === 'sync' && s.path === path && s.at > lastWrite && s.at < answered))
+      problems.push(
+        `${what} was answered before the event log was synced after its last write (TJ-LIVE-006, TJ-CONF-042)`,
+      );
+  }
+  return problems;
+}
+
+/**
+ * `writer/live-durable` (strace): a turn streamed through `live_*` requests under strace. Every answer to a send, a
+ * tool step, `done` and an ack follows a sync of the event log (TJ-LIVE-006, TJ-CONF-042); a burst of deltas is not
+ * synced delta by delta (TJ-LIVE-007); `submitted` is durable before `chat.started` is written (TJ-LIVE-003); and
+ * `chat.done` is written before the turn's `completed` (TJ-LIVE-005).
+ */
+export async function liveDurabilityCheck(context: WriterContext): Promise<void> {
+  await context.recorder.record(
+    'writer/live-durable',
+    'live sessions sync messages, tool records, run ends and acks before answering, batch deltas, and order the two families (strace)',
+    'writer',
+    ['TJ-LIVE-003', 'TJ-LIVE-005', 'TJ-LIVE-006', 'TJ-LIVE-007', 'TJ-CONF-042'],
+    async () => {
+      if (!(context.claims.features ?? []).includes('live')) return { skip: 'feature live not claimed' };
+      for (const family of ['turn', 'event'] as const)
+        if (!context.claims.families.includes(family)) return { skip: `family ${family} not claimed` };
+      if (context.strace === 'never') return { skip: 'disabled: live durability not proven', unproven: true };
+      if (!straceAvailable()) return { skip: STRACE_MISSING, unproven: true };
+      const root = freshDir('tj-conf-live-strace-');
+      const traceFile = join(root, 'trace.txt');
+      const journal = join(root, '_turn_journal', `${SESSION}.jsonl`);
+      const log = join(root, SESSION, 'events.jsonl');
+      const process = spawnAdapter(context, straceWrapper(traceFile));
+      try {
+        await started(process);
+        const at = { root, session_id: SESSION, request_id: 'r1' };
+        const durable: Answered[] = [];
+        const ask = async (op: string, params: Record<string, unknown>, what: string) => {
+          const pending = process.request(op, { ...at, ...params });
+          const id = process.lastRequestId;
+          await pending;
+          return { id, what };
+        };
+        durable.push(await ask('live_send', { content: 'hello' }, 'live_send'));
+        // One delta after the other, as a worker streams tokens: each answered before the next is sent.
+        let firstDeltaId = 0;
+        for (let i = 0; i < BURST; i++) {
+          const delta = await ask('live_step', { step: 'delta', text: `t${i} ` }, 'delta');
+          if (i === 0) firstDeltaId = delta.id;
+        }
+        durable.push(await ask('live_step', { step: 'tool_start', tool_call_id: 'c1', tool: 'search' }, 'tool_start'));
+        durable.push(
+          await ask('live_step', { step: 'tool_result', tool_call_id: 'c1', output: 'found' }, 'tool_result'),
+        );
+        await ask('live_step', { step: 'delta', text: 'done.' }, 'delta');
+        const done = await ask('live_step', { step: 'done' }, 'done');
+        durable.push(done);
+        const logText = readFileSync(log, 'utf8');
+        const finish = /"seq":(\d+),[^\n]*"type":"chat\.done"/.exec(logText)?.[1];
+        durable.push(await ask('live_ack', { through_seq: Number(finish ?? 0) }, 'live_ack'));
+        await process.stop();
+        const steps = traceSteps(readFileSync(traceFile, 'utf8'));
+        const failures = unsyncedAnswers(steps, log, durable);
+        // TJ-LIVE-007: between the first delta's answer and the tool_start request, count the syncs of the log.
+        const burstStart = answerAt(steps, firstDeltaId) ?? 0;
+        const burstEnd = answerAt(steps, durable[1]?.id ?? 0) ?? 0;
+        const burstSyncs = steps.filter(
+          (s) => s.kind === 'sync' && s.path === log && s.at > burstStart && s.at < burstEnd,
+        ).length;
+        if (burstSyncs > BURST / 2)
+          failures.push(
+            `${BURST} deltas streamed one after the other took ${burstSyncs} syncs of the event log (TJ-LIVE-007)`,
+          );
+        // TJ-LIVE-003: submitted written and synced before chat.started is written.
+        const submitted = writeWith(steps, journal, '"event":"submitted"');
+        const chatStarted = writeWith(steps, log, '"type":"chat.started"');
+        if (submitted === undefined || chatStarted === undefined)
+          failures.push('the writes of submitted and chat.started are not both in the trace');
+        else if (
+          !steps.some((s) => s.kind === 'sync' && s.path === journal && s.at > submitted.at && s.at < chatStarted.at)
+        )
+          failures.push('chat.started was written before submitted was synced (TJ-LIVE-003)');
+        // TJ-LIVE-005: chat.done written before completed.
+        const chatDone = writeWith(steps, log, '"type":"chat.done"');
+        const completed = writeWith(steps, journal, '"event":"completed"');
+        if (chatDone === undefined || completed === undefined)
+          failures.push('the writes of chat.done and completed are not both in the trace');
+        else if (completed.at < chatDone.at)
+          failures.push("the turn's completed was written before the run's chat.done (TJ-LIVE-005)");
+        return { failures };
+      } finally {
+        await process.dispose();
+        rmSync(root, { recursive: true, force: true });
+      }
+    },
+  );
+}

@@ -1,0 +1,392 @@
+// Defects of feature `live` (adapter.md §5.7) for the mutation matrix: a small hand-written live session over the
+// reference turn-journal and event-log writers — correct except for the one rule each defect names, as a server in
+// another language could get it wrong. It reads the log back for snapshots and subscriptions, as a simple server would.
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { LiveRefusal } from '@turnjournal/conformance';
+import { EventLogFold, readJournal } from '@turnjournal/reader';
+import { openEventLog, openTurnJournal, WriterError } from '@turnjournal/writer';
+
+const RECOVERY = 'server_startup_recovery';
+const DELIVERY_WINDOW_MS = 48 * 3_600_000;
+const FINISHING = new Set(['chat.done', 'chat.error', 'chat.cancelled']);
+const TERMINAL = new Set(['completed', 'interrupted']);
+
+/** The JSON records of a JSONL file, lines that do not parse left out. */
+function records(file) {
+  if (!existsSync(file)) return [];
+  const out = [];
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    try {
+      if (line.length > 0) out.push(JSON.parse(line));
+    } catch {}
+  }
+  return out;
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** One session: its two writers, the active run, and the highest seq made durable. */
+class HandwrittenSession {
+  constructor(broken, root, sessionId, journal, log) {
+    this.broken = broken;
+    this.journalFile = join(root, '_turn_journal', `${sessionId}.jsonl`);
+    this.logFile = join(root, sessionId, 'events.jsonl');
+    this.journal = journal;
+    this.log = log;
+    this.active = null;
+    this.durableSeq = log.lastSeq ?? -1;
+    this.timer = null;
+    // A server that handles one request at a time: subscriptions hold this while they wait (TJ-CONF-041 defect).
+    this.queue = Promise.resolve();
+  }
+
+  static async open(broken, root, sessionId) {
+    const journal = await openTurnJournal({ dir: join(root, '_turn_journal'), sessionId });
+    const log = await openEventLog({ root, sessionId, durability: 'none' });
+    const session = new HandwrittenSession(broken, root, sessionId, journal, log);
+    await session.recover();
+    return session;
+  }
+
+  /** Makes everything appended durable (TJ-LIVE-006) and moves the durable seq. */
+  async sync() {
+    clearTimeout(this.timer);
+    this.timer = null;
+    await this.log.flush();
+    this.durableSeq = this.log.lastSeq ?? -1;
+  }
+
+  /** A delta waits at most 20 ms for its sync (TJ-LIVE-007). */
+  syncSoon() {
+    this.timer ??= setTimeout(() => this.sync().catch(() => undefined), 20);
+  }
+
+  /** The pending turns of the journal and their `submitted` records, in journal order. */
+  pendingTurns() {
+    const turns = new Map();
+    for (const r of records(this.journalFile)) {
+      if (typeof r.turn_id !== 'string') continue;
+      const turn = turns.get(r.turn_id) ?? { submitted: null, closed: false };
+      if (r.event === 'submitted' && turn.submitted === null) turn.submitted = r;
+      if (TERMINAL.has(r.event)) turn.closed = true;
+      turns.set(r.turn_id, turn);
+    }
+    return [...turns].filter(([, t]) => !t.closed && t.submitted !== null);
+  }
+
+  /** Startup recovery (spec §18.5). */
+  async recover() {
+    const snapshot = this.log.snapshot();
+    for (const [requestId, run] of this.log.runs()) {
+      if (run.finish !== null) continue;
+      if (this.broken === 'live-restart-keeps-runs') continue; // TJ-LIVE-016
+      const overlay = snapshot.activeRun?.requestId === requestId ? snapshot.overlay : null;
+      if (overlay !== null && overlay.text.length > 0 && this.broken !== 'live-restart-drops-partial')
+        await this.log.appendMessage({
+          role: 'assistant',
+          content: overlay.text,
+          id: overlay.messageId,
+          request_id: requestId,
+          partial: true,
+        }); // TJ-LIVE-017
+      await this.log.chatCancelled({ requestId, reason: RECOVERY });
+    }
+    const runs = this.log.runs();
+    for (const [turnId, { submitted }] of this.pendingTurns()) {
+      const run = runs.get(turnId);
+      if (run === undefined && this.broken !== 'live-restart-forgets-user')
+        await this.log.appendMessage({
+          role: 'user',
+          content: submitted.content,
+          id: `${turnId}.user`,
+          request_id: turnId,
+        }); // TJ-LIVE-019
+      await this.sync();
+      if (run?.finish === 'done' && this.broken !== 'live-restart-interrupts-all') await this.journal.complete(turnId);
+      else await this.journal.interrupt(turnId, RECOVERY);
+    }
+    await this.sync();
+  }
+
+  statusOf(requestId) {
+    if (this.active?.requestId === requestId) return 'running';
+    const run = this.log.runs().get(requestId);
+    if (run !== undefined) return run.finish ?? 'running';
+    return undefined;
+  }
+
+  async send(requestId, content) {
+    const known =
+      this.broken === 'live-retry-restarts'
+        ? this.active?.requestId === requestId
+          ? 'running'
+          : undefined
+        : this.statusOf(requestId);
+    if (known !== undefined) return { created: false, status: known }; // TJ-LIVE-002
+    if (this.active !== null) {
+      const message = `run ${this.active.requestId} is active`;
+      if (this.broken === 'live-busy-fails') throw new Error(message); // TJ-CONF-040: answered failed
+      throw new LiveRefusal(message);
+    }
+    const turnId = this.broken === 'live-own-turn-ids' ? `turn-${requestId}` : requestId; // TJ-LIVE-001
+    const submitting = this.journal.submit({ turnId, content, streamId: requestId });
+    if (this.broken !== 'live-started-early') await submitting; // TJ-LIVE-003
+    await this.log.chatStarted({ requestId, content });
+    await submitting;
+    await this.log.appendMessage({ role: 'user', content, id: `${requestId}.user`, request_id: requestId });
+    await this.sync();
+    await this.journal.workerStarted(turnId);
+    this.active = { requestId, turnId, segment: null, segments: 0 };
+    return { created: true, status: 'running' };
+  }
+
+  /** Commits the open segment as an assistant message (TJ-LIVE-004). */
+  async closeSegment(run, byTool) {
+    const segment = run.segment;
+    run.segment = null;
+    if (segment === null || segment.text.length === 0) return;
+    if (byTool && this.broken === 'live-tool-drops-segment') return;
+    await this.log.appendMessage({
+      role: 'assistant',
+      content: segment.text,
+      id: segment.id,
+      request_id: run.requestId,
+    });
+  }
+
+  async step(requestId, step) {
+    const run = this.active;
+    if (run === null || run.requestId !== requestId) throw new LiveRefusal(`run ${requestId} is not active`);
+    switch (step.step) {
+      case 'delta': {
+        if (run.segment === null) {
+          run.segment = { id: `${requestId}.a${++run.segments}`, text: '' };
+          await this.log.segmentStarted({ requestId, messageId: run.segment.id });
+        }
+        run.segment.text += step.text;
+        await this.log.delta({ requestId, messageId: run.segment.id, text: step.text });
+        if (this.broken === 'live-syncs-every-delta') return this.sync(); // TJ-LIVE-007
+        this.syncSoon();
+        return;
+      }
+      case 'tool_start':
+        await this.closeSegment(run, true);
+        await this.log.toolStart({ requestId, toolCallId: step.toolCallId, tool: step.tool });
+        return this.boundary(true);
+      case 'tool_end':
+        await this.closeSegment(run, true);
+        await this.log.toolEnd({ requestId, toolCallId: step.toolCallId });
+        return this.boundary(true);
+      case 'tool_result':
+        await this.closeSegment(run, true);
+        await this.log.toolResult({ requestId, toolCallId: step.toolCallId, output: step.output });
+        if (this.broken !== 'live-tool-result-uncommitted')
+          await this.log.appendMessage({
+            role: 'tool',
+            content: step.output,
+            id: `${requestId}.tool.${step.toolCallId}`,
+            tool_call_id: step.toolCallId,
+            request_id: requestId,
+          });
+        return this.boundary(true);
+      default: {
+        await this.closeSegment(run, false);
+        if (this.broken === 'live-turn-first' && step.step === 'done') await this.journal.complete(run.turnId); // TJ-LIVE-005
+        if (step.step === 'done') await this.log.chatDone({ requestId });
+        else if (step.step === 'error') await this.log.chatError({ requestId, error: { message: step.message } });
+        else await this.log.chatCancelled({ requestId, ...(step.reason === undefined ? {} : { reason: step.reason }) });
+        await this.boundary();
+        if (step.step !== 'done')
+          await this.journal.interrupt(run.turnId, step.step === 'error' ? 'error' : 'cancelled');
+        else if (this.broken !== 'live-turn-first') await this.journal.complete(run.turnId);
+        this.active = null;
+      }
+    }
+  }
+
+  /** Every step but a delta makes what it appended durable, and refreshes the defect's cached view (live-stale-view). */
+  async boundary(afterTool = false) {
+    if (!(afterTool && this.broken === 'live-unsynced-tools')) await this.sync(); // TJ-LIVE-006
+    if (this.broken === 'live-stale-view') this.view = await this.computeView(undefined);
+  }
+
+  /** The fold of the durable records (TJ-LIVE-013), and the finished runs `clientId` has not acknowledged. */
+  async snapshot(clientId) {
+    await this.sync();
+    // A view cached at the last boundary (deltas do not refresh it), stamped with the current last seq: TJ-LIVE-013.
+    if (this.broken === 'live-stale-view' && this.view !== undefined)
+      return { ...this.view, last_seq: this.durableSeq < 0 ? null : this.durableSeq };
+    return this.computeView(clientId);
+  }
+
+  async computeView(clientId) {
+    const all = records(this.logFile).filter((r) => typeof r.seq === 'number' && r.seq <= this.durableSeq);
+    const fold = new EventLogFold();
+    for await (const batch of readJournal(this.logFile))
+      for (const item of batch)
+        if (item.kind === 'record' && item.record.value.seq <= this.durableSeq)
+          fold.add(item.record, { file: this.logFile });
+    const state = fold.finish();
+    const finished = new Map();
+    const acked = new Set();
+    for (const r of all) {
+      const id = r.payload?.request_id;
+      if (FINISHING.has(r.type) && !finished.has(id)) finished.set(id, r.ts);
+      if (r.type === 'delivery.ack' && (clientId === undefined || r.payload.client_id === clientId)) acked.add(id);
+    }
+    const now = Date.now();
+    const undelivered = [...finished]
+      .filter(
+        ([id, ts]) =>
+          !acked.has(id) && (this.broken === 'live-never-expires' || now - Date.parse(ts) <= DELIVERY_WINDOW_MS),
+      )
+      .map(([id]) => id); // TJ-LIVE-015
+    const messages =
+      this.broken === 'live-snapshot-bare-messages'
+        ? state.messages.map((m) => ({ role: m.role, content: m.content }))
+        : [...state.messages];
+    const view = {
+      last_seq: state.lastSeq,
+      messages,
+      active_request_id: state.activeRun?.requestId ?? null,
+      overlay: state.overlay?.text ?? null,
+      undelivered,
+    };
+    return view;
+  }
+
+  async ack(requestId, options) {
+    const run = this.log.runs().get(requestId);
+    if (run === undefined || run.finishedSeq === null) throw new LiveRefusal(`run ${requestId} has not finished`);
+    if (
+      options.throughSeq !== undefined &&
+      options.throughSeq < run.finishedSeq &&
+      this.broken !== 'live-ack-unchecked'
+    )
+      throw new LiveRefusal(`through_seq ${options.throughSeq} is below the finishing record ${run.finishedSeq}`); // TJ-LIVE-014
+    await this.log.ack(requestId, options);
+    if (this.broken !== 'live-ack-unsynced') await this.sync(); // TJ-CONF-042
+  }
+
+  /** Polls the log for durable records after the cursor (TJ-LIVE-009), with the snapshots of TJ-LIVE-010/018. */
+  async subscribe({ after, untilSeq, timeoutMs }) {
+    await this.sync();
+    const target = untilSeq ?? this.durableSeq;
+    const deadline = Date.now() + timeoutMs;
+    const events = [];
+    let cursor = this.broken === 'live-subscribe-repeats' ? after - 1 : after;
+    if (after > this.durableSeq) {
+      if (this.broken !== 'live-ahead-silent')
+        events.push({ snapshot: 'ahead', last_seq: this.durableSeq < 0 ? null : this.durableSeq });
+      cursor = this.durableSeq;
+    }
+    while (cursor < target && Date.now() < deadline) {
+      const durable = this.durableSeq;
+      const next = records(this.logFile).filter((r) => typeof r.seq === 'number' && r.seq > cursor && r.seq <= durable);
+      if (next.length === 0) {
+        await sleep(5);
+        continue;
+      }
+      if (next[0].seq !== cursor + 1 && this.broken !== 'live-skips-gap') {
+        events.push({ snapshot: 'compacted', last_seq: durable }); // TJ-LIVE-018
+        cursor = durable;
+        continue;
+      }
+      for (const record of next) {
+        events.push({ seq: record.seq });
+        cursor = record.seq;
+        if (cursor >= target) break;
+      }
+    }
+    return events;
+  }
+
+  async close() {
+    await this.sync().catch(() => undefined);
+    await this.log.close();
+    await this.journal.close();
+  }
+}
+
+/** Turns a writer's refusal into the `refused` answer. */
+async function refusing(call) {
+  try {
+    return await call();
+  } catch (error) {
+    if (
+      error instanceof WriterError &&
+      ['illegal_transition', 'turn_id_conflict', 'run_active', 'duplicate_request'].includes(error.code)
+    )
+      throw new LiveRefusal(error.message);
+    throw error;
+  }
+}
+
+/** The hand-written `live` operations; `broken` names the one rule they break (null: none). */
+function handwrittenLive(broken) {
+  return () => {
+    const sessions = new Map();
+    let busy = Promise.resolve();
+    const session = (ref) => {
+      const key = `${ref.root}\u0000${ref.sessionId}`;
+      if (!sessions.has(key)) sessions.set(key, HandwrittenSession.open(broken, ref.root, ref.sessionId));
+      return sessions.get(key);
+    };
+    // TJ-CONF-041 defect: one request at a time, a waiting subscription included.
+    const serial = (task) => {
+      if (broken !== 'live-subscribe-blocks') return task();
+      const run = busy.then(task, task);
+      busy = run.catch(() => undefined);
+      return run;
+    };
+    return {
+      open: (ref) =>
+        serial(async () => {
+          const { durableSeq } = await session(ref);
+          return { lastSeq: durableSeq < 0 ? null : durableSeq };
+        }),
+      send: (ref, requestId, content) =>
+        serial(async () => refusing(async () => (await session(ref)).send(requestId, content))),
+      step: (ref, requestId, step) =>
+        serial(async () => refusing(async () => (await session(ref)).step(requestId, step))),
+      snapshot: (ref, clientId) => serial(async () => (await session(ref)).snapshot(clientId)),
+      ack: (ref, requestId, options) => serial(async () => (await session(ref)).ack(requestId, options)),
+      subscribe: (ref, options) => serial(async () => (await session(ref)).subscribe(options)),
+      close: async () => {
+        for (const opening of sessions.values()) await (await opening).close().catch(() => undefined);
+        sessions.clear();
+      },
+    };
+  };
+}
+
+/** The defects, by name: overrides of the reference implementation. */
+export const liveDefects = Object.fromEntries([
+  ...[
+    'live-own-turn-ids',
+    'live-retry-restarts',
+    'live-busy-fails',
+    'live-tool-drops-segment',
+    'live-tool-result-uncommitted',
+    'live-subscribe-repeats',
+    'live-ahead-silent',
+    'live-skips-gap',
+    'live-subscribe-blocks',
+    'live-stale-view',
+    'live-snapshot-bare-messages',
+    'live-ack-unchecked',
+    'live-never-expires',
+    'live-restart-keeps-runs',
+    'live-restart-interrupts-all',
+    'live-restart-drops-partial',
+    'live-restart-forgets-user',
+    'live-started-early',
+    'live-turn-first',
+    'live-unsynced-tools',
+    'live-syncs-every-delta',
+    'live-ack-unsynced',
+  ].map((name) => [name, { live: handwrittenLive(name) }]),
+  // Not a defect: the hand-written live sessions with nothing broken, which must pass (the defects' control).
+  ['live-handwritten', { live: handwrittenLive(null) }],
+]);

@@ -1,0 +1,32 @@
+import { type Mutant, reference } from './mutant.js';
+
+/**
+ * Live sessions that get one rule of spec §18 wrong (issues 12 and 15), seen through feature `live` (adapter.md §5.7):
+ * a hand-written live session over the reference writers (packages/conformance/test/adapter/mutants/live.mjs) that
+ * breaks one rule each. Its unbroken version, `live-handwritten`, passes every live check
+ * (packages/conformance/test/adapter/broken-adapters.test.ts).
+ */
+export const LIVE_MUTANTS: readonly Mutant[] = [
+  reference('live-own-turn-ids', 'TJ-LIVE-001'),
+  reference('live-retry-restarts', 'TJ-LIVE-002'),
+  reference('live-tool-drops-segment', 'TJ-LIVE-004'),
+  reference('live-tool-result-uncommitted', 'TJ-LIVE-004'),
+  reference('live-subscribe-repeats', 'TJ-LIVE-009'),
+  reference('live-ahead-silent', 'TJ-LIVE-010'),
+  reference('live-skips-gap', 'TJ-LIVE-018'),
+  reference('live-stale-view', 'TJ-LIVE-013'),
+  reference('live-ack-unchecked', 'TJ-LIVE-014'),
+  reference('live-never-expires', 'TJ-LIVE-015'),
+  reference('live-restart-keeps-runs', 'TJ-LIVE-016'),
+  reference('live-restart-interrupts-all', 'TJ-LIVE-016'),
+  reference('live-restart-drops-partial', 'TJ-LIVE-017'),
+  reference('live-restart-forgets-user', 'TJ-LIVE-019'),
+  reference('live-started-early', 'TJ-LIVE-003'),
+  reference('live-turn-first', 'TJ-LIVE-005'),
+  reference('live-unsynced-tools', 'TJ-LIVE-006'),
+  reference('live-syncs-every-delta', 'TJ-LIVE-007'),
+  reference('live-busy-fails', 'TJ-CONF-040'),
+  reference('live-subscribe-blocks', 'TJ-CONF-041'),
+  reference('live-ack-unsynced', 'TJ-CONF-042'),
+  reference('live-snapshot-bare-messages', 'TJ-CONF-043'),
+];
