@@ -159,17 +159,15 @@ class HandwrittenSession {
     const run = this.active;
     if (run === null || run.requestId !== requestId) throw new LiveRefusal(`run ${requestId} is not active`);
     switch (step.step) {
-      case 'delta': {
-        if (run.segment === null) {
-          run.segment = { id: `${requestId}.a${++run.segments}`, text: '' };
-          await this.log.segmentStarted({ requestId, messageId: run.segment.id });
-        }
-        run.segment.text += step.text;
-        await this.log.delta({ requestId, messageId: run.segment.id, text: step.text });
-        if (this.broken === 'live-syncs-every-delta') return this.sync(); // TJ-LIVE-007
-        this.syncSoon();
-        return;
-      }
+      case 'delta':
+        if (this.broken !== 'live-syncs-every-delta')
+          return this.appendDelta(run, step.text).then(() => this.syncSoon());
+        // TJ-LIVE-007: each delta appended and synced before the next one is taken.
+        this.deltas = (this.deltas ?? Promise.resolve()).then(async () => {
+          await this.appendDelta(run, step.text);
+          await this.sync();
+        });
+        return this.deltas;
       case 'tool_start':
         await this.closeSegment(run, true);
         await this.log.toolStart({ requestId, toolCallId: step.toolCallId, tool: step.tool });
@@ -203,6 +201,16 @@ class HandwrittenSession {
         this.active = null;
       }
     }
+  }
+
+  /** Appends a delta, opening a segment first when none is open. */
+  async appendDelta(run, text) {
+    if (run.segment === null) {
+      run.segment = { id: `${run.requestId}.a${++run.segments}`, text: '' };
+      await this.log.segmentStarted({ requestId: run.requestId, messageId: run.segment.id });
+    }
+    run.segment.text += text;
+    await this.log.delta({ requestId: run.requestId, messageId: run.segment.id, text });
   }
 
   /** Every step but a delta makes what it appended durable, and refreshes the defect's cached view (live-stale-view). */

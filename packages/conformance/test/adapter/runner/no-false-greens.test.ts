@@ -86,6 +86,7 @@ describe('no false greens (issue 12 §3)', () => {
       'writer/fault-fdatasync-eio',
       'writer/fault-write-eio',
       'writer/fault-write-enospc',
+      'writer/live-durable',
     ]);
     expect(report.conformant).toBe(false);
     expect(run.status).toBe(4);
@@ -98,6 +99,8 @@ describe('no false greens (issue 12 §3)', () => {
     const run = await turnjournal('conformance', '--adapter', referenceAdapter, '--runs', '1', '--format', 'json');
     const report = JSON.parse(run.stdout) as import('../../../src/index.js').ConformanceReport;
     expect(report.partial).toBe(false);
+    // The failing checks first, so that a failure says which check and why.
+    expect(report.checks.filter((c) => c.status === 'failed').map((c) => [c.id, c.details])).toEqual([]);
     if (report.not_proven.length === 0) {
       expect(report.conformant).toBe(true);
       expect(run.status).toBe(0);
