@@ -28,6 +28,7 @@ export {
   AdapterRequestError,
   type AdapterWriter,
   type LifecycleOperations,
+  type RetentionOperations,
   referenceImplementation,
   runAdapter,
 } from './adapter/reference-adapter.js';

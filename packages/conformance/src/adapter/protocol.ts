@@ -17,10 +17,11 @@ export const ADAPTER_DURABILITIES = ['every', 'group', 'none'] as const;
 /**
  * Optional features: `audit` (turn_journal_* findings and the plan), `replay` (event-log replay, spec §15.4),
  * `lifecycle` (the writer's own decisions: turn submissions and transitions, event-log seqs and runs; adapter.md §5.4),
- * `recovery` (startup recovery of a store's turn journals, spec §12; adapter.md §5.5), `live` (live sessions, spec
- * §18; adapter.md §5.7).
+ * `recovery` (startup recovery of a store's turn journals, spec §12; adapter.md §5.5), `retention` (the sweep of turn
+ * journals and the compaction of event logs, spec §14; adapter.md §5.6), `live` (live sessions, spec §18; adapter.md
+ * §5.7).
  */
-export const ADAPTER_FEATURES = ['audit', 'replay', 'lifecycle', 'recovery', 'live'] as const;
+export const ADAPTER_FEATURES = ['audit', 'replay', 'lifecycle', 'recovery', 'retention', 'live'] as const;
 
 const Id = Type.Integer({ minimum: 0, description: 'Correlates a response with its request.' });
 const Durability = Type.Union([Type.Literal('every'), Type.Literal('group'), Type.Literal('none')]);
@@ -106,6 +107,27 @@ export const RecoverRequest = Type.Object({
   op: Type.Literal('recover'),
   root: Type.String({ minLength: 1 }),
 });
+const Now = Type.Integer({ minimum: 0, description: 'The current time, in epoch milliseconds.' });
+const WindowSeconds = Type.Optional(
+  Type.Number({ minimum: 0, description: "A window, in seconds; absent for the implementation's default (48 hours)." }),
+);
+/** `sweep` (feature `retention`): the retention sweep of `<root>/_turn_journal` at time `now`. */
+export const SweepRequest = Type.Object({
+  id: Id,
+  op: Type.Literal('sweep'),
+  root: Type.String({ minLength: 1 }),
+  now: Now,
+  window_s: WindowSeconds,
+});
+/** `compact` (feature `retention`): the compaction of the event log `file` at time `now`. */
+export const CompactRequest = Type.Object({
+  id: Id,
+  op: Type.Literal('compact'),
+  file: Type.String({ minLength: 1 }),
+  now: Now,
+  window_s: WindowSeconds,
+  delivery_window_s: WindowSeconds,
+});
 const LiveSession = {
   root: Type.String({ minLength: 1, description: 'The store root.' }),
   session_id: Identifier,
@@ -182,6 +204,8 @@ export const AdapterRequest = Type.Union([
   TurnEventRequest,
   EventAppendRequest,
   RecoverRequest,
+  SweepRequest,
+  CompactRequest,
   LiveOpenRequest,
   LiveSendRequest,
   LiveStepRequest,
@@ -214,6 +238,7 @@ export const StartResult = Type.Object({
         Type.Literal('replay'),
         Type.Literal('lifecycle'),
         Type.Literal('recovery'),
+        Type.Literal('retention'),
         Type.Literal('live'),
       ]),
     ),
@@ -276,6 +301,16 @@ export const RecoverResult = Type.Object({
   recovered: Type.Array(Type.Object({ session_id: Type.String(), turn_id: Type.String() })),
 });
 
+/** `sweep` result: the turns pruned, per session. */
+export const SweepResult = Type.Object({
+  sessions: Type.Array(Type.Object({ session_id: Type.String(), pruned: Type.Array(Type.String()) })),
+});
+/** `compact` result: the lines removed and the runs whose delivery expired. */
+export const CompactResult = Type.Object({
+  removed_records: Type.Integer({ minimum: 0 }),
+  expired: Type.Array(Type.String()),
+});
+
 /** `live_open` result: the session's last durable seq. */
 export const LiveOpenResult = Type.Object({ last_seq: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]) });
 /** `live_send` result: whether a run was started, and the run's status. */
@@ -317,6 +352,8 @@ export const RESULT_SCHEMAS = {
   turn_event: EmptyResult,
   event_append: EventAppendResult,
   recover: RecoverResult,
+  sweep: SweepResult,
+  compact: CompactResult,
   live_open: LiveOpenResult,
   live_send: LiveSendResult,
   live_step: EmptyResult,

@@ -4,12 +4,14 @@ import type { Readable, Writable } from 'node:stream';
 import { replayEventLog } from '@turnjournal/reader';
 import { validateRecord } from '@turnjournal/schema';
 import {
+  compactEventLog,
   type Durability,
   JOURNAL_ONLY_HOOKS,
   JournalLockedError,
   openEventLog,
   openTurnJournal,
   recoverStore,
+  sweepStoreTurnJournals,
   WriterError,
 } from '@turnjournal/writer';
 import { AppendFile } from '@turnjournal/writer/file-system';
@@ -58,6 +60,8 @@ export interface AdapterImplementation {
    * resolves with the turns it closed as interrupted.
    */
   readonly recover?: (root: string) => Promise<{ sessionId: string; turnId: string }[]>;
+  /** Feature `retention` (adapter.md §5.6): the sweep and the compaction; absent when the feature is not claimed. */
+  readonly retention?: RetentionOperations;
   /** Feature `live` (adapter.md §5.7): makes the live sessions one adapter process serves. */
   readonly live?: () => LiveOperations;
 }
@@ -82,6 +86,47 @@ export interface LifecycleOperations {
   /** `event_append`: appends through the event-log writer and resolves with the seq it gave the record. */
   eventAppend(request: { file: string; type: string; payload: Record<string, unknown> }): Promise<{ seq: number }>;
 }
+
+/** Feature `retention` (adapter.md §5.6): the retention sweep and the event-log compaction, at a given time. */
+export interface RetentionOperations {
+  /** `sweep`: sweeps `<root>/_turn_journal` at `now` (epoch ms); resolves with the turns pruned per session. */
+  sweep(request: {
+    root: string;
+    now: number;
+    /** Absent: the sweep's default window (TJ-RET-001). */
+    windowSeconds?: number;
+  }): Promise<{ sessionId: string; pruned: string[] }[]>;
+  /** `compact`: compacts the event log `file` at `now`; resolves with the lines removed and the expired runs. */
+  compact(request: {
+    file: string;
+    now: number;
+    /** Absent: the compaction's default retention window. */
+    windowSeconds?: number;
+    /** Absent: the default delivery window (TJ-LIVE-015). */
+    deliveryWindowSeconds?: number;
+  }): Promise<{ removedRecords: number; expired: string[] }>;
+}
+
+/** The reference `retention` operations: @turnjournal/writer's sweep and compaction. */
+const referenceRetention: RetentionOperations = {
+  async sweep({ root, now, windowSeconds }) {
+    const report = await sweepStoreTurnJournals(root, {
+      clock: () => now,
+      ...(windowSeconds === undefined ? {} : { retentionSeconds: windowSeconds }),
+    });
+    return report.sessions
+      .filter((session) => session.prunedTurnIds.length > 0)
+      .map((session) => ({ sessionId: session.sessionId, pruned: [...session.prunedTurnIds] }));
+  },
+  async compact({ file, now, windowSeconds, deliveryWindowSeconds }) {
+    const result = await compactEventLog(file, {
+      now,
+      ...(windowSeconds === undefined ? {} : { retentionSeconds: windowSeconds }),
+      ...(deliveryWindowSeconds === undefined ? {} : { deliveryWindowSeconds }),
+    });
+    return { removedRecords: result.removedRecords + result.removedDamagedLines, expired: [...result.expiredRuns] };
+  },
+};
 
 /** Writer errors that are a refusal by a rule of the spec, answered `refused` (adapter.md §5.4). */
 const REFUSALS = new Set(['turn_id_conflict', 'illegal_transition']);
@@ -157,6 +202,7 @@ export const referenceImplementation: AdapterImplementation = {
     features: [...ADAPTER_FEATURES],
   },
   lifecycle: referenceLifecycle,
+  retention: referenceRetention,
   live: referenceLiveOperations,
   async recover(root) {
     const recovery = await recoverStore([root], { apply: true, hooks: JOURNAL_ONLY_HOOKS });
@@ -355,6 +401,27 @@ export async function runAdapter(
         const recovered = await implementation.recover(request.root);
         return { recovered: recovered.map((turn) => ({ session_id: turn.sessionId, turn_id: turn.turnId })) };
       }
+      case 'sweep':
+      case 'compact': {
+        const retention = implementation.retention;
+        if (!(claims.features ?? []).includes('retention') || retention === undefined)
+          throw new AdapterRequestError('unsupported', 'feature retention is not supported');
+        if (request.op === 'sweep') {
+          const swept = await retention.sweep({
+            root: request.root,
+            now: request.now,
+            ...(request.window_s === undefined ? {} : { windowSeconds: request.window_s }),
+          });
+          return { sessions: swept.map((s) => ({ session_id: s.sessionId, pruned: s.pruned })) };
+        }
+        const compacted = await retention.compact({
+          file: request.file,
+          now: request.now,
+          ...(request.window_s === undefined ? {} : { windowSeconds: request.window_s }),
+          ...(request.delivery_window_s === undefined ? {} : { deliveryWindowSeconds: request.delivery_window_s }),
+        });
+        return { removed_records: compacted.removedRecords, expired: compacted.expired };
+      }
       case 'live_open':
       case 'live_send':
       case 'live_step':
@@ -393,6 +460,8 @@ export async function runAdapter(
         'turn_event',
         'event_append',
         'recover',
+        'sweep',
+        'compact',
         'live_open',
         'live_send',
         'live_step',

@@ -144,7 +144,7 @@ describe('the reference adapter in process', () => {
         levels: ['reader', 'writer'],
         families: ['turn', 'event', 'run', 'state'],
         durability: ['every', 'group', 'none'],
-        features: ['audit', 'replay', 'lifecycle', 'recovery', 'live'],
+        features: ['audit', 'replay', 'lifecycle', 'recovery', 'retention', 'live'],
       },
     });
     expect(stop).toEqual({ id: 2, ok: true, result: {} });

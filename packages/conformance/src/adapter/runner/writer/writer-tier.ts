@@ -15,6 +15,7 @@ import { lockReplacedCheck } from './lock-replaced.js';
 import { raceCheck } from './race.js';
 import { recoveryCheck } from './recovery.js';
 import { repairChecks } from './repair.js';
+import { retentionChecks } from './retention.js';
 import { fifoCheck, symlinkCheck } from './special-paths.js';
 import { tornTailCheck } from './torn-tail.js';
 import { tracedOpenCloseChecks } from './traced-open-close.js';
@@ -69,5 +70,6 @@ export async function writerTier(claims: StartResult, settings: WriterTierSettin
   await faultInjectionChecks(context);
   await lifecycleChecks(context);
   await recoveryCheck(context);
+  await retentionChecks(context);
   await liveChecks(context);
 }

@@ -1,0 +1,440 @@
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { openEventLog } from '@turnjournal/writer';
+import type { AdapterProcess } from '../../process.js';
+import { freshDir } from '../fresh-dir.js';
+import { answerCode, type WriterContext, withAdapter } from './context.js';
+
+// The checks of feature `retention` (adapter.md §5.6): the sweep of turn journals (spec §14.1) and the compaction of
+// an event log (spec §14.2), on stores the harness writes with known ages, at a `now` the harness gives.
+
+const JOURNAL_DIR = '_turn_journal';
+/** The harness's "now": every age below is relative to it. */
+const NOW_MS = Date.UTC(2026, 5, 20, 12, 0, 0);
+const NOW_S = NOW_MS / 1000;
+const HOUR_S = 3600;
+const DAY_S = 24 * HOUR_S;
+
+/** A lock file a live writer holds: the harness's own pid, on this host (spec §4.5). */
+function liveLock(path: string): void {
+  writeFileSync(path, `${JSON.stringify({ pid: process.pid, host: hostname(), token: 'tj-conformance-holder' })}\n`);
+}
+
+const claimsRetention = (context: WriterContext) => (context.claims.features ?? []).includes('retention');
+
+// ---------------------------------------------------------------------------------------------------------------
+// The sweep
+
+const turnLine = (event: string, turnId: string, session: string, createdAt: number, extra = '') =>
+  `{"version":1,"event":"${event}","turn_id":"${turnId}","session_id":"${session}","created_at":${createdAt}${extra}}`;
+const submittedLine = (turnId: string, session: string, createdAt: number, content = `hello ${turnId}`) =>
+  turnLine('submitted', turnId, session, createdAt, `,"role":"user","content":${JSON.stringify(content)}`);
+
+/** A journal file the sweep store holds: its lines, and the turn each line belongs to (null: no turn's). */
+interface PlannedFile {
+  readonly path: string;
+  readonly lines: readonly { readonly text: string; readonly turn: string | null }[];
+}
+
+/**
+ * The store of `writer/sweep`, at `NOW` with a window of 2 hours:
+ * - `a.jsonl`: `t1` completed 2 h 2 min ago (pruned); `t2` completed 10 min ago, written with non-canonical bytes
+ *   (an escaped `é`, spaces) that must survive byte for byte (kept); `t3` submitted 3 h ago but completed 10 min ago
+ *   — its newest record is young (kept); `t4` interrupted 3 h ago (terminal: pruned); an extension record of type
+ *   `x.acme.note` naming turn `zz`, which no derived turn takes in (kept, TJ-RET-017);
+ * - `b.jsonl`: an old completed turn and a line that is not JSON: the audit is not clean, nothing goes (TJ-RET-002);
+ * - `c.jsonl` and its shard `c~4242.jsonl`: `t5` old in the first, `t7` old in the shard, `t6` young in the shard:
+ *   both files rewritten, each ending with a `compacted` record listing `t5` and `t7` (TJ-RET-006, TJ-RET-007);
+ * - `d.jsonl`: an old completed turn, in a file whose lock a live writer holds (TJ-RET-009).
+ */
+function sweepStore(root: string, old: number, young: number): PlannedFile[] {
+  const dir = join(root, JOURNAL_DIR);
+  const done = (id: string, session: string, at: number) => [
+    { text: submittedLine(id, session, at), turn: id },
+    { text: turnLine('worker_started', id, session, at), turn: id },
+    { text: turnLine('completed', id, session, at, ',"terminal":true'), turn: id },
+  ];
+  const files: PlannedFile[] = [
+    {
+      path: join(dir, 'a.jsonl'),
+      lines: [
+        ...done('t1', 'a', old),
+        {
+          text: `{"version":1, "event":"submitted","turn_id":"t2","session_id":"a","created_at":${young},"role":"user","content":"caf\\u00e9"}`,
+          turn: 't2',
+        },
+        { text: turnLine('completed', 't2', 'a', young, ',"terminal":true,"x_acme_tag":[1,{"k":null}]'), turn: 't2' },
+        { text: submittedLine('t3', 'a', old - HOUR_S), turn: 't3' },
+        { text: turnLine('completed', 't3', 'a', young, ',"terminal":true'), turn: 't3' },
+        { text: submittedLine('t4', 'a', old), turn: 't4' },
+        {
+          text: turnLine('interrupted', 't4', 'a', old, ',"reason":"server_startup_recovery","terminal":true'),
+          turn: 't4',
+        },
+        { text: `{"version":1,"event":"x.acme.note","turn_id":"zz","created_at":${old},"note":"keep me"}`, turn: null },
+      ],
+    },
+    { path: join(dir, 'b.jsonl'), lines: [...done('t8', 'b', old), { text: 'not json', turn: null }] },
+    { path: join(dir, 'c.jsonl'), lines: done('t5', 'c', old) },
+    { path: join(dir, 'c~4242.jsonl'), lines: [...done('t7', 'c', old), ...done('t6', 'c', young)] },
+    { path: join(dir, 'd.jsonl'), lines: done('t9', 'd', old) },
+  ];
+  mkdirSync(dir, { recursive: true });
+  for (const file of files) writeFileSync(file.path, file.lines.map((line) => `${line.text}\n`).join(''));
+  liveLock(join(dir, 'd.jsonl.lock'));
+  return files;
+}
+
+/** Every file of the directory with its bytes, the sweep's directory lock left out. */
+function filesOf(dir: string): Map<string, string> {
+  const files = new Map<string, string>();
+  for (const name of readdirSync(dir).sort()) files.set(name, readFileSync(join(dir, name), 'latin1'));
+  return files;
+}
+
+/** `{session: [turn ids]}` of a sweep answer, sorted, sessions with no pruned turn left out. */
+function prunedBySession(answer: unknown, failures: string[]): Record<string, string[]> {
+  const result: Record<string, string[]> = {};
+  for (const session of (answer as { sessions: { session_id: string; pruned: string[] }[] }).sessions) {
+    if (session.pruned.length === 0) continue;
+    if (result[session.session_id] !== undefined) failures.push(`the answer lists session ${session.session_id} twice`);
+    result[session.session_id] = [...(result[session.session_id] ?? []), ...session.pruned].sort();
+  }
+  return result;
+}
+
+/**
+ * Checks a rewritten file: its retained lines, byte for byte and in order, then exactly one `compacted` record of the
+ * session giving `removed_turns` and `removed_turn_ids` of the whole sweep (TJ-RET-005..007).
+ */
+function expectRewritten(
+  file: PlannedFile,
+  bytes: string,
+  pruned: readonly string[],
+  session: string,
+  failures: string[],
+): void {
+  const name = file.path.slice(file.path.lastIndexOf('/') + 1);
+  const kept = file.lines
+    .filter((line) => line.turn === null || !pruned.includes(line.turn))
+    .map((line) => `${line.text}\n`)
+    .join('');
+  const expectedBytes = Buffer.from(kept, 'utf8').toString('latin1');
+  if (!bytes.startsWith(expectedBytes)) {
+    failures.push(
+      `${name}: the retained lines are not the original lines minus those of ${pruned.join(', ')}, byte for byte and in order`,
+    );
+    return;
+  }
+  const rest = bytes.slice(expectedBytes.length);
+  const lines = rest.split('\n');
+  if (lines.length !== 2 || lines[1] !== '') {
+    failures.push(`${name}: after the retained lines comes ${JSON.stringify(rest.slice(0, 200))}, not one line`);
+    return;
+  }
+  let record: Record<string, unknown>;
+  try {
+    record = JSON.parse(lines[0] as string) as Record<string, unknown>;
+  } catch {
+    failures.push(`${name}: the last line is not a record: ${JSON.stringify((lines[0] as string).slice(0, 120))}`);
+    return;
+  }
+  if (record.event !== 'compacted' || record.version !== 1 || record.session_id !== session)
+    failures.push(`${name}: the last line is not a compacted record of session ${session}: ${lines[0]}`);
+  if (record.removed_turns !== pruned.length)
+    failures.push(`${name}: removed_turns is ${JSON.stringify(record.removed_turns)}, not ${pruned.length}`);
+  const ids = Array.isArray(record.removed_turn_ids) ? [...(record.removed_turn_ids as string[])].sort() : null;
+  if (JSON.stringify(ids) !== JSON.stringify([...pruned].sort()))
+    failures.push(`${name}: removed_turn_ids is ${JSON.stringify(record.removed_turn_ids)}, not ${pruned.join(', ')}`);
+}
+
+/**
+ * `writer/sweep` (feature `retention`): with the directory lock held by another sweep, `sweep` is answered an error
+ * and changes nothing (TJ-RET-010); then, on the store of {@link sweepStore}, it prunes exactly `t1`, `t4`, `t5`,
+ * `t7` — not the young, partly young, unclean-session or held turns (TJ-RET-002, -003, -009) — and rewrites exactly
+ * `a.jsonl`, `c.jsonl` and `c~4242.jsonl`, retained lines byte for byte (TJ-RET-004, -005, -017), each ending with one
+ * `compacted` record (TJ-RET-006, -007), and answers exactly what it pruned (TJ-CONF-034). Last, a sweep without a
+ * window uses 48 hours (TJ-RET-001): of two turns completed 49 h and 47 h ago, only the first goes.
+ */
+export async function sweepCheck(context: WriterContext): Promise<void> {
+  await context.recorder.record(
+    'writer/sweep',
+    'the sweep prunes exactly the eligible turns of clean, unheld sessions, keeps every other line byte for byte, ends each rewritten file with its compacted record, and respects the directory lock',
+    'writer',
+    [
+      'TJ-RET-001',
+      'TJ-RET-002',
+      'TJ-RET-003',
+      'TJ-RET-004',
+      'TJ-RET-005',
+      'TJ-RET-006',
+      'TJ-RET-007',
+      'TJ-RET-009',
+      'TJ-RET-010',
+      'TJ-RET-017',
+      'TJ-CONF-034',
+    ],
+    async () => {
+      if (!claimsRetention(context)) return { skip: 'feature retention not claimed' };
+      if (!context.claims.families.includes('turn')) return { skip: 'family turn not claimed' };
+      const root = freshDir('tj-conf-sweep-');
+      try {
+        const failures: string[] = [];
+        const window = 2 * HOUR_S;
+        const files = sweepStore(root, NOW_S - window - 120, NOW_S - 600);
+        const dir = join(root, JOURNAL_DIR);
+        const original = filesOf(dir);
+        await withAdapter(context, async (adapter) => {
+          await sweepWithDirectoryLockHeld(adapter, root, dir, window, original, failures);
+          const answer = await adapter.request('sweep', { root, now: NOW_MS, window_s: window });
+          const pruned = prunedBySession(answer, failures);
+          const expected = { a: ['t1', 't4'], c: ['t5', 't7'] };
+          if (JSON.stringify(pruned) !== JSON.stringify(expected))
+            failures.push(`sweep answered it pruned ${JSON.stringify(pruned)}, not ${JSON.stringify(expected)}`);
+          const after = filesOf(dir);
+          for (const file of files) {
+            const name = file.path.slice(dir.length + 1);
+            const bytes = after.get(name);
+            if (bytes === undefined) {
+              failures.push(`${name} is gone after the sweep`);
+              continue;
+            }
+            const session = name.slice(0, 1) as 'a' | 'b' | 'c' | 'd';
+            if (session === 'a' || session === 'c') expectRewritten(file, bytes, expected[session], session, failures);
+            else if (bytes !== original.get(name))
+              failures.push(
+                session === 'b'
+                  ? `${name} changed although its audit is not clean (a line is not JSON)`
+                  : `${name} changed although a live writer holds its lock`,
+              );
+          }
+          const extra = [...after.keys()].filter((name) => !original.has(name));
+          if (extra.length > 0) failures.push(`the sweep left files behind: ${extra.join(', ')}`);
+          await sweepWithDefaultWindow(adapter, failures);
+        });
+        return { failures };
+      } finally {
+        rmSync(root, { recursive: true, force: true });
+      }
+    },
+  );
+}
+
+/** With another sweep's live directory lock in place, `sweep` must be refused and change nothing (TJ-RET-010). */
+async function sweepWithDirectoryLockHeld(
+  adapter: AdapterProcess,
+  root: string,
+  dir: string,
+  window: number,
+  original: ReadonlyMap<string, string>,
+  failures: string[],
+): Promise<void> {
+  const lock = join(dir, '.turnjournal-sweep.lock');
+  liveLock(lock);
+  const lockBytes = readFileSync(lock, 'latin1');
+  const code = await answerCode(adapter.request('sweep', { root, now: NOW_MS, window_s: window }));
+  if (code === 'ok') failures.push('sweep succeeded while another sweep held the directory lock');
+  const during = filesOf(dir);
+  if (during.get('.turnjournal-sweep.lock') !== lockBytes)
+    failures.push('the sweep removed or rewrote the directory lock another sweep holds');
+  during.delete('.turnjournal-sweep.lock');
+  for (const [name, bytes] of original)
+    if (during.get(name) !== bytes) failures.push(`${name} changed while another sweep held the directory lock`);
+  rmSync(lock);
+}
+
+/** A sweep without `window_s` uses 48 hours (TJ-RET-001). */
+async function sweepWithDefaultWindow(adapter: AdapterProcess, failures: string[]): Promise<void> {
+  const root = freshDir('tj-conf-sweep-default-');
+  try {
+    const dir = join(root, JOURNAL_DIR);
+    mkdirSync(dir, { recursive: true });
+    const lines = (id: string, at: number) =>
+      `${submittedLine(id, 'e', at)}\n${turnLine('completed', id, 'e', at, ',"terminal":true')}\n`;
+    writeFileSync(join(dir, 'e.jsonl'), lines('t49h', NOW_S - 49 * HOUR_S) + lines('t47h', NOW_S - 47 * HOUR_S));
+    const answer = await adapter.request('sweep', { root, now: NOW_MS });
+    const pruned = prunedBySession(answer, failures);
+    if (JSON.stringify(pruned) !== '{"e":["t49h"]}')
+      failures.push(
+        `a sweep without a window pruned ${JSON.stringify(pruned)}, not t49h only (the default window is 48 hours)`,
+      );
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Compaction
+
+/** The lines of an event log, and where its checkpoints are. */
+interface PlannedLog {
+  readonly bytes: Buffer;
+  /** Byte offset of each checkpoint line, by name. */
+  readonly checkpoints: Readonly<Record<string, number>>;
+}
+
+/**
+ * Writes an event log with the reference writer, at given times: `old` is 3 days before `NOW`, `young` 10 minutes.
+ * - `r1` at `old`: started, done, acknowledged; checkpoint `c1`;
+ * - `r2` at `old`: started, done, never acknowledged; checkpoint `c2`;
+ * - `r3` at `young`: started, done, acknowledged; checkpoint `c3`;
+ * - `r4` at `young`: started, never finished.
+ * With `abandoned`, the log ends after `c1` with a run `r0` started at `old` and never finished, and checkpoint `c2`.
+ */
+async function writeEventLog(file: string, abandoned: boolean): Promise<PlannedLog> {
+  let clock = NOW_MS - 3 * DAY_S * 1000;
+  const log = await openEventLog({ file, durability: 'none', clock: () => clock, checkpointInterval: 1_000_000 });
+  const checkpoints: Record<string, number> = {};
+  const checkpoint = async (name: string) => {
+    await log.idle();
+    checkpoints[name] = readFileSync(file).length;
+    await log.checkpoint();
+  };
+  try {
+    await log.appendMessage({ role: 'system', content: 'you are terse' });
+    await log.chatStarted({ requestId: 'r1', content: 'one' });
+    await log.chatDone({ requestId: 'r1' });
+    await log.ack('r1');
+    await checkpoint('c1');
+    if (abandoned) {
+      await log.chatStarted({ requestId: 'r0', content: 'never answered' });
+      await checkpoint('c2');
+      return { bytes: readFileSync(file), checkpoints };
+    }
+    await log.chatStarted({ requestId: 'r2' });
+    await log.chatDone({ requestId: 'r2' });
+    await checkpoint('c2');
+    clock = NOW_MS - 600_000;
+    await log.chatStarted({ requestId: 'r3' });
+    await log.chatDone({ requestId: 'r3' });
+    await log.ack('r3');
+    await checkpoint('c3');
+    await log.chatStarted({ requestId: 'r4' });
+  } finally {
+    await log.close();
+  }
+  return { bytes: readFileSync(file), checkpoints };
+}
+
+/** Lines (LF-terminated) of `bytes`. */
+function lineCount(bytes: Buffer): number {
+  let count = 0;
+  for (const byte of bytes) if (byte === 0x0a) count++;
+  return count;
+}
+
+/** One compaction case: the windows it is run with, and the checkpoint the result must start at (null: no change). */
+interface CompactionCase {
+  readonly name: string;
+  readonly abandoned: boolean;
+  readonly windows: { window_s?: number; delivery_window_s?: number };
+  readonly cutAt: 'c1' | 'c2' | 'c3' | null;
+  readonly expired: readonly string[];
+}
+
+const COMPACTION_CASES: readonly CompactionCase[] = [
+  // r2 finished 3 days ago, the delivery window is 2: expired, so everything before c2 goes; c3 is after young records.
+  {
+    name: 'window 1 day, delivery window 2 days',
+    abandoned: false,
+    windows: { window_s: DAY_S, delivery_window_s: 2 * DAY_S },
+    cutAt: 'c2',
+    expired: ['r2'],
+  },
+  // r2 is still within a 4-day delivery window: undelivered, it keeps c1 as the cut.
+  {
+    name: 'window 1 day, delivery window 4 days',
+    abandoned: false,
+    windows: { window_s: DAY_S, delivery_window_s: 4 * DAY_S },
+    cutAt: 'c1',
+    expired: [],
+  },
+  // Every record is younger than 4 days: nothing may go, though r2's delivery expired.
+  {
+    name: 'window 4 days, delivery window 1 day',
+    abandoned: false,
+    windows: { window_s: 4 * DAY_S, delivery_window_s: DAY_S },
+    cutAt: null,
+    expired: ['r2'],
+  },
+  // The defaults are 48 hours each: as in the first case.
+  { name: 'default windows', abandoned: false, windows: {}, cutAt: 'c2', expired: ['r2'] },
+  // r0 never finished: c2, after its first record, may not be the cut; c1 may.
+  {
+    name: 'an unfinished run before the last checkpoint',
+    abandoned: true,
+    windows: { window_s: DAY_S, delivery_window_s: 2 * DAY_S },
+    cutAt: 'c1',
+    expired: [],
+  },
+];
+
+/**
+ * `writer/compact` (feature `retention`): each case of {@link COMPACTION_CASES} compacts a fresh copy of a log the
+ * harness wrote with known ages; the result must be the original bytes from the expected checkpoint on, byte for byte
+ * — so retained seqs are untouched and no `delivery.ack` was written for an expired run (TJ-RET-012, -014, -018) —
+ * and nothing a younger record, an undelivered run within its delivery window or an unfinished run protects may go
+ * (TJ-RET-013). The answer gives the lines removed and the expired runs (TJ-CONF-035).
+ */
+export async function compactCheck(context: WriterContext): Promise<void> {
+  await context.recorder.record(
+    'writer/compact',
+    'compaction cuts an event log at the latest checkpoint retention allows, keeps the rest byte for byte with its seqs, and expires undelivered runs after the delivery window',
+    'writer',
+    ['TJ-RET-012', 'TJ-RET-013', 'TJ-RET-014', 'TJ-RET-018', 'TJ-CONF-035'],
+    async () => {
+      if (!claimsRetention(context)) return { skip: 'feature retention not claimed' };
+      if (!context.claims.families.includes('event')) return { skip: 'family event not claimed' };
+      const root = freshDir('tj-conf-compact-');
+      try {
+        const failures: string[] = [];
+        const logs = {
+          plain: await writeEventLog(join(root, 'plain.jsonl'), false),
+          abandoned: await writeEventLog(join(root, 'abandoned.jsonl'), true),
+        };
+        await withAdapter(context, async (adapter) => {
+          for (const [index, testCase] of COMPACTION_CASES.entries()) {
+            const source = testCase.abandoned ? 'abandoned' : 'plain';
+            const log = logs[source];
+            const file = join(root, `case-${index}.jsonl`);
+            copyFileSync(join(root, `${source}.jsonl`), file);
+            const where = `${testCase.name}`;
+            let answer: { removed_records: number; expired: string[] };
+            try {
+              answer = (await adapter.request('compact', { file, now: NOW_MS, ...testCase.windows })) as typeof answer;
+            } catch (error) {
+              failures.push(`${where}: compact failed: ${error instanceof Error ? error.message : String(error)}`);
+              continue;
+            }
+            const cut = testCase.cutAt === null ? 0 : (log.checkpoints[testCase.cutAt] as number);
+            const expected = log.bytes.subarray(cut);
+            const after = existsSync(file) ? readFileSync(file) : Buffer.alloc(0);
+            if (!after.equals(expected))
+              failures.push(
+                testCase.cutAt === null
+                  ? `${where}: the log changed (${log.bytes.length} → ${after.length} bytes), though nothing before any checkpoint may go`
+                  : `${where}: the log is not its original bytes from checkpoint ${testCase.cutAt} on (${after.length} bytes, expected ${expected.length})`,
+              );
+            const removed = lineCount(log.bytes.subarray(0, cut));
+            if (answer.removed_records !== removed)
+              failures.push(`${where}: answered removed_records ${answer.removed_records}, not ${removed}`);
+            if (JSON.stringify([...answer.expired].sort()) !== JSON.stringify(testCase.expired))
+              failures.push(
+                `${where}: answered expired ${JSON.stringify(answer.expired)}, not ${JSON.stringify(testCase.expired)}`,
+              );
+          }
+        });
+        return { failures };
+      } finally {
+        rmSync(root, { recursive: true, force: true });
+      }
+    },
+  );
+}
+
+/** The checks of feature `retention`. */
+export async function retentionChecks(context: WriterContext): Promise<void> {
+  await sweepCheck(context);
+  await compactCheck(context);
+}
