@@ -10,6 +10,7 @@ import type { Mutant } from './mutant.js';
 import { READER_MUTANTS } from './reader.js';
 import { READER_SHAPE_MUTANTS } from './reader-shapes.js';
 import { RECOVERY_MUTANTS } from './recovery.js';
+import { RETENTION_MUTANTS } from './retention.js';
 
 export type { Mutant } from './mutant.js';
 
@@ -21,5 +22,6 @@ export const MUTANTS: readonly Mutant[] = [
   ...READER_SHAPE_MUTANTS,
   ...LIFECYCLE_MUTANTS,
   ...RECOVERY_MUTANTS,
+  ...RETENTION_MUTANTS,
   ...LIVE_MUTANTS,
 ];

@@ -23,6 +23,7 @@ import { isAcceptedRecord, validateRecord } from '@turnjournal/schema';
 import { AppendFile, nodeFileSystem } from '@turnjournal/writer/file-system';
 import { lifecycleDefects } from './mutants/lifecycle.mjs';
 import { liveDefects } from './mutants/live.mjs';
+import { retentionDefects } from './mutants/retention.mjs';
 import { recoveryDefects } from './mutants/recovery.mjs';
 
 const defect = process.argv[2];
@@ -487,7 +488,7 @@ Object.assign(implementations, {
   },
 });
 
-Object.assign(implementations, lifecycleDefects, recoveryDefects, liveDefects);
+Object.assign(implementations, lifecycleDefects, recoveryDefects, retentionDefects, liveDefects);
 
 // Not a defect: the reference adapter claiming only the event family, so the writer tier's event path is exercised.
 implementations['claim-event-only'] = {

@@ -189,6 +189,22 @@ describe('what the kit does with a failure and with a partial claim', () => {
     expect(report.checks.find((c) => c.id === 'writer/recover')?.status).toBe('passed');
   }, 120_000);
 
+  it('a hand-written sweep and compaction that break no rule pass writer/sweep and writer/compact, so the defects built on them fail for their one broken rule (TJ-CONF-034, TJ-CONF-035)', async () => {
+    const report = await runConformance({
+      adapter: brokenAdapter('retention-handwritten'),
+      tier: 'writer',
+      runs: 1,
+      writerRounds: 1,
+      only: ['writer/sweep', 'writer/compact'],
+    });
+    expect(
+      report.checks.filter((c) => c.id === 'writer/sweep' || c.id === 'writer/compact').map((c) => [c.id, c.status]),
+    ).toEqual([
+      ['writer/sweep', 'passed'],
+      ['writer/compact', 'passed'],
+    ]);
+  }, 120_000);
+
   it('hand-written live sessions that break no rule pass every live check, so the defects built on them fail for their one broken rule (TJ-CONF-040, TJ-CONF-041, TJ-CONF-042, TJ-CONF-043)', async () => {
     const only = [
       'writer/live-turn-flow',

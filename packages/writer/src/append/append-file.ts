@@ -92,7 +92,13 @@ export class AppendFile {
   #resumeByOwner = false;
   #closed = false;
   #closing: Promise<void> | null = null;
-  #unsynced = false;
+  /**
+   * `none` mode: writes completed, and how many of them the last completed fsync covers. Counters, not an "unsynced"
+   * flag: a write that completes while an fsync runs may not be covered by it, and a flag the fsync clears when it
+   * returns would forget that write, so the next flush would return without syncing it.
+   */
+  #writesDone = 0;
+  #writesSynced = 0;
 
   private constructor(
     path: string,
@@ -277,7 +283,7 @@ export class AppendFile {
         for (const pending of batch) pending.reject(failure);
         return;
       }
-    } else this.#unsynced = true;
+    } else this.#writesDone += 1;
     this.#size = start + bytes.length;
     let offset = start;
     for (const pending of batch) {
@@ -295,10 +301,11 @@ export class AppendFile {
   async flush(): Promise<void> {
     await this.idle();
     if (this.#poison !== null) throw new WriterPoisonedError(this.path, this.#poison);
-    if (!this.#unsynced) return;
+    const covered = this.#writesDone;
+    if (covered === this.#writesSynced) return;
     try {
       await this.#fs.fsync(this.#fd);
-      this.#unsynced = false;
+      this.#writesSynced = Math.max(this.#writesSynced, covered);
     } catch (error) {
       this.#poison = new JournalWriteError(this.path, 'fsync', error);
       throw this.#poison;
@@ -344,7 +351,7 @@ export class AppendFile {
     await this.idle();
     this.#closed = true;
     let failure: unknown = null;
-    if (this.#unsynced && this.#poison === null) {
+    if (this.#writesDone !== this.#writesSynced && this.#poison === null) {
       try {
         await this.#fs.fsync(this.#fd);
       } catch (error) {

@@ -39,11 +39,11 @@ function unsyncedAnswers(steps: readonly TraceStep[], path: string, durable: rea
       problems.push(`the answer to ${what} (id ${id}) is not in the trace`);
       continue;
     }
-    const lastWrite = steps.filter((s) => s.kind === 'write' && s.path === path && s.at < answered).pop()?.at;
+    const lastWrite = steps.filter((s) => s.kind === 'write' && s.path === path && s.at < answered).pop();
     if (lastWrite === undefined) continue;
-    if (!steps.some((s) => s.kind === 'sync' && s.path === path && s.at > lastWrite && s.at < answered))
+    if (!steps.some((s) => s.kind === 'sync' && s.path === path && s.at > lastWrite.at && s.at < answered))
       problems.push(
-        `${what} was answered before the event log was synced after its last write (TJ-LIVE-006, TJ-CONF-042)`,
+        `${what} was answered before the event log was synced after its last write (TJ-LIVE-006, TJ-CONF-042): ${(lastWrite.data ?? '').slice(0, 160)}`,
       );
   }
   return problems;

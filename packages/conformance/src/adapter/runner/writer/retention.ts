@@ -106,7 +106,8 @@ function prunedBySession(answer: unknown, failures: string[]): Record<string, st
 
 /**
  * Checks a rewritten file: its retained lines, byte for byte and in order, then exactly one `compacted` record of the
- * session giving `removed_turns` and `removed_turn_ids` of the whole sweep (TJ-RET-005..007).
+ * session giving the sweep's `removed_turns` (TJ-RET-005, TJ-RET-006). Returns the ids its `removed_turn_ids` lists,
+ * null when the file is already wrong (a failure was recorded).
  */
 function expectRewritten(
   file: PlannedFile,
@@ -114,7 +115,7 @@ function expectRewritten(
   pruned: readonly string[],
   session: string,
   failures: string[],
-): void {
+): string[] | null {
   const name = file.path.slice(file.path.lastIndexOf('/') + 1);
   const kept = file.lines
     .filter((line) => line.turn === null || !pruned.includes(line.turn))
@@ -125,28 +126,30 @@ function expectRewritten(
     failures.push(
       `${name}: the retained lines are not the original lines minus those of ${pruned.join(', ')}, byte for byte and in order`,
     );
-    return;
+    return null;
   }
   const rest = bytes.slice(expectedBytes.length);
   const lines = rest.split('\n');
   if (lines.length !== 2 || lines[1] !== '') {
     failures.push(`${name}: after the retained lines comes ${JSON.stringify(rest.slice(0, 200))}, not one line`);
-    return;
+    return null;
   }
   let record: Record<string, unknown>;
   try {
     record = JSON.parse(lines[0] as string) as Record<string, unknown>;
   } catch {
     failures.push(`${name}: the last line is not a record: ${JSON.stringify((lines[0] as string).slice(0, 120))}`);
-    return;
+    return null;
   }
   if (record.event !== 'compacted' || record.version !== 1 || record.session_id !== session)
     failures.push(`${name}: the last line is not a compacted record of session ${session}: ${lines[0]}`);
   if (record.removed_turns !== pruned.length)
     failures.push(`${name}: removed_turns is ${JSON.stringify(record.removed_turns)}, not ${pruned.length}`);
-  const ids = Array.isArray(record.removed_turn_ids) ? [...(record.removed_turn_ids as string[])].sort() : null;
-  if (JSON.stringify(ids) !== JSON.stringify([...pruned].sort()))
-    failures.push(`${name}: removed_turn_ids is ${JSON.stringify(record.removed_turn_ids)}, not ${pruned.join(', ')}`);
+  const ids = Array.isArray(record.removed_turn_ids) ? (record.removed_turn_ids as unknown[]) : [];
+  const strange = ids.filter((id) => typeof id !== 'string' || !pruned.includes(id));
+  if (strange.length > 0)
+    failures.push(`${name}: removed_turn_ids lists turns this sweep did not prune: ${JSON.stringify(strange)}`);
+  return ids.filter((id): id is string => typeof id === 'string');
 }
 
 /**
@@ -193,6 +196,7 @@ export async function sweepCheck(context: WriterContext): Promise<void> {
           if (JSON.stringify(pruned) !== JSON.stringify(expected))
             failures.push(`sweep answered it pruned ${JSON.stringify(pruned)}, not ${JSON.stringify(expected)}`);
           const after = filesOf(dir);
+          const listed = new Map<string, string[] | null>();
           for (const file of files) {
             const name = file.path.slice(dir.length + 1);
             const bytes = after.get(name);
@@ -201,7 +205,8 @@ export async function sweepCheck(context: WriterContext): Promise<void> {
               continue;
             }
             const session = name.slice(0, 1) as 'a' | 'b' | 'c' | 'd';
-            if (session === 'a' || session === 'c') expectRewritten(file, bytes, expected[session], session, failures);
+            if (session === 'a' || session === 'c')
+              listed.set(name, expectRewritten(file, bytes, expected[session], session, failures));
             else if (bytes !== original.get(name))
               failures.push(
                 session === 'b'
@@ -209,6 +214,16 @@ export async function sweepCheck(context: WriterContext): Promise<void> {
                   : `${name} changed although a live writer holds its lock`,
               );
           }
+          // TJ-RET-007: the first file replaced lists every turn pruned from the session; which file came first the
+          // harness cannot see, so one of the two must.
+          const full = (name: string) => JSON.stringify([...(listed.get(name) ?? [])].sort());
+          const wellFormed = (...names: string[]) => names.every((name) => listed.get(name) !== null);
+          if (wellFormed('a.jsonl') && full('a.jsonl') !== '["t1","t4"]')
+            failures.push(`a.jsonl: removed_turn_ids is ${full('a.jsonl')}, not ["t1","t4"]`);
+          if (wellFormed('c.jsonl', 'c~4242.jsonl') && ![full('c.jsonl'), full('c~4242.jsonl')].includes('["t5","t7"]'))
+            failures.push(
+              `neither file of session c has a compacted record listing both t5 and t7 (${full('c.jsonl')}, ${full('c~4242.jsonl')}): a crash between the two files would leave remnants §10.2 cannot ignore`,
+            );
           const extra = [...after.keys()].filter((name) => !original.has(name));
           if (extra.length > 0) failures.push(`the sweep left files behind: ${extra.join(', ')}`);
           await sweepWithDefaultWindow(adapter, failures);

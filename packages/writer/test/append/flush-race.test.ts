@@ -1,0 +1,88 @@
+import { describe, expect, it } from 'vitest';
+import { AppendFile, type FileSystem, nodeFileSystem } from '../support/internals.js';
+import { eventRecord, readAll } from '../support/journal.js';
+import { tempDir } from '../support/temp.js';
+
+/** The real file system, with fsync held until the test lets it go, and counted. */
+function gatedFsync() {
+  let release: () => void = () => undefined;
+  let gate: Promise<void> | null = null;
+  let started: () => void = () => undefined;
+  const fsyncs: number[] = [];
+  const fs: FileSystem = {
+    ...nodeFileSystem,
+    fsync: async (fd) => {
+      fsyncs.push(fd);
+      started();
+      if (gate !== null) await gate;
+      return nodeFileSystem.fsync(fd);
+    },
+  };
+  return {
+    fs,
+    fsyncs,
+    /** Holds the next fsync; resolves once it has started. */
+    hold(): Promise<void> {
+      gate = new Promise((resolve) => {
+        release = resolve;
+      });
+      return new Promise((resolve) => {
+        started = resolve;
+      });
+    },
+    release(): void {
+      gate = null;
+      release();
+    },
+  };
+}
+
+describe('none mode: a write that lands while an fsync runs is synced by the next flush (TJ-DUR-015, TJ-LIVE-006)', () => {
+  it('flush after a write made during an earlier flush fsyncs again', async () => {
+    const file = `${tempDir('tj-flush-race-')}/events.jsonl`;
+    const gated = gatedFsync();
+    const writer = await AppendFile.open(file, { durability: 'none', fs: gated.fs });
+    try {
+      await writer.appendRecord(eventRecord(0, 'before'));
+      // Opening fsyncs the file and its directory; count from here.
+      const base = gated.fsyncs.length;
+      const fsyncStarted = gated.hold();
+      const first = writer.flush();
+      await fsyncStarted;
+      // The fsync of the first flush is running: this write may not be covered by it.
+      await writer.appendRecord(eventRecord(1, 'during'));
+      gated.release();
+      await first;
+      expect(gated.fsyncs.length - base).toBe(1);
+      await writer.flush();
+      expect(gated.fsyncs.length - base).toBe(2);
+      // Nothing written since: a third flush has nothing to sync.
+      await writer.flush();
+      expect(gated.fsyncs.length - base).toBe(2);
+    } finally {
+      await writer.close();
+    }
+    const contents = await readAll(file);
+    expect(contents.findings).toEqual([]);
+    expect(contents.records.map((r) => (r.value.payload as { message: { content: string } }).message.content)).toEqual([
+      'before',
+      'during',
+    ]);
+  });
+
+  it('close after a write made during a flush fsyncs it (TJ-DUR-015)', async () => {
+    const file = `${tempDir('tj-flush-race-')}/events.jsonl`;
+    const gated = gatedFsync();
+    const writer = await AppendFile.open(file, { durability: 'none', fs: gated.fs });
+    await writer.appendRecord(eventRecord(0, 'before'));
+    const base = gated.fsyncs.length;
+    const fsyncStarted = gated.hold();
+    const first = writer.flush();
+    await fsyncStarted;
+    await writer.appendRecord(eventRecord(1, 'during'));
+    gated.release();
+    await first;
+    await writer.close();
+    expect(gated.fsyncs.length - base).toBe(2);
+  });
+});
