@@ -1,5 +1,4 @@
 import { isValidIdentifier, runIndexEntries } from '@turnjournal/reader/store-format';
-import type { Attachment } from '@turnjournal/schema';
 import {
   type EventLog,
   type EventLogAck,
@@ -8,10 +7,8 @@ import {
   type SessionJournals,
   type TurnJournal,
 } from '@turnjournal/writer';
-import type { FileSystem } from '@turnjournal/writer/file-system';
 import { DiskReader } from './disk-reader.js';
 import { LiveError } from './errors.js';
-import type { FanOut } from './fanout.js';
 import { LiveRun } from './live-run.js';
 import type { ConversationView, LiveEvent, LiveRecord, LiveRunStatus } from './records.js';
 import { RecordRing } from './ring.js';

@@ -6,7 +6,7 @@
 import { appendFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type LiveEvent, openConversationHub, type Subscription } from '@turnjournal/live';
+import { type LiveEvent, openConversationHub } from '@turnjournal/live';
 import { replayEventLog } from '@turnjournal/reader';
 import { afterEach, describe, expect, it } from 'vitest';
 import { take } from './support.js';

@@ -3,13 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SimulatedFileSystem, seededRandom } from '@turnjournal/conformance';
-import {
-  type LiveError,
-  type LiveEvent,
-  type LiveRecord,
-  openConversationHub,
-  type Subscription,
-} from '@turnjournal/live';
+import { type LiveError, type LiveEvent, type LiveRecord, openConversationHub } from '@turnjournal/live';
 import { checkStore, replayEventLog } from '@turnjournal/reader';
 import { afterEach, describe, expect, it } from 'vitest';
 import { take } from './support.js';

@@ -23,8 +23,8 @@ import { isAcceptedRecord, validateRecord } from '@turnjournal/schema';
 import { AppendFile, nodeFileSystem } from '@turnjournal/writer/file-system';
 import { lifecycleDefects } from './mutants/lifecycle.mjs';
 import { liveDefects } from './mutants/live.mjs';
-import { retentionDefects } from './mutants/retention.mjs';
 import { recoveryDefects } from './mutants/recovery.mjs';
+import { retentionDefects } from './mutants/retention.mjs';
 
 const defect = process.argv[2];
 const TURN_EVENTS = ['submitted', 'worker_started', 'assistant_started', 'completed', 'interrupted'];

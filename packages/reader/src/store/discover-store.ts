@@ -1,5 +1,5 @@
 import { type Dirent, readdirSync, type Stats, statSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { basename, join } from 'node:path';
 import { type Finding, makeFinding } from '@turnjournal/schema';
 import { describeSpecial } from '../framing/open-regular.js';
 import { explainInvalidIdentifier, isValidIdentifier } from '../store-format/identifiers.js';
