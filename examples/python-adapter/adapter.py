@@ -62,7 +62,9 @@ MUTANTS = ("pid-only-liveness", "no-dir-fsync", "no-fdatasync", "no-poison", "so
            "family-from-name", "torn-zeros-zero-filled", "torn-is-damage", "salvage-head-too", "split-u2028",
            "no-strict-mode", "llm-seq-from-zero", "pair-by-order", "outcome-normalised", "no-end-means-cancelled",
            "ack-unknown-run-reported", "malformed-state-raises", "malformed-state-silent", "stop-exit-1",
-           "no-durability-claim", "latin1-lines", "crlf-lines", "pretty-responses")
+           "no-durability-claim", "latin1-lines", "crlf-lines", "pretty-responses",
+           "overlay-any-message-id", "checkpoint-closes-segment", "checkpoint-merges", "torn-checkpoint-used",
+           "invalid-checkpoint-resets")
 if MUTANT and MUTANT not in MUTANTS:
     sys.stderr.write("adapter.py: unknown TJ_MUTANT %r; one of %s\n" % (MUTANT, ", ".join(MUTANTS)))
     sys.exit(2)
@@ -521,6 +523,16 @@ def read_jsonl(path, mode, findings, on_record):
                         findings.add("zero_filled_region", path, offset=item[1])  # defect switch: TJ-FRAME-030
                         continue
             f = findings.add("torn_tail", path, offset=item[1], length=item[2])  # TJ-FRAME-004
+            if MUTANT == "torn-checkpoint-used":  # defect switch: TJ-REPLAY-006 (a backward scan that trusts the tail)
+                with open(path, "rb") as tail:
+                    tail.seek(item[1])
+                    raw = tail.read(item[2])
+                try:
+                    obj = json.loads(raw.decode("utf-8"))
+                except ValueError:
+                    obj = None
+                if isinstance(obj, dict) and obj.get("type") == "checkpoint":
+                    on_record(obj, 0, item[1], raw)
             if MUTANT == "torn-is-damage" and mode == "strict":
                 raise StrictFailure(f)  # defect switch: TJ-FRAME-024
             if MUTANT == "torn-is-damage" and mode == "prefix":
@@ -761,6 +773,9 @@ def read_journal_file(path, mode, findings):
         if rtype in defs:
             if not valid_def(obj, defs[rtype]) and MUTANT != "schema-not-checked":  # defect switch: TJ-COMPAT-017
                 invalid(line_no, offset, "fails $defs/" + defs[rtype])  # TJ-COMPAT-017
+                if MUTANT == "invalid-checkpoint-resets" and rtype == "checkpoint":  # defect switch: TJ-REPLAY-008
+                    jf.records.append({"obj": dict(obj, payload={"messages": []}), "type": rtype, "line": line_no,
+                                       "offset": offset, "raw": raw})
                 return
             if MUTANT == "role-required" and rtype == "submitted" and "role" not in obj:  # defect switch: TJ-TURN-016
                 invalid(line_no, offset, "submitted without role")
@@ -990,8 +1005,10 @@ def fold_event_log(jf, findings):
             else:
                 del messages[len(messages) - n:]
         elif t == "checkpoint" and MUTANT != "checkpoint-ignored":  # defect switch: TJ-REPLAY-001
-            messages = list(payload["messages"])
-        if t in ("message_append", "message_edit", "undo", "tool.start"):
+            # defect switch: TJ-REPLAY-004 (folds what came before the checkpoint too)
+            messages = messages + list(payload["messages"]) if MUTANT == "checkpoint-merges" else list(payload["messages"])
+        if t in ("message_append", "message_edit", "undo", "tool.start") or (
+                t == "checkpoint" and MUTANT == "checkpoint-closes-segment"):  # defect switch: TJ-REPLAY-011
             segment = None
         if t == "chat.started":
             rid = payload["request_id"]
@@ -1009,7 +1026,8 @@ def fold_event_log(jf, findings):
             acked.add(payload["request_id"])
         elif t == "assistant.segment.started":
             segment = {"request_id": payload["request_id"], "message_id": payload["message_id"], "text": ""}
-        elif t == "chat.delta" and segment is not None and payload["message_id"] == segment["message_id"]:
+        elif t == "chat.delta" and segment is not None and (
+                payload["message_id"] == segment["message_id"] or MUTANT == "overlay-any-message-id"):  # TJ-REPLAY-009
             segment["text"] += payload["text"]
     active = runs[-1] if runs and runs[-1] not in finished else None
     for rid in runs:
