@@ -22,6 +22,7 @@ export const LIVE_MUTANTS: readonly Mutant[] = [
   reference('live-restart-drops-partial', 'TJ-LIVE-017'),
   reference('live-restart-forgets-user', 'TJ-LIVE-019'),
   reference('live-started-early', 'TJ-LIVE-003'),
+  reference('live-delivers-unsynced', 'TJ-LIVE-008'),
   reference('live-turn-first', 'TJ-LIVE-005'),
   reference('live-unsynced-tools', 'TJ-LIVE-006'),
   reference('live-syncs-every-delta', 'TJ-LIVE-007'),

@@ -53,8 +53,10 @@ class HandwrittenSession {
   async sync() {
     clearTimeout(this.timer);
     this.timer = null;
+    // What was appended before the flush began: a record appended while it runs may not be covered (TJ-LIVE-008).
+    const target = this.log.lastSeq ?? -1;
     await this.log.flush();
-    this.durableSeq = this.log.lastSeq ?? -1;
+    this.durableSeq = Math.max(this.durableSeq, target);
   }
 
   /** A delta waits at most 20 ms for its sync (TJ-LIVE-007). */
@@ -290,7 +292,8 @@ class HandwrittenSession {
       cursor = this.durableSeq;
     }
     while (cursor < target && Date.now() < deadline) {
-      const durable = this.durableSeq;
+      // TJ-LIVE-008: only what is durable; the defect delivers whatever the file holds, synced or not.
+      const durable = this.broken === 'live-delivers-unsynced' ? Number.POSITIVE_INFINITY : this.durableSeq;
       const next = records(this.logFile).filter((r) => typeof r.seq === 'number' && r.seq > cursor && r.seq <= durable);
       if (next.length === 0) {
         await sleep(5);
@@ -390,6 +393,7 @@ export const liveDefects = Object.fromEntries([
     'live-restart-drops-partial',
     'live-restart-forgets-user',
     'live-started-early',
+    'live-delivers-unsynced',
     'live-turn-first',
     'live-unsynced-tools',
     'live-syncs-every-delta',

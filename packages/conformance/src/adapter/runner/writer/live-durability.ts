@@ -50,17 +50,37 @@ function unsyncedAnswers(steps: readonly TraceStep[], path: string, durable: rea
 }
 
 /**
+ * TJ-LIVE-008: the subscription answered as request `id` yielded `seqs`; each of them must have been synced — a sync of
+ * the log after the write that holds the record — before the answer. A record not yet written when the answer went
+ * out was not delivered from the log either, and is a failure too.
+ */
+function undurableDeliveries(steps: readonly TraceStep[], path: string, id: number, seqs: readonly number[]): string[] {
+  const answered = answerAt(steps, id);
+  if (answered === undefined) return [`the answer to live_subscribe (id ${id}) is not in the trace`];
+  if (seqs.length === 0) return ['the subscription yielded no record of the burst within 10 s'];
+  for (const seq of seqs) {
+    const write = writeWith(steps, path, `{"seq":${seq},`);
+    if (write === undefined || write.at > answered)
+      return [`a subscriber received seq ${seq} before any write of it to the event log (TJ-LIVE-008)`];
+    if (!steps.some((s) => s.kind === 'sync' && s.path === path && s.at > write.at && s.at < answered))
+      return [`a subscriber received seq ${seq} before the event log was synced after its write (TJ-LIVE-008)`];
+  }
+  return [];
+}
+
+/**
  * `writer/live-durable` (strace): a turn streamed through `live_*` requests under strace. Every answer to a send, a
- * tool step, `done` and an ack follows a sync of the event log (TJ-LIVE-006, TJ-CONF-042); a burst of deltas is not
+ * tool step, `done` and an ack follows a sync of the event log (TJ-LIVE-006, TJ-CONF-042); a subscriber waiting for
+ * the deltas receives none before it is synced (TJ-LIVE-008); a burst of deltas is not
  * synced delta by delta (TJ-LIVE-007); `submitted` is durable before `chat.started` is written (TJ-LIVE-003); and
  * `chat.done` is written before the turn's `completed` (TJ-LIVE-005).
  */
 export async function liveDurabilityCheck(context: WriterContext): Promise<void> {
   await context.recorder.record(
     'writer/live-durable',
-    'live sessions sync messages, tool records, run ends and acks before answering, batch deltas, and order the two families (strace)',
+    'live sessions sync messages, tool records, run ends and acks before answering, deliver only synced records, batch deltas, and order the two families (strace)',
     'writer',
-    ['TJ-LIVE-003', 'TJ-LIVE-005', 'TJ-LIVE-006', 'TJ-LIVE-007', 'TJ-CONF-042'],
+    ['TJ-LIVE-003', 'TJ-LIVE-005', 'TJ-LIVE-006', 'TJ-LIVE-007', 'TJ-LIVE-008', 'TJ-CONF-042'],
     async () => {
       if (!(context.claims.features ?? []).includes('live')) return { skip: 'feature live not claimed' };
       for (const family of ['turn', 'event'] as const)
@@ -83,6 +103,17 @@ export async function liveDurabilityCheck(context: WriterContext): Promise<void>
           return { id, what };
         };
         durable.push(await ask('live_send', { content: 'hello' }, 'live_send'));
+        // TJ-LIVE-008: a subscriber waiting for the burst's records, from the log's last seq before it.
+        const sent = (await process.request('live_snapshot', { root, session_id: SESSION })) as { last_seq: number };
+        const untilSeq = sent.last_seq + BURST + 1;
+        const subscription = process.request('live_subscribe', {
+          root,
+          session_id: SESSION,
+          after: sent.last_seq,
+          until_seq: untilSeq,
+          timeout_ms: 10_000,
+        }) as Promise<{ events: { seq?: number }[] }>;
+        const subscriptionId = process.lastRequestId;
         // A burst of deltas, pipelined as a fast model streams them. A session that syncs each one does BURST syncs; one
         // that batches them (TJ-LIVE-007) does a few, however loaded the machine: its bounded delay would have to
         // pass between nearly every two requests of the burst to come close.
@@ -98,12 +129,14 @@ export async function liveDurabilityCheck(context: WriterContext): Promise<void>
         await ask('live_step', { step: 'delta', text: 'done.' }, 'delta');
         const done = await ask('live_step', { step: 'done' }, 'done');
         durable.push(done);
+        const yielded = (await subscription).events.flatMap((e) => (typeof e.seq === 'number' ? [e.seq] : []));
         const logText = readFileSync(log, 'utf8');
         const finish = /"seq":(\d+),[^\n]*"type":"chat\.done"/.exec(logText)?.[1];
         durable.push(await ask('live_ack', { through_seq: Number(finish ?? 0) }, 'live_ack'));
         await process.stop();
         const steps = traceSteps(readFileSync(traceFile, 'utf8'));
         const failures = unsyncedAnswers(steps, log, durable);
+        failures.push(...undurableDeliveries(steps, log, subscriptionId, yielded));
         // TJ-LIVE-007: between the first delta's answer and the tool_start request, count the syncs of the log.
         const burstStart = answerAt(steps, firstDeltaId) ?? 0;
         const burstEnd = answerAt(steps, durable[1]?.id ?? 0) ?? 0;
