@@ -36,6 +36,8 @@ class HandwrittenSession {
     this.log = log;
     this.active = null;
     this.durableSeq = log.lastSeq ?? -1;
+    // The first seq a window of records appended by this process would hold (the defect live-window-only).
+    this.windowStart = this.durableSeq + 1;
     this.timer = null;
     // A server that handles one request at a time: subscriptions hold this while they wait (TJ-CONF-041 defect).
     this.queue = Promise.resolve();
@@ -291,6 +293,11 @@ class HandwrittenSession {
         events.push({ snapshot: 'ahead', last_seq: this.durableSeq < 0 ? null : this.durableSeq });
       cursor = this.durableSeq;
     }
+    if (this.broken === 'live-window-only' && cursor + 1 < this.windowStart) {
+      // TJ-LIVE-012: a server that serves only its in-memory window answers an older cursor with a snapshot.
+      events.push({ snapshot: 'compacted', last_seq: this.durableSeq < 0 ? null : this.durableSeq });
+      cursor = this.durableSeq;
+    }
     while (cursor < target && Date.now() < deadline) {
       // TJ-LIVE-008: only what is durable; the defect delivers whatever the file holds, synced or not.
       const durable = this.broken === 'live-delivers-unsynced' ? Number.POSITIVE_INFINITY : this.durableSeq;
@@ -394,6 +401,7 @@ export const liveDefects = Object.fromEntries([
     'live-restart-forgets-user',
     'live-started-early',
     'live-delivers-unsynced',
+    'live-window-only',
     'live-turn-first',
     'live-unsynced-tools',
     'live-syncs-every-delta',

@@ -481,9 +481,59 @@ async function restartCheck(context: WriterContext): Promise<void> {
 }
 
 /** The checks of feature `live` (adapter.md §5.7). */
+/** Records of the long log of `writer/live-catch-up`, and the bytes of each one's message. */
+const LONG_LOG_RECORDS = 6000;
+const LONG_LOG_MESSAGE_BYTES = 1000;
+
+/**
+ * `writer/live-catch-up`: a session opened on a log the harness wrote — 6,000 records, 6 MB, more than an in-memory
+ * window of recent records holds by default — serves a cursor near the log's start from the log itself: a subscription
+ * after seq 99 yields every record from 100 to the last, once and in order, with no `compacted` snapshot, because the
+ * log holds them all (TJ-LIVE-012). The cost half of the rule (following the records after the cursor, not the log's
+ * length) is measured by `pnpm bench`, not here.
+ */
+async function catchUpCheck(context: WriterContext): Promise<void> {
+  await context.recorder.record(
+    'writer/live-catch-up',
+    'a cursor older than any in-memory window is served from the log: every record after it, no snapshot',
+    'writer',
+    ['TJ-LIVE-012', 'TJ-CONF-041'],
+    () =>
+      inFreshStore(context, async (root) => {
+        const failures: string[] = [];
+        const content = 'x'.repeat(LONG_LOG_MESSAGE_BYTES);
+        const lines = Array.from(
+          { length: LONG_LOG_RECORDS },
+          (_, seq) =>
+            `{"seq":${seq},"ts":"2026-06-19T03:14:07Z","type":"message_append","payload":{"message":{"role":"user","content":"${content}"}}}\n`,
+        );
+        mkdirSync(dirname(eventLogOf(root)), { recursive: true });
+        writeFileSync(eventLogOf(root), lines.join(''));
+        const last = LONG_LOG_RECORDS - 1;
+        await withAdapter(context, async (process) => {
+          const client = liveClient(process, root, failures);
+          const events = await client.seqs(99, { until_seq: last, timeout_ms: 30_000 });
+          const snapshots = events.filter((e) => e.seq === undefined);
+          if (snapshots.length > 0)
+            failures.push(
+              `a subscription after seq 99 yielded ${JSON.stringify(snapshots.slice(0, 3))}, though the log holds every record after it (TJ-LIVE-012)`,
+            );
+          const seqs = events.flatMap((e) => (typeof e.seq === 'number' ? [e.seq] : []));
+          const wrong = seqs.findIndex((seq, i) => seq !== 100 + i);
+          if (wrong >= 0 || seqs.length !== last - 99)
+            failures.push(
+              `a subscription after seq 99 yielded ${seqs.length} record(s)${wrong >= 0 ? `, seq ${seqs[wrong]} where ${100 + wrong} belongs` : ''}, not seqs 100..${last} in order`,
+            );
+        });
+        return failures;
+      }),
+  );
+}
+
 export async function liveChecks(context: WriterContext): Promise<void> {
   await turnFlowCheck(context);
   await subscribeCheck(context);
+  await catchUpCheck(context);
   await snapshotAckCheck(context);
   await restartCheck(context);
   await liveDurabilityCheck(context);
