@@ -1566,6 +1566,193 @@ class AppendFile:
 
 
 # ---------------------------------------------------------------------------
+# Startup recovery (spec §12) and retention (spec §14): features `recovery` and `retention`
+# ---------------------------------------------------------------------------
+
+TURN_DIR = "_turn_journal"
+# Codes of severity info (spec §13.1); every other finding makes a session unclean (§13.3). A pending turn is info
+# only while a live writer holds it, an interrupted one only when no host transcript was consulted (as here).
+INFO_CODES = {"blank_line", "unknown_record", "unrecognised_file", "duplicate_event", "stale_lock",
+              "writer_violation_crlf", "writer_violation_bom", "writer_violation_unescaped_separator",
+              "turn_journal_interrupted_turn"}
+
+
+def _turn_store(root):
+    """The turn journals under <root>/_turn_journal: (findings, turn files, derived sessions)."""
+    findings = Findings()
+    directory = os.path.join(root, TURN_DIR)
+    names = sorted(os.listdir(directory)) if os.path.isdir(directory) else []
+    journals = [read_journal_file(os.path.join(directory, n), "tolerant", findings)
+                for n in names if n.endswith(".jsonl") and not n.startswith(".")]
+    turn_files = [jf for jf in journals if jf.family == "turn"]
+    derived, _ = derive_sessions(turn_files, findings)
+    return findings, turn_files, derived
+
+
+def recover_store(root):
+    """Spec §12 with no host transcript: one `interrupted` per abandoned turn (TJ-RECOV-004/006), after the writer has
+    cut a torn tail (TJ-RECOV-010); journals a live writer holds are left alone (TJ-RECOV-013)."""
+    import time
+    _, turn_files, derived = _turn_store(root)
+    recovered = []
+    for sid in sorted(derived):
+        for tid in sorted(derived[sid]):
+            turn = derived[sid][tid]
+            if turn["state"] in ("completed", "interrupted") or any(held_by_live_writer(f) for f in turn["files"]):
+                continue
+            record = {"version": 1, "event": "interrupted", "turn_id": tid, "session_id": sid}
+            for jf in turn_files:
+                for rec in jf.records:
+                    obj = rec["obj"]
+                    if rec["type"] == "submitted" and obj.get("turn_id") == tid and isinstance(obj.get("stream_id"), str):
+                        record["stream_id"] = obj["stream_id"]  # TJ-RECOV-006
+            record.update({"created_at": time.time(), "reason": "server_startup_recovery", "terminal": True})
+            writer = AppendFile(turn["file"], "every")
+            try:
+                writer.append(record)
+            finally:
+                writer.close()
+            recovered.append({"session_id": sid, "turn_id": tid})
+    return recovered
+
+
+def _lines(data):
+    """The LF-terminated lines of ``data`` (bytes), each with its LF."""
+    return data.splitlines(keepends=True) if data else []
+
+
+def sweep_store(root, now_ms, window_s=None):
+    """The retention sweep of <root>/_turn_journal (spec §14.1) for a host without delivery tracking."""
+    window = 48 * 3600 if window_s is None else window_s  # TJ-RET-001
+    cutoff = now_ms / 1000.0 - window
+    directory = os.path.join(root, TURN_DIR)
+    dir_token = acquire_lock(os.path.join(directory, ".turnjournal-sweep"))  # TJ-RET-010: refuses when held
+    try:
+        findings, turn_files, derived = _turn_store(root)
+        swept = []
+        for sid in sorted(derived):
+            files = [jf for jf in turn_files if turn_session_id(jf.path) == sid]
+            paths = {jf.path for jf in files}
+            turns = derived[sid]
+            blocking = [f for f in findings.items
+                        if (f.get("file") in paths or f.get("turn_id") in turns)
+                        and f["code"] not in INFO_CODES
+                        and not (f["code"] == "turn_journal_pending_turn" and f.get("severity") == "info")]
+            if blocking or any(t["state"] not in ("completed", "interrupted") for t in turns.values()):
+                continue  # TJ-RET-002: the audit is not clean
+            newest = {}
+            for jf in files:
+                for rec in jf.records:
+                    obj = rec["obj"]
+                    if rec.get("unknown") or rec["type"] == "compacted":
+                        continue
+                    at = obj.get("created_at")
+                    stamp = at if isinstance(at, (int, float)) and not isinstance(at, bool) else float("inf")
+                    newest[obj["turn_id"]] = max(newest.get(obj["turn_id"], float("-inf")), stamp)
+            pruned = sorted(tid for tid in turns if newest.get(tid, float("inf")) < cutoff)  # TJ-RET-003
+            if not pruned:
+                continue
+            if any(held_by_live_writer(jf.path) for jf in files):
+                continue  # TJ-RET-009
+            before = {jf.path: os.stat(jf.path) for jf in files}
+            tokens = []
+            try:
+                for jf in files:
+                    tokens.append((jf.path, acquire_lock(jf.path)))  # TJ-RET-008
+                if any((os.stat(p).st_size, os.stat(p).st_ino) != (st.st_size, st.st_ino)
+                       for p, st in before.items()):
+                    continue  # TJ-RET-015: changed since the audit
+                compacted = encode_record({
+                    "version": 1, "event": "compacted", "created_at": now_ms / 1000.0, "session_id": sid,
+                    "removed_turns": len(pruned), "removed_turn_ids": pruned, "retention_seconds": window})
+                for jf in files:
+                    drop = {rec["line"] for rec in jf.records
+                            if not rec.get("unknown") and rec["type"] != "compacted"
+                            and rec["obj"].get("turn_id") in pruned}  # TJ-RET-004, TJ-RET-017
+                    if not drop:
+                        continue
+                    with open(jf.path, "rb") as f:
+                        data = f.read()
+                    if not data.endswith(b"\n"):
+                        continue  # a torn tail: the audit was not clean; left for the next sweep
+                    kept = [line for number, line in enumerate(_lines(data), 1) if number not in drop]
+                    atomic_replace(jf.path, b"".join(kept) + compacted)  # TJ-RET-005, TJ-RET-006, TJ-RET-007
+            finally:
+                for path, token in tokens:
+                    release_lock(path, token)
+            swept.append({"session_id": sid, "pruned": pruned})
+        return swept
+    finally:
+        release_lock(os.path.join(directory, ".turnjournal-sweep"), dir_token)
+
+
+def _iso_ms(ts):
+    """Epoch milliseconds of an RFC 3339 timestamp, or None when it does not parse."""
+    from datetime import datetime
+    if not isinstance(ts, str):
+        return None
+    try:
+        return datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp() * 1000
+    except ValueError:
+        return None
+
+
+def compact_event_log(path, now_ms, window_s=None, delivery_window_s=None):
+    """Compaction of an event log (spec §14.2): cut at the latest valid checkpoint C with only removable records before
+    it, keep C and the rest byte for byte (TJ-RET-012, TJ-RET-014)."""
+    window = 48 * 3600 if window_s is None else window_s
+    delivery_window = 48 * 3600 if delivery_window_s is None else delivery_window_s  # TJ-LIVE-015
+    token = acquire_lock(path)
+    try:
+        findings = Findings()
+        jf = read_journal_file(path, "tolerant", findings)
+        if jf.family != "event":
+            raise BadRequest("not an event log: " + path)
+        runs = {}
+        for rec in jf.records:
+            payload = rec["obj"].get("payload")
+            rid = payload.get("request_id") if isinstance(payload, dict) else None
+            if not isinstance(rid, str) or rec.get("unknown"):
+                continue
+            run = runs.setdefault(rid, {"finished": None, "acked": False})
+            if rec["type"] in FINISHING and run["finished"] is None:
+                run["finished"] = _iso_ms(rec["obj"].get("ts"))
+                run["finished_seen"] = True
+            if rec["type"] == "delivery.ack":
+                run["acked"] = True
+        expired = sorted(rid for rid, run in runs.items()
+                         if run.get("finished_seen") and not run["acked"] and run["finished"] is not None
+                         and run["finished"] < now_ms - delivery_window * 1000)  # TJ-RET-018
+
+        def removable(rec):  # TJ-RET-013
+            at = _iso_ms(rec["obj"].get("ts"))
+            if at is None or at >= now_ms - window * 1000:
+                return False
+            payload = rec["obj"].get("payload")
+            rid = payload.get("request_id") if isinstance(payload, dict) else None
+            if not isinstance(rid, str):
+                return True
+            run = runs.get(rid, {})
+            return bool(run.get("finished_seen")) and (run.get("acked") or rid in expired)
+
+        cut = None
+        for rec in jf.records:
+            if rec["type"] == "checkpoint" and not rec.get("unknown"):
+                cut = rec
+            if not removable(rec):
+                break
+        with open(path, "rb") as f:
+            data = f.read()
+        lines = _lines(data)
+        if cut is None or cut["line"] == 1:
+            return {"removed_records": 0, "expired": expired}
+        atomic_replace(path, b"".join(lines[cut["line"] - 1:]))
+        return {"removed_records": cut["line"] - 1, "expired": expired}
+    finally:
+        release_lock(path, token)
+
+
+# ---------------------------------------------------------------------------
 # The store read (the adapter's `read` op)
 # ---------------------------------------------------------------------------
 
@@ -1634,7 +1821,7 @@ def capabilities():
         # group is served by one fdatasync per record: each append is acknowledged after a sync covering it.
         "durability": {"no-every-claim": ["group", "none"], "no-durability-claim": []}.get(
             MUTANT, ["every", "group", "none"]),  # defect switches: TJ-DUR-011, TJ-DUR-013
-        "features": ["audit", "replay"],
+        "features": ["audit", "replay", "recovery", "retention"],
     }
 
 
@@ -1719,6 +1906,25 @@ def handle(request):
             return replay(path, int(after))
         except ValueError as e:
             raise BadRequest(str(e))
+    if op == "recover":
+        root = request.get("root")
+        if not isinstance(root, str) or not os.path.isabs(root):
+            raise BadRequest("recover needs root, an absolute path")
+        return {"recovered": recover_store(root)}
+    if op == "sweep":
+        root, now, window = request.get("root"), request.get("now"), request.get("window_s")
+        if not isinstance(root, str) or not os.path.isabs(root) or not is_integer(now) \
+                or (window is not None and not isinstance(window, (int, float))):
+            raise BadRequest("sweep needs root (an absolute path), now (epoch ms) and an optional window_s")
+        return {"sessions": sweep_store(root, now, window)}
+    if op == "compact":
+        path, now = request.get("file"), request.get("now")
+        window, delivery = request.get("window_s"), request.get("delivery_window_s")
+        if not isinstance(path, str) or not os.path.isabs(path) or not is_integer(now):
+            raise BadRequest("compact needs file (an absolute path) and now (epoch ms)")
+        if not os.path.isfile(path):
+            raise BadRequest("no such file: " + path)
+        return compact_event_log(path, now, window, delivery)
     if op == "stop":
         close_all()
         return {}
