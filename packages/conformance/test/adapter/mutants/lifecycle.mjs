@@ -1,24 +1,10 @@
-// Defects of feature `lifecycle` (adapter.md §5.4) for the mutation matrix: small hand-written writers, correct except
-// for the one rule each defect names, as an implementation in another language could get them wrong. Each opens the
-// file with the reference AppendFile (lock, torn-tail repair, durable appends) and reads the file to decide.
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AdapterRequestError, referenceImplementation } from '@turnjournal/conformance';
 import { AppendFile } from '@turnjournal/writer/file-system';
+import { records } from './jsonl.mjs';
 
 const RANK = { submitted: 0, worker_started: 1, assistant_started: 2, completed: 3, interrupted: 3 };
 const FINISHING = new Set(['chat.done', 'chat.error', 'chat.cancelled']);
-
-/** The records of a file, skipping lines that do not parse. */
-function records(file) {
-  const out = [];
-  for (const line of readFileSync(file, 'utf8').split('\n')) {
-    try {
-      if (line.length > 0) out.push(JSON.parse(line));
-    } catch {}
-  }
-  return out;
-}
 
 async function withFile(file, body) {
   const appendFile = await AppendFile.open(file, { durability: 'every' });

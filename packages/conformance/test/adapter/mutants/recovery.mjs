@@ -5,18 +5,9 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { referenceImplementation } from '@turnjournal/conformance';
 import { AppendFile } from '@turnjournal/writer/file-system';
+import { records } from './jsonl.mjs';
 
 const RANK = { submitted: 0, worker_started: 1, assistant_started: 2, completed: 3, interrupted: 3 };
-
-function records(file) {
-  const out = [];
-  for (const line of readFileSync(file, 'utf8').split('\n')) {
-    try {
-      if (line.length > 0) out.push(JSON.parse(line));
-    } catch {}
-  }
-  return out;
-}
 
 /** True when `<file>.lock` names a live process of this host. */
 function heldByLiveWriter(file) {
