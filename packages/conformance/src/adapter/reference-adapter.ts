@@ -110,20 +110,14 @@ export interface RetentionOperations {
 /** The reference `retention` operations: @turnjournal/writer's sweep and compaction. */
 const referenceRetention: RetentionOperations = {
   async sweep({ root, now, windowSeconds }) {
-    const report = await sweepStoreTurnJournals(root, {
-      clock: () => now,
-      ...(windowSeconds === undefined ? {} : { retentionSeconds: windowSeconds }),
-    });
+    // An absent window is the sweep's own default (TJ-RET-001).
+    const report = await sweepStoreTurnJournals(root, { clock: () => now, retentionSeconds: windowSeconds });
     return report.sessions
       .filter((session) => session.prunedTurnIds.length > 0)
       .map((session) => ({ sessionId: session.sessionId, pruned: [...session.prunedTurnIds] }));
   },
   async compact({ file, now, windowSeconds, deliveryWindowSeconds }) {
-    const result = await compactEventLog(file, {
-      now,
-      ...(windowSeconds === undefined ? {} : { retentionSeconds: windowSeconds }),
-      ...(deliveryWindowSeconds === undefined ? {} : { deliveryWindowSeconds }),
-    });
+    const result = await compactEventLog(file, { now, retentionSeconds: windowSeconds, deliveryWindowSeconds });
     return { removedRecords: result.removedRecords + result.removedDamagedLines, expired: [...result.expiredRuns] };
   },
 };
@@ -410,15 +404,15 @@ export async function runAdapter(
           const swept = await retention.sweep({
             root: request.root,
             now: request.now,
-            ...(request.window_s === undefined ? {} : { windowSeconds: request.window_s }),
+            windowSeconds: request.window_s,
           });
           return { sessions: swept.map((s) => ({ session_id: s.sessionId, pruned: s.pruned })) };
         }
         const compacted = await retention.compact({
           file: request.file,
           now: request.now,
-          ...(request.window_s === undefined ? {} : { windowSeconds: request.window_s }),
-          ...(request.delivery_window_s === undefined ? {} : { deliveryWindowSeconds: request.delivery_window_s }),
+          windowSeconds: request.window_s,
+          deliveryWindowSeconds: request.delivery_window_s,
         });
         return { removed_records: compacted.removedRecords, expired: compacted.expired };
       }

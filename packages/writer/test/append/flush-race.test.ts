@@ -37,28 +37,37 @@ function gatedFsync() {
   };
 }
 
+/**
+ * Opens a `none`-mode writer on a new file, appends `before`, then appends `during` while a flush's fsync is held
+ * open, and lets that flush finish. Resolves with the writer and the fsyncs counted from the flush on (opening
+ * fsyncs the file and its directory, which are not counted).
+ */
+async function writeDuringFlush(file: string) {
+  const gated = gatedFsync();
+  const writer = await AppendFile.open(file, { durability: 'none', fs: gated.fs });
+  await writer.appendRecord(eventRecord(0, 'before'));
+  const base = gated.fsyncs.length;
+  const fsyncStarted = gated.hold();
+  const first = writer.flush();
+  await fsyncStarted;
+  // The fsync of the first flush is running: this write may not be covered by it.
+  await writer.appendRecord(eventRecord(1, 'during'));
+  gated.release();
+  await first;
+  return { writer, fsyncsSinceFlush: () => gated.fsyncs.length - base };
+}
+
 describe('none mode: a write that lands while an fsync runs is synced by the next flush (TJ-DUR-015, TJ-LIVE-006)', () => {
   it('flush after a write made during an earlier flush fsyncs again', async () => {
     const file = `${tempDir('tj-flush-race-')}/events.jsonl`;
-    const gated = gatedFsync();
-    const writer = await AppendFile.open(file, { durability: 'none', fs: gated.fs });
+    const { writer, fsyncsSinceFlush } = await writeDuringFlush(file);
     try {
-      await writer.appendRecord(eventRecord(0, 'before'));
-      // Opening fsyncs the file and its directory; count from here.
-      const base = gated.fsyncs.length;
-      const fsyncStarted = gated.hold();
-      const first = writer.flush();
-      await fsyncStarted;
-      // The fsync of the first flush is running: this write may not be covered by it.
-      await writer.appendRecord(eventRecord(1, 'during'));
-      gated.release();
-      await first;
-      expect(gated.fsyncs.length - base).toBe(1);
+      expect(fsyncsSinceFlush()).toBe(1);
       await writer.flush();
-      expect(gated.fsyncs.length - base).toBe(2);
+      expect(fsyncsSinceFlush()).toBe(2);
       // Nothing written since: a third flush has nothing to sync.
       await writer.flush();
-      expect(gated.fsyncs.length - base).toBe(2);
+      expect(fsyncsSinceFlush()).toBe(2);
     } finally {
       await writer.close();
     }
@@ -71,18 +80,8 @@ describe('none mode: a write that lands while an fsync runs is synced by the nex
   });
 
   it('close after a write made during a flush fsyncs it (TJ-DUR-015)', async () => {
-    const file = `${tempDir('tj-flush-race-')}/events.jsonl`;
-    const gated = gatedFsync();
-    const writer = await AppendFile.open(file, { durability: 'none', fs: gated.fs });
-    await writer.appendRecord(eventRecord(0, 'before'));
-    const base = gated.fsyncs.length;
-    const fsyncStarted = gated.hold();
-    const first = writer.flush();
-    await fsyncStarted;
-    await writer.appendRecord(eventRecord(1, 'during'));
-    gated.release();
-    await first;
+    const { writer, fsyncsSinceFlush } = await writeDuringFlush(`${tempDir('tj-flush-race-')}/events.jsonl`);
     await writer.close();
-    expect(gated.fsyncs.length - base).toBe(2);
+    expect(fsyncsSinceFlush()).toBe(2);
   });
 });

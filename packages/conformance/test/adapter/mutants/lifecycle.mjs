@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { AdapterRequestError, referenceImplementation } from '@turnjournal/conformance';
 import { AppendFile } from '@turnjournal/writer/file-system';
-import { records } from './jsonl.mjs';
+import { records } from './shared.mjs';
 
 const RANK = { submitted: 0, worker_started: 1, assistant_started: 2, completed: 3, interrupted: 3 };
 const FINISHING = new Set(['chat.done', 'chat.error', 'chat.cancelled']);

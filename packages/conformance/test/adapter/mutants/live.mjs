@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { LiveRefusal } from '@turnjournal/conformance';
 import { EventLogFold, readJournal } from '@turnjournal/reader';
 import { openEventLog, openTurnJournal, WriterError } from '@turnjournal/writer';
-import { records } from './jsonl.mjs';
+import { records } from './shared.mjs';
 
 const RECOVERY = 'server_startup_recovery';
 const DELIVERY_WINDOW_MS = 48 * 3_600_000;

@@ -1,26 +1,12 @@
 // Defects of feature `recovery` (adapter.md §5.5) for the mutation matrix: a small hand-written startup recovery,
 // correct except for the one rule each defect names, as an implementation in another language could get it wrong.
-import { appendFileSync, existsSync, readdirSync, readFileSync } from 'node:fs';
-import { hostname } from 'node:os';
+import { appendFileSync, existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { referenceImplementation } from '@turnjournal/conformance';
 import { AppendFile } from '@turnjournal/writer/file-system';
-import { records } from './jsonl.mjs';
+import { heldByLiveProcess, records } from './shared.mjs';
 
 const RANK = { submitted: 0, worker_started: 1, assistant_started: 2, completed: 3, interrupted: 3 };
-
-/** True when `<file>.lock` names a live process of this host. */
-function heldByLiveWriter(file) {
-  if (!existsSync(`${file}.lock`)) return false;
-  try {
-    const lock = JSON.parse(readFileSync(`${file}.lock`, 'utf8'));
-    if (lock.host !== hostname()) return true;
-    process.kill(lock.pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** The interrupted records (or, for a defect, other records) recovery appends to one journal. */
 function closingRecords(existing, sessionId, broken) {
@@ -60,7 +46,7 @@ function recoverer(broken) {
       if (!name.endsWith('.jsonl')) continue;
       const file = join(dir, name);
       const sessionId = name.slice(0, -'.jsonl'.length).split('~')[0];
-      const held = heldByLiveWriter(file);
+      const held = heldByLiveProcess(`${file}.lock`);
       if (held && broken !== 'recover-ignores-locks') continue; // TJ-RECOV-013
       if (held || broken === 'recover-no-repair') {
         // Appending without the writer's open: no lock taken, no torn tail cut off (TJ-RECOV-010, TJ-RECOV-013).

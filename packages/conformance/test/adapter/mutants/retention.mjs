@@ -5,23 +5,12 @@
 import { closeSync, fsyncSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
+import { heldByLiveProcess } from './shared.mjs';
 
 const TURN_EVENTS = new Set(['submitted', 'worker_started', 'assistant_started', 'completed', 'interrupted']);
 const TERMINAL = new Set(['completed', 'interrupted']);
 const FINISHING = new Set(['chat.done', 'chat.error', 'chat.cancelled']);
 const DEFAULT_WINDOW_S = 48 * 3600;
-
-/** True when the lock file names a live process of this host, or any process of another host. */
-function heldByLiveProcess(lockFile) {
-  try {
-    const lock = JSON.parse(readFileSync(lockFile, 'utf8'));
-    if (lock.host !== hostname()) return true;
-    process.kill(lock.pid, 0);
-    return true;
-  } catch (error) {
-    return error?.code === 'EPERM';
-  }
-}
 
 /** Takes a lock file (spec §4.5): exclusive create; a stale lock (dead holder on this host) is replaced. */
 function takeLock(lockFile) {

@@ -27,6 +27,10 @@ const answerAt = (steps: readonly TraceStep[], id: number) =>
 const writeWith = (steps: readonly TraceStep[], path: string, marker: string) =>
   steps.find((s) => s.kind === 'write' && s.path === path && s.data?.includes(marker.replaceAll('"', '\\"')));
 
+/** True when the trace holds a sync of `path` after position `from` and before position `to`. */
+const syncedBetween = (steps: readonly TraceStep[], path: string, from: number, to: number) =>
+  steps.some((s) => s.kind === 'sync' && s.path === path && s.at > from && s.at < to);
+
 /**
  * TJ-LIVE-006 / TJ-CONF-042: each answer in `durable` comes after a sync of `path` that follows the last write to it
  * before the answer.
@@ -41,7 +45,7 @@ function unsyncedAnswers(steps: readonly TraceStep[], path: string, durable: rea
     }
     const lastWrite = steps.filter((s) => s.kind === 'write' && s.path === path && s.at < answered).pop();
     if (lastWrite === undefined) continue;
-    if (!steps.some((s) => s.kind === 'sync' && s.path === path && s.at > lastWrite.at && s.at < answered))
+    if (!syncedBetween(steps, path, lastWrite.at, answered))
       problems.push(
         `${what} was answered before the event log was synced after its last write (TJ-LIVE-006, TJ-CONF-042): ${(lastWrite.data ?? '').slice(0, 160)}`,
       );
@@ -62,7 +66,7 @@ function undurableDeliveries(steps: readonly TraceStep[], path: string, id: numb
     const write = writeWith(steps, path, `{"seq":${seq},`);
     if (write === undefined || write.at > answered)
       return [`a subscriber received seq ${seq} before any write of it to the event log (TJ-LIVE-008)`];
-    if (!steps.some((s) => s.kind === 'sync' && s.path === path && s.at > write.at && s.at < answered))
+    if (!syncedBetween(steps, path, write.at, answered))
       return [`a subscriber received seq ${seq} before the event log was synced after its write (TJ-LIVE-008)`];
   }
   return [];
@@ -152,9 +156,7 @@ export async function liveDurabilityCheck(context: WriterContext): Promise<void>
         const chatStarted = writeWith(steps, log, '"type":"chat.started"');
         if (submitted === undefined || chatStarted === undefined)
           failures.push('the writes of submitted and chat.started are not both in the trace');
-        else if (
-          !steps.some((s) => s.kind === 'sync' && s.path === journal && s.at > submitted.at && s.at < chatStarted.at)
-        )
+        else if (!syncedBetween(steps, journal, submitted.at, chatStarted.at))
           failures.push('chat.started was written before submitted was synced (TJ-LIVE-003)');
         // TJ-LIVE-005: chat.done written before completed.
         const chatDone = writeWith(steps, log, '"type":"chat.done"');

@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { freshDir } from '../fresh-dir.js';
 import { answerCode, type WriterContext, withAdapter } from './context.js';
+import { plantLock } from './support.js';
 
 const JOURNAL_DIR = '_turn_journal';
 const RUN_FILE = join('sessions', '2026', '01', '01', 'r1.jsonl');
@@ -34,10 +35,11 @@ function writeStore(root: string): void {
     ].join('\n'),
   );
   writeFileSync(join(root, JOURNAL_DIR, 's2.jsonl'), `${submitted('t4', 's2')}\n`);
-  writeFileSync(
-    join(root, JOURNAL_DIR, 's2.jsonl.lock'),
-    `${JSON.stringify({ pid: process.pid, host: hostname(), token: 'tj-conformance-live-holder' })}\n`,
-  );
+  plantLock(join(root, JOURNAL_DIR, 's2.jsonl'), {
+    pid: process.pid,
+    host: hostname(),
+    token: 'tj-conformance-live-holder',
+  });
   mkdirSync(join(root, 'sessions', '2026', '01', '01'), { recursive: true });
   writeFileSync(
     join(root, RUN_FILE),

@@ -5,6 +5,7 @@ import { openEventLog } from '@turnjournal/writer';
 import type { AdapterProcess } from '../../process.js';
 import { freshDir } from '../fresh-dir.js';
 import { answerCode, type WriterContext, withAdapter } from './context.js';
+import { plantLock } from './support.js';
 
 // The checks of feature `retention` (adapter.md §5.6): the sweep of turn journals (spec §14.1) and the compaction of
 // an event log (spec §14.2), on stores the harness writes with known ages, at a `now` the harness gives.
@@ -16,10 +17,9 @@ const NOW_S = NOW_MS / 1000;
 const HOUR_S = 3600;
 const DAY_S = 24 * HOUR_S;
 
-/** A lock file a live writer holds: the harness's own pid, on this host (spec §4.5). */
-function liveLock(path: string): void {
-  writeFileSync(path, `${JSON.stringify({ pid: process.pid, host: hostname(), token: 'tj-conformance-holder' })}\n`);
-}
+/** Plants the lock of `file` as a live writer holds it: the harness's own pid, on this host (spec §4.5). */
+const holdLock = (file: string) =>
+  plantLock(file, { pid: process.pid, host: hostname(), token: 'tj-conformance-holder' });
 
 const claimsRetention = (context: WriterContext) => (context.claims.features ?? []).includes('retention');
 
@@ -82,11 +82,11 @@ function sweepStore(root: string, old: number, young: number): PlannedFile[] {
   ];
   mkdirSync(dir, { recursive: true });
   for (const file of files) writeFileSync(file.path, file.lines.map((line) => `${line.text}\n`).join(''));
-  liveLock(join(dir, 'd.jsonl.lock'));
+  holdLock(join(dir, 'd.jsonl'));
   return files;
 }
 
-/** Every file of the directory with its bytes, the sweep's directory lock left out. */
+/** Every file of the directory with its bytes (as latin1, so that any byte compares), by name. */
 function filesOf(dir: string): Map<string, string> {
   const files = new Map<string, string>();
   for (const name of readdirSync(dir).sort()) files.set(name, readFileSync(join(dir, name), 'latin1'));
@@ -246,8 +246,7 @@ async function sweepWithDirectoryLockHeld(
   failures: string[],
 ): Promise<void> {
   const lock = join(dir, '.turnjournal-sweep.lock');
-  liveLock(lock);
-  const lockBytes = readFileSync(lock, 'latin1');
+  const lockBytes = holdLock(join(dir, '.turnjournal-sweep'));
   const code = await answerCode(adapter.request('sweep', { root, now: NOW_MS, window_s: window }));
   if (code === 'ok') failures.push('sweep succeeded while another sweep held the directory lock');
   const during = filesOf(dir);
