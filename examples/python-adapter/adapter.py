@@ -1570,11 +1570,11 @@ class AppendFile:
 # ---------------------------------------------------------------------------
 
 TURN_DIR = "_turn_journal"
-# Codes of severity info (spec §13.1); every other finding makes a session unclean (§13.3). A pending turn is info
-# only while a live writer holds it, an interrupted one only when no host transcript was consulted (as here).
+# Codes of severity info (spec §13.1); every other finding of the read makes a session unclean (§13.3). The sweep
+# does not run audit(): of its turn_journal_* findings it needs only the pending turn, which it reads from the turn
+# states (a pending turn is warn, or info under a live writer's lock, whose file the sweep skips anyway).
 INFO_CODES = {"blank_line", "unknown_record", "unrecognised_file", "duplicate_event", "stale_lock",
-              "writer_violation_crlf", "writer_violation_bom", "writer_violation_unescaped_separator",
-              "turn_journal_interrupted_turn"}
+              "writer_violation_crlf", "writer_violation_bom", "writer_violation_unescaped_separator"}
 
 
 def _turn_store(root):
@@ -1617,8 +1617,11 @@ def recover_store(root):
 
 
 def _lines(data):
-    """The LF-terminated lines of ``data`` (bytes), each with its LF."""
-    return data.splitlines(keepends=True) if data else []
+    """The lines of ``data`` (bytes) as the reader numbers them: split at LF only, each with its LF; a last line
+    without one (a torn tail) as it is. Not ``splitlines``, which also splits at a bare CR inside a damaged line and
+    would shift every later line number."""
+    parts = data.split(b"\n")
+    return [part + b"\n" for part in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
 
 
 def sweep_store(root, now_ms, window_s=None):
@@ -1628,6 +1631,9 @@ def sweep_store(root, now_ms, window_s=None):
     directory = os.path.join(root, TURN_DIR)
     dir_token = acquire_lock(os.path.join(directory, ".turnjournal-sweep"))  # TJ-RET-010: refuses when held
     try:
+        # Size and identity of every journal as the audit sees it, for TJ-RET-015.
+        audited = {os.path.join(directory, n): os.stat(os.path.join(directory, n))
+                   for n in os.listdir(directory) if n.endswith(".jsonl")}
         findings, turn_files, derived = _turn_store(root)
         swept = []
         for sid in sorted(derived):
@@ -1635,9 +1641,7 @@ def sweep_store(root, now_ms, window_s=None):
             paths = {jf.path for jf in files}
             turns = derived[sid]
             blocking = [f for f in findings.items
-                        if (f.get("file") in paths or f.get("turn_id") in turns)
-                        and f["code"] not in INFO_CODES
-                        and not (f["code"] == "turn_journal_pending_turn" and f.get("severity") == "info")]
+                        if (f.get("file") in paths or f.get("turn_id") in turns) and f["code"] not in INFO_CODES]
             if blocking or any(t["state"] not in ("completed", "interrupted") for t in turns.values()):
                 continue  # TJ-RET-002: the audit is not clean
             newest = {}
@@ -1654,13 +1658,13 @@ def sweep_store(root, now_ms, window_s=None):
                 continue
             if any(held_by_live_writer(jf.path) for jf in files):
                 continue  # TJ-RET-009
-            before = {jf.path: os.stat(jf.path) for jf in files}
             tokens = []
             try:
                 for jf in files:
                     tokens.append((jf.path, acquire_lock(jf.path)))  # TJ-RET-008
-                if any((os.stat(p).st_size, os.stat(p).st_ino) != (st.st_size, st.st_ino)
-                       for p, st in before.items()):
+                now_stats = {jf.path: os.stat(jf.path) for jf in files}
+                if any(jf.path not in audited or (now_stats[jf.path].st_size, now_stats[jf.path].st_ino)
+                       != (audited[jf.path].st_size, audited[jf.path].st_ino) for jf in files):
                     continue  # TJ-RET-015: changed since the audit
                 compacted = encode_record({
                     "version": 1, "event": "compacted", "created_at": now_ms / 1000.0, "session_id": sid,
@@ -1708,32 +1712,34 @@ def compact_event_log(path, now_ms, window_s=None, delivery_window_s=None):
         jf = read_journal_file(path, "tolerant", findings)
         if jf.family != "event":
             raise BadRequest("not an event log: " + path)
-        runs = {}
-        for rec in jf.records:
+        def request_id(rec):
             payload = rec["obj"].get("payload")
             rid = payload.get("request_id") if isinstance(payload, dict) else None
-            if not isinstance(rid, str) or rec.get("unknown"):
+            return rid if isinstance(rid, str) and not rec.get("unknown") else None
+
+        runs = {}  # request id -> {"finished": bool, "finished_at": epoch ms of the first finishing record, "acked"}
+        for rec in jf.records:
+            rid = request_id(rec)
+            if rid is None:
                 continue
-            run = runs.setdefault(rid, {"finished": None, "acked": False})
-            if rec["type"] in FINISHING and run["finished"] is None:
-                run["finished"] = _iso_ms(rec["obj"].get("ts"))
-                run["finished_seen"] = True
+            run = runs.setdefault(rid, {"finished": False, "finished_at": None, "acked": False})
+            if rec["type"] in FINISHING and not run["finished"]:
+                run["finished"] = True
+                run["finished_at"] = _iso_ms(rec["obj"].get("ts"))  # None: a ts that does not parse never expires
             if rec["type"] == "delivery.ack":
                 run["acked"] = True
         expired = sorted(rid for rid, run in runs.items()
-                         if run.get("finished_seen") and not run["acked"] and run["finished"] is not None
-                         and run["finished"] < now_ms - delivery_window * 1000)  # TJ-RET-018
+                         if run["finished"] and not run["acked"] and run["finished_at"] is not None
+                         and run["finished_at"] < now_ms - delivery_window * 1000)  # TJ-RET-018
 
         def removable(rec):  # TJ-RET-013
             at = _iso_ms(rec["obj"].get("ts"))
             if at is None or at >= now_ms - window * 1000:
                 return False
-            payload = rec["obj"].get("payload")
-            rid = payload.get("request_id") if isinstance(payload, dict) else None
-            if not isinstance(rid, str):
+            rid = request_id(rec)
+            if rid is None:
                 return True
-            run = runs.get(rid, {})
-            return bool(run.get("finished_seen")) and (run.get("acked") or rid in expired)
+            return runs[rid]["finished"] and (runs[rid]["acked"] or rid in expired)
 
         cut = None
         for rec in jf.records:

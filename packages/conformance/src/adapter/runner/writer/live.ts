@@ -480,7 +480,6 @@ async function restartCheck(context: WriterContext): Promise<void> {
   );
 }
 
-/** The checks of feature `live` (adapter.md §5.7). */
 /** Records of the long log of `writer/live-catch-up`, and the bytes of each one's message. */
 const LONG_LOG_RECORDS = 6000;
 const LONG_LOG_MESSAGE_BYTES = 1000;
@@ -530,6 +529,7 @@ async function catchUpCheck(context: WriterContext): Promise<void> {
   );
 }
 
+/** The checks of feature `live` (adapter.md §5.7). */
 export async function liveChecks(context: WriterContext): Promise<void> {
   await turnFlowCheck(context);
   await subscribeCheck(context);
