@@ -230,6 +230,31 @@ class Standalone(unittest.TestCase):
             self.assertEqual((proc.returncode, proc.stdout), (0, b'{"id":1,"ok":true,"result":{}}\n'))
 
 
+class Retention(unittest.TestCase):
+    def test_lines_split_at_lf_only_and_a_sweep_prunes_an_old_turn(self):
+        # The sweep drops lines by the reader's line numbers, which count LFs only: bytes.splitlines would also split
+        # at a bare CR inside a damaged line and shift every later number, dropping the wrong lines.
+        root = tempfile.mkdtemp()
+        directory = os.path.join(root, "_turn_journal")
+        os.makedirs(directory)
+        old = 1_000_000
+        lines = [
+            b'{"version":1,"event":"submitted","turn_id":"t1","session_id":"s","created_at":%d,"role":"user","content":"a"}\n' % old,
+            b'{"version":1,"event":"completed","turn_id":"t1","session_id":"s","created_at":%d}\n' % old,
+        ]
+        path = os.path.join(directory, "s.jsonl")
+        with open(path, "wb") as f:
+            f.write(b"".join(lines))
+        self.assertEqual(adapter._lines(b"a\rb\nc\n" + b"torn"), [b"a\rb\n", b"c\n", b"torn"])
+        swept = adapter.sweep_store(root, (old + 100) * 1000, 10)
+        self.assertEqual(swept, [{"session_id": "s", "pruned": ["t1"]}])
+        with open(path, "rb") as f:
+            rewritten = f.read().split(b"\n")
+        self.assertEqual(len(rewritten), 2)  # the compacted record and the empty rest after its LF
+        self.assertEqual(json.loads(rewritten[0])["removed_turn_ids"], ["t1"])
+        self.assertFalse(os.path.exists(os.path.join(directory, ".turnjournal-sweep.lock")))
+
+
 class Writer(unittest.TestCase):
     """open/append/close: lock (TJ-DUR-017/018/026), torn-tail repair (TJ-DUR-005), refusals (TJ-COMPAT-018)."""
 
