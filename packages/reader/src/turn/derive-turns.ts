@@ -7,6 +7,7 @@ import { canonicalDigest, compareBytes, compareCodePoints } from './canonical-js
 import { DigestSet } from './digest-set.js';
 import { flatCopy } from './flat-copy.js';
 import { ownString } from './own-string.js';
+import { PagedIndex } from './paged-index.js';
 import { type RecordLocation, type RepresentativeRecord, readRecordBytes, recordMovedError } from './representative.js';
 import { RepresentativeTable } from './representative-table.js';
 
@@ -89,7 +90,7 @@ export interface TurnFoldOptions {
 interface Slots {
   readonly table: RepresentativeTable;
   // The table slot of event i of turn n at n * TURN_EVENTS.length + i, valid where the turn's events have bit i.
-  slotOf: Uint32Array;
+  readonly slotOf: PagedIndex;
 }
 
 /**
@@ -113,7 +114,7 @@ export class TurnFold {
   readonly #turns: FoldedTurn[] = [];
   #byId: Map<string, FoldedTurn> | undefined;
   readonly #table = new RepresentativeTable();
-  readonly #shared: Slots = { table: this.#table, slotOf: new Uint32Array(16 * TURN_EVENTS.length) };
+  readonly #shared: Slots = { table: this.#table, slotOf: new PagedIndex() };
   #slots = 0;
   readonly #removed = new Set<string>();
   readonly #findings: Finding[] = [];
@@ -193,7 +194,7 @@ export class TurnFold {
       this.#table.set(this.#newSlot(turn, index), record, source.file);
       return;
     }
-    const slot = this.#shared.slotOf[turn.index * TURN_EVENTS.length + index] as number;
+    const slot = this.#shared.slotOf.get(turn.index * TURN_EVENTS.length + index);
     // A second record of this event name: an exact copy of a distinct record seen before, or a new distinct one.
     const name = TURN_EVENTS[index] as TurnEventName;
     const representative = this.#representativeBytes(slot);
@@ -227,17 +228,9 @@ export class TurnFold {
 
   /** Takes the next slot of the table for event `index` of the turn. */
   #newSlot(turn: FoldedTurn, index: number): number {
-    const at = turn.index * TURN_EVENTS.length + index;
-    const shared = this.#shared;
-    if (at >= shared.slotOf.length) {
-      // Twice as large: amortised linear, and at most half of it unused.
-      const grown = new Uint32Array(Math.max(at + 1, shared.slotOf.length * 2));
-      grown.set(shared.slotOf);
-      shared.slotOf = grown;
-    }
     const slot = this.#slots;
     this.#slots += 1;
-    shared.slotOf[at] = slot;
+    this.#shared.slotOf.set(turn.index * TURN_EVENTS.length + index, slot);
     return slot;
   }
 
@@ -435,7 +428,7 @@ class FoldedTurn implements DerivedTurn {
     const events: Partial<Record<TurnEventName, RepresentativeRecord>> = {};
     for (const [index, event] of TURN_EVENTS.entries())
       if ((this.#bits & (1 << index)) !== 0)
-        events[event] = this.#slots.table.get(this.#slots.slotOf[this.#index * TURN_EVENTS.length + index] as number);
+        events[event] = this.#slots.table.get(this.#slots.slotOf.get(this.#index * TURN_EVENTS.length + index));
     return events;
   }
 

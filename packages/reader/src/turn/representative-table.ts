@@ -30,6 +30,14 @@ const HAS_EXCERPT = 8;
 const TRUNCATED = 16;
 /** Slots a new table has room for: a store holds many small sessions, and the table grows as it fills. */
 const INITIAL_SLOTS = 16;
+// Slots live in pages of PAGE_SLOTS (288 KiB); the first page grows by doubling until it is whole. Pages are never
+// copied: one growing table would reserve up to twice what the slots need and, while it grows, hold the old table and
+// the new one together (three times), which for a million-turn journal was most of the process's memory.
+const PAGE_BITS = 12;
+const PAGE_SLOTS = 1 << PAGE_BITS;
+const PAGE_MASK = PAGE_SLOTS - 1;
+// Excerpts live in pages of TEXT_PAGE_BYTES the same way; an excerpt never straddles two pages.
+const TEXT_PAGE_BYTES = 256 * 1024;
 
 /**
  * The representative records of a fold, column-wise by slot: numbers in typed arrays, content excerpts as UTF-8 bytes
@@ -38,10 +46,13 @@ const INITIAL_SLOTS = 16;
  * copies and marks, so they are built only when asked for, by {@link RepresentativeTable.get}. Internal to the reader.
  */
 export class RepresentativeTable {
-  #doubles: Float64Array;
-  #integers: Uint32Array;
-  // Excerpts, one after the other; a replaced representative leaves its excerpt behind, which only duplicates do.
-  #text = Buffer.allocUnsafe(4 * MAX_EXCERPT_BYTES);
+  // Page p holds slots p * PAGE_SLOTS and up; #capacity is how many slots the pages hold.
+  readonly #doubles: Float64Array[] = [];
+  readonly #integers: Uint32Array[] = [];
+  #capacity = 0;
+  // Excerpts, one after the other, in pages; a replaced representative leaves its excerpt behind, which only
+  // duplicates do. An excerpt's position is its page's number times TEXT_PAGE_BYTES plus where it starts there.
+  readonly #text: Buffer[] = [Buffer.allocUnsafe(4 * MAX_EXCERPT_BYTES)];
   #textLength = 0;
   readonly #strings: string[] = [];
   readonly #files: string[] = [];
@@ -51,7 +62,7 @@ export class RepresentativeTable {
   #streamIdIndex = -1;
 
   constructor() {
-    [this.#doubles, this.#integers] = columns(INITIAL_SLOTS);
+    this.#addPage(INITIAL_SLOTS);
   }
 
   /**
@@ -59,11 +70,12 @@ export class RepresentativeTable {
    * @param sharedStreamId an owned string equal to the record's `stream_id`, to keep instead of a new copy.
    */
   set(slot: number, record: JournalRecord, file: string, sharedStreamId?: string): void {
-    const d = slot * DOUBLES;
-    const i = slot * INTEGERS;
-    if (i >= this.#integers.length) this.#grow(slot + 1);
-    const doubles = this.#doubles;
-    const integers = this.#integers;
+    if (slot >= this.#capacity) this.#grow(slot + 1);
+    const page = slot >>> PAGE_BITS;
+    const d = (slot & PAGE_MASK) * DOUBLES;
+    const i = (slot & PAGE_MASK) * INTEGERS;
+    const doubles = this.#doubles[page] as Float64Array;
+    const integers = this.#integers[page] as Uint32Array;
     const v = record.value;
     let flags = 0;
     doubles[d + LINE] = record.line;
@@ -85,8 +97,8 @@ export class RepresentativeTable {
     integers[i + STREAM_ID] = typeof v.stream_id === 'string' ? this.#streamIdNumber(v.stream_id, sharedStreamId) : 0;
     integers[i + REASON] = typeof v.reason === 'string' ? this.#keep(v.reason) : 0;
     if (typeof v.content === 'string') {
-      doubles[d + EXCERPT_AT] = this.#textLength;
-      const bytes = this.#writeExcerpt(v.content);
+      const { position, bytes } = this.#writeExcerpt(v.content);
+      doubles[d + EXCERPT_AT] = position;
       integers[i + EXCERPT_BYTES] = bytes;
       flags |= HAS_EXCERPT;
       // Cut when the content has more bytes than were written: surely when it has more UTF-16 units than the limit (a
@@ -98,22 +110,25 @@ export class RepresentativeTable {
 
   /** Where the record at `slot` is. The slot must have been set. */
   location(slot: number): RecordLocation {
-    const d = slot * DOUBLES;
-    const i = slot * INTEGERS;
+    const page = slot >>> PAGE_BITS;
+    const d = (slot & PAGE_MASK) * DOUBLES;
+    const i = (slot & PAGE_MASK) * INTEGERS;
+    const doubles = this.#doubles[page] as Float64Array;
     return {
-      file: this.#files[this.#integers[i + FILE] as number] as string,
-      line: this.#doubles[d + LINE] as number,
-      offset: this.#doubles[d + OFFSET] as number,
-      length: this.#doubles[d + LENGTH] as number,
+      file: this.#files[(this.#integers[page] as Uint32Array)[i + FILE] as number] as string,
+      line: doubles[d + LINE] as number,
+      offset: doubles[d + OFFSET] as number,
+      length: doubles[d + LENGTH] as number,
     };
   }
 
   /** The representative at `slot`, as new objects. The slot must have been set. */
   get(slot: number): RepresentativeRecord {
-    const d = slot * DOUBLES;
-    const i = slot * INTEGERS;
-    const doubles = this.#doubles;
-    const integers = this.#integers;
+    const page = slot >>> PAGE_BITS;
+    const d = (slot & PAGE_MASK) * DOUBLES;
+    const i = (slot & PAGE_MASK) * INTEGERS;
+    const doubles = this.#doubles[page] as Float64Array;
+    const integers = this.#integers[page] as Uint32Array;
     const flags = integers[i + FLAGS] as number;
     // Members in the order of RecordSummary, each only when the record had it.
     const summary: { -readonly [K in keyof RecordSummary]: RecordSummary[K] } = {};
@@ -124,8 +139,10 @@ export class RepresentativeTable {
     if (reason !== undefined) summary.reason = reason;
     if ((flags & HAS_MESSAGE_INDEX) !== 0) summary.assistantMessageIndex = doubles[d + MESSAGE_INDEX];
     if ((flags & HAS_EXCERPT) !== 0) {
-      const at = doubles[d + EXCERPT_AT] as number;
-      summary.contentExcerpt = this.#text.toString('utf8', at, at + (integers[i + EXCERPT_BYTES] as number));
+      const position = doubles[d + EXCERPT_AT] as number;
+      const at = position % TEXT_PAGE_BYTES;
+      const text = this.#text[(position - at) / TEXT_PAGE_BYTES] as Buffer;
+      summary.contentExcerpt = text.toString('utf8', at, at + (integers[i + EXCERPT_BYTES] as number));
       summary.contentTruncated = (flags & TRUNCATED) !== 0;
     }
     if ((flags & HAS_ATTACHMENTS) !== 0) summary.attachments = integers[i + ATTACHMENTS];
@@ -133,21 +150,31 @@ export class RepresentativeTable {
   }
 
   /**
-   * Appends the excerpt of a content (spec TJ-AUDIT-012) to the excerpt buffer; returns its length in bytes. It is
+   * Appends the excerpt of a content (spec TJ-AUDIT-012) to the excerpt pages; returns its position and its length in
+   * bytes. It is
    * what `ownString(excerpt(content).text)` holds, as UTF-8: Buffer#write writes whole characters only, so it stops
    * where `excerpt` cuts, and writes a lone surrogate as the U+FFFD that `excerpt` counts it as and `ownString` makes
    * of it.
    */
-  #writeExcerpt(content: string): number {
-    const at = this.#textLength;
-    if (at + MAX_EXCERPT_BYTES > this.#text.length) {
-      const grown = Buffer.allocUnsafe(Math.max(at + MAX_EXCERPT_BYTES, this.#text.length * 4));
-      this.#text.copy(grown, 0, 0, at);
-      this.#text = grown;
+  #writeExcerpt(content: string): { position: number; bytes: number } {
+    const pages = this.#text;
+    let page = pages[pages.length - 1] as Buffer;
+    let at = this.#textLength;
+    if (at + MAX_EXCERPT_BYTES > page.length) {
+      if (pages.length === 1 && page.length < TEXT_PAGE_BYTES) {
+        // The first page grows (a small session needs a few hundred bytes) until it is whole.
+        const grown = Buffer.allocUnsafe(Math.min(TEXT_PAGE_BYTES, page.length * 4));
+        page.copy(grown, 0, 0, at);
+        pages[0] = grown;
+      } else {
+        pages.push(Buffer.allocUnsafe(TEXT_PAGE_BYTES));
+        at = 0;
+      }
+      page = pages[pages.length - 1] as Buffer;
     }
-    const bytes = this.#text.write(content, at, MAX_EXCERPT_BYTES, 'utf8');
+    const bytes = page.write(content, at, MAX_EXCERPT_BYTES, 'utf8');
     this.#textLength = at + bytes;
-    return bytes;
+    return { position: (pages.length - 1) * TEXT_PAGE_BYTES + at, bytes };
   }
 
   // Strings are copied (see ownString): a kept substring would keep the whole line it was parsed from alive.
@@ -173,14 +200,25 @@ export class RepresentativeTable {
     return this.#fileIndex;
   }
 
-  // Twice as large each time: amortised linear copying, and the old and new tables together stay within three times
-  // what the slots need (a fourfold growth could reserve four times more than a million-turn journal needs).
+  /** Makes room for `slots` slots: the first page doubles until it is whole, then whole pages are added. */
   #grow(slots: number): void {
-    const [doubles, integers] = columns(Math.max(slots, (this.#integers.length / INTEGERS) * 2));
-    doubles.set(this.#doubles);
-    integers.set(this.#integers);
-    this.#doubles = doubles;
-    this.#integers = integers;
+    if (this.#capacity < PAGE_SLOTS) {
+      const first = Math.min(PAGE_SLOTS, Math.max(slots, this.#capacity * 2));
+      const [doubles, integers] = columns(first);
+      doubles.set(this.#doubles[0] as Float64Array);
+      integers.set(this.#integers[0] as Uint32Array);
+      this.#doubles[0] = doubles;
+      this.#integers[0] = integers;
+      this.#capacity = first;
+    }
+    while (this.#capacity < slots) this.#addPage(PAGE_SLOTS);
+  }
+
+  #addPage(slots: number): void {
+    const [doubles, integers] = columns(slots);
+    this.#doubles.push(doubles);
+    this.#integers.push(integers);
+    this.#capacity += slots;
   }
 }
 

@@ -331,4 +331,32 @@ describe('representative summaries', () => {
       });
     }
   });
+
+  it('keep every turn apart past the first pages of the table: 10,000 slots and 640 kB of excerpts (TJ-DERIVE-013)', async () => {
+    // Pages hold 4,096 slots and 256 KiB of excerpts: this fold fills three of each, and an excerpt that did not fit
+    // at the end of a page starts the next one.
+    const turns = 5000;
+    const id = (i: number) => `t${String(i).padStart(5, '0')}`;
+    const content = (i: number, kind: string) => `${kind} ${i} ${'é'.repeat(30 + (i % 7))}`;
+    const values = Array.from({ length: turns }, (_, i) => [
+      ev('submitted', id(i), { content: content(i, 'question'), created_at: i }),
+      ev('completed', id(i), { content: content(i, 'answer'), created_at: i + 0.5 }),
+    ]).flat();
+    const d = await derive([values]);
+    expect(d.turns).toHaveLength(turns);
+    for (const [i, turn] of d.turns.entries()) {
+      expect(turn.turnId).toBe(id(i));
+      const { submitted, completed } = turn.events;
+      expect(submitted?.summary).toEqual({
+        createdAt: i,
+        contentExcerpt: excerpt(content(i, 'question')).text,
+        contentTruncated: excerpt(content(i, 'question')).truncated,
+      });
+      expect(completed?.summary.contentExcerpt).toBe(excerpt(content(i, 'answer')).text);
+      expect(completed?.summary.createdAt).toBe(i + 0.5);
+      expect(submitted?.location.line).toBe(2 * i + 1);
+      expect(completed?.location.line).toBe(2 * i + 2);
+      if (i % 997 === 0 && completed !== undefined) expect(loadRecord(completed.location)).toEqual(values[2 * i + 1]);
+    }
+  });
 });
