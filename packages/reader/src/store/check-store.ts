@@ -13,6 +13,7 @@ import { checkStaleState } from '../state/check-stale-state.js';
 import { type ReadStateResult, readStateDocument } from '../state/read-state.js';
 import { explainInvalidIdentifier, isValidIdentifier } from '../store-format/identifiers.js';
 import { type DerivedSession, TurnFold } from '../turn/derive-turns.js';
+import { FoldArena, withArena } from '../turn/fold-arena.js';
 import { discoverStore, type StoreFile } from './discover-store.js';
 import { FindingSink } from './finding-sink.js';
 
@@ -83,6 +84,8 @@ export async function checkStore(paths: readonly string[], options: CheckStoreOp
   const discovery = discoverStore(paths);
   for (const finding of discovery.findings) sink.add(finding);
   const folds = new Map<string, TurnFold>();
+  // One arena for every session's fold: a store of many small sessions holds one representative table, not one each.
+  const arena = new FoldArena();
   const files: CheckedFile[] = [];
   const runs: (DerivedRun & { file: string })[] = [];
   const eventLogs: EventLogSummary[] = [];
@@ -101,7 +104,13 @@ export async function checkStore(paths: readonly string[], options: CheckStoreOp
     }
     // Created on the file's first record of their family: most files of a store are turn journals.
     const perFile: PerFileFolds = {};
-    const checked = await checkJournalFile(file, readJournal(file.path, readOptions), sink, folds, perFile, options);
+    const checked = await checkJournalFile(
+      file,
+      readJournal(file.path, readOptions),
+      sink,
+      (sessionId) => turnFold(sessionId, folds, arena, options),
+      perFile,
+    );
     files.push(checked);
     if (checked.family === 'event') {
       const log = (perFile.event ?? new EventLogFold()).finish();
@@ -133,7 +142,11 @@ export async function checkStore(paths: readonly string[], options: CheckStoreOp
   const sessionFiles = filesBySession(files, discovery.files);
   const sessions = [...folds.entries()]
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([sessionId, fold]) => ({ ...fold.finish(), files: sessionFiles.get(sessionId) ?? [] }));
+    .map(([sessionId, fold]) => {
+      // Member by member, not a spread: V8 gave every spread copy a shape of its own, about 250 bytes per session.
+      const { turns, findings, omitted } = fold.finish();
+      return { sessionId, turns, findings, omitted, files: sessionFiles.get(sessionId) ?? [] };
+    });
   for (const session of sessions) for (const finding of session.findings) sink.add(finding);
   return { files, sessions, runs, eventLogs, findings: sink.findings, omitted: withFoldOmissions(sink, sessions) };
 }
@@ -159,9 +172,8 @@ async function checkJournalFile(
   file: StoreFile,
   items: AsyncIterable<JournalItem[]>,
   sink: FindingSink,
-  folds: Map<string, TurnFold>,
+  foldOf: (sessionId: string) => TurnFold,
   perFile: PerFileFolds,
-  options: CheckStoreOptions,
 ): Promise<CheckedFile> {
   let family: RecordFamily | undefined;
   let mixedReported = false;
@@ -174,7 +186,10 @@ async function checkJournalFile(
   let turn: { fold: TurnFold; source: { file: string; sessionId: string } } | undefined;
   const route = (record: JournalRecord) => {
     if (family === 'turn') {
-      turn ??= { fold: turnFold(file, folds, options), source: { file: file.path, sessionId: turnSessionOf(file) } };
+      if (turn === undefined) {
+        const sessionId = turnSessionOf(file);
+        turn = { fold: foldOf(sessionId), source: { file: file.path, sessionId } };
+      }
       turn.fold.add(record, turn.source);
     } else if (family === 'run') {
       perFile.run ??= new RunFold();
@@ -274,11 +289,16 @@ function turnSessionOf(file: StoreFile): string {
   return tilde < 0 ? stem : stem.slice(0, tilde);
 }
 
-function turnFold(file: StoreFile, folds: Map<string, TurnFold>, options: CheckStoreOptions): TurnFold {
-  const sessionId = turnSessionOf(file);
+function turnFold(
+  sessionId: string,
+  folds: Map<string, TurnFold>,
+  arena: FoldArena,
+  options: CheckStoreOptions,
+): TurnFold {
   let fold = folds.get(sessionId);
   if (fold === undefined) {
-    fold = new TurnFold(sessionId, { maxFindingsPerCode: options.maxFindingsPerCode });
+    const foldOptions = { maxFindingsPerCode: options.maxFindingsPerCode };
+    fold = withArena(arena, () => new TurnFold(sessionId, foldOptions));
     folds.set(sessionId, fold);
   }
   return fold;

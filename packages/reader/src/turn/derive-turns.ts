@@ -6,10 +6,9 @@ import { explainInvalidIdentifier, isValidIdentifier } from '../store-format/ide
 import { canonicalDigest, compareBytes, compareCodePoints } from './canonical-json.js';
 import { DigestSet } from './digest-set.js';
 import { flatCopy } from './flat-copy.js';
+import { claimArena, type FoldArena } from './fold-arena.js';
 import { ownString } from './own-string.js';
-import { PagedIndex } from './paged-index.js';
 import { type RecordLocation, type RepresentativeRecord, readRecordBytes, recordMovedError } from './representative.js';
-import { RepresentativeTable } from './representative-table.js';
 
 /** The derived state of a turn (spec §10.1). */
 export type TurnState = TurnEventName;
@@ -26,6 +25,9 @@ const TERMINAL = bitOf('completed') | bitOf('interrupted');
 const BY_RANK = (['completed', 'interrupted', 'assistant_started', 'worker_started', 'submitted'] as const).map(
   (event) => ({ event, bit: bitOf(event) }),
 );
+
+// The `omitted` of a fold that left nothing out: one frozen object for every such session.
+const NOTHING_OMITTED: Readonly<Record<string, number>> = Object.freeze({});
 
 /** Where a record came from. */
 export interface RecordSource {
@@ -86,13 +88,6 @@ export interface TurnFoldOptions {
   readonly maxFindingsPerCode?: number;
 }
 
-/** Where a fold's representatives are: its table, and the table slot of each turn event (see TurnFold). */
-interface Slots {
-  readonly table: RepresentativeTable;
-  // The table slot of event i of turn n at n * TURN_EVENTS.length + i, valid where the turn's events have bit i.
-  readonly slotOf: PagedIndex;
-}
-
 /**
  * The order-independent fold of spec §10: feed every turn record of one session, from every shard, in any order, then
  * call {@link TurnFold.finish} once. It keeps per turn only the location and a small summary of one representative
@@ -113,16 +108,19 @@ export class TurnFold {
   // and an earlier one is found by binary search: no map, no hashing. The first id out of order builds the map.
   readonly #turns: FoldedTurn[] = [];
   #byId: Map<string, FoldedTurn> | undefined;
-  readonly #table = new RepresentativeTable();
-  readonly #shared: Slots = { table: this.#table, slotOf: new PagedIndex() };
-  #slots = 0;
-  readonly #removed = new Set<string>();
+  readonly #shared: FoldArena = claimArena();
+  readonly #table = this.#shared.table;
+  // The look-ups below are made on first use: a store of many small sessions has a fold per session, most of them
+  // without a finding or a compaction record.
+  #removed: Set<string> | undefined;
   readonly #findings: Finding[] = [];
   readonly #maxFindings: number;
   // Findings kept per code and file, and those left out per code.
-  readonly #findingCounts = new Map<string, number>();
-  readonly #omitted = new Map<string, number>();
-  #digests = new DigestSet();
+  #findingCounts: Map<string, number> | undefined;
+  #omitted: Map<string, number> | undefined;
+  // Created by the first duplicate: most sessions have none, and a store of many small sessions would hold an empty
+  // set per session.
+  #digests: DigestSet | undefined;
   // The bytes of the representative last compared with a distinct duplicate: the duplicates of one turn event usually
   // follow each other, and each would otherwise read the representative back from disk.
   #representative: { slot: number; bytes: Uint8Array } | undefined;
@@ -174,7 +172,10 @@ export class TurnFold {
     }
     if (event === 'compacted') {
       const ids = value.removed_turn_ids;
-      if (Array.isArray(ids)) for (const id of ids) if (typeof id === 'string') this.#removed.add(id);
+      if (Array.isArray(ids)) {
+        this.#removed ??= new Set();
+        for (const id of ids) if (typeof id === 'string') this.#removed.add(id);
+      }
       return;
     }
     const index = EVENT_INDEX.get(event);
@@ -198,13 +199,14 @@ export class TurnFold {
     // A second record of this event name: an exact copy of a distinct record seen before, or a new distinct one.
     const name = TURN_EVENTS[index] as TurnEventName;
     const representative = this.#representativeBytes(slot);
+    this.#digests ??= new DigestSet();
+    const digests = this.#digests;
     if (turn.markDigested(bit)) {
       // Until now the representative was the only record of the name: it becomes the first known distinct one.
-      this.#digests.add(slot, digestOfStored(this.#table.location(slot), representative));
+      digests.add(slot, digestOfStored(this.#table.location(slot), representative));
     }
     // The same bytes are the same value, without hashing: the common duplicate is a repeated write.
-    const copy =
-      compareBytes(record.bytes, representative) === 0 || !this.#digests.add(slot, canonicalDigest(record.value));
+    const copy = compareBytes(record.bytes, representative) === 0 || !digests.add(slot, canonicalDigest(record.value));
     if (copy) {
       this.#report(
         'duplicate_event',
@@ -228,9 +230,10 @@ export class TurnFold {
 
   /** Takes the next slot of the table for event `index` of the turn. */
   #newSlot(turn: FoldedTurn, index: number): number {
-    const slot = this.#slots;
-    this.#slots += 1;
-    this.#shared.slotOf.set(turn.index * TURN_EVENTS.length + index, slot);
+    const shared = this.#shared;
+    const slot = shared.slots;
+    shared.slots += 1;
+    shared.slotOf.set(turn.index * TURN_EVENTS.length + index, slot);
     return slot;
   }
 
@@ -253,7 +256,7 @@ export class TurnFold {
   #derive(): DerivedSession {
     const removed = this.#removed;
     // The turns are returned as they are: one object per turn from the first record on, never a copy.
-    const turns = removed.size === 0 ? this.#turns : this.#turns.filter((turn) => !removed.has(turn.turnId));
+    const turns = removed === undefined ? this.#turns : this.#turns.filter((turn) => !removed.has(turn.turnId));
     for (const turn of turns) {
       turn.settle();
       const where = { session_id: this.#sessionId, turn_id: turn.turnId };
@@ -262,17 +265,22 @@ export class TurnFold {
       if (turn.orphan) this.#report('orphan_turn', 'the turn has events but no submitted record', where);
     }
     const findings =
-      removed.size === 0
+      removed === undefined
         ? this.#findings
         : this.#findings.filter((f) => f.turn_id === undefined || !removed.has(f.turn_id));
     // Turns first seen in order are sorted already.
     if (this.#byId !== undefined) turns.sort((x, y) => compareCodePoints(x.turnId, y.turnId));
     // The turns hold what they need: the look-ups and the digests can go.
     this.#byId = undefined;
-    this.#digests = new DigestSet();
+    this.#digests = undefined;
     this.#last = undefined;
     this.#representative = undefined;
-    return { sessionId: this.#sessionId, turns, findings, omitted: Object.fromEntries(this.#omitted) };
+    return {
+      sessionId: this.#sessionId,
+      turns,
+      findings,
+      omitted: this.#omitted === undefined ? NOTHING_OMITTED : Object.fromEntries(this.#omitted),
+    };
   }
 
   #turn(turnId: string): FoldedTurn {
@@ -285,7 +293,8 @@ export class TurnFold {
       const id = ownString(turnId);
       turn = this.#byId?.get(id);
       if (turn === undefined) {
-        turn = new FoldedTurn(id, this.#sessionId, this.#turns.length, this.#fileList, this.#shared);
+        turn = new FoldedTurn(id, this.#sessionId, this.#shared.turns, this.#fileList, this.#shared);
+        this.#shared.turns += 1;
         this.#turns.push(turn);
         this.#byId?.set(id, turn);
       }
@@ -341,12 +350,15 @@ export class TurnFold {
   /** Keeps a finding, or only counts it once its code and file have {@link TurnFoldOptions.maxFindingsPerCode}. */
   #report(code: FindingCode, message: string, location: Parameters<typeof makeFinding>[2]): void {
     const key = `${code}\u0000${location?.file ?? ''}`;
-    const kept = this.#findingCounts.get(key) ?? 0;
+    this.#findingCounts ??= new Map();
+    const counts = this.#findingCounts;
+    const kept = counts.get(key) ?? 0;
     if (kept >= this.#maxFindings) {
+      this.#omitted ??= new Map();
       this.#omitted.set(code, (this.#omitted.get(code) ?? 0) + 1);
       return;
     }
-    this.#findingCounts.set(key, kept + 1);
+    counts.set(key, kept + 1);
     this.#findings.push(makeFinding(code, message, location));
   }
 }
@@ -367,7 +379,7 @@ class FoldedTurn implements DerivedTurn {
   terminal = false;
   /** Files holding the turn's records, in the order seen, until settled. Shared by the turns of one file: replaced, never pushed to. */
   files: readonly string[];
-  readonly #slots: Slots;
+  readonly #arena: FoldArena;
   readonly #index: number;
   // Event names with a representative in bits 0-7, and, shifted by 8, those whose distinct records are in the fold's
   // digest set (those that have had a second record).
@@ -376,15 +388,15 @@ class FoldedTurn implements DerivedTurn {
   #terminalReading = -1;
   #terminalLine = 0;
 
-  constructor(turnId: string, sessionId: string, index: number, files: readonly string[], slots: Slots) {
+  constructor(turnId: string, sessionId: string, index: number, files: readonly string[], arena: FoldArena) {
     this.turnId = turnId;
     this.sessionId = sessionId;
     this.files = files;
-    this.#slots = slots;
+    this.#arena = arena;
     this.#index = index;
   }
 
-  /** The turn's number, in the order first seen: where its slots are in the fold's slot index. */
+  /** The turn's number in its arena, in the order first seen: where its slots are in the arena's slot index. */
   get index(): number {
     return this.#index;
   }
@@ -428,7 +440,7 @@ class FoldedTurn implements DerivedTurn {
     const events: Partial<Record<TurnEventName, RepresentativeRecord>> = {};
     for (const [index, event] of TURN_EVENTS.entries())
       if ((this.#bits & (1 << index)) !== 0)
-        events[event] = this.#slots.table.get(this.#slots.slotOf.get(this.#index * TURN_EVENTS.length + index));
+        events[event] = this.#arena.table.get(this.#arena.slotOf.get(this.#index * TURN_EVENTS.length + index));
     return events;
   }
 

@@ -4,7 +4,7 @@
 const PAGE_BITS = 14;
 const PAGE_ENTRIES = 1 << PAGE_BITS;
 const PAGE_MASK = PAGE_ENTRIES - 1;
-const INITIAL_ENTRIES = 16;
+const INITIAL_ENTRIES = 8;
 
 /** A growable array of unsigned 32-bit integers, 0 where never set. Internal to the reader. */
 export class PagedIndex {

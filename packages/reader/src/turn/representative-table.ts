@@ -29,7 +29,7 @@ const HAS_ATTACHMENTS = 4;
 const HAS_EXCERPT = 8;
 const TRUNCATED = 16;
 /** Slots a new table has room for: a store holds many small sessions, and the table grows as it fills. */
-const INITIAL_SLOTS = 16;
+const INITIAL_SLOTS = 4;
 // Slots live in pages of PAGE_SLOTS (288 KiB); the first page grows by doubling until it is whole. Pages are never
 // copied: one growing table would reserve up to twice what the slots need and, while it grows, hold the old table and
 // the new one together (three times), which for a million-turn journal was most of the process's memory.
@@ -56,6 +56,7 @@ export class RepresentativeTable {
   #textLength = 0;
   readonly #strings: string[] = [];
   readonly #files: string[] = [];
+  readonly #fileNumbers = new Map<string, number>();
   // Records come file after file, and a turn's records one after the other with the same stream_id: the last file and
   // stream_id stored are reused without a search or a copy.
   #fileIndex = -1;
@@ -194,8 +195,13 @@ export class RepresentativeTable {
 
   #fileNumber(file: string): number {
     if (this.#files[this.#fileIndex] !== file) {
-      const known = this.#files.indexOf(file);
-      this.#fileIndex = known >= 0 ? known : this.#files.push(file) - 1;
+      // A map, not a search of the list: a table shared by the folds of a store check holds every file of the store.
+      let known = this.#fileNumbers.get(file);
+      if (known === undefined) {
+        known = this.#files.push(file) - 1;
+        this.#fileNumbers.set(file, known);
+      }
+      this.#fileIndex = known;
     }
     return this.#fileIndex;
   }

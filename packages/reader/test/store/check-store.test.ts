@@ -80,3 +80,49 @@ describe('checkStore: files not read to the end (TJ-AUDIT-015)', () => {
     expect(findings.find((f) => f.file === file)?.message).toMatch(/EACCES/);
   });
 });
+
+describe('checkStore: sessions share one table of representatives', () => {
+  it('keeps every session’s turns apart: same turn ids, duplicates and shards in many sessions (TJ-DERIVE-013)', async () => {
+    // The folds of one check share a representative table and number their turns across sessions; a mix-up would give
+    // one session's summaries, or its duplicate verdicts, to another.
+    const root = store();
+    const sessions = 300;
+    const line = (sid: string, o: Record<string, unknown>) =>
+      JSON.stringify({ version: 1, session_id: sid, created_at: 1, ...o });
+    for (let i = 0; i < sessions; i += 1) {
+      const sid = `s${String(i).padStart(3, '0')}`;
+      const ask = line(sid, { event: 'submitted', turn_id: 't1', role: 'user', content: `question of ${sid}` });
+      const done = line(sid, { event: 'completed', turn_id: 't1', content: `answer of ${sid}`, created_at: i });
+      // Every third session repeats its submitted (an exact copy), every fifth writes a second, different completed in
+      // a shard, so duplicates meet records of other sessions in the table.
+      const main = [ask, ...(i % 3 === 0 ? [ask] : []), done];
+      writeFileSync(join(root, `_turn_journal/${sid}.jsonl`), `${main.join('\n')}\n`);
+      if (i % 5 === 0) {
+        const other = line(sid, {
+          event: 'completed',
+          turn_id: 't1',
+          content: `other answer of ${sid}`,
+          created_at: i,
+        });
+        writeFileSync(join(root, `_turn_journal/${sid}~b.jsonl`), `${other}\n`);
+      }
+    }
+    const check = await checkStore([root]);
+    expect(check.sessions).toHaveLength(sessions);
+    for (const [i, session] of check.sessions.entries()) {
+      const sid = `s${String(i).padStart(3, '0')}`;
+      expect(session.sessionId).toBe(sid);
+      const [turn] = session.turns;
+      expect(session.turns).toHaveLength(1);
+      expect(turn?.state).toBe('completed');
+      expect(turn?.events.submitted?.summary.contentExcerpt).toBe(`question of ${sid}`);
+      // The smaller bytes represent a conflicting duplicate (TJ-DERIVE-013): "answer…" sorts before "other answer…".
+      expect(turn?.events.completed?.summary.contentExcerpt).toBe(`answer of ${sid}`);
+      expect(turn?.events.completed?.summary.createdAt).toBe(i);
+      expect(session.findings.map((f) => f.code).sort()).toEqual([
+        ...(i % 5 === 0 ? ['conflicting_duplicate'] : []),
+        ...(i % 3 === 0 ? ['duplicate_event'] : []),
+      ]);
+    }
+  });
+});
