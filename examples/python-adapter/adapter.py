@@ -57,6 +57,8 @@ MUTANTS = ("pid-only-liveness", "no-dir-fsync", "no-fdatasync", "no-poison", "so
            "plan-no-user-message", "state-bom-rejected", "no-stale-state",
            "lax-turn-version", "lax-turn-id", "lax-submitted", "lax-interrupted", "lax-compacted",
            "lax-event-payload", "lax-stream-request-id", "lax-run-ts", "lax-header", "lax-run-end",
+           "lax-event-ts", "lax-message-edit", "lax-run-id", "lax-run-start-input", "lax-agent-event",
+           "lax-llm-request", "lax-llm-response",
            "schema-not-checked", "lax-state", "turn-id-identifier-only", "closed-reason-enum", "strict-timestamps",
            "last-event-wins", "shard-own-session", "state-line-silent", "mixed-records-kept",
            "family-from-name", "torn-zeros-zero-filled", "torn-is-damage", "salvage-head-too", "split-u2028",
@@ -306,6 +308,18 @@ LAX = {
     "lax-run-ts": lambda fam, t, o: fam == "run" and t != "header" and "ts" not in o,  # TJ-RUN-002
     "lax-header": lambda fam, t, o: t == "header" and ("schema_version" not in o or "started_at" not in o),  # RUN-006
     "lax-run-end": lambda fam, t, o: t == "run.end" and "outcome" not in o,  # TJ-RUN-011
+    "lax-event-ts": lambda fam, t, o: fam == "event" and "ts" not in o,  # TJ-EVENT-001
+    "lax-message-edit": lambda fam, t, o: t == "message_edit" and isinstance(o.get("payload"), dict)
+    and "messages" not in o["payload"] and "message" not in o["payload"],  # TJ-EVENT-005
+    "lax-run-id": lambda fam, t, o: fam == "run" and t != "header" and "run_id" not in o,  # TJ-RUN-001
+    "lax-run-start-input": lambda fam, t, o: t == "run.start" and isinstance(o.get("input"), dict)
+    and "type" not in o["input"],  # TJ-RUN-007
+    "lax-agent-event": lambda fam, t, o: t == "agent.event" and isinstance(o.get("event"), dict)
+    and "type" not in o["event"],  # TJ-RUN-008
+    "lax-llm-request": lambda fam, t, o: t == "llm.request" and isinstance(o.get("input"), dict)
+    and "messages" not in o["input"],  # TJ-RUN-009
+    "lax-llm-response": lambda fam, t, o: t == "llm.response" and isinstance(o.get("output"), dict)
+    and "messages" not in o["output"],  # TJ-RUN-010
 }
 RANK = {"submitted": 0, "worker_started": 1, "assistant_started": 2, "completed": 3, "interrupted": 3}
 FINISHING = ("chat.done", "chat.error", "chat.cancelled")
@@ -995,7 +1009,7 @@ def fold_event_log(jf, findings):
                     messages.append(payload["message"])  # defect switch: TJ-REPLAY-002
                 else:
                     findings.add("inapplicable_event", path, rec["line"], rec["offset"])
-            else:
+            elif "messages" in payload:  # always, for a valid record (TJ-EVENT-005); not for a lax mutant's
                 messages = list(payload["messages"])
         elif t == "undo":
             n = int(payload.get("n", 1)) if isinstance(payload, dict) else 1
