@@ -58,7 +58,8 @@ MUTANTS = ("pid-only-liveness", "no-dir-fsync", "no-fdatasync", "no-poison", "so
            "lax-turn-version", "lax-turn-id", "lax-submitted", "lax-interrupted", "lax-compacted",
            "lax-event-payload", "lax-stream-request-id", "lax-run-ts", "lax-header", "lax-run-end",
            "lax-event-ts", "lax-message-edit", "lax-run-id", "lax-run-start-input", "lax-agent-event",
-           "lax-llm-request", "lax-llm-response",
+           "lax-llm-request", "lax-llm-response", "extension-event-counts", "terminal-member-decides",
+           "no-conflicting-duplicate", "strict-failure-no-line",
            "schema-not-checked", "lax-state", "turn-id-identifier-only", "closed-reason-enum", "strict-timestamps",
            "last-event-wins", "shard-own-session", "state-line-silent", "mixed-records-kept",
            "family-from-name", "torn-zeros-zero-filled", "torn-is-damage", "salvage-head-too", "split-u2028",
@@ -820,8 +821,10 @@ def read_journal_file(path, mode, findings):
     except StrictFailure as failure:
         # A strict read of this file failed: the file yields nothing but the failure (TJ-FRAME-022/023).
         jf.strict_failure = failure.finding
+        if MUTANT == "strict-failure-no-line":  # defect switch: TJ-FRAME-023
+            jf.strict_failure = {k: v for k, v in failure.finding.items() if k not in ("line", "offset")}
         del findings.items[mark:]
-        findings.items.append(failure.finding)
+        findings.items.append(jf.strict_failure)
         jf.records = []
         jf.family = None
         jf.routed = False
@@ -897,6 +900,9 @@ def fold_session(sid, files, findings):
                     findings.add("invalid_session_id", jf.path, rec["line"], rec["offset"])  # TJ-FAM-012
                 elif rsid != sid and MUTANT != "no-session-mismatch":  # defect switch: TJ-FAM-018
                     findings.add("session_mismatch", jf.path, rec["line"], rec["offset"])  # TJ-FAM-018
+            if rec.get("unknown") and MUTANT == "extension-event-counts" and EXTENSION.match(rec["type"]) \
+                    and rec["type"].rsplit(".", 1)[1] in RANK and isinstance(obj.get("turn_id"), str):
+                rec = dict(rec, type=rec["type"].rsplit(".", 1)[1], unknown=False)  # defect switch: TJ-DERIVE-005
             if rec.get("unknown"):
                 continue
             if rec["type"] == "compacted":
@@ -917,7 +923,10 @@ def fold_session(sid, files, findings):
             tid = rec["obj"]["turn_id"]
             if tid in removed:
                 continue
-            if RANK[rec["type"]] == 3:
+            terminal = RANK[rec["type"]] == 3
+            if MUTANT == "terminal-member-decides" and isinstance(rec["obj"].get("terminal"), bool):
+                terminal = rec["obj"]["terminal"]  # defect switch: TJ-TURN-010
+            if terminal:
                 terminal_seen.add(tid)
             elif tid in terminal_seen and MUTANT != "no-event-after-terminal":  # defect switch: TJ-DERIVE-009
                 findings.add("event_after_terminal", jf.path, rec["line"], rec["offset"], turn_id=tid)
@@ -934,7 +943,7 @@ def fold_session(sid, files, findings):
             continue
         turn["seen"][key] = True
         same_name = turn["events"].setdefault(rec["type"], [])
-        if same_name:
+        if same_name and MUTANT != "no-conflicting-duplicate":  # defect switch: TJ-DERIVE-013
             # A second, different record of one event name (TJ-DERIVE-013), reported where it is met in read order.
             findings.add("conflicting_duplicate", jf.path, rec["line"], rec["offset"], turn_id=tid)
         same_name.append((rec["raw"], jf.path, rec))

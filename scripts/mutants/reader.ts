@@ -18,6 +18,7 @@ export const READER_MUTANTS: readonly Mutant[] = [
   py('utf8-replace', 'TJ-FRAME-015'),
   py('dup-member-first', 'TJ-FRAME-011'),
   py('default-prefix', 'TJ-FRAME-020'),
+  py('strict-failure-no-line', 'TJ-FRAME-023'),
   py('torn-as-line', 'TJ-FRAME-003', 'TJ-FRAME-004'),
   // Families and compatibility (spec §4, §9)
   py('type-case-insensitive', 'TJ-FAM-003'),
@@ -40,6 +41,9 @@ export const READER_MUTANTS: readonly Mutant[] = [
   py('removed-turns-kept', 'TJ-DERIVE-006'),
   py('no-event-after-terminal', 'TJ-DERIVE-009'),
   py('first-shard-only', 'TJ-DERIVE-004'),
+  py('extension-event-counts', 'TJ-DERIVE-005'),
+  py('terminal-member-decides', 'TJ-TURN-010'),
+  py('no-conflicting-duplicate', 'TJ-DERIVE-013'),
   // Event logs and replay (spec §6.5, §15)
   py('no-seq-gap', 'TJ-EVENT-015'),
   py('duplicate-as-regression', 'TJ-EVENT-014'),
