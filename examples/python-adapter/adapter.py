@@ -59,7 +59,8 @@ MUTANTS = ("pid-only-liveness", "no-dir-fsync", "no-fdatasync", "no-poison", "so
            "lax-event-payload", "lax-stream-request-id", "lax-run-ts", "lax-header", "lax-run-end",
            "lax-event-ts", "lax-message-edit", "lax-run-id", "lax-run-start-input", "lax-agent-event",
            "lax-llm-request", "lax-llm-response", "extension-event-counts", "terminal-member-decides",
-           "no-conflicting-duplicate", "strict-failure-no-line",
+           "no-conflicting-duplicate", "strict-failure-no-line", "audit-repairs-tail",
+           "kebab-codes", "findings-without-line",
            "schema-not-checked", "lax-state", "turn-id-identifier-only", "closed-reason-enum", "strict-timestamps",
            "last-event-wins", "shard-own-session", "state-line-silent", "mixed-records-kept",
            "family-from-name", "torn-zeros-zero-filled", "torn-is-damage", "salvage-head-too", "split-u2028",
@@ -374,10 +375,10 @@ class Findings:
         self.items = []
 
     def add(self, code, file=None, line=None, offset=None, turn_id=None, **extra):
-        f = {"code": code}
+        f = {"code": code.replace("_", "-") if MUTANT == "kebab-codes" else code}  # defect switch: TJ-AUDIT-001
         if file is not None:
             f["file"] = file
-        if line is not None:
+        if line is not None and MUTANT != "findings-without-line":  # defect switch: TJ-AUDIT-003
             f["line"] = line
         if offset is not None:
             f["offset"] = offset
@@ -1809,6 +1810,11 @@ def read_store(paths, mode="tolerant", do_audit=False):
             else:
                 journals.append(read_journal_file(path, mode, findings))
         turn_files = [jf for jf in journals if jf.family == "turn"]
+        if MUTANT == "audit-repairs-tail" and do_audit:  # defect switch: TJ-AUDIT-010 (an audit that repairs)
+            for jf in turn_files:
+                with open(jf.path, "rb+") as f:
+                    data = f.read()
+                    f.truncate(data.rfind(b"\n") + 1)
         derived, listed = derive_sessions(turn_files, findings)
         result["turns"] = {sid: {tid: t["state"] for tid, t in turns.items()}
                            for sid, turns in derived.items() if turns or sid in listed}

@@ -70,6 +70,9 @@ export const READER_MUTANTS: readonly Mutant[] = [
   py('no-missing-header', 'TJ-RUN-005'),
   // Audit and recovery plan (spec §12, §13)
   py('no-interrupted-finding', 'TJ-AUDIT-008'),
+  py('audit-repairs-tail', 'TJ-AUDIT-010'),
+  py('kebab-codes', 'TJ-AUDIT-001'),
+  py('findings-without-line', 'TJ-AUDIT-003'),
   py('plan-ignores-locks', 'TJ-RECOV-002'),
   py('no-pending-finding', 'TJ-AUDIT-007'),
   py('no-malformed-event-finding', 'TJ-AUDIT-009'),

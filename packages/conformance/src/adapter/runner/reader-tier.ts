@@ -19,9 +19,16 @@ import { Random } from '../random.js';
 import { freshDir } from './fresh-dir.js';
 import type { CheckRecorder } from './record.js';
 import type { Session } from './session.js';
+import { snapshotTree, treeChanges } from './tree-snapshot.js';
 
-/** The requirements a generated reader case checks (compared with the reference reader). */
+/**
+ * The requirements a generated reader case checks: it compares every turn state and every finding's code, file, line
+ * and turn id with the reference reader's (so codes spelled exactly, TJ-AUDIT-001, and findings that locate their
+ * line, TJ-AUDIT-003).
+ */
 export const GENERATED_REQUIREMENTS = [
+  'TJ-AUDIT-001',
+  'TJ-AUDIT-003',
   'TJ-CONF-002',
   'TJ-DERIVE-001',
   'TJ-DERIVE-002',
@@ -150,10 +157,14 @@ export async function readerTier(
         `reader/store/${loaded.path}#${index}`,
         fixtureCase.description,
         'reader',
-        // A case read with its own limit also checks that the adapter honours `max_line_bytes`.
-        fixtureCase.max_line_bytes === undefined
-          ? fixtureCase.requirements
-          : [...fixtureCase.requirements, 'TJ-CONF-031'],
+        // A case read with its own limit also checks that the adapter honours `max_line_bytes`, and an audit case that
+        // the audit changed no file (TJ-AUDIT-010): every read is checked for that, an audit is where a reader that
+        // "helpfully" repairs would do it.
+        [
+          ...fixtureCase.requirements,
+          ...(fixtureCase.max_line_bytes === undefined ? [] : ['TJ-CONF-031']),
+          ...(fixtureCase.audit === true ? ['TJ-AUDIT-010'] : []),
+        ],
         async () => {
           const root = freshDir('tj-conf-store-');
           try {
@@ -167,6 +178,7 @@ export async function readerTier(
             if (fixtureCase.expect.replay !== undefined && !features.includes('replay'))
               return { skip: 'replay case; feature replay not claimed' };
             const process = await session.get();
+            const before = snapshotTree(root);
             const reading = await adapterReading(
               process,
               root,
@@ -179,7 +191,10 @@ export async function readerTier(
               const answer = await process.request('replay', { file: join(root, file), after });
               replay.push({ file, after, ...answer });
             }
-            return { failures: compareStoreObservation(fixtureCase, { ...reading, replay }) };
+            const changed = treeChanges(before, snapshotTree(root)).map(
+              (change) => `the ${fixtureCase.audit === true ? 'audit' : 'read'} changed the store: ${change}`,
+            );
+            return { failures: [...compareStoreObservation(fixtureCase, { ...reading, replay }), ...changed] };
           } finally {
             rmSync(root, { recursive: true, force: true });
           }
