@@ -61,6 +61,7 @@ MUTANTS = ("pid-only-liveness", "no-dir-fsync", "no-fdatasync", "no-poison", "so
            "lax-llm-request", "lax-llm-response", "extension-event-counts", "terminal-member-decides",
            "no-conflicting-duplicate", "strict-failure-no-line", "audit-repairs-tail",
            "kebab-codes", "findings-without-line",
+           "unsafe-integers-written", "duplicate-member",
            "schema-not-checked", "lax-state", "turn-id-identifier-only", "closed-reason-enum", "strict-timestamps",
            "last-event-wins", "shard-own-session", "state-line-silent", "mixed-records-kept",
            "family-from-name", "torn-zeros-zero-filled", "torn-is-damage", "salvage-head-too", "split-u2028",
@@ -1473,7 +1474,7 @@ def repair_torn_tail(fd, file):
 def _check_integers(value):
     if isinstance(value, bool):
         return
-    if isinstance(value, int) and abs(value) > SAFE_INTEGER:
+    if isinstance(value, int) and abs(value) > SAFE_INTEGER and MUTANT != "unsafe-integers-written":  # TJ-FRAME-035
         raise WriterError("bad_request", "integer %d is outside -(2^53-1)..2^53-1 (TJ-FRAME-035)" % value)
     if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
         raise WriterError("bad_request", "not a JSON number: %r" % value)
@@ -1503,6 +1504,10 @@ def encode_record(record):
                       sort_keys=MUTANT == "sorted-members").encode(  # defect switches: TJ-FRAME-005, TJ-FRAME-006
         "latin-1" if MUTANT == "latin1-lines" else "ascii", "replace") + (
         b"\r\n" if MUTANT == "crlf-lines" else b"\n")  # defect switch: TJ-FRAME-009
+    if MUTANT == "duplicate-member" and len(record) > 0:  # defect switch: TJ-FRAME-010 (first member written twice)
+        first = next(iter(record))
+        member = json.dumps({first: record[first]}, ensure_ascii=True, separators=(",", ":"))[1:-1].encode("ascii")
+        line = line[:-2] + b"," + member + b"}\n"
     if len(line) - 1 > LINE_LIMIT and MUTANT != "no-line-limit":  # defect switch: TJ-DUR-028
         raise WriterError("bad_request", "the line would be %d bytes, over the %d-byte limit (TJ-DUR-028)"
                           % (len(line) - 1, LINE_LIMIT))

@@ -50,4 +50,6 @@ export const READER_SHAPE_MUTANTS: readonly Mutant[] = [
   py('no-durability-claim', 'TJ-DUR-013'),
   py('latin1-lines', 'TJ-FRAME-006'),
   py('crlf-lines', 'TJ-FRAME-009'),
+  py('duplicate-member', 'TJ-FRAME-010'),
+  py('unsafe-integers-written', 'TJ-FRAME-035'),
 ];

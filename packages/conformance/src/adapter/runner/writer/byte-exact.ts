@@ -27,9 +27,10 @@ function records(family: 'turn' | 'event', random: Random): Record<string, unkno
 
 /**
  * `writer/byte-exact`: the file holds exactly `JSON.stringify(record)` + LF per append — no spaces, members in the order
- * given, numbers as given, valid UTF-8, no BOM, no CR (TJ-FRAME-005, TJ-FRAME-006, TJ-FRAME-008, TJ-CONF-027). The
- * harness compares the text, not a parse of it, so a writer that re-serialises differently cannot pass; only the
- * escaping of characters inside strings is left to the writer (JSON allows `\u00e9` and `é` alike).
+ * given, each member once, numbers as given, valid UTF-8, no BOM, no CR (TJ-FRAME-005, TJ-FRAME-006, TJ-FRAME-008,
+ * TJ-FRAME-010, TJ-CONF-027). The harness compares the text, not a parse of it, so a writer that re-serialises
+ * differently cannot pass; only the escaping of characters inside strings is left to the writer (JSON allows `\u00e9`
+ * and `é` alike).
  */
 export async function byteExactCheck(context: WriterContext): Promise<void> {
   const { claims, seed, recorder } = context;
@@ -38,7 +39,7 @@ export async function byteExactCheck(context: WriterContext): Promise<void> {
     'writer/byte-exact',
     'each append writes exactly the compact JSON of the record and one LF (bytes compared)',
     'writer',
-    ['TJ-FRAME-005', 'TJ-FRAME-006', 'TJ-FRAME-008', 'TJ-FRAME-009', 'TJ-CONF-027'],
+    ['TJ-FRAME-005', 'TJ-FRAME-006', 'TJ-FRAME-008', 'TJ-FRAME-009', 'TJ-FRAME-010', 'TJ-CONF-027'],
     async () => writeAndCompare(context, 'tj-conf-bytes-', records(family, new Random(seed + 3))),
   );
   await recorder.record(

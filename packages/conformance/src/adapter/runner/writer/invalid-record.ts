@@ -4,19 +4,26 @@ import { freshDir } from '../fresh-dir.js';
 import { answerCode, openHandle, type WriterContext, withAdapter } from './context.js';
 import { target, writerRecord } from './support.js';
 
-/** Records a v1 schema rejects, per family: each must be refused with `bad_request` and write nothing. */
+/**
+ * Records a writer must not write, per family: records a v1 schema rejects, and a record with an integer readers in
+ * several languages would misread (TJ-FRAME-035). Each must be refused with `bad_request` and write nothing.
+ */
 function invalidRecords(family: 'turn' | 'event', random: Random): { why: string; record: Record<string, unknown> }[] {
   const valid = writerRecord(family, 1, random);
+  // 2^53: exact as a JavaScript number on the wire, one past the safe range.
+  const unsafe = { why: 'an integer of 2^53 in an extension member', record: { ...valid, x_tj_count: 2 ** 53 } };
   return family === 'turn'
     ? [
         { why: 'no turn_id', record: { ...valid, turn_id: undefined } },
         { why: 'created_at is a string', record: { ...valid, created_at: 'yesterday' } },
         { why: 'an empty turn_id', record: { ...valid, turn_id: '' } },
+        unsafe,
       ]
     : [
         { why: 'no seq', record: { ...valid, seq: undefined } },
         { why: 'a negative seq', record: { ...valid, seq: -1 } },
         { why: 'ts is a number', record: { ...valid, ts: 12 } },
+        unsafe,
       ];
 }
 
@@ -59,7 +66,8 @@ async function refusedAppends(
 }
 
 /**
- * `writer/invalid-record`: a writer refuses a record its v1 schema rejects (TJ-COMPAT-018, TJ-TURN-015) — the adapter
+ * `writer/invalid-record`: a writer refuses a record its v1 schema rejects (TJ-COMPAT-018, TJ-TURN-015), or one with
+ * an integer outside ±(2^53 − 1) (TJ-FRAME-035) — the adapter
  * answers `bad_request` — and writes no byte of it; a valid append afterwards still works.
  */
 export async function invalidRecordCheck(context: WriterContext): Promise<void> {
@@ -67,7 +75,7 @@ export async function invalidRecordCheck(context: WriterContext): Promise<void> 
     'writer/invalid-record',
     'an invalid record is refused with bad_request and no byte of it is written',
     'writer',
-    ['TJ-COMPAT-018', 'TJ-TURN-015', 'TJ-CONF-027'],
+    ['TJ-COMPAT-018', 'TJ-TURN-015', 'TJ-FRAME-035', 'TJ-CONF-027'],
     () =>
       refusedAppends(context, 'tj-conf-invalid-', context.seed + 5, async (send, family, random) => {
         const failures: string[] = [];
