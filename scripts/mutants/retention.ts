@@ -11,7 +11,7 @@ export const RETENTION_MUTANTS: readonly Mutant[] = [
   reference('sweep-ignores-audit', 'TJ-RET-002'),
   reference('sweep-prunes-young', 'TJ-RET-003'),
   reference('sweep-keeps-partial', 'TJ-RET-004'),
-  reference('sweep-reformats', 'TJ-RET-005'),
+  reference('sweep-reformats', 'TJ-RET-005', 'TJ-COMPAT-004'),
   reference('sweep-no-compacted', 'TJ-RET-006'),
   reference('sweep-per-file-ids', 'TJ-RET-007'),
   reference('sweep-ignores-writer-lock', 'TJ-RET-009'),

@@ -156,7 +156,8 @@ function expectRewritten(
  * `writer/sweep` (feature `retention`): with the directory lock held by another sweep, `sweep` is answered an error
  * and changes nothing (TJ-RET-010); then, on the store of {@link sweepStore}, it prunes exactly `t1`, `t4`, `t5`,
  * `t7` — not the young, partly young, unclean-session or held turns (TJ-RET-002, -003, -009) — and rewrites exactly
- * `a.jsonl`, `c.jsonl` and `c~4242.jsonl`, retained lines byte for byte (TJ-RET-004, -005, -017), each ending with one
+ * `a.jsonl`, `c.jsonl` and `c~4242.jsonl`, retained lines byte for byte (TJ-RET-004, -005, -017, TJ-COMPAT-004), each
+ * ending with one
  * `compacted` record (TJ-RET-006, -007), and answers exactly what it pruned (TJ-CONF-034). Last, a sweep without a
  * window uses 48 hours (TJ-RET-001): of two turns completed 49 h and 47 h ago, only the first goes.
  */
@@ -176,6 +177,7 @@ export async function sweepCheck(context: WriterContext): Promise<void> {
       'TJ-RET-009',
       'TJ-RET-010',
       'TJ-RET-017',
+      'TJ-COMPAT-004',
       'TJ-CONF-034',
     ],
     async () => {
