@@ -61,7 +61,7 @@ MUTANTS = ("pid-only-liveness", "no-dir-fsync", "no-fdatasync", "no-poison", "so
            "lax-llm-request", "lax-llm-response", "extension-event-counts", "terminal-member-decides",
            "no-conflicting-duplicate", "strict-failure-no-line", "audit-repairs-tail",
            "kebab-codes", "findings-without-line",
-           "unsafe-integers-written", "duplicate-member",
+           "unsafe-integers-written", "duplicate-member", "first-line-per-read",
            "schema-not-checked", "lax-state", "turn-id-identifier-only", "closed-reason-enum", "strict-timestamps",
            "last-event-wins", "shard-own-session", "state-line-silent", "mixed-records-kept",
            "family-from-name", "torn-zeros-zero-filled", "torn-is-damage", "salvage-head-too", "split-u2028",
@@ -1985,7 +1985,10 @@ def serve(stdin=None, stdout=None):
     if MUTANT == "banner-on-stdout":
         stdout.write("turnjournal python adapter ready\n")  # defect switch: TJ-CONF-012
         stdout.flush()
-    for raw in iter(stdin.readline, b""):
+    lines = iter(stdin.readline, b"")
+    if MUTANT == "first-line-per-read":  # defect switch: TJ-CONF-020 (requests that came in one read are dropped)
+        lines = (chunk.split(b"\n", 1)[0] + b"\n" for chunk in iter(lambda: os.read(stdin.fileno(), 65536), b""))
+    for raw in lines:
         if not raw.strip():
             continue
         try:

@@ -46,6 +46,7 @@ export const READER_SHAPE_MUTANTS: readonly Mutant[] = [
   py('malformed-state-raises', 'TJ-STATE-004'),
   py('malformed-state-silent', 'TJ-STATE-003'),
   py('stop-exit-1', 'TJ-CONF-023'),
+  py('first-line-per-read', 'TJ-CONF-020'),
   py('pretty-responses', 'TJ-CONF-018'),
   py('no-durability-claim', 'TJ-DUR-013'),
   py('latin1-lines', 'TJ-FRAME-006'),

@@ -479,6 +479,22 @@ Object.assign(implementations, {
   bom: {
     open: rawLines((record, appendFile) => `${appendFile.size === 0 ? '\ufeff' : ''}${JSON.stringify(record)}\n`),
   },
+  // TJ-DUR-006: every second append waits a few milliseconds before it is written, so pipelined appends overtake it.
+  // Each record is still on disk before its acknowledgement: only the order breaks.
+  'late-every-second': {
+    open: async (file, durability) => {
+      const appendFile = await AppendFile.open(file, { durability });
+      let calls = 0;
+      return {
+        append: async (r) => {
+          calls += 1;
+          if (calls % 2 === 0) await new Promise((resolve) => setTimeout(resolve, 3));
+          await appendFile.appendRecord(r);
+        },
+        close: () => appendFile.close(),
+      };
+    },
+  },
   // TJ-COMPAT-018 / TJ-TURN-015: invalid records are written like any other.
   'accept-invalid': {
     open: async (file, durability) => {
