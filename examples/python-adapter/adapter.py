@@ -62,6 +62,7 @@ MUTANTS = ("pid-only-liveness", "no-dir-fsync", "no-fdatasync", "no-poison", "so
            "no-conflicting-duplicate", "strict-failure-no-line", "audit-repairs-tail",
            "kebab-codes", "findings-without-line",
            "unsafe-integers-written", "duplicate-member", "first-line-per-read",
+           "run-id-before-type",
            "schema-not-checked", "lax-state", "turn-id-identifier-only", "closed-reason-enum", "strict-timestamps",
            "last-event-wins", "shard-own-session", "state-line-silent", "mixed-records-kept",
            "family-from-name", "torn-zeros-zero-filled", "torn-is-damage", "salvage-head-too", "split-u2028",
@@ -343,6 +344,8 @@ def classify(obj):
         return "state", None
     if has_type and isinstance(obj["type"], str):
         t = obj["type"].lower() if MUTANT == "type-case-insensitive" else obj["type"]  # switch: TJ-FAM-003
+        if MUTANT == "run-id-before-type" and "run_id" not in obj and "seq" not in obj:
+            return None, t  # defect switch: TJ-FAM-001 (rule 5's members asked before rules 3 and 4)
         if t in RUN_DEFS:
             return "run", t
         if t in EVENT_DEFS:

@@ -33,6 +33,7 @@ export const READER_SHAPE_MUTANTS: readonly Mutant[] = [
   py('state-line-silent', 'TJ-FAM-009'),
   py('mixed-records-kept', 'TJ-FAM-007'),
   py('family-from-name', 'TJ-FAM-005', 'TJ-FAM-004'),
+  py('run-id-before-type', 'TJ-FAM-001'),
   py('torn-zeros-zero-filled', 'TJ-FRAME-030'),
   py('torn-is-damage', 'TJ-FRAME-024'),
   py('salvage-head-too', 'TJ-FRAME-027'),

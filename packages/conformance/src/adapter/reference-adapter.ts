@@ -122,6 +122,9 @@ const referenceRetention: RetentionOperations = {
   },
 };
 
+/** Writer errors about what the request asked for: an invalid record, or an id no path may be built from (TJ-FAM-010). */
+const BAD_REQUESTS = new Set(['invalid_record', 'invalid_identifier']);
+
 /** Writer errors that are a refusal by a rule of the spec, answered `refused` (adapter.md §5.4). */
 const REFUSALS = new Set(['turn_id_conflict', 'illegal_transition']);
 
@@ -493,7 +496,7 @@ export async function runAdapter(
               ? 'refused'
               : error instanceof JournalLockedError
                 ? 'journal_locked'
-                : error instanceof WriterError && error.code === 'invalid_record'
+                : error instanceof WriterError && BAD_REQUESTS.has(error.code)
                   ? 'bad_request'
                   : 'failed';
         diagnostics.write(`adapter: ${request.op} failed: ${(error as Error).stack ?? String(error)}\n`);

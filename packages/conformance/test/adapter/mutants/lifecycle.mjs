@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { AdapterRequestError, referenceImplementation } from '@turnjournal/conformance';
+import { isValidIdentifier } from '@turnjournal/reader/store-format';
 import { AppendFile } from '@turnjournal/writer/file-system';
 import { records } from './shared.mjs';
 
@@ -20,6 +21,8 @@ function turnWriter(broken) {
   const journal = (root, sessionId) => join(root, '_turn_journal', `${sessionId}.jsonl`);
   return {
     async turnSubmit({ root, sessionId, turnId, content }) {
+      if (!isValidIdentifier(sessionId) && broken !== 'turn-any-session-id')
+        throw new AdapterRequestError('bad_request', `session id ${JSON.stringify(sessionId)} is not an identifier`); // TJ-FAM-010
       return withFile(journal(root, sessionId), async (file, existing) => {
         const earlier = existing.find((r) => r.event === 'submitted' && r.turn_id === turnId);
         if (earlier !== undefined && earlier.content === content && broken !== 'turn-resubmit-appends')
@@ -95,7 +98,7 @@ function refusalAsFailure() {
 
 /** The defects, by name: overrides of the reference implementation. */
 export const lifecycleDefects = Object.fromEntries([
-  ...['turn-resubmit-appends', 'turn-conflict-appended', 'turn-steps-unchecked'].map((name) => [
+  ...['turn-resubmit-appends', 'turn-conflict-appended', 'turn-steps-unchecked', 'turn-any-session-id'].map((name) => [
     name,
     { lifecycle: turnWriter(name) },
   ]),

@@ -2,8 +2,9 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { freshDir } from '../fresh-dir.js';
 import type { Outcome } from '../record.js';
+import { snapshotTree, treeChanges } from '../tree-snapshot.js';
 import { bytesOf, expectOk, expectRefused, recordsOf } from './answers.js';
-import { type WriterContext, withAdapter } from './context.js';
+import { answerCode, type WriterContext, withAdapter } from './context.js';
 
 const SESSION = 's1';
 
@@ -39,6 +40,30 @@ const eventLogOf = (root: string) => join(root, SESSION, 'events.jsonl');
  */
 export async function lifecycleChecks(context: WriterContext): Promise<void> {
   const { recorder } = context;
+
+  await recorder.record(
+    'writer/turn-submit-invalid-session',
+    'a turn_submit whose session id is not a valid identifier is answered bad_request and creates no file',
+    'writer',
+    ['TJ-FAM-010'],
+    () =>
+      inFreshStore(context, 'turn', turnJournalOf, (root) =>
+        withAdapter(context, async (process) => {
+          const failures: string[] = [];
+          const before = snapshotTree(root);
+          // A traversal, a separator, a dot-dot, a space and the shard separator (spec §4.3).
+          for (const sessionId of ['../escape', 'a/b', '..', 'a b', 's1~x']) {
+            const params = { root, session_id: sessionId, turn_id: 't1', content: 'hi' };
+            const code = await answerCode(process.request('turn_submit', params));
+            if (code !== 'bad_request')
+              failures.push(`session id ${JSON.stringify(sessionId)}: answered ${code}, not bad_request`);
+          }
+          // ../escape would land beside the store's _turn_journal directory, inside the root: one look covers all.
+          for (const change of treeChanges(before, snapshotTree(root))) failures.push(`the store changed: ${change}`);
+          return failures;
+        }),
+      ),
+  );
 
   await recorder.record(
     'writer/turn-submit-idempotent',
