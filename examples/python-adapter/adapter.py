@@ -61,7 +61,7 @@ MUTANTS = ("pid-only-liveness", "no-dir-fsync", "no-fdatasync", "no-poison", "so
            "lax-llm-request", "lax-llm-response", "extension-event-counts", "terminal-member-decides",
            "no-conflicting-duplicate", "strict-failure-no-line", "audit-repairs-tail",
            "kebab-codes", "findings-without-line",
-           "unsafe-integers-written", "duplicate-member", "first-line-per-read",
+           "unsafe-integers-written", "duplicate-member", "first-line-per-read", "strict-requests",
            "run-id-before-type",
            "schema-not-checked", "lax-state", "turn-id-identifier-only", "closed-reason-enum", "strict-timestamps",
            "last-event-wins", "shard-own-session", "state-line-silent", "mixed-records-kept",
@@ -1914,6 +1914,8 @@ def handle(request):
                              % (request.get("protocol"), PROTOCOL))
         return capabilities()
     if op == "read":
+        if MUTANT == "strict-requests" and set(request) - {"id", "op", "paths", "mode", "audit", "max_line_bytes"}:
+            raise BadRequest("unknown members in read")  # defect switch: TJ-CONF-021
         paths = request.get("paths")
         if not isinstance(paths, list) or not paths or not all(isinstance(p, str) and os.path.isabs(p)
                                                                 for p in paths):

@@ -48,6 +48,7 @@ export const READER_SHAPE_MUTANTS: readonly Mutant[] = [
   py('malformed-state-silent', 'TJ-STATE-003'),
   py('stop-exit-1', 'TJ-CONF-023'),
   py('first-line-per-read', 'TJ-CONF-020'),
+  py('strict-requests', 'TJ-CONF-021'),
   py('pretty-responses', 'TJ-CONF-018'),
   py('no-durability-claim', 'TJ-DUR-013'),
   py('latin1-lines', 'TJ-FRAME-006'),

@@ -1,8 +1,10 @@
+import { rmSync } from 'node:fs';
 import { loadRequirementLevels, locateStoreFixtures } from './locate.js';
 import { AdapterFailure } from './process.js';
 import type { StartResult } from './protocol.js';
 import type { CheckReport, ConformanceReport, ExpectedFailures } from './report.js';
 import { assembleReport } from './runner/assemble-report.js';
+import { freshDir } from './runner/fresh-dir.js';
 import { readerTier } from './runner/reader-tier.js';
 import { CheckRecorder } from './runner/record.js';
 import { Session } from './runner/session.js';
@@ -157,6 +159,29 @@ async function runChecks(
             : { failures: [`expected error code unsupported, got ${error.code}`] };
         }
         throw error;
+      }
+    },
+  );
+
+  await recorder.record(
+    'adapter/unknown-members',
+    'a request with members this protocol version does not define is served, the members ignored',
+    'adapter',
+    ['TJ-CONF-021'],
+    async () => {
+      if (!claimed.levels.includes('reader')) return { skip: 'the adapter does not claim the reader level' };
+      const process = await session.get();
+      const root = freshDir('tj-conf-members-');
+      try {
+        // An empty store: the answer's content is the reader tier's business; here only that it is served.
+        await process.request('read', { paths: [root], x_tj_future: { hint: 'a later protocol version' } });
+        return { failures: [] };
+      } catch (error) {
+        if (error instanceof AdapterFailure && error.kind === 'error_response')
+          return { failures: [`a read with an unknown member was answered ${error.code}: ${error.message}`] };
+        throw error;
+      } finally {
+        rmSync(root, { recursive: true, force: true });
       }
     },
   );
