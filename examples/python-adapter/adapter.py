@@ -62,6 +62,7 @@ MUTANTS = ("pid-only-liveness", "no-dir-fsync", "no-fdatasync", "no-poison", "so
            "no-conflicting-duplicate", "strict-failure-no-line", "audit-repairs-tail",
            "kebab-codes", "findings-without-line",
            "unsafe-integers-written", "duplicate-member", "first-line-per-read", "strict-requests",
+           "reader-follows-links", "reader-opens-fifo",
            "run-id-before-type",
            "schema-not-checked", "lax-state", "turn-id-identifier-only", "closed-reason-enum", "strict-timestamps",
            "last-event-wins", "shard-own-session", "state-line-silent", "mixed-records-kept",
@@ -663,8 +664,15 @@ def discover(paths, findings):
                     full = os.path.join(dirpath, name)
                     if is_reserved(name) and MUTANT == "reserved-scanned":
                         findings.add("unrecognised_file", full)  # defect switch: TJ-FAM-020
-                    if is_reserved(name) or not os.path.isfile(full):  # TJ-FAM-020
-                        continue  # TJ-FAM-020
+                    if is_reserved(name) or not (name.endswith(".jsonl") or name.endswith(".json")):
+                        continue  # TJ-FAM-020; other names are not the store's
+                    # lstat: a link found in a store is never followed (TJ-FAM-025), a FIFO never opened (TJ-FAM-024).
+                    mode = os.lstat(full).st_mode
+                    follows = MUTANT == "reader-follows-links" and stat.S_ISLNK(mode) and os.path.isfile(full)
+                    opens = MUTANT == "reader-opens-fifo" and stat.S_ISFIFO(mode)
+                    if not stat.S_ISREG(mode) and not follows and not opens:  # defect switches: TJ-FAM-025, -024
+                        findings.add("special_file", full)
+                        continue
                     if name.endswith(".jsonl"):
                         out.append(("jsonl", full))
                         if os.path.basename(dirpath) == "_turn_journal" and "~" in name:
@@ -676,6 +684,8 @@ def discover(paths, findings):
                             out.append(("state", full))
                         else:
                             findings.add("unrecognised_file", full)  # TJ-FAM-008
+        elif os.path.exists(given) and not stat.S_ISREG(os.stat(given).st_mode):
+            findings.add("special_file", given)  # TJ-FAM-024: given explicitly (a link to a regular file is followed)
         elif given.endswith(".json"):
             out.append(("state", given))
         else:

@@ -28,6 +28,8 @@ export const READER_MUTANTS: readonly Mutant[] = [
   py('no-invalid-session-id', 'TJ-FAM-012'),
   py('no-session-mismatch', 'TJ-FAM-018'),
   py('reserved-scanned', 'TJ-FAM-020'),
+  py('reader-follows-links', 'TJ-FAM-025'),
+  py('reader-opens-fifo', 'TJ-FAM-024'),
   py('no-run-id-mismatch', 'TJ-FAM-019'),
   py('no-invalid-run-id', 'TJ-FAM-013'),
   py('reject-unknown-type', 'TJ-COMPAT-005'),

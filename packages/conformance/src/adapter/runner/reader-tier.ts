@@ -16,9 +16,11 @@ import type { AdapterProcess } from '../process.js';
 import { truncate } from '../process.js';
 import type { ReadResult, StartResult } from '../protocol.js';
 import { Random } from '../random.js';
+import { adapterReading } from './adapter-reading.js';
 import { freshDir } from './fresh-dir.js';
 import type { CheckRecorder } from './record.js';
 import type { Session } from './session.js';
+import { specialFilesCheck } from './special-files.js';
 import { snapshotTree, treeChanges } from './tree-snapshot.js';
 
 /**
@@ -51,32 +53,6 @@ function caseFamilies(root: string, fixtureCase: StoreFixtureCase): Set<string> 
   if (fixtureCase.files.some((f) => f.path.startsWith('_turn_journal/') || f.path.includes('/_turn_journal/')))
     families.add('turn');
   return families;
-}
-
-async function adapterReading(
-  process: AdapterProcess,
-  root: string,
-  mode: 'tolerant' | 'prefix' | 'strict' | undefined,
-  audit: boolean,
-  maxLineBytes?: number,
-): Promise<Omit<StoreObservation, 'replay'>> {
-  const result = (await process.request('read', {
-    paths: [root],
-    // A case without a mode is read without one: the adapter must then read in tolerant mode (TJ-FRAME-020).
-    ...(mode === undefined ? {} : { mode }),
-    ...(audit ? { audit: true } : {}),
-    ...(maxLineBytes === undefined ? {} : { max_line_bytes: maxLineBytes }),
-  })) as ReadResult;
-  return relativeReading(
-    {
-      turns: result.turns ?? {},
-      findings: result.findings,
-      runs: result.runs ?? {},
-      event_logs: result.event_logs ?? {},
-      plan: result.plan ?? [],
-    },
-    root,
-  );
 }
 
 /** The default line-size limit of spec §3.7 (TJ-FRAME-031), in bytes without the LF. */
@@ -229,6 +205,8 @@ export async function readerTier(
       }
     },
   );
+
+  await specialFilesCheck(session, claims, recorder);
 
   for (let index = 0; index < runs; index++) {
     const caseSeed = (seed + index * 7919) >>> 0;
