@@ -62,7 +62,7 @@ MUTANTS = ("pid-only-liveness", "no-dir-fsync", "no-fdatasync", "no-poison", "so
            "no-conflicting-duplicate", "strict-failure-no-line", "audit-repairs-tail",
            "kebab-codes", "findings-without-line",
            "unsafe-integers-written", "duplicate-member", "first-line-per-read", "strict-requests",
-           "reader-follows-links", "reader-opens-fifo",
+           "reader-follows-links", "reader-opens-fifo", "plan-takes-locks",
            "run-id-before-type",
            "schema-not-checked", "lax-state", "turn-id-identifier-only", "closed-reason-enum", "strict-timestamps",
            "last-event-wins", "shard-own-session", "state-line-silent", "mixed-records-kept",
@@ -1281,6 +1281,11 @@ def held_by_live_writer(path):
 def audit(derived, turn_files, findings):
     plan = []
     live = {jf.path: held_by_live_writer(jf.path) for jf in turn_files}
+    if MUTANT == "plan-takes-locks":  # defect switch: TJ-RECOV-001 (the plan probes by locking, and keeps the locks)
+        for jf in turn_files:
+            if not live[jf.path]:
+                with open(jf.path + ".lock", "w") as f:
+                    f.write(json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "token": "plan"}))
     for jf in turn_files:
         for line in sorted(set(jf.damage_lines)) if MUTANT != "no-malformed-event-finding" else ():  # TJ-AUDIT-009
             findings.add("turn_journal_malformed_event", jf.path, line)  # TJ-AUDIT-009

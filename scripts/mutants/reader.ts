@@ -76,6 +76,7 @@ export const READER_MUTANTS: readonly Mutant[] = [
   py('kebab-codes', 'TJ-AUDIT-001'),
   py('findings-without-line', 'TJ-AUDIT-003'),
   py('plan-ignores-locks', 'TJ-RECOV-002'),
+  py('plan-takes-locks', 'TJ-RECOV-001'),
   py('no-pending-finding', 'TJ-AUDIT-007'),
   py('no-malformed-event-finding', 'TJ-AUDIT-009'),
   py('plan-no-user-message', 'TJ-RECOV-003'),
