@@ -12,9 +12,8 @@ import {
   writeStoreFixture,
 } from '../../fixtures/run-store-fixtures.js';
 import { generateTurnStore } from '../generate-store.js';
-import type { AdapterProcess } from '../process.js';
 import { truncate } from '../process.js';
-import type { ReadResult, StartResult } from '../protocol.js';
+import type { StartResult } from '../protocol.js';
 import { Random } from '../random.js';
 import { adapterReading } from './adapter-reading.js';
 import { freshDir } from './fresh-dir.js';
