@@ -86,6 +86,7 @@ export async function checkStore(paths: readonly string[], options: CheckStoreOp
   const folds = new Map<string, TurnFold>();
   // One arena for every session's fold: a store of many small sessions holds one representative table, not one each.
   const arena = new FoldArena();
+  const foldOf = (sessionId: string) => turnFold(sessionId, folds, arena, options);
   const files: CheckedFile[] = [];
   const runs: (DerivedRun & { file: string })[] = [];
   const eventLogs: EventLogSummary[] = [];
@@ -104,13 +105,7 @@ export async function checkStore(paths: readonly string[], options: CheckStoreOp
     }
     // Created on the file's first record of their family: most files of a store are turn journals.
     const perFile: PerFileFolds = {};
-    const checked = await checkJournalFile(
-      file,
-      readJournal(file.path, readOptions),
-      sink,
-      (sessionId) => turnFold(sessionId, folds, arena, options),
-      perFile,
-    );
+    const checked = await checkJournalFile(file, readJournal(file.path, readOptions), sink, foldOf, perFile);
     files.push(checked);
     if (checked.family === 'event') {
       const log = (perFile.event ?? new EventLogFold()).finish();

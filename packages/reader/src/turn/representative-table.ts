@@ -54,6 +54,8 @@ export class RepresentativeTable {
   // duplicates do. An excerpt's position is its page's number times TEXT_PAGE_BYTES plus where it starts there.
   readonly #text: Buffer[] = [Buffer.allocUnsafe(4 * MAX_EXCERPT_BYTES)];
   #textLength = 0;
+  // Where the excerpt #writeExcerpt wrote last starts.
+  #excerptAt = 0;
   readonly #strings: string[] = [];
   readonly #files: string[] = [];
   readonly #fileNumbers = new Map<string, number>();
@@ -98,8 +100,8 @@ export class RepresentativeTable {
     integers[i + STREAM_ID] = typeof v.stream_id === 'string' ? this.#streamIdNumber(v.stream_id, sharedStreamId) : 0;
     integers[i + REASON] = typeof v.reason === 'string' ? this.#keep(v.reason) : 0;
     if (typeof v.content === 'string') {
-      const { position, bytes } = this.#writeExcerpt(v.content);
-      doubles[d + EXCERPT_AT] = position;
+      const bytes = this.#writeExcerpt(v.content);
+      doubles[d + EXCERPT_AT] = this.#excerptAt;
       integers[i + EXCERPT_BYTES] = bytes;
       flags |= HAS_EXCERPT;
       // Cut when the content has more bytes than were written: surely when it has more UTF-16 units than the limit (a
@@ -151,13 +153,12 @@ export class RepresentativeTable {
   }
 
   /**
-   * Appends the excerpt of a content (spec TJ-AUDIT-012) to the excerpt pages; returns its position and its length in
-   * bytes. It is
-   * what `ownString(excerpt(content).text)` holds, as UTF-8: Buffer#write writes whole characters only, so it stops
-   * where `excerpt` cuts, and writes a lone surrogate as the U+FFFD that `excerpt` counts it as and `ownString` makes
-   * of it.
+   * Appends the excerpt of a content (spec TJ-AUDIT-012) to the excerpt pages; returns its length in bytes, and leaves
+   * its position in `#excerptAt` rather than in a result object made for every record. It is what
+   * `ownString(excerpt(content).text)` holds, as UTF-8: Buffer#write writes whole characters only, so it stops where
+   * `excerpt` cuts, and writes a lone surrogate as the U+FFFD that `excerpt` counts it as and `ownString` makes of it.
    */
-  #writeExcerpt(content: string): { position: number; bytes: number } {
+  #writeExcerpt(content: string): number {
     const pages = this.#text;
     let page = pages[pages.length - 1] as Buffer;
     let at = this.#textLength;
@@ -175,7 +176,8 @@ export class RepresentativeTable {
     }
     const bytes = page.write(content, at, MAX_EXCERPT_BYTES, 'utf8');
     this.#textLength = at + bytes;
-    return { position: (pages.length - 1) * TEXT_PAGE_BYTES + at, bytes };
+    this.#excerptAt = (pages.length - 1) * TEXT_PAGE_BYTES + at;
+    return bytes;
   }
 
   // Strings are copied (see ownString): a kept substring would keep the whole line it was parsed from alive.
