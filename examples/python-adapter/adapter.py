@@ -71,7 +71,8 @@ MUTANTS = ("pid-only-liveness", "no-dir-fsync", "no-fdatasync", "no-poison", "so
            "ack-unknown-run-reported", "malformed-state-raises", "malformed-state-silent", "stop-exit-1",
            "no-durability-claim", "latin1-lines", "crlf-lines", "pretty-responses",
            "overlay-any-message-id", "checkpoint-closes-segment", "checkpoint-merges", "torn-checkpoint-used",
-           "invalid-checkpoint-resets")
+           "invalid-checkpoint-resets", "recursive-canonical",
+           "session-from-records", "read-omits-event-logs")
 if MUTANT and MUTANT not in MUTANTS:
     sys.stderr.write("adapter.py: unknown TJ_MUTANT %r; one of %s\n" % (MUTANT, ", ".join(MUTANTS)))
     sys.exit(2)
@@ -861,8 +862,8 @@ def read_journal_file(path, mode, findings):
 # ---------------------------------------------------------------------------
 
 
-def canonical(value):
-    """A string equal for JSON values that are equal (§4.6)."""
+def canonical_scalar(value):
+    """The canonical text of a JSON scalar: numbers that are equal as JSON values print alike (§4.6)."""
     if isinstance(value, bool) or value is None:
         return json.dumps(value)
     if is_number(value):
@@ -871,11 +872,48 @@ def canonical(value):
         if isinstance(value, float):
             return repr(value)
         return str(value)
-    if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=True)
+    return json.dumps(value, ensure_ascii=True)
+
+
+class _Text(str):
+    """Text already written out, on canonical()'s work stack beside the values still to write."""
+
+
+def canonical(value):
+    """A string equal for JSON values that are equal (§4.6), at any depth the parser accepted (TJ-DERIVE-014): an
+    explicit work stack instead of recursion, which Python stops at about 1,000 frames."""
+    if MUTANT == "recursive-canonical":
+        return _canonical_recursive(value)  # defect switch: TJ-DERIVE-014
+    out = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, _Text):
+            out.append(item)
+        elif isinstance(item, list):
+            parts = [_Text("[")]
+            for i, v in enumerate(item):
+                parts.extend((_Text(","), v) if i else (v,))
+            parts.append(_Text("]"))
+            stack.extend(reversed(parts))
+        elif isinstance(item, dict):
+            parts = [_Text("{")]
+            for i, k in enumerate(sorted(item)):
+                parts.extend(((_Text(",") if i else _Text("")), _Text(json.dumps(k, ensure_ascii=True) + ":"), item[k]))
+            parts.append(_Text("}"))
+            stack.extend(reversed(parts))
+        else:
+            out.append(canonical_scalar(item))
+    return "".join(out)
+
+
+def _canonical_recursive(value):
     if isinstance(value, list):
-        return "[" + ",".join(canonical(v) for v in value) + "]"
-    return "{" + ",".join(json.dumps(k, ensure_ascii=True) + ":" + canonical(value[k]) for k in sorted(value)) + "}"
+        return "[" + ",".join(_canonical_recursive(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ",".join(json.dumps(k, ensure_ascii=True) + ":" + _canonical_recursive(value[k])
+                              for k in sorted(value)) + "}"
+    return canonical_scalar(value)
 
 
 def turn_session_id(path):
@@ -890,6 +928,9 @@ def derive_sessions(turn_files, findings):
     sessions = {}
     for jf in turn_files:
         sid = turn_session_id(jf.path)
+        if MUTANT == "session-from-records":  # defect switch: TJ-FAM-017 (the records' session id over the name)
+            sid = next((r["obj"]["session_id"] for r in jf.records if r.get("type") == "submitted"
+                        and isinstance(r["obj"].get("session_id"), str)), sid)
         if MUTANT == "first-shard-only" and sid in sessions:
             continue  # defect switch: TJ-DERIVE-004
         if not valid_identifier(sid) and MUTANT != "no-invalid-session-id":  # defect switch: TJ-FAM-012
@@ -1860,6 +1901,8 @@ def read_store(paths, mode="tolerant", do_audit=False):
             result["plan"] = audit(derived, turn_files, findings)
     except StrictFailure as failure:
         result["strict_failure"] = failure.finding
+    if MUTANT == "read-omits-event-logs":
+        del result["event_logs"]  # defect switch: TJ-CONF-025 (a claimed family's states left out of the answer)
     return result
 
 

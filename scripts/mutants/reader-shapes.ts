@@ -55,4 +55,7 @@ export const READER_SHAPE_MUTANTS: readonly Mutant[] = [
   py('crlf-lines', 'TJ-FRAME-009'),
   py('duplicate-member', 'TJ-FRAME-010'),
   py('unsafe-integers-written', 'TJ-FRAME-035'),
+  py('recursive-canonical', 'TJ-DERIVE-014'),
+  py('session-from-records', 'TJ-FAM-017'),
+  py('read-omits-event-logs', 'TJ-CONF-025'),
 ];

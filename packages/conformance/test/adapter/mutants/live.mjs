@@ -185,6 +185,8 @@ class HandwrittenSession {
         await this.closeSegment(run, false);
         if (this.broken === 'live-turn-first' && step.step === 'done') await this.journal.complete(run.turnId); // TJ-LIVE-005
         if (step.step === 'done') await this.log.chatDone({ requestId });
+        if (step.step === 'done' && this.broken === 'live-auto-ack')
+          await this.log.ack(requestId, {}); // TJ-EVENT-012
         else if (step.step === 'error') await this.log.chatError({ requestId, error: { message: step.message } });
         else await this.log.chatCancelled({ requestId, ...(step.reason === undefined ? {} : { reason: step.reason }) });
         await this.boundary();
@@ -385,6 +387,7 @@ export const liveDefects = Object.fromEntries([
     'live-stale-view',
     'live-snapshot-bare-messages',
     'live-ack-unchecked',
+    'live-auto-ack',
     'live-never-expires',
     'live-restart-keeps-runs',
     'live-restart-interrupts-all',

@@ -281,14 +281,14 @@ async function subscribeCheck(context: WriterContext): Promise<void> {
 /**
  * `writer/live-snapshot-ack`: a live snapshot reflects exactly the records through its `last_seq` (TJ-LIVE-013: compared with
  * a reader's fold of that prefix, mid-run and after it); an ack below the finishing record is refused (TJ-LIVE-014); an
- * acknowledged run leaves `undelivered`, and a finished run older than the delivery window is not listed (TJ-LIVE-015).
+ * acknowledged run leaves `undelivered` (and only a client's ack writes `delivery.ack`, TJ-EVENT-012), and a finished run older than the delivery window is not listed (TJ-LIVE-015).
  */
 async function snapshotAckCheck(context: WriterContext): Promise<void> {
   await context.recorder.record(
     'writer/live-snapshot-ack',
     'a live snapshot is the fold of the log through its last_seq; acks below the finish are refused; old runs expire',
     'writer',
-    ['TJ-LIVE-013', 'TJ-LIVE-014', 'TJ-LIVE-015', 'TJ-CONF-043'],
+    ['TJ-LIVE-013', 'TJ-LIVE-014', 'TJ-LIVE-015', 'TJ-CONF-043', 'TJ-EVENT-012'],
     () =>
       inFreshStore(context, async (root) => {
         const failures: string[] = [];
@@ -325,6 +325,9 @@ async function snapshotAckCheck(context: WriterContext): Promise<void> {
           await compare(after, 'after done');
           if (JSON.stringify(after?.undelivered) !== '["r1"]')
             failures.push(`after done, undelivered is ${JSON.stringify(after?.undelivered)}, not ["r1"]`);
+          // No client confirmed anything yet: the server has no receipt to record (TJ-EVENT-012).
+          if (recordsOf(log, failures).some((r) => r.type === 'delivery.ack'))
+            failures.push('a delivery.ack is in the log after done, before any client acknowledged r1 (TJ-EVENT-012)');
           const finish = recordsOf(log, failures).find((r) => isFinishing(r.type))?.seq as number;
           await client.refused(
             log,
