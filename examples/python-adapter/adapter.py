@@ -72,7 +72,8 @@ MUTANTS = ("pid-only-liveness", "no-dir-fsync", "no-fdatasync", "no-poison", "so
            "no-durability-claim", "latin1-lines", "crlf-lines", "pretty-responses",
            "overlay-any-message-id", "checkpoint-closes-segment", "checkpoint-merges", "torn-checkpoint-used",
            "invalid-checkpoint-resets", "recursive-canonical",
-           "session-from-records", "read-omits-event-logs")
+           "session-from-records", "read-omits-event-logs",
+           "lock-written-in-place")
 if MUTANT and MUTANT not in MUTANTS:
     sys.stderr.write("adapter.py: unknown TJ_MUTANT %r; one of %s\n" % (MUTANT, ", ".join(MUTANTS)))
     sys.exit(2)
@@ -1415,6 +1416,15 @@ def atomic_replace(target, data):
 
 def _link_exclusively(target, data):
     """Create ``target`` holding ``data``, never visible empty (TJ-DUR-029): link a synced temporary file."""
+    if MUTANT == "lock-written-in-place":  # defect switch: TJ-DUR-029 (the lock exists empty until written)
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            write_all(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        fsync_dir(os.path.dirname(target))
+        return
     tmp = _synced_temporary(target, data)
     try:
         os.link(tmp, target)  # fails when target exists, like O_CREAT|O_EXCL

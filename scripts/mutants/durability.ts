@@ -17,4 +17,5 @@ export const DURABILITY_MUTANTS: readonly Mutant[] = [
   py('string-ids', 'TJ-CONF-019'),
   py('exit-on-unknown-op', 'TJ-CONF-015', 'TJ-CONF-022'),
   py('no-levels-claim', 'TJ-CONF-001', 'TJ-CONF-024'),
+  py('lock-written-in-place', 'TJ-DUR-029'),
 ];

@@ -1,7 +1,8 @@
 import { spawnSync } from 'node:child_process';
 
-/** The syscalls the fsync-before-ack check traces. */
-export const STRACE_SYSCALLS = 'openat,close,write,pwrite64,writev,pwritev,fsync,fdatasync,rename,link';
+/** The syscalls the strace-based checks trace. */
+export const STRACE_SYSCALLS =
+  'openat,close,write,pwrite64,writev,pwritev,fsync,fdatasync,rename,renameat,renameat2,link,linkat,mkdir,mkdirat,unlink,unlinkat';
 
 /** True on Linux when `strace` runs and may trace a child. */
 export function straceAvailable(): boolean {

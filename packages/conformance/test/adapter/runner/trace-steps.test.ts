@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkDurableOpen, checkSyncBeforeClose } from '../../../src/adapter/runner/writer/trace-steps.js';
+import { checkDurableOpen, checkLockAppearsWhole, checkSyncBeforeClose } from '../../../src/adapter/runner/writer/trace-steps.js';
 
 const file = '/tmp/x/_turn_journal/s1.jsonl';
 const dir = '/tmp/x/_turn_journal';
@@ -37,5 +37,42 @@ describe('strace checks of open and close (TJ-DUR-007, TJ-DUR-015)', () => {
     expect(checkSyncBeforeClose([created, fileSync, write, respond(9)].join('\n'), file, 9)).toEqual([
       `close was answered without an fsync/fdatasync of ${file} after its last write (TJ-DUR-015)`,
     ]);
+  });
+});
+
+describe('strace check of how a lock file appears (TJ-DUR-029)', () => {
+  const lock = `${file}.lock`;
+  const tmp = `${dir}/.s1.jsonl.lock.ab12.tmp`;
+  const tmpOpen = `100 openat(AT_FDCWD, "${tmp}", O_WRONLY|O_CREAT|O_EXCL, 0644) = 7`;
+  const tmpWrite = '100 write(7, "{\\"pid\\":1}", 9) = 9';
+  const tmpSync = '100 fsync(7) = 0';
+  const link = `100 linkat(AT_FDCWD, "${tmp}", AT_FDCWD, "${lock}", 0) = 0`;
+
+  it('accepts a lock linked from a temporary file that was written and synced', () => {
+    expect(checkLockAppearsWhole([tmpOpen, tmpWrite, tmpSync, link, respond(2)].join('\n'), lock, 2)).toEqual([]);
+    const renamed = `100 rename("${tmp}", "${lock}") = 0`;
+    expect(checkLockAppearsWhole([tmpOpen, tmpWrite, tmpSync, renamed, respond(2)].join('\n'), lock, 2)).toEqual([]);
+  });
+
+  it('accepts an O_TMPFILE linked by its descriptor once written and synced', () => {
+    const anonymous = `100 openat(AT_FDCWD, "${dir}", O_WRONLY|O_TMPFILE, 0644) = 7`;
+    const byFd = `100 linkat(7, "", AT_FDCWD, "${lock}", AT_EMPTY_PATH) = 0`;
+    expect(checkLockAppearsWhole([anonymous, tmpWrite, tmpSync, byFd, respond(2)].join('\n'), lock, 2)).toEqual([]);
+  });
+
+  it('fails a lock created in place, one linked before its source was synced, and one that never appeared', () => {
+    const inPlace = `100 openat(AT_FDCWD, "${lock}", O_WRONLY|O_CREAT|O_EXCL, 0644) = 7`;
+    expect(checkLockAppearsWhole([inPlace, tmpWrite, tmpSync, respond(2)].join('\n'), lock, 2)[0]).toContain(
+      'created in place by an open with O_CREAT',
+    );
+    expect(checkLockAppearsWhole([tmpOpen, tmpWrite, link, tmpSync, respond(2)].join('\n'), lock, 2)[0]).toContain(
+      'before that file was synced',
+    );
+    expect(checkLockAppearsWhole([tmpOpen, tmpSync, link, respond(2)].join('\n'), lock, 2)[0]).toContain(
+      'which was not written first',
+    );
+    expect(checkLockAppearsWhole([tmpOpen, tmpWrite, tmpSync, respond(2), link].join('\n'), lock, 2)[0]).toContain(
+      'did not appear before the answer',
+    );
   });
 });

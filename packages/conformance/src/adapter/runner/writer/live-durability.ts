@@ -4,7 +4,7 @@ import { straceAvailable, straceWrapper } from '../../strace.js';
 import { freshDir } from '../fresh-dir.js';
 import { spawnAdapter, started, type WriterContext } from './context.js';
 import { STRACE_MISSING } from './support.js';
-import { type TraceStep, traceSteps } from './trace-steps.js';
+import { answerAt, syncedBetween, type TraceStep, traceSteps, writeWith } from './trace-steps.js';
 
 // `writer/live-durable` (feature `live`, strace): which records a live session syncs, and in which order it writes
 // the two families, seen in a trace of the adapter's syscalls (spec §18.1, §18.2).
@@ -18,18 +18,6 @@ interface Answered {
   readonly id: number;
   readonly what: string;
 }
-
-/** The position of the answer to request `id`, or undefined. */
-const answerAt = (steps: readonly TraceStep[], id: number) =>
-  steps.find((s) => s.kind === 'respond' && s.ids?.includes(id))?.at;
-
-/** The first write to `path` whose bytes contain `marker` (as strace escapes them: `\"` for `"`). */
-const writeWith = (steps: readonly TraceStep[], path: string, marker: string) =>
-  steps.find((s) => s.kind === 'write' && s.path === path && s.data?.includes(marker.replaceAll('"', '\\"')));
-
-/** True when the trace holds a sync of `path` after position `from` and before position `to`. */
-const syncedBetween = (steps: readonly TraceStep[], path: string, from: number, to: number) =>
-  steps.some((s) => s.kind === 'sync' && s.path === path && s.at > from && s.at < to);
 
 /**
  * TJ-LIVE-006 / TJ-CONF-042: each answer in `durable` comes after a sync of `path` that follows the last write to it

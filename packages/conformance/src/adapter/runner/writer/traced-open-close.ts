@@ -5,11 +5,11 @@ import { straceAvailable, straceWrapper } from '../../strace.js';
 import { freshDir } from '../fresh-dir.js';
 import { spawnAdapter, started, type WriterContext } from './context.js';
 import { STRACE_MISSING, target, writerRecord } from './support.js';
-import { checkDurableOpen, checkSyncBeforeClose } from './trace-steps.js';
+import { checkDurableOpen, checkLockAppearsWhole, checkSyncBeforeClose } from './trace-steps.js';
 
 /**
  * `writer/durable-open` and `writer/none-close` (strace): a new file and its directory are fsynced before `open` is
- * answered (TJ-DUR-007, TJ-CONF-026); in `none` mode, `close` is answered only after an fsync of the file (TJ-DUR-015).
+ * answered (TJ-DUR-007, TJ-CONF-026), and its lock appeared by linking a written, synced file (TJ-DUR-029); in `none` mode, `close` is answered only after an fsync of the file (TJ-DUR-015).
  */
 export async function tracedOpenCloseChecks(context: WriterContext): Promise<void> {
   const { claims, modes, seed, recorder } = context;
@@ -32,9 +32,9 @@ export async function tracedOpenCloseChecks(context: WriterContext): Promise<voi
   };
   await recorder.record(
     'writer/durable-open',
-    'a new file and its directory are fsynced before open is answered (strace)',
+    'a new file and its directory are fsynced, and its lock appears whole, before open is answered (strace)',
     'writer',
-    ['TJ-DUR-007', 'TJ-CONF-026'],
+    ['TJ-DUR-007', 'TJ-CONF-026', 'TJ-DUR-029'],
     async () =>
       traced(async (trace, process, file) => {
         const opened = process.request('open', { file, durability: modes[0] });
@@ -42,7 +42,7 @@ export async function tracedOpenCloseChecks(context: WriterContext): Promise<voi
         const { handle } = (await opened) as { handle: string };
         await process.request('close', { handle });
         await process.stop();
-        return checkDurableOpen(trace(), file, openId);
+        return [...checkDurableOpen(trace(), file, openId), ...checkLockAppearsWhole(trace(), `${file}.lock`, openId)];
       }),
   );
   await recorder.record(
