@@ -9,6 +9,7 @@ export const LIFECYCLE_MUTANTS: readonly Mutant[] = [
   reference('turn-conflict-appended', 'TJ-TURN-003'),
   reference('turn-steps-unchecked', 'TJ-TURN-014'),
   reference('turn-any-session-id', 'TJ-FAM-010'),
+  reference('turn-mkdir-unsynced', 'TJ-DUR-008'),
   reference('event-seq-restarts', 'TJ-EVENT-003', 'TJ-EVENT-004'),
   reference('event-concurrent-runs', 'TJ-EVENT-009'),
   reference('event-request-id-reuse', 'TJ-EVENT-010', 'TJ-EVENT-017'),

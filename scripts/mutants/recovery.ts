@@ -11,5 +11,6 @@ export const RECOVERY_MUTANTS: readonly Mutant[] = [
   reference('recover-no-repair', 'TJ-RECOV-010'),
   reference('recover-ignores-locks', 'TJ-RECOV-013'),
   reference('recover-ends-runs', 'TJ-RECOV-012'),
+  reference('recover-unsynced', 'TJ-RECOV-007'),
   reference('recover-silent', 'TJ-CONF-033'),
 ];

@@ -1,4 +1,5 @@
-import { join } from 'node:path';
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { AdapterRequestError, referenceImplementation } from '@turnjournal/conformance';
 import { isValidIdentifier } from '@turnjournal/reader/store-format';
 import { AppendFile } from '@turnjournal/writer/file-system';
@@ -16,6 +17,25 @@ async function withFile(file, body) {
   }
 }
 
+/** Creates `dir` and its missing parents, fsyncing the parent of each one created (TJ-DUR-008) unless `broken`. */
+function makeDirectory(dir, broken) {
+  if (broken === 'turn-mkdir-unsynced') {
+    mkdirSync(dir, { recursive: true }); // TJ-DUR-008: the new entries are not synced
+    return;
+  }
+  const missing = [];
+  for (let d = dir; !existsSync(d); d = dirname(d)) missing.push(d);
+  for (const d of missing.reverse()) {
+    mkdirSync(d);
+    const parent = openSync(dirname(d), 'r');
+    try {
+      fsyncSync(parent);
+    } finally {
+      closeSync(parent);
+    }
+  }
+}
+
 /** A turn-journal writer; `broken` names the one rule it skips. */
 function turnWriter(broken) {
   const journal = (root, sessionId) => join(root, '_turn_journal', `${sessionId}.jsonl`);
@@ -23,6 +43,7 @@ function turnWriter(broken) {
     async turnSubmit({ root, sessionId, turnId, content }) {
       if (!isValidIdentifier(sessionId) && broken !== 'turn-any-session-id')
         throw new AdapterRequestError('bad_request', `session id ${JSON.stringify(sessionId)} is not an identifier`); // TJ-FAM-010
+      makeDirectory(join(root, '_turn_journal'), broken);
       return withFile(journal(root, sessionId), async (file, existing) => {
         const earlier = existing.find((r) => r.event === 'submitted' && r.turn_id === turnId);
         if (earlier !== undefined && earlier.content === content && broken !== 'turn-resubmit-appends')
@@ -98,10 +119,13 @@ function refusalAsFailure() {
 
 /** The defects, by name: overrides of the reference implementation. */
 export const lifecycleDefects = Object.fromEntries([
-  ...['turn-resubmit-appends', 'turn-conflict-appended', 'turn-steps-unchecked', 'turn-any-session-id'].map((name) => [
-    name,
-    { lifecycle: turnWriter(name) },
-  ]),
+  ...[
+    'turn-resubmit-appends',
+    'turn-conflict-appended',
+    'turn-steps-unchecked',
+    'turn-any-session-id',
+    'turn-mkdir-unsynced',
+  ].map((name) => [name, { lifecycle: turnWriter(name) }]),
   ...['event-seq-restarts', 'event-concurrent-runs', 'event-request-id-reuse'].map((name) => [
     name,
     { lifecycle: eventWriter(name) },

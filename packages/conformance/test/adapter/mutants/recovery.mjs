@@ -59,7 +59,9 @@ function recoverer(broken) {
       const appendFile = await AppendFile.open(file, { durability: 'every' });
       try {
         for (const record of closingRecords(records(file), sessionId, broken)) {
-          await appendFile.appendRecord(record);
+          // TJ-RECOV-007: the defect writes beside the writer (lock held, tail repaired) and never syncs the record.
+          if (broken === 'recover-unsynced') appendFileSync(file, `${JSON.stringify(record)}\n`);
+          else await appendFile.appendRecord(record);
           recovered.push({ sessionId, turnId: record.turn_id });
         }
       } finally {
@@ -91,6 +93,7 @@ export const recoveryDefects = Object.fromEntries([
     'recover-no-repair',
     'recover-ignores-locks',
     'recover-ends-runs',
+    'recover-unsynced',
   ].map((name) => [name, { recover: recoverer(name) }]),
   // TJ-CONF-033: recovers as the reference does, but answers that it closed nothing.
   [

@@ -32,11 +32,11 @@ function takeLock(lockFile) {
 }
 
 /** Replaces `file` atomically with `text`: temporary file, fsync, rename, directory fsync (spec §11.2). */
-function replaceFile(file, text) {
+function replaceFile(file, text, broken) {
   const temporary = `${file}.tmp-${process.pid}`;
   const fd = openSync(temporary, 'w');
   writeSync(fd, text);
-  fsyncSync(fd);
+  if (broken !== 'sweep-unsynced-replace') fsyncSync(fd); // TJ-DUR-009
   closeSync(fd);
   renameSync(temporary, file);
   const dir = openSync(dirname(file), 'r');
@@ -109,7 +109,15 @@ function sweep(broken) {
         const releases = [];
         let held = false;
         for (const file of files) {
-          const release = broken === 'sweep-ignores-writer-lock' ? () => {} : takeLock(`${file}.lock`);
+          // sweep-no-writer-lock: looks whether a live writer holds the file (TJ-RET-009) but takes no lock (TJ-RET-008).
+          const release =
+            broken === 'sweep-ignores-writer-lock'
+              ? () => {}
+              : broken === 'sweep-no-writer-lock'
+                ? heldByLiveProcess(`${file}.lock`)
+                  ? null
+                  : () => {}
+                : takeLock(`${file}.lock`);
           if (release === null) held = true;
           else releases.push(release);
         }
@@ -151,7 +159,7 @@ function sweep(broken) {
             // TJ-RET-006: one compacted record at the end.
             const tail =
               broken === 'sweep-no-compacted' ? [] : [JSON.stringify({ ...compacted, removed_turn_ids: ids })];
-            replaceFile(file, [...kept, ...tail].map((line) => `${line}\n`).join(''));
+            replaceFile(file, [...kept, ...tail].map((line) => `${line}\n`).join(''), broken);
           }
           answer.push({ sessionId, pruned });
         } finally {
@@ -246,6 +254,8 @@ export const retentionDefects = Object.fromEntries([
     'sweep-ignores-dir-lock',
     'sweep-drops-unknown',
     'sweep-answers-held',
+    'sweep-no-writer-lock',
+    'sweep-unsynced-replace',
     'compact-ignores-window',
     'compact-ignores-unfinished',
     'compact-never-expires',

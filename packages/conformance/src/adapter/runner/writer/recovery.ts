@@ -19,7 +19,7 @@ const submitted = (turnId: string, session: string, extra: Record<string, unknow
  * `t4` pending in a journal whose lock a live writer holds (the harness's own pid on this host). A run file without
  * `run.end`.
  */
-function writeStore(root: string): void {
+export function writeRecoveryStore(root: string): void {
   mkdirSync(join(root, JOURNAL_DIR), { recursive: true });
   writeFileSync(
     join(root, JOURNAL_DIR, 's1.jsonl'),
@@ -70,7 +70,7 @@ export async function recoveryCheck(context: WriterContext): Promise<void> {
       if (!context.claims.families.includes('turn')) return { skip: 'family turn not claimed' };
       const root = freshDir('tj-conf-recovery-');
       try {
-        writeStore(root);
+        writeRecoveryStore(root);
         const s1 = join(JOURNAL_DIR, 's1.jsonl');
         const s2 = join(JOURNAL_DIR, 's2.jsonl');
         const before = snapshot(root, [s1, s2, RUN_FILE]);

@@ -120,7 +120,8 @@ export function checkLockAppearsWhole(trace: string, lock: string, id: number): 
     ];
   const from = appeared.from as string;
   const written = steps.find((s) => s.kind === 'write' && s.path === from && s.at < appeared.at);
-  if (written === undefined) return [`the lock ${lock} was linked from ${from}, which was not written first (TJ-DUR-029)`];
+  if (written === undefined)
+    return [`the lock ${lock} was linked from ${from}, which was not written first (TJ-DUR-029)`];
   if (!syncedBetween(steps, from, written.at, appeared.at))
     return [
       `the lock ${lock} was linked from ${from} before that file was synced: after a crash the lock can be empty (TJ-DUR-029)`,

@@ -1,11 +1,9 @@
-import { readFileSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import type { AdapterProcess } from '../../process.js';
 import { Random } from '../../random.js';
-import { straceAvailable, straceWrapper } from '../../strace.js';
-import { freshDir } from '../fresh-dir.js';
-import { spawnAdapter, started, type WriterContext } from './context.js';
-import { STRACE_MISSING, target, writerRecord } from './support.js';
+import type { WriterContext } from './context.js';
+import { target, writerRecord } from './support.js';
 import { checkDurableOpen, checkLockAppearsWhole, checkSyncBeforeClose } from './trace-steps.js';
+import { withTracedAdapter } from './traced-adapter.js';
 
 /**
  * `writer/durable-open` and `writer/none-close` (strace): a new file and its directory are fsynced before `open` is
@@ -13,23 +11,8 @@ import { checkDurableOpen, checkLockAppearsWhole, checkSyncBeforeClose } from '.
  */
 export async function tracedOpenCloseChecks(context: WriterContext): Promise<void> {
   const { claims, modes, seed, recorder } = context;
-  const traced = async (
-    body: (trace: () => string, process: ReturnType<typeof spawnAdapter>, file: string) => Promise<string[]>,
-  ) => {
-    if (context.strace === 'never') return { skip: 'disabled: not proven', unproven: true as const };
-    if (!straceAvailable()) return { skip: STRACE_MISSING, unproven: true as const };
-    const dir = freshDir('tj-conf-traced-');
-    const where = target(claims, dir);
-    const traceFile = join(dir, 'trace.txt');
-    const process = spawnAdapter(context, straceWrapper(traceFile));
-    try {
-      await started(process);
-      return { failures: await body(() => readFileSync(traceFile, 'utf8'), process, where.file) };
-    } finally {
-      await process.dispose();
-      rmSync(dir, { recursive: true, force: true });
-    }
-  };
+  const traced = (body: (trace: () => string, process: AdapterProcess, file: string) => Promise<string[]>) =>
+    withTracedAdapter(context, ({ process, dir, trace }) => body(trace, process, target(claims, dir).file));
   await recorder.record(
     'writer/durable-open',
     'a new file and its directory are fsynced, and its lock appears whole, before open is answered (strace)',

@@ -19,6 +19,7 @@ import { retentionChecks } from './retention.js';
 import { fifoCheck, symlinkCheck } from './special-paths.js';
 import { tornTailCheck } from './torn-tail.js';
 import { tracedOpenCloseChecks } from './traced-open-close.js';
+import { tracedStoreOpsChecks } from './traced-store-ops.js';
 
 /** Settings of the writer tier. */
 export interface WriterTierSettings {
@@ -71,5 +72,6 @@ export async function writerTier(claims: StartResult, settings: WriterTierSettin
   await lifecycleChecks(context);
   await recoveryCheck(context);
   await retentionChecks(context);
+  await tracedStoreOpsChecks(context);
   await liveChecks(context);
 }
