@@ -13,5 +13,9 @@ export const LIFECYCLE_MUTANTS: readonly Mutant[] = [
   reference('event-seq-restarts', 'TJ-EVENT-003', 'TJ-EVENT-004'),
   reference('event-concurrent-runs', 'TJ-EVENT-009'),
   reference('event-request-id-reuse', 'TJ-EVENT-010', 'TJ-EVENT-017'),
+  reference('event-index-final', 'TJ-EVENT-020'),
+  reference('event-index-trusted', 'TJ-EVENT-020'),
+  reference('checkpoint-ignores-undo', 'TJ-EVENT-007'),
+  reference('checkpoint-runs-no-acks', 'TJ-EVENT-019'),
   reference('refusal-as-failure', 'TJ-CONF-032'),
 ];

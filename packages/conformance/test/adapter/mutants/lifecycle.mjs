@@ -6,7 +6,6 @@ import { AppendFile } from '@turnjournal/writer/file-system';
 import { records } from './shared.mjs';
 
 const RANK = { submitted: 0, worker_started: 1, assistant_started: 2, completed: 3, interrupted: 3 };
-const FINISHING = new Set(['chat.done', 'chat.error', 'chat.cancelled']);
 
 async function withFile(file, body) {
   const appendFile = await AppendFile.open(file, { durability: 'every' });
@@ -70,6 +69,69 @@ function turnWriter(broken) {
   };
 }
 
+const OUTCOME = { 'chat.done': 'done', 'chat.error': 'error', 'chat.cancelled': 'cancelled' };
+/** A checkpoint after every this many records (TJ-EVENT-006). */
+const CHECKPOINT_EVERY = 50;
+
+/** Applies one run record to a run index (spec §6.2); `broken` may leave acks out (TJ-EVENT-019). */
+function applyRun(runs, record, broken) {
+  const id = record.payload?.request_id;
+  if (record.type === 'chat.started' && !runs.has(id))
+    runs.set(id, {
+      request_id: id,
+      started_seq: record.seq,
+      started_ts: record.ts,
+      outcome: null,
+      finished_seq: null,
+      finished_ts: null,
+      acked: false,
+      acked_by: [],
+    });
+  const run = runs.get(id);
+  if (run === undefined) return;
+  if (OUTCOME[record.type] !== undefined && run.outcome === null)
+    Object.assign(run, { outcome: OUTCOME[record.type], finished_seq: record.seq, finished_ts: record.ts });
+  if (record.type === 'delivery.ack' && broken !== 'checkpoint-runs-no-acks') {
+    run.acked = true;
+    const client = record.payload?.client_id;
+    if (typeof client === 'string' && !run.acked_by.includes(client)) run.acked_by.push(client);
+  }
+}
+
+/**
+ * The runs a writer opening the log knows: the last checkpoint's run index with the run records after it applied, or
+ * every record's when that checkpoint has no usable index (TJ-EVENT-020). Each defect gets one half wrong.
+ */
+function knownRuns(existing, broken) {
+  const at = existing.findLastIndex((r) => r.type === 'checkpoint');
+  const index = at < 0 ? undefined : existing[at].payload?.runs;
+  const runs = new Map();
+  if (!Array.isArray(index) && broken !== 'event-index-trusted') {
+    for (const record of existing) applyRun(runs, record, null);
+    return runs;
+  }
+  for (const run of Array.isArray(index) ? index : []) runs.set(run.request_id, structuredClone(run));
+  if (broken === 'event-index-final') return runs;
+  for (const record of existing.slice(at + 1)) applyRun(runs, record, null);
+  return runs;
+}
+
+/** The message list of folding `records` (spec §15.1); `broken` may forget `undo` (TJ-EVENT-007). */
+function foldMessages(records, broken) {
+  let messages = [];
+  for (const { type, payload } of records) {
+    if (type === 'message_append') messages.push(payload.message);
+    else if (type === 'message_edit')
+      messages = Array.isArray(payload.messages)
+        ? [...payload.messages]
+        : messages.with(payload.index, payload.message);
+    else if (type === 'undo' && broken !== 'checkpoint-ignores-undo')
+      messages = messages.slice(0, Math.max(0, messages.length - (payload?.n ?? 1)));
+    else if (type === 'checkpoint') messages = [...payload.messages];
+  }
+  return messages;
+}
+
 /** An event-log writer; `broken` names the one rule it skips. */
 function eventWriter(broken) {
   let counter = 0;
@@ -82,14 +144,27 @@ function eventWriter(broken) {
         // TJ-EVENT-003/004: one more than the last accepted seq; the defect counts from 0 in every process instead.
         const seq = broken === 'event-seq-restarts' ? counter++ : seqs.length === 0 ? 0 : Math.max(...seqs) + 1;
         if (type === 'chat.started') {
-          const started = existing.filter((r) => r.type === 'chat.started').map((r) => r.payload?.request_id);
-          const finished = new Set(existing.filter((r) => FINISHING.has(r.type)).map((r) => r.payload?.request_id));
-          const active = started.length > 0 && !finished.has(started.at(-1));
+          const runs = [...knownRuns(existing, broken).values()];
+          const active = runs.length > 0 && runs.at(-1).outcome === null;
           if (active && broken !== 'event-concurrent-runs') throw new AdapterRequestError('refused', 'a run is active'); // TJ-EVENT-009
-          if (started.includes(payload.request_id) && broken !== 'event-request-id-reuse')
+          if (runs.some((r) => r.request_id === payload.request_id) && broken !== 'event-request-id-reuse')
             throw new AdapterRequestError('refused', `request ${payload.request_id} already started`); // TJ-EVENT-010
         }
-        await file.appendRecord({ seq, ts: new Date().toISOString(), type, payload });
+        const record = { seq, ts: new Date().toISOString(), type, payload };
+        await file.appendRecord(record);
+        // TJ-EVENT-006: a checkpoint after every CHECKPOINT_EVERY records, holding the fold and the run index.
+        if ((seq + 1) % CHECKPOINT_EVERY === 0) {
+          const all = [...existing, record];
+          const runs = new Map();
+          for (const r of all) applyRun(runs, r, broken);
+          const messages = foldMessages(all, broken);
+          await file.appendRecord({
+            seq: seq + 1,
+            ts: new Date().toISOString(),
+            type: 'checkpoint',
+            payload: { messages, runs: [...runs.values()] },
+          });
+        }
         return { seq };
       });
     },
@@ -126,10 +201,15 @@ export const lifecycleDefects = Object.fromEntries([
     'turn-any-session-id',
     'turn-mkdir-unsynced',
   ].map((name) => [name, { lifecycle: turnWriter(name) }]),
-  ...['event-seq-restarts', 'event-concurrent-runs', 'event-request-id-reuse'].map((name) => [
-    name,
-    { lifecycle: eventWriter(name) },
-  ]),
+  ...[
+    'event-seq-restarts',
+    'event-concurrent-runs',
+    'event-request-id-reuse',
+    'event-index-final',
+    'event-index-trusted',
+    'checkpoint-ignores-undo',
+    'checkpoint-runs-no-acks',
+  ].map((name) => [name, { lifecycle: eventWriter(name) }]),
   ['refusal-as-failure', { lifecycle: refusalAsFailure() }],
   // Not a defect: the hand-written writers with nothing skipped, which must pass (the defects' control).
   ['lifecycle-handwritten', { lifecycle: { ...turnWriter(null), eventAppend: eventWriter(null).eventAppend } }],

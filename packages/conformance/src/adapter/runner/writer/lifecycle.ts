@@ -12,7 +12,7 @@ const SESSION = 's1';
  * Runs one lifecycle check in a fresh store whose journal is `fileOf(root)`, created with its directory: skipped when
  * the adapter does not claim feature `lifecycle` or `family`. `body` returns the failures.
  */
-async function inFreshStore(
+export async function inFreshStore(
   context: WriterContext,
   family: 'turn' | 'event',
   fileOf: (root: string) => string,
@@ -31,7 +31,7 @@ async function inFreshStore(
 }
 
 const turnJournalOf = (root: string) => join(root, '_turn_journal', `${SESSION}.jsonl`);
-const eventLogOf = (root: string) => join(root, SESSION, 'events.jsonl');
+export const eventLogOf = (root: string): string => join(root, SESSION, 'events.jsonl');
 
 /**
  * The checks of feature `lifecycle` (adapter.md §5.4): what a writer decides, seen through its answers and the file.

@@ -10,7 +10,8 @@ import { withTracedAdapter } from './traced-adapter.js';
 // (`writer/durable-directories`), the records startup recovery appends (`writer/recover-durable`), and the files a
 // sweep rewrites (`writer/sweep-rewrite`). Each looks at the syscalls the adapter made before it answered.
 
-const claims = (context: WriterContext, feature: NonNullable<StartResult['features']>[number]) => (context.claims.features ?? []).includes(feature);
+const claims = (context: WriterContext, feature: NonNullable<StartResult['features']>[number]) =>
+  (context.claims.features ?? []).includes(feature);
 
 /**
  * The position of the answer to the request `request` sends, after it is answered; the request's own failure fails

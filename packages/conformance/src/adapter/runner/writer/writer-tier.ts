@@ -3,6 +3,7 @@ import type { CheckRecorder } from '../record.js';
 import { byteExactCheck } from './byte-exact.js';
 import type { WriterContext } from './context.js';
 import { deadHolderLockCheck } from './dead-holder-lock.js';
+import { eventCheckpointChecks } from './event-checkpoints.js';
 import { faultInjectionChecks } from './fault-injection.js';
 import { foreignHostLockCheck } from './foreign-host-lock.js';
 import { fsyncBeforeAckCheck } from './fsync-before-ack.js';
@@ -70,6 +71,7 @@ export async function writerTier(claims: StartResult, settings: WriterTierSettin
   await tracedOpenCloseChecks(context);
   await faultInjectionChecks(context);
   await lifecycleChecks(context);
+  await eventCheckpointChecks(context);
   await recoveryCheck(context);
   await retentionChecks(context);
   await tracedStoreOpsChecks(context);
