@@ -17,5 +17,10 @@ export const LIFECYCLE_MUTANTS: readonly Mutant[] = [
   reference('event-index-trusted', 'TJ-EVENT-020'),
   reference('checkpoint-ignores-undo', 'TJ-EVENT-007'),
   reference('checkpoint-runs-no-acks', 'TJ-EVENT-019'),
+  reference('run-no-header', 'TJ-RUN-003'),
+  reference('run-header-repeated', 'TJ-RUN-004'),
+  reference('run-agent-seq-restarts', 'TJ-RUNSEM-010'),
+  reference('run-response-own-seq', 'TJ-RUNSEM-011'),
+  reference('state-in-place', 'TJ-STATE-005', 'TJ-DUR-009'),
   reference('refusal-as-failure', 'TJ-CONF-032'),
 ];

@@ -29,6 +29,7 @@ export {
   type AdapterWriter,
   type LifecycleOperations,
   type RetentionOperations,
+  type RunStep,
   referenceImplementation,
   runAdapter,
 } from './adapter/reference-adapter.js';

@@ -101,6 +101,37 @@ export const EventAppendRequest = Type.Object({
   type: Type.String({ minLength: 1 }),
   payload: Type.Record(Type.String(), Type.Unknown()),
 });
+/** `run_step` (feature `lifecycle`, family `run`): write one record of a run through the implementation's run writer. */
+export const RunStepRequest = Type.Object({
+  id: Id,
+  op: Type.Literal('run_step'),
+  file: Type.String({ minLength: 1, description: 'The run file; created with its header when it does not exist.' }),
+  run_id: Identifier,
+  started_at: Type.String({ minLength: 1, description: "The header's started_at, used when the file is new." }),
+  step: Type.Union([
+    Type.Literal('start'),
+    Type.Literal('agent_event'),
+    Type.Literal('llm_request'),
+    Type.Literal('llm_response'),
+    Type.Literal('end'),
+  ]),
+  input: Type.Optional(Type.Unknown({ description: '`start` (run.start input) and `llm_request`.' })),
+  event: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: '`agent_event`.' })),
+  seq: Type.Optional(Type.Integer({ minimum: 0, description: '`llm_response`: the seq of the request it answers.' })),
+  output: Type.Optional(Type.Unknown({ description: '`llm_response`.' })),
+  outcome: Type.Optional(Type.String({ minLength: 1, description: '`end`.' })),
+});
+/** `state_write` (feature `lifecycle`, family `state`): replace a session's state document through the implementation. */
+export const StateWriteRequest = Type.Object({
+  id: Id,
+  op: Type.Literal('state_write'),
+  root: Type.String({
+    minLength: 1,
+    description: 'The store root; the document is <root>/sessions/state/<session_id>.json.',
+  }),
+  session_id: Identifier,
+  messages: Type.Array(Type.Record(Type.String(), Type.Unknown())),
+});
 /** `recover` (feature `recovery`): apply startup recovery to the store at `root`, with no host transcript. */
 export const RecoverRequest = Type.Object({
   id: Id,
@@ -203,6 +234,8 @@ export const AdapterRequest = Type.Union([
   TurnSubmitRequest,
   TurnEventRequest,
   EventAppendRequest,
+  RunStepRequest,
+  StateWriteRequest,
   RecoverRequest,
   SweepRequest,
   CompactRequest,
@@ -296,6 +329,9 @@ export const TurnSubmitResult = Type.Object({ created: Type.Boolean() });
 /** `event_append` result: the seq the writer gave the record. */
 export const EventAppendResult = Type.Object({ seq: Type.Integer({ minimum: 0 }) });
 
+/** `run_step` result: for `agent_event` and `llm_request`, the seq the writer gave the record. */
+export const RunStepResult = Type.Object({ seq: Type.Optional(Type.Integer({ minimum: 0 })) });
+
 /** `recover` result: the turns recovery closed as interrupted, in the order it closed them. */
 export const RecoverResult = Type.Object({
   recovered: Type.Array(Type.Object({ session_id: Type.String(), turn_id: Type.String() })),
@@ -351,6 +387,8 @@ export const RESULT_SCHEMAS = {
   turn_submit: TurnSubmitResult,
   turn_event: EmptyResult,
   event_append: EventAppendResult,
+  run_step: RunStepResult,
+  state_write: EmptyResult,
   recover: RecoverResult,
   sweep: SweepResult,
   compact: CompactResult,

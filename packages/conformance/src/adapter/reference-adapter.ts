@@ -9,10 +9,12 @@ import {
   JOURNAL_ONLY_HOOKS,
   JournalLockedError,
   openEventLog,
+  openRunWriter,
   openTurnJournal,
   recoverStore,
   sweepStoreTurnJournals,
   WriterError,
+  writeStateDocument,
 } from '@turnjournal/writer';
 import { AppendFile } from '@turnjournal/writer/file-system';
 import { Compile } from 'typebox/compile';
@@ -85,6 +87,29 @@ export interface LifecycleOperations {
   }): Promise<void>;
   /** `event_append`: appends through the event-log writer and resolves with the seq it gave the record. */
   eventAppend(request: { file: string; type: string; payload: Record<string, unknown> }): Promise<{ seq: number }>;
+  /** `run_step`: writes one record through the run writer; resolves with the seq it gave an agent event or request. */
+  runStep(request: RunStep): Promise<{ seq?: number }>;
+  /** `state_write`: replaces the session's state document `<root>/sessions/state/<sessionId>.json`. */
+  stateWrite(request: { root: string; sessionId: string; messages: Record<string, unknown>[] }): Promise<void>;
+}
+
+/** One `run_step` request (adapter.md §5.4): the run file, its run id and header time, and the step to write. */
+export interface RunStep {
+  readonly file: string;
+  readonly runId: string;
+  /** The header's `started_at`, used when the file is new. */
+  readonly startedAt: string;
+  readonly step: 'start' | 'agent_event' | 'llm_request' | 'llm_response' | 'end';
+  /** `start` and `llm_request`. */
+  readonly input?: unknown;
+  /** `agent_event`. */
+  readonly event?: Record<string, unknown>;
+  /** `llm_response`: the seq of the request it answers. */
+  readonly seq?: number;
+  /** `llm_response`. */
+  readonly output?: unknown;
+  /** `end`. */
+  readonly outcome?: string;
 }
 
 /** Feature `retention` (adapter.md §5.6): the retention sweep and the event-log compaction, at a given time. */
@@ -174,6 +199,31 @@ const referenceLifecycle: LifecycleOperations = {
       () => openEventLog({ file }),
       async (log) => ({ seq: (await log.append(type, payload)).seq }),
     ),
+  runStep: (request) =>
+    withWriter(
+      () => openRunWriter({ file: request.file, runId: request.runId, header: { startedAt: request.startedAt } }),
+      async (run) => {
+        switch (request.step) {
+          case 'start':
+            await run.runStart(request.input as { type: string });
+            return {};
+          case 'agent_event':
+            return { seq: (await run.agentEvent((request.event ?? {}) as { type: string })).seq };
+          case 'llm_request':
+            // The writer validates what it writes (TJ-COMPAT-018): a malformed input is refused there, not here.
+            return { seq: (await run.llmRequest({ input: request.input as never })).seq };
+          case 'llm_response':
+            await run.llmResponse({ seq: request.seq as number, output: request.output as never });
+            return {};
+          case 'end':
+            await run.end({ outcome: request.outcome ?? 'completed' });
+            return {};
+        }
+      },
+    ),
+  stateWrite: async ({ root, sessionId, messages }) => {
+    await writeStateDocument({ root, sessionId, state: { messages: messages as { role: string }[] } });
+  },
 };
 
 /** An error the adapter answers with a given code. */
@@ -392,6 +442,27 @@ export async function runAdapter(
         }
         return await lifecycle.eventAppend({ file: request.file, type: request.type, payload: request.payload });
       }
+      case 'run_step':
+      case 'state_write': {
+        const lifecycle = implementation.lifecycle;
+        if (!(claims.features ?? []).includes('lifecycle') || lifecycle === undefined)
+          throw new AdapterRequestError('unsupported', 'feature lifecycle is not supported');
+        if (request.op === 'state_write') {
+          await lifecycle.stateWrite({ root: request.root, sessionId: request.session_id, messages: request.messages });
+          return {};
+        }
+        return await lifecycle.runStep({
+          file: request.file,
+          runId: request.run_id,
+          startedAt: request.started_at,
+          step: request.step,
+          ...(request.input === undefined ? {} : { input: request.input }),
+          ...(request.event === undefined ? {} : { event: request.event }),
+          ...(request.seq === undefined ? {} : { seq: request.seq }),
+          ...(request.output === undefined ? {} : { output: request.output }),
+          ...(request.outcome === undefined ? {} : { outcome: request.outcome }),
+        });
+      }
       case 'recover': {
         if (!(claims.features ?? []).includes('recovery') || implementation.recover === undefined)
           throw new AdapterRequestError('unsupported', 'feature recovery is not supported');
@@ -456,6 +527,8 @@ export async function runAdapter(
         'turn_submit',
         'turn_event',
         'event_append',
+        'run_step',
+        'state_write',
         'recover',
         'sweep',
         'compact',

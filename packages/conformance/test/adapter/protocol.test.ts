@@ -105,7 +105,8 @@ describe('AdapterProcess reports protocol violations clearly and never hangs', (
     );
     const report = await runConformance({ adapter: command, tier: 'reader', runs: 1, timeoutMs: 5000 });
     expect(report.ok).toBe(false);
-    const read = report.checks.find((c) => c.id === 'reader/store/derivation.json#0');
+    // The first fixture case meets the crash; after a few restarts the runner stops restarting (not tested here).
+    const read = report.checks.find((c) => c.id.startsWith('reader/store/') && c.status !== 'skipped');
     expect(read?.status).toBe('failed');
     expect(read?.details[0]).toContain('adapter exited (code 1) before answering');
     expect(report.checks.find((c) => c.id === 'adapter/unknown-op')?.status).toBe('passed');

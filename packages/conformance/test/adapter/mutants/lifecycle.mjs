@@ -1,4 +1,4 @@
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, renameSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { AdapterRequestError, referenceImplementation } from '@turnjournal/conformance';
 import { isValidIdentifier } from '@turnjournal/reader/store-format';
@@ -66,6 +66,8 @@ function turnWriter(broken) {
       });
     },
     eventAppend: referenceImplementation.lifecycle.eventAppend,
+    runStep: referenceImplementation.lifecycle.runStep,
+    stateWrite: referenceImplementation.lifecycle.stateWrite,
   };
 }
 
@@ -138,6 +140,8 @@ function eventWriter(broken) {
   return {
     turnSubmit: referenceImplementation.lifecycle.turnSubmit,
     turnEvent: referenceImplementation.lifecycle.turnEvent,
+    runStep: referenceImplementation.lifecycle.runStep,
+    stateWrite: referenceImplementation.lifecycle.stateWrite,
     async eventAppend({ file: path, type, payload }) {
       return withFile(path, async (file, existing) => {
         const seqs = existing.map((r) => r.seq).filter((s) => Number.isInteger(s));
@@ -171,6 +175,86 @@ function eventWriter(broken) {
   };
 }
 
+/** A run-file writer (spec §7, §16); `broken` names the one rule it skips. */
+function runWriter(broken) {
+  return {
+    ...referenceImplementation.lifecycle,
+    async runStep({ file: path, runId, startedAt, step, input, event, seq, output, outcome }) {
+      return withFile(path, async (file, existing) => {
+        // TJ-RUN-003/004: a header first in a new file, and never again.
+        const header = (existing.length === 0 && broken !== 'run-no-header') || broken === 'run-header-repeated';
+        if (header)
+          await file.appendRecord({ type: 'header', schema_version: 1, run_id: runId, started_at: startedAt });
+        const base = { run_id: runId, ts: new Date().toISOString() };
+        const seqsOf = (type) => existing.filter((r) => r.type === type).map((r) => r.seq);
+        switch (step) {
+          case 'start':
+            await file.appendRecord({ type: 'run.start', ...base, input });
+            return {};
+          case 'agent_event': {
+            // TJ-RUNSEM-010: from 0, increasing across reopens; the defect counts from 0 in every process.
+            const seqs = seqsOf('agent.event');
+            const next = broken === 'run-agent-seq-restarts' || seqs.length === 0 ? 0 : Math.max(...seqs) + 1;
+            await file.appendRecord({ type: 'agent.event', ...base, seq: next, event });
+            return { seq: next };
+          }
+          case 'llm_request': {
+            const seqs = seqsOf('llm.request');
+            const next = seqs.length === 0 ? 1 : Math.max(...seqs) + 1;
+            await file.appendRecord({ type: 'llm.request', ...base, seq: next, input });
+            return { seq: next };
+          }
+          case 'llm_response': {
+            const answered = seqsOf('llm.response');
+            if (!seqsOf('llm.request').includes(seq) || answered.includes(seq))
+              throw new AdapterRequestError('refused', `no open llm.request with seq ${seq}`);
+            // TJ-RUNSEM-011: the response carries its request's seq; the defect numbers responses on their own.
+            const written = broken === 'run-response-own-seq' ? answered.length + 1 : seq;
+            await file.appendRecord({ type: 'llm.response', ...base, seq: written, output });
+            return {};
+          }
+          default:
+            await file.appendRecord({ type: 'run.end', ...base, outcome });
+            return {};
+        }
+      });
+    },
+  };
+}
+
+/** A state-document writer (spec §8); `broken` names the one rule it skips. */
+function stateWriter(broken) {
+  return {
+    ...referenceImplementation.lifecycle,
+    async stateWrite({ root, sessionId, messages }) {
+      const path = join(root, 'sessions', 'state', `${sessionId}.json`);
+      makeDirectory(dirname(path), null);
+      const text = JSON.stringify({
+        schema_version: 1,
+        session_id: sessionId,
+        updated_at: new Date().toISOString(),
+        messages,
+      });
+      // TJ-STATE-005: the defect overwrites the document in place, where a reader or a crash can meet half of it.
+      const target = broken === 'state-in-place' ? path : `${path}.${process.pid}.tmp`;
+      const fd = openSync(target, 'w');
+      try {
+        writeSync(fd, text);
+        fsyncSync(fd);
+      } finally {
+        closeSync(fd);
+      }
+      if (target !== path) renameSync(target, path);
+      const dir = openSync(dirname(path), 'r');
+      try {
+        fsyncSync(dir);
+      } finally {
+        closeSync(dir);
+      }
+    },
+  };
+}
+
 /** The reference writers, answering a refusal as `failed` instead of `refused` (TJ-CONF-032). */
 function refusalAsFailure() {
   const wrap =
@@ -189,6 +273,8 @@ function refusalAsFailure() {
     turnSubmit: wrap(reference.turnSubmit),
     turnEvent: wrap(reference.turnEvent),
     eventAppend: wrap(reference.eventAppend),
+    runStep: wrap(reference.runStep),
+    stateWrite: wrap(reference.stateWrite),
   };
 }
 
@@ -210,7 +296,22 @@ export const lifecycleDefects = Object.fromEntries([
     'checkpoint-ignores-undo',
     'checkpoint-runs-no-acks',
   ].map((name) => [name, { lifecycle: eventWriter(name) }]),
+  ...['run-no-header', 'run-header-repeated', 'run-agent-seq-restarts', 'run-response-own-seq'].map((name) => [
+    name,
+    { lifecycle: runWriter(name) },
+  ]),
+  ['state-in-place', { lifecycle: stateWriter('state-in-place') }],
   ['refusal-as-failure', { lifecycle: refusalAsFailure() }],
   // Not a defect: the hand-written writers with nothing skipped, which must pass (the defects' control).
-  ['lifecycle-handwritten', { lifecycle: { ...turnWriter(null), eventAppend: eventWriter(null).eventAppend } }],
+  [
+    'lifecycle-handwritten',
+    {
+      lifecycle: {
+        ...turnWriter(null),
+        eventAppend: eventWriter(null).eventAppend,
+        runStep: runWriter(null).runStep,
+        stateWrite: stateWriter(null).stateWrite,
+      },
+    },
+  ],
 ]);

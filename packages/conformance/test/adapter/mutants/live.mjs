@@ -185,10 +185,10 @@ class HandwrittenSession {
         await this.closeSegment(run, false);
         if (this.broken === 'live-turn-first' && step.step === 'done') await this.journal.complete(run.turnId); // TJ-LIVE-005
         if (step.step === 'done') await this.log.chatDone({ requestId });
-        if (step.step === 'done' && this.broken === 'live-auto-ack')
-          await this.log.ack(requestId, {}); // TJ-EVENT-012
         else if (step.step === 'error') await this.log.chatError({ requestId, error: { message: step.message } });
         else await this.log.chatCancelled({ requestId, ...(step.reason === undefined ? {} : { reason: step.reason }) });
+        // TJ-EVENT-012: the defect records a delivery no client confirmed.
+        if (step.step === 'done' && this.broken === 'live-auto-ack') await this.log.ack(requestId, {});
         await this.boundary();
         if (step.step !== 'done')
           await this.journal.interrupt(run.turnId, step.step === 'error' ? 'error' : 'cancelled');

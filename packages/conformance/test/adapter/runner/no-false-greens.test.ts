@@ -86,6 +86,10 @@ describe('no false greens (issue 12 §3)', () => {
       'writer/fault-fdatasync-eio',
       'writer/fault-write-eio',
       'writer/fault-write-enospc',
+      'writer/state-replace',
+      'writer/durable-directories',
+      'writer/recover-durable',
+      'writer/sweep-rewrite',
       'writer/live-durable',
     ]);
     expect(report.conformant).toBe(false);

@@ -14,7 +14,7 @@ const SESSION = 's1';
  */
 export async function inFreshStore(
   context: WriterContext,
-  family: 'turn' | 'event',
+  family: 'turn' | 'event' | 'run',
   fileOf: (root: string) => string,
   body: (root: string, file: string) => Promise<string[]>,
 ): Promise<Outcome> {

@@ -45,12 +45,20 @@ export function unsyncedDirectories(steps: readonly TraceStep[], before: number,
 }
 
 /**
- * TJ-DUR-009 and TJ-RET-008: `target` was replaced by renaming a temporary file of its own directory that was written
- * and then synced, the directory was synced after the rename and before position `before`, and the writer lock
- * `<target>.lock` appeared (a link, rename or creating open) before the rename and was not removed until after it.
+ * TJ-DUR-009 and TJ-RET-008: between positions `after` and `before`, `target` was replaced by renaming a temporary
+ * file of its own directory that was written and then synced, and the directory was synced after the rename; with
+ * `lock`, the writer lock `<target>.lock` appeared (a link, rename or creating open) before the rename and was not
+ * removed until after it.
  */
-export function unsafeReplace(steps: readonly TraceStep[], target: string, before: number): string[] {
-  const rename = steps.find((s) => s.kind === 'link' && s.moved === true && s.path === target && s.at < before);
+export function unsafeReplace(
+  steps: readonly TraceStep[],
+  target: string,
+  before: number,
+  { after = -1, lock: needsLock = true }: { after?: number; lock?: boolean } = {},
+): string[] {
+  const rename = steps.find(
+    (s) => s.kind === 'link' && s.moved === true && s.path === target && s.at > after && s.at < before,
+  );
   if (rename === undefined)
     return [`${target} was not replaced by a rename before the answer (TJ-DUR-009: temporary file, fsync, rename)`];
   const problems: string[] = [];
@@ -64,6 +72,7 @@ export function unsafeReplace(steps: readonly TraceStep[], target: string, befor
     problems.push(`the temporary file ${temporary} was renamed over ${target} before it was synced (TJ-DUR-009)`);
   if (!syncedBetween(steps, dir, rename.at, before))
     problems.push(`the directory ${dir} was not synced after the rename, before the answer (TJ-DUR-009)`);
+  if (!needsLock) return problems;
   const lock = `${target}.lock`;
   const taken = steps.filter(
     (s) => s.path === lock && s.at < rename.at && (s.kind === 'link' || (s.kind === 'open' && s.creates === true)),

@@ -17,6 +17,7 @@ import { raceCheck } from './race.js';
 import { recoveryCheck } from './recovery.js';
 import { repairChecks } from './repair.js';
 import { retentionChecks } from './retention.js';
+import { runAndStateChecks } from './run-and-state.js';
 import { fifoCheck, symlinkCheck } from './special-paths.js';
 import { tornTailCheck } from './torn-tail.js';
 import { tracedOpenCloseChecks } from './traced-open-close.js';
@@ -72,6 +73,7 @@ export async function writerTier(claims: StartResult, settings: WriterTierSettin
   await faultInjectionChecks(context);
   await lifecycleChecks(context);
   await eventCheckpointChecks(context);
+  await runAndStateChecks(context);
   await recoveryCheck(context);
   await retentionChecks(context);
   await tracedStoreOpsChecks(context);
