@@ -17,6 +17,7 @@ export const LIVE_MUTANTS: readonly Mutant[] = [
   reference('live-stale-view', 'TJ-LIVE-013'),
   reference('live-ack-unchecked', 'TJ-LIVE-014'),
   reference('live-auto-ack', 'TJ-EVENT-012'),
+  reference('live-reads-any-session', 'TJ-FAM-011'),
   reference('live-never-expires', 'TJ-LIVE-015'),
   reference('live-restart-keeps-runs', 'TJ-LIVE-016'),
   reference('live-restart-interrupts-all', 'TJ-LIVE-016'),

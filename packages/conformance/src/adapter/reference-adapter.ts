@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
+import { LiveError } from '@turnjournal/live';
 import { replayEventLog } from '@turnjournal/reader';
 import { validateRecord } from '@turnjournal/schema';
 import {
@@ -569,7 +570,8 @@ export async function runAdapter(
               ? 'refused'
               : error instanceof JournalLockedError
                 ? 'journal_locked'
-                : error instanceof WriterError && BAD_REQUESTS.has(error.code)
+                : (error instanceof WriterError && BAD_REQUESTS.has(error.code)) ||
+                    (error instanceof LiveError && error.code === 'invalid_request')
                   ? 'bad_request'
                   : 'failed';
         diagnostics.write(`adapter: ${request.op} failed: ${(error as Error).stack ?? String(error)}\n`);

@@ -165,7 +165,17 @@ describe('what the kit does with a failure and with a partial claim', () => {
   }, 120_000);
 
   it('hand-written lifecycle writers that skip no rule pass every lifecycle check, so the defects built on them fail for their one skipped rule (TJ-CONF-032)', async () => {
-    const only = ['writer/turn-submit-idempotent', 'writer/turn-transitions', 'writer/event-seq', 'writer/event-runs'];
+    const only = [
+      'writer/turn-submit-idempotent',
+      'writer/turn-transitions',
+      'writer/event-seq',
+      'writer/event-runs',
+      'writer/event-checkpoints',
+      'writer/event-run-index',
+      'writer/run-steps',
+      'writer/state-replace',
+      'writer/durable-directories',
+    ];
     const report = await runConformance({
       adapter: brokenAdapter('lifecycle-handwritten'),
       tier: 'writer',
@@ -184,9 +194,10 @@ describe('what the kit does with a failure and with a partial claim', () => {
       tier: 'writer',
       runs: 1,
       writerRounds: 1,
-      only: ['writer/recover'],
+      only: ['writer/recover', 'writer/recover-durable'],
     });
     expect(report.checks.find((c) => c.id === 'writer/recover')?.status).toBe('passed');
+    expect(report.checks.find((c) => c.id === 'writer/recover-durable')?.status).toBe('passed');
   }, 120_000);
 
   it('a hand-written sweep and compaction that break no rule pass writer/sweep and writer/compact, so the defects built on them fail for their one broken rule (TJ-CONF-034, TJ-CONF-035)', async () => {
@@ -195,13 +206,16 @@ describe('what the kit does with a failure and with a partial claim', () => {
       tier: 'writer',
       runs: 1,
       writerRounds: 1,
-      only: ['writer/sweep', 'writer/compact'],
+      only: ['writer/sweep', 'writer/compact', 'writer/sweep-rewrite'],
     });
     expect(
-      report.checks.filter((c) => c.id === 'writer/sweep' || c.id === 'writer/compact').map((c) => [c.id, c.status]),
+      report.checks
+        .filter((c) => c.id.startsWith('writer/sweep') || c.id === 'writer/compact')
+        .map((c) => [c.id, c.status]),
     ).toEqual([
       ['writer/sweep', 'passed'],
       ['writer/compact', 'passed'],
+      ['writer/sweep-rewrite', 'passed'],
     ]);
   }, 120_000);
 
@@ -213,6 +227,7 @@ describe('what the kit does with a failure and with a partial claim', () => {
       'writer/live-snapshot-ack',
       'writer/live-restart',
       'writer/live-durable',
+      'writer/live-invalid-session',
     ];
     const report = await runConformance({
       adapter: brokenAdapter('live-handwritten'),

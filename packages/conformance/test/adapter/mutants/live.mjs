@@ -1,6 +1,7 @@
 import { join } from 'node:path';
-import { LiveRefusal } from '@turnjournal/conformance';
+import { AdapterRequestError, LiveRefusal } from '@turnjournal/conformance';
 import { EventLogFold, readJournal } from '@turnjournal/reader';
+import { isValidIdentifier } from '@turnjournal/reader/store-format';
 import { openEventLog, openTurnJournal, WriterError } from '@turnjournal/writer';
 import { records } from './shared.mjs';
 
@@ -334,12 +335,34 @@ async function refusing(call) {
   }
 }
 
+/** The snapshot a reader folds from the event log `file`, with no session around it (the defect live-reads-any-session). */
+async function readSnapshot(file) {
+  const fold = new EventLogFold();
+  for await (const batch of readJournal(file))
+    for (const item of batch) if (item.kind === 'record') fold.add(item.record, { file });
+  const state = fold.finish();
+  return {
+    last_seq: state.lastSeq,
+    messages: state.messages,
+    active_request_id: state.activeRun?.requestId ?? null,
+    overlay: state.overlay?.text ?? null,
+    undelivered: state.undelivered.map((run) => run.requestId),
+  };
+}
+
 /** The hand-written `live` operations; `broken` names the one rule they break (null: none). */
 function handwrittenLive(broken) {
   return () => {
     const sessions = new Map();
     let busy = Promise.resolve();
     const session = (ref) => {
+      // TJ-FAM-010/011: no path from an invalid session id. The defect live-reads-any-session checks it only before it
+      // opens the writers, so a snapshot still reads the log the id points at.
+      if (!isValidIdentifier(ref.sessionId))
+        throw new AdapterRequestError(
+          'bad_request',
+          `session id ${JSON.stringify(ref.sessionId)} is not an identifier`,
+        );
       const key = `${ref.root}\u0000${ref.sessionId}`;
       if (!sessions.has(key)) sessions.set(key, HandwrittenSession.open(broken, ref.root, ref.sessionId));
       return sessions.get(key);
@@ -361,7 +384,12 @@ function handwrittenLive(broken) {
         serial(async () => refusing(async () => (await session(ref)).send(requestId, content))),
       step: (ref, requestId, step) =>
         serial(async () => refusing(async () => (await session(ref)).step(requestId, step))),
-      snapshot: (ref, clientId) => serial(async () => (await session(ref)).snapshot(clientId)),
+      snapshot: (ref, clientId) =>
+        serial(async () =>
+          broken === 'live-reads-any-session' && !isValidIdentifier(ref.sessionId)
+            ? readSnapshot(join(ref.root, ref.sessionId, 'events.jsonl'))
+            : (await session(ref)).snapshot(clientId),
+        ),
       ack: (ref, requestId, options) => serial(async () => (await session(ref)).ack(requestId, options)),
       subscribe: (ref, options) => serial(async () => (await session(ref)).subscribe(options)),
       close: async () => {
@@ -388,6 +416,7 @@ export const liveDefects = Object.fromEntries([
     'live-snapshot-bare-messages',
     'live-ack-unchecked',
     'live-auto-ack',
+    'live-reads-any-session',
     'live-never-expires',
     'live-restart-keeps-runs',
     'live-restart-interrupts-all',

@@ -7,6 +7,7 @@ import type { Outcome } from '../record.js';
 import { bytesOf, expectOk, expectRefused, recordsOf } from './answers.js';
 import { type WriterContext, withAdapter } from './context.js';
 import { liveDurabilityCheck } from './live-durability.js';
+import { liveInvalidSessionCheck } from './live-invalid-session.js';
 
 // The checks of feature `live` (adapter.md §5.7): the implementation's own live sessions, seen through their answers
 // and the files they write (spec §18).
@@ -540,4 +541,5 @@ export async function liveChecks(context: WriterContext): Promise<void> {
   await snapshotAckCheck(context);
   await restartCheck(context);
   await liveDurabilityCheck(context);
+  await liveInvalidSessionCheck(context);
 }

@@ -1,0 +1,64 @@
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { AdapterFailure } from '../../process.js';
+import { freshDir } from '../fresh-dir.js';
+import { snapshotTree, treeChanges } from '../tree-snapshot.js';
+import { type WriterContext, withAdapter } from './context.js';
+
+/** Session ids that are not valid identifiers (spec §4.3): a traversal to a log beside the store, and others. */
+const INVALID_IDS = ['../outside', '..', 'a/b', 'a b', 's1~x'];
+/** What the log beside the store holds: a live session that answers it has read outside the store. */
+const SECRET = 'outside the store';
+
+/**
+ * `writer/live-invalid-session` (feature `live`; TJ-FAM-011, TJ-FAM-010): a live request whose session id is not a
+ * valid identifier is answered `bad_request`; the session reads nothing through it (an event log planted where
+ * `<root>/../outside/events.jsonl` points stays unread) and creates or changes nothing anywhere.
+ */
+export async function liveInvalidSessionCheck(context: WriterContext): Promise<void> {
+  await context.recorder.record(
+    'writer/live-invalid-session',
+    'live requests whose session id is not a valid identifier are answered bad_request and read or create nothing',
+    'writer',
+    ['TJ-FAM-011', 'TJ-FAM-010'],
+    async () => {
+      if (!(context.claims.features ?? []).includes('live')) return { skip: 'feature live not claimed' };
+      const base = freshDir('tj-conf-live-ids-');
+      try {
+        const root = join(base, 'store');
+        mkdirSync(root);
+        mkdirSync(join(base, 'outside'));
+        writeFileSync(
+          join(base, 'outside', 'events.jsonl'),
+          `${JSON.stringify({ seq: 0, ts: '2026-06-19T03:14:07Z', type: 'message_append', payload: { message: { role: 'user', content: SECRET } } })}\n`,
+        );
+        const before = snapshotTree(base);
+        const failures: string[] = [];
+        await withAdapter(context, async (process) => {
+          for (const sessionId of INVALID_IDS)
+            for (const [op, params] of [
+              ['live_snapshot', {}],
+              ['live_subscribe', { after: -1, timeout_ms: 200 }],
+              ['live_open', {}],
+            ] as const) {
+              const what = `${op} with session id ${JSON.stringify(sessionId)}`;
+              try {
+                const answer = await process.request(op, { root, session_id: sessionId, ...params });
+                const read = JSON.stringify(answer).includes(SECRET) ? ', with the log outside the store' : '';
+                failures.push(`${what} was answered${read}, not bad_request (TJ-FAM-011)`);
+              } catch (error) {
+                if (!(error instanceof AdapterFailure && error.kind === 'error_response')) throw error;
+                if (error.code !== 'bad_request') failures.push(`${what} was answered ${error.code}, not bad_request`);
+              }
+            }
+        });
+        failures.push(
+          ...treeChanges(before, snapshotTree(base)).map((c) => `the live requests changed the disk: ${c}`),
+        );
+        return { failures };
+      } finally {
+        rmSync(base, { recursive: true, force: true });
+      }
+    },
+  );
+}
