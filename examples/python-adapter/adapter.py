@@ -73,7 +73,8 @@ MUTANTS = ("pid-only-liveness", "no-dir-fsync", "no-fdatasync", "no-poison", "so
            "overlay-any-message-id", "checkpoint-closes-segment", "checkpoint-merges", "torn-checkpoint-used",
            "invalid-checkpoint-resets", "recursive-canonical",
            "session-from-records", "read-omits-event-logs",
-           "lock-written-in-place")
+           "lock-written-in-place", "single-write",
+           "no-truncate-after-failure")
 if MUTANT and MUTANT not in MUTANTS:
     sys.stderr.write("adapter.py: unknown TJ_MUTANT %r; one of %s\n" % (MUTANT, ", ".join(MUTANTS)))
     sys.exit(2)
@@ -1388,6 +1389,9 @@ def make_dirs(path):
 
 def write_all(fd, data):
     """One logical append: repeat the write after a short write (TJ-DUR-002)."""
+    if MUTANT == "single-write":
+        os.write(fd, data)  # defect switch: TJ-DUR-002 (a short count taken for the whole line)
+        return
     view = memoryview(data)
     while view:
         n = os.write(fd, view)
@@ -1634,6 +1638,8 @@ class AppendFile:
         except OSError as e:
             if MUTANT == "swallow-write-error":
                 return  # defect switch: TJ-DUR-022
+            if MUTANT == "no-truncate-after-failure":  # defect switch: TJ-DUR-023 (the half line stays, appends go on)
+                raise WriterError("failed", "append to %s failed: %s" % (self.file, e))
             try:
                 os.ftruncate(self.fd, before)  # TJ-DUR-023
             except OSError as e2:

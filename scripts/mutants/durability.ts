@@ -18,4 +18,6 @@ export const DURABILITY_MUTANTS: readonly Mutant[] = [
   py('exit-on-unknown-op', 'TJ-CONF-015', 'TJ-CONF-022'),
   py('no-levels-claim', 'TJ-CONF-001', 'TJ-CONF-024'),
   py('lock-written-in-place', 'TJ-DUR-029'),
+  py('single-write', 'TJ-DUR-002'),
+  py('no-truncate-after-failure', 'TJ-DUR-023'),
 ];

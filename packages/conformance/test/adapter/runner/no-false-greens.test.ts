@@ -61,7 +61,8 @@ describe('no false greens (issue 12 §3)', () => {
   }, 120_000);
 
   it('without strace the durability claim is not proven: exit 4, and the text says how to get strace', async () => {
-    // A PATH with node and sh only: the kit cannot find strace (nor mkfifo, so writer/fifo is unproven too).
+    // A PATH with node and sh only: the kit cannot find strace (nor mkfifo and prlimit, so writer/fifo and
+    // writer/short-write are unproven too).
     const path = mkdtempSync(join(tmpdir(), 'tj-no-strace-'));
     symlinkSync(process.execPath, join(path, 'node'));
     symlinkSync('/bin/sh', join(path, 'sh'));
@@ -86,6 +87,7 @@ describe('no false greens (issue 12 §3)', () => {
       'writer/fault-fdatasync-eio',
       'writer/fault-write-eio',
       'writer/fault-write-enospc',
+      'writer/short-write',
       'writer/state-replace',
       'writer/durable-directories',
       'writer/recover-durable',

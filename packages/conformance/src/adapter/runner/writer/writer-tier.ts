@@ -18,6 +18,7 @@ import { recoveryCheck } from './recovery.js';
 import { repairChecks } from './repair.js';
 import { retentionChecks } from './retention.js';
 import { runAndStateChecks } from './run-and-state.js';
+import { shortWriteCheck } from './short-write.js';
 import { fifoCheck, symlinkCheck } from './special-paths.js';
 import { tornTailCheck } from './torn-tail.js';
 import { tracedOpenCloseChecks } from './traced-open-close.js';
@@ -71,6 +72,7 @@ export async function writerTier(claims: StartResult, settings: WriterTierSettin
   await fsyncBeforeAckCheck(context);
   await tracedOpenCloseChecks(context);
   await faultInjectionChecks(context);
+  await shortWriteCheck(context);
   await lifecycleChecks(context);
   await eventCheckpointChecks(context);
   await runAndStateChecks(context);
