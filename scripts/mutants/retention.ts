@@ -20,6 +20,7 @@ export const RETENTION_MUTANTS: readonly Mutant[] = [
   reference('sweep-answers-held', 'TJ-CONF-034'),
   reference('sweep-no-writer-lock', 'TJ-RET-008'),
   reference('sweep-unsynced-replace', 'TJ-DUR-009'),
+  reference('sweep-no-recheck', 'TJ-RET-015'),
   reference('compact-drops-checkpoint', 'TJ-RET-012'),
   reference('compact-ignores-window', 'TJ-RET-013'),
   reference('compact-ignores-unfinished', 'TJ-RET-013'),

@@ -206,7 +206,7 @@ describe('what the kit does with a failure and with a partial claim', () => {
       tier: 'writer',
       runs: 1,
       writerRounds: 1,
-      only: ['writer/sweep', 'writer/compact', 'writer/sweep-rewrite'],
+      only: ['writer/sweep', 'writer/compact', 'writer/sweep-rewrite', 'writer/sweep-recheck'],
     });
     expect(
       report.checks
@@ -216,6 +216,7 @@ describe('what the kit does with a failure and with a partial claim', () => {
       ['writer/sweep', 'passed'],
       ['writer/compact', 'passed'],
       ['writer/sweep-rewrite', 'passed'],
+      ['writer/sweep-recheck', 'passed'],
     ]);
   }, 120_000);
 

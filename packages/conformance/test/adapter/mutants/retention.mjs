@@ -2,7 +2,17 @@
 // and compaction of event logs, correct except for the one rule each defect names, as an implementation in another
 // language could get it wrong. It parses lines with JSON.parse and takes locks with exclusive creates, as a simple
 // implementation would.
-import { closeSync, fsyncSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  fsyncSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { heldByLiveProcess } from './shared.mjs';
@@ -81,7 +91,8 @@ function sweep(broken) {
       }
       const answer = [];
       for (const [sessionId, files] of bySession) {
-        const parsed = files.map((file) => ({ file, lines: linesOf(file) }));
+        // Size and identity of each file as audited, for TJ-RET-015.
+        const parsed = files.map((file) => ({ file, stat: statSync(file), lines: linesOf(file) }));
         const turns = new Map();
         let clean = true;
         for (const { lines } of parsed)
@@ -127,6 +138,12 @@ function sweep(broken) {
             if (broken === 'sweep-answers-held') answer.push({ sessionId, pruned });
             continue;
           }
+          // TJ-RET-015: a file that changed since the audit (a writer came and went) makes the sweep skip the session.
+          const changed = parsed.some(({ file, stat }) => {
+            const current = statSync(file);
+            return current.size !== stat.size || current.ino !== stat.ino;
+          });
+          if (changed && broken !== 'sweep-no-recheck') continue;
           const compacted = {
             version: 1,
             event: 'compacted',
@@ -256,6 +273,7 @@ export const retentionDefects = Object.fromEntries([
     'sweep-answers-held',
     'sweep-no-writer-lock',
     'sweep-unsynced-replace',
+    'sweep-no-recheck',
     'compact-ignores-window',
     'compact-ignores-unfinished',
     'compact-never-expires',

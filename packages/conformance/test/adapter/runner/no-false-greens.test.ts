@@ -92,6 +92,7 @@ describe('no false greens (issue 12 §3)', () => {
       'writer/durable-directories',
       'writer/recover-durable',
       'writer/sweep-rewrite',
+      'writer/sweep-recheck',
       'writer/live-durable',
     ]);
     expect(report.conformant).toBe(false);

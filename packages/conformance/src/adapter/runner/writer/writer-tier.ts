@@ -20,6 +20,7 @@ import { retentionChecks } from './retention.js';
 import { runAndStateChecks } from './run-and-state.js';
 import { shortWriteCheck } from './short-write.js';
 import { fifoCheck, symlinkCheck } from './special-paths.js';
+import { sweepRecheckCheck } from './sweep-recheck.js';
 import { tornTailCheck } from './torn-tail.js';
 import { tracedOpenCloseChecks } from './traced-open-close.js';
 import { tracedStoreOpsChecks } from './traced-store-ops.js';
@@ -79,5 +80,6 @@ export async function writerTier(claims: StartResult, settings: WriterTierSettin
   await recoveryCheck(context);
   await retentionChecks(context);
   await tracedStoreOpsChecks(context);
+  await sweepRecheckCheck(context);
   await liveChecks(context);
 }
