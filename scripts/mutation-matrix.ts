@@ -71,6 +71,7 @@ for (const mutant of MUTANTS) {
   const tiers = new Set(only.map((id) => id.split('/')[0]));
   const report = await runConformance({
     adapter: mutant.command,
+    ...(mutant.timeoutMs === undefined ? {} : { timeoutMs: mutant.timeoutMs }),
     ...(full
       ? {}
       : {

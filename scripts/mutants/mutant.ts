@@ -10,6 +10,11 @@ export interface Mutant {
   readonly command: string;
   /** The requirement ids the defect violates: a check citing one of them must fail. */
   readonly requirements: readonly string[];
+  /**
+   * A per-request timeout shorter than the kit's default, for a defect that shows as requests never answered: every
+   * one of them would otherwise wait the full default before the check fails.
+   */
+  readonly timeoutMs?: number;
 }
 
 /** The reference adapter with one defect (packages/conformance/test/adapter/broken-adapter.mjs <defect>). */
@@ -25,3 +30,6 @@ export const py = (defect: string, ...requirements: string[]): Mutant => ({
   command: `TJ_MUTANT=${defect} python3 ${join(root, 'examples/python-adapter/adapter.py')}`,
   requirements,
 });
+
+/** `mutant` with a shorter per-request timeout (see {@link Mutant.timeoutMs}). */
+export const withTimeout = (mutant: Mutant, timeoutMs: number): Mutant => ({ ...mutant, timeoutMs });
