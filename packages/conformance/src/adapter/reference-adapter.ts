@@ -227,6 +227,48 @@ const referenceLifecycle: LifecycleOperations = {
   },
 };
 
+/** One `lifecycle` request (adapter.md §5.4) served by `lifecycle`, with the protocol's names mapped to its own. */
+async function lifecycleCall(
+  lifecycle: LifecycleOperations,
+  request: Extract<AdapterRequest, { op: 'turn_submit' | 'turn_event' | 'event_append' | 'run_step' | 'state_write' }>,
+): Promise<Record<string, unknown>> {
+  switch (request.op) {
+    case 'turn_submit':
+      return lifecycle.turnSubmit({
+        root: request.root,
+        sessionId: request.session_id,
+        turnId: request.turn_id,
+        content: request.content,
+      });
+    case 'turn_event':
+      await lifecycle.turnEvent({
+        root: request.root,
+        sessionId: request.session_id,
+        turnId: request.turn_id,
+        event: request.event,
+        ...(request.reason === undefined ? {} : { reason: request.reason }),
+      });
+      return {};
+    case 'event_append':
+      return lifecycle.eventAppend({ file: request.file, type: request.type, payload: request.payload });
+    case 'state_write':
+      await lifecycle.stateWrite({ root: request.root, sessionId: request.session_id, messages: request.messages });
+      return {};
+    case 'run_step':
+      return lifecycle.runStep({
+        file: request.file,
+        runId: request.run_id,
+        startedAt: request.started_at,
+        step: request.step,
+        ...(request.input === undefined ? {} : { input: request.input }),
+        ...(request.event === undefined ? {} : { event: request.event }),
+        ...(request.seq === undefined ? {} : { seq: request.seq }),
+        ...(request.output === undefined ? {} : { output: request.output }),
+        ...(request.outcome === undefined ? {} : { outcome: request.outcome }),
+      });
+  }
+}
+
 /** An error the adapter answers with a given code. */
 export class AdapterRequestError extends Error {
   /** The protocol error code. */
@@ -420,49 +462,13 @@ export async function runAdapter(
       }
       case 'turn_submit':
       case 'turn_event':
-      case 'event_append': {
-        const lifecycle = implementation.lifecycle;
-        if (!(claims.features ?? []).includes('lifecycle') || lifecycle === undefined)
-          throw new AdapterRequestError('unsupported', 'feature lifecycle is not supported');
-        if (request.op === 'turn_submit')
-          return await lifecycle.turnSubmit({
-            root: request.root,
-            sessionId: request.session_id,
-            turnId: request.turn_id,
-            content: request.content,
-          });
-        if (request.op === 'turn_event') {
-          await lifecycle.turnEvent({
-            root: request.root,
-            sessionId: request.session_id,
-            turnId: request.turn_id,
-            event: request.event,
-            ...(request.reason === undefined ? {} : { reason: request.reason }),
-          });
-          return {};
-        }
-        return await lifecycle.eventAppend({ file: request.file, type: request.type, payload: request.payload });
-      }
+      case 'event_append':
       case 'run_step':
       case 'state_write': {
         const lifecycle = implementation.lifecycle;
         if (!(claims.features ?? []).includes('lifecycle') || lifecycle === undefined)
           throw new AdapterRequestError('unsupported', 'feature lifecycle is not supported');
-        if (request.op === 'state_write') {
-          await lifecycle.stateWrite({ root: request.root, sessionId: request.session_id, messages: request.messages });
-          return {};
-        }
-        return await lifecycle.runStep({
-          file: request.file,
-          runId: request.run_id,
-          startedAt: request.started_at,
-          step: request.step,
-          ...(request.input === undefined ? {} : { input: request.input }),
-          ...(request.event === undefined ? {} : { event: request.event }),
-          ...(request.seq === undefined ? {} : { seq: request.seq }),
-          ...(request.output === undefined ? {} : { output: request.output }),
-          ...(request.outcome === undefined ? {} : { outcome: request.outcome }),
-        });
+        return await lifecycleCall(lifecycle, request);
       }
       case 'recover': {
         if (!(claims.features ?? []).includes('recovery') || implementation.recover === undefined)
