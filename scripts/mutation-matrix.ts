@@ -10,9 +10,13 @@
  *   pnpm mutation-matrix --full   each mutant runs the complete default conformance run (slow; on demand)
  *   pnpm mutation-matrix --mutants=reference:no-fsync,python:no-poison
  *                                 only the named mutants (inner loop): reports them, writes nothing, judges no coverage
+ *   pnpm mutation-matrix --catalogue=<report.json>
+ *                                 take the checks and the ids they cite from the JSON report (`conformance --report`)
+ *                                 of a green run of the reference adapter of this build, instead of running it again
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { ConformanceReport } from '../packages/conformance/src/adapter/report.js';
 import { GENERATED_REQUIREMENTS } from '../packages/conformance/src/adapter/runner/reader-tier.js';
 import { runConformance } from '../packages/conformance/src/adapter/runner.js';
 import { MUTANTS } from './mutants/index.js';
@@ -48,7 +52,11 @@ if (selected !== undefined) {
 const started = performance.now();
 // The catalogue of checks and the ids they cite comes from one run of the unbroken reference adapter, which must pass:
 // a mutant is only meaningful against a base that is green.
-const catalogue = await runConformance({ adapter: `${cli} adapter`, runs: 1, writerRounds: 1 });
+const catalogueArg = process.argv.find((a) => a.startsWith('--catalogue='));
+const catalogue: Pick<ConformanceReport, 'checks'> =
+  catalogueArg === undefined
+    ? await runConformance({ adapter: `${cli} adapter`, runs: 1, writerRounds: 1 })
+    : (JSON.parse(readFileSync(catalogueArg.slice('--catalogue='.length), 'utf8')) as ConformanceReport);
 const notGreen = catalogue.checks.filter((c) => c.status !== 'passed');
 if (notGreen.length > 0) {
   process.stderr.write(
