@@ -72,7 +72,7 @@ MUTANTS = ("pid-only-liveness", "no-dir-fsync", "no-fdatasync", "no-poison", "so
            "no-durability-claim", "latin1-lines", "crlf-lines", "pretty-responses",
            "overlay-any-message-id", "checkpoint-closes-segment", "checkpoint-merges", "torn-checkpoint-used",
            "invalid-checkpoint-resets", "recursive-canonical",
-           "session-from-records", "read-omits-event-logs",
+           "session-from-records", "read-omits-event-logs", "records-kept",
            "lock-written-in-place", "single-write",
            "no-truncate-after-failure")
 if MUTANT and MUTANT not in MUTANTS:
@@ -704,8 +704,9 @@ def discover(paths, findings):
 
 
 class JournalFile:
-    def __init__(self, path):
+    def __init__(self, path, findings=None):
         self.path = path
+        self.findings = findings
         self.family = None  # decided by the first record of a family, else the layout hint
         self.mixed_reported = False
         self.records = []  # accepted records of the file's family: dicts with obj, type, line, offset, raw
@@ -715,10 +716,34 @@ class JournalFile:
         self.strict_failure = None  # the finding a strict-mode read of this file stopped at
         self.accepted_seqs = []  # event family: seqs of the records the fold accepted, in file order
         self.routed = False  # some record of the file's family reached the fold (accepted or not)
+        self.accepted = 0  # records accepted so far (kept or folded)
+        self.stream = False  # fold event and run records while reading instead of keeping them (TJ-FRAME-033)
+        self.fold = None  # the streaming fold of an event log or run file, created by its first accepted record
+
+    def accept(self, rec):
+        """Take an accepted record: kept in ``records``, or, when streaming, folded at once and dropped, so that the
+        memory of a read follows the derived state, not the file (TJ-FRAME-033). A turn file keeps its records (they are
+        the fold's input across shards) but not its unknown and extension records, which the fold ignores."""
+        self.accepted += 1
+        if not self.stream or MUTANT == "records-kept":  # defect switch: TJ-FRAME-033 (every record held)
+            self.records.append(rec)
+        elif self.family == "event":
+            if self.fold is None:
+                self.fold = EventFold(self.path, self.findings)
+            self.fold.feed(rec)
+        elif self.family == "run":
+            if self.fold is None:
+                self.fold = RunFold(self.path, self.findings)
+            self.fold.feed(rec)
+        elif not rec.get("unknown") or MUTANT == "extension-event-counts":
+            self.records.append(rec)
 
 
-def read_journal_file(path, mode, findings):
-    jf = JournalFile(path)
+def read_journal_file(path, mode, findings, stream=False):
+    """Read one JSONL file. With ``stream``, event and run records are folded as they are read (the store read);
+    without, every accepted record is kept in ``records`` for callers that rewrite or append to the file."""
+    jf = JournalFile(path, findings)
+    jf.stream = stream
     mark = len(findings.items)
 
     def invalid(line_no, offset, reason):
@@ -756,7 +781,7 @@ def read_journal_file(path, mode, findings):
         if jf.unsupported_file:
             return  # TJ-COMPAT-012
         if MUTANT in LAX and LAX[MUTANT](family, rtype, obj):
-            jf.records.append({"obj": obj, "type": rtype, "line": line_no, "offset": offset, "raw": raw})
+            jf.accept({"obj": obj, "type": rtype, "line": line_no, "offset": offset, "raw": raw})
             return  # defect switch: the rule named in LAX
         # Versions before types (TJ-COMPAT-014).
         if MUTANT == "type-before-version" and family == "turn" and rtype not in TURN_DEFS \
@@ -783,7 +808,7 @@ def read_journal_file(path, mode, findings):
             if "schema_version" in obj and not is_integer(sv):
                 invalid(line_no, offset, "schema_version not an integer")
                 return
-            if is_integer(sv) and sv != 1 and jf.family == "run" and not jf.records:
+            if is_integer(sv) and sv != 1 and jf.family == "run" and not jf.accepted:
                 jf.unsupported_file = True
                 findings.add("unsupported_version", path, line_no, offset)
                 return
@@ -807,13 +832,13 @@ def read_journal_file(path, mode, findings):
             if not valid_def(obj, defs[rtype]) and MUTANT != "schema-not-checked":  # defect switch: TJ-COMPAT-017
                 invalid(line_no, offset, "fails $defs/" + defs[rtype])  # TJ-COMPAT-017
                 if MUTANT == "invalid-checkpoint-resets" and rtype == "checkpoint":  # defect switch: TJ-REPLAY-008
-                    jf.records.append({"obj": dict(obj, payload={"messages": []}), "type": rtype, "line": line_no,
+                    jf.accept({"obj": dict(obj, payload={"messages": []}), "type": rtype, "line": line_no,
                                        "offset": offset, "raw": raw})
                 return
             if MUTANT == "role-required" and rtype == "submitted" and "role" not in obj:  # defect switch: TJ-TURN-016
                 invalid(line_no, offset, "submitted without role")
                 return
-            jf.records.append({"obj": obj, "type": rtype, "line": line_no, "offset": offset, "raw": raw})
+            jf.accept({"obj": obj, "type": rtype, "line": line_no, "offset": offset, "raw": raw})
             return
         if not valid_def(obj, ENVELOPES[family]):
             invalid(line_no, offset, "fails $defs/" + ENVELOPES[family])
@@ -824,7 +849,7 @@ def read_journal_file(path, mode, findings):
         if not EXTENSION.match(rtype) or MUTANT == "extension-reported":  # defect switch: TJ-COMPAT-006
             findings.add("unknown_record", path, line_no, offset)  # TJ-COMPAT-005
         # Unknown and extension records stay for the event-log seq checks (§6.5) and run ordering.
-        jf.records.append({"obj": obj, "type": rtype, "line": line_no, "offset": offset, "raw": raw, "unknown": True})
+        jf.accept({"obj": obj, "type": rtype, "line": line_no, "offset": offset, "raw": raw, "unknown": True})
 
     def _mixed(line_no, offset):
         if not jf.mixed_reported and MUTANT != "no-mixed-families":  # defect switch: TJ-FAM-006
@@ -844,6 +869,7 @@ def read_journal_file(path, mode, findings):
         del findings.items[mark:]
         findings.items.append(jf.strict_failure)
         jf.records = []
+        jf.fold = None
         jf.family = None
         jf.routed = False
         jf.damage_lines = []
@@ -1038,33 +1064,68 @@ def fold_session(sid, files, findings):
 # ---------------------------------------------------------------------------
 
 
-def fold_event_log(jf, findings):
-    path = jf.path
-    messages = []
-    accepted = set()
-    last = None
-    runs = []  # request ids in chat.started order
-    run_line = {}
-    finished = set()
-    acked = set()
-    segment = None  # dict(request_id, message_id, text) of the open segment candidate
-    for rec in jf.records:
+class SeqSet:
+    """The accepted seqs of an event log as ascending intervals: they only grow, so a log without gaps is one interval
+    and the set's size follows the gaps (each one a finding), not the records (TJ-FRAME-033)."""
+
+    def __init__(self):
+        self.intervals = []  # [first, last] pairs, ascending, disjoint
+
+    def add(self, seq):
+        """Add a seq; a fold adds them ascending, except a mutant that keeps regressed seqs."""
+        if self.intervals and seq <= self.intervals[-1][1]:
+            if seq not in self:
+                import bisect
+                bisect.insort(self.intervals, [seq, seq])
+            return
+        if self.intervals and self.intervals[-1][1] + 1 == seq:
+            self.intervals[-1][1] = seq
+        else:
+            self.intervals.append([seq, seq])
+
+    def __contains__(self, seq):
+        import bisect
+        i = bisect.bisect_right(self.intervals, [seq, float("inf")]) - 1
+        return i >= 0 and self.intervals[i][0] <= seq <= self.intervals[i][1]
+
+
+class EventFold:
+    """The fold of an event log (spec §6.5, §15), fed one accepted record at a time in file order."""
+
+    def __init__(self, path, findings, accepted_seqs=None):
+        self.path = path
+        self.findings = findings
+        self.accepted_seqs = accepted_seqs  # a list to append each accepted seq to (replay), or None
+        self.messages = []
+        self.accepted = SeqSet()
+        self.last = None
+        self.runs = []  # request ids in chat.started order
+        self.run_line = {}
+        self.finished = set()
+        self.acked = set()
+        self.segment = None  # dict(request_id, message_id, text) of the open segment candidate
+
+    def feed(self, rec):
+        path, findings = self.path, self.findings
         obj = rec["obj"]
         seq = obj.get("seq")
+        last = self.last
         if last is not None and seq <= last:  # TJ-EVENT-013/014
-            code = "seq_duplicate" if seq in accepted and MUTANT != "duplicate-as-regression" else "seq_regression"
+            code = "seq_duplicate" if seq in self.accepted and MUTANT != "duplicate-as-regression" else "seq_regression"
             findings.add(code, path, rec["line"], rec["offset"])
             if MUTANT != "regressed-seq-kept":  # defect switch: TJ-EVENT-013
-                continue
+                return
         if last is not None and seq > last + 1 and MUTANT != "no-seq-gap":  # defect switch: TJ-EVENT-015
             findings.add("seq_gap", path, rec["line"], rec["offset"])  # TJ-EVENT-015
-        accepted.add(seq)
-        jf.accepted_seqs.append(seq)
-        last = seq
+        self.accepted.add(seq)
+        if self.accepted_seqs is not None:
+            self.accepted_seqs.append(seq)
+        self.last = seq
         if rec.get("unknown"):
-            continue
+            return
         t = rec["type"]
         payload = obj.get("payload")
+        messages = self.messages
         if t == "message_append":
             messages.append(payload["message"])
         elif t == "message_edit":
@@ -1077,54 +1138,70 @@ def fold_event_log(jf, findings):
                 else:
                     findings.add("inapplicable_event", path, rec["line"], rec["offset"])
             elif "messages" in payload:  # always, for a valid record (TJ-EVENT-005); not for a lax mutant's
-                messages = list(payload["messages"])
+                self.messages = list(payload["messages"])
         elif t == "undo":
             n = int(payload.get("n", 1)) if isinstance(payload, dict) else 1
             if n > len(messages):
-                messages = []
+                self.messages = []
                 findings.add("inapplicable_event", path, rec["line"], rec["offset"])
             else:
                 del messages[len(messages) - n:]
         elif t == "checkpoint" and MUTANT != "checkpoint-ignored":  # defect switch: TJ-REPLAY-001
             # defect switch: TJ-REPLAY-004 (folds what came before the checkpoint too)
-            messages = messages + list(payload["messages"]) if MUTANT == "checkpoint-merges" else list(payload["messages"])
+            self.messages = messages + list(payload["messages"]) if MUTANT == "checkpoint-merges" \
+                else list(payload["messages"])
         if t in ("message_append", "message_edit", "undo", "tool.start") or (
                 t == "checkpoint" and MUTANT == "checkpoint-closes-segment"):  # defect switch: TJ-REPLAY-011
-            segment = None
+            self.segment = None
         if t == "chat.started":
             rid = payload["request_id"]
-            if rid not in run_line:
-                runs.append(rid)
-                run_line[rid] = (rec["line"], rec["offset"])
+            if rid not in self.run_line:
+                self.runs.append(rid)
+                self.run_line[rid] = (rec["line"], rec["offset"])
             elif MUTANT != "no-duplicate-run-start":  # TJ-EVENT-016: a second chat.started starts no run
                 findings.add("duplicate_run_start", path, rec["line"], rec["offset"])
-            segment = None
+            self.segment = None
         elif t in FINISHING:
-            finished.add(payload["request_id"])
+            self.finished.add(payload["request_id"])
         elif t == "delivery.ack":
-            if MUTANT == "ack-unknown-run-reported" and payload["request_id"] not in run_line:
+            if MUTANT == "ack-unknown-run-reported" and payload["request_id"] not in self.run_line:
                 findings.add("inapplicable_event", path, rec["line"], rec["offset"])  # defect switch: TJ-REPLAY-017
-            acked.add(payload["request_id"])
+            self.acked.add(payload["request_id"])
         elif t == "assistant.segment.started":
-            segment = {"request_id": payload["request_id"], "message_id": payload["message_id"], "text": ""}
-        elif t == "chat.delta" and segment is not None and (
-                payload["message_id"] == segment["message_id"] or MUTANT == "overlay-any-message-id"):  # TJ-REPLAY-009
-            segment["text"] += payload["text"]
-    active = runs[-1] if runs and runs[-1] not in finished else None
-    for rid in runs:
-        if rid not in finished and rid != active and MUTANT != "no-abandoned-run":  # defect switch: TJ-REPLAY-010
-            line, offset = run_line[rid]
-            findings.add("abandoned_run", path, line, offset)  # TJ-REPLAY-010
-    overlay = segment["text"] if segment is not None and active is not None \
-        and segment["request_id"] == active else None
-    return {
-        "last_seq": last,
-        "messages": messages,
-        "active_request_id": active,
-        "overlay": overlay,
-        "undelivered": [rid for rid in runs if rid in finished
-                        and (rid not in acked or MUTANT == "acks-ignored")],  # defect switch: TJ-REPLAY-015
-    }
+            self.segment = {"request_id": payload["request_id"], "message_id": payload["message_id"], "text": []}
+        elif t == "chat.delta" and self.segment is not None and (
+                payload["message_id"] == self.segment["message_id"] or MUTANT == "overlay-any-message-id"):
+            self.segment["text"].append(payload["text"])  # TJ-REPLAY-009
+
+    def finish(self):
+        """The log's state once every record was fed; reports the abandoned runs (TJ-REPLAY-010)."""
+        runs, finished, segment = self.runs, self.finished, self.segment
+        active = runs[-1] if runs and runs[-1] not in finished else None
+        for rid in runs:
+            if rid not in finished and rid != active and MUTANT != "no-abandoned-run":  # defect switch: TJ-REPLAY-010
+                line, offset = self.run_line[rid]
+                self.findings.add("abandoned_run", self.path, line, offset)  # TJ-REPLAY-010
+        overlay = "".join(segment["text"]) if segment is not None and active is not None \
+            and segment["request_id"] == active else None
+        return {
+            "last_seq": self.last,
+            "messages": self.messages,
+            "active_request_id": active,
+            "overlay": overlay,
+            "undelivered": [rid for rid in runs if rid in finished
+                            and (rid not in self.acked or MUTANT == "acks-ignored")],  # defect switch: TJ-REPLAY-015
+        }
+
+
+def fold_event_log(jf, findings):
+    """The state of an event log: its streaming fold when the read folded it, else the fold of its kept records
+    (which also lists the accepted seqs in ``jf.accepted_seqs``, for replay)."""
+    fold = jf.fold
+    if fold is None:
+        fold = EventFold(jf.path, findings, jf.accepted_seqs)
+        for rec in jf.records:
+            fold.feed(rec)
+    return fold.finish()
 
 
 def replay(path, after):
@@ -1152,75 +1229,99 @@ def replay(path, after):
 # ---------------------------------------------------------------------------
 
 
-def fold_run(jf, findings):
-    path = jf.path
-    if layout_hint(path) == "run":
-        rid = os.path.basename(path)[: -len(".jsonl")]
-        if not valid_identifier(rid) and MUTANT != "no-invalid-run-id":  # defect switch: TJ-FAM-013
-            findings.add("invalid_run_id", path)  # TJ-FAM-013
-    recs = jf.records
-    run_id = None
-    if recs:
-        first = recs[0]
-        if first["type"] != "header" and MUTANT != "no-missing-header":  # defect switch: TJ-RUN-005
-            findings.add("missing_header", path, first["line"], first["offset"])  # TJ-RUN-005
-        run_id = first["obj"].get("run_id")
-        if isinstance(run_id, str) and not valid_identifier(run_id):
-            findings.add("invalid_run_id", path)  # TJ-FAM-013
-    outcome = None
-    calls = {}  # seq -> {"requests": [(rec, ordinal)], "responses": [rec]}
-    ordinal = 0
-    last_agent_seq = None
-    for index, rec in enumerate(recs):
+class RunFold:
+    """The fold of a run file (spec §7, §16), fed one accepted record at a time in file order."""
+
+    def __init__(self, path, findings):
+        self.path = path
+        self.findings = findings
+        self.fed = 0
+        self.run_id = None
+        self.outcome = None
+        self.calls = {}  # seq -> {"requests": [(where, ordinal)], "responses": [where]}, where = (line, offset)
+        self.ordinal = 0
+        self.last_agent_seq = None
+
+    def feed(self, rec):
+        path, findings = self.path, self.findings
         obj, t = rec["obj"], rec["type"]
-        if index == 0 and t == "header":
-            continue
-        if outcome is not None:
+        self.fed += 1
+        if self.fed == 1:
+            if t != "header" and MUTANT != "no-missing-header":  # defect switch: TJ-RUN-005
+                findings.add("missing_header", path, rec["line"], rec["offset"])  # TJ-RUN-005
+            self.run_id = obj.get("run_id")
+            if isinstance(self.run_id, str) and not valid_identifier(self.run_id):
+                findings.add("invalid_run_id", path)  # TJ-FAM-013
+            if t == "header":
+                return
+        where = (rec["line"], rec["offset"])
+        if self.outcome is not None:
             # TJ-RUNSEM-002: reported, and (like the reference reader) ignored for everything else too.
             if MUTANT != "no-record-after-run-end":  # defect switch: TJ-RUNSEM-002
-                findings.add("record_after_run_end", path, rec["line"], rec["offset"])
-            continue
-        if obj.get("run_id") != run_id and MUTANT != "no-run-id-mismatch":  # defect switch: TJ-FAM-019
-            findings.add("run_id_mismatch", path, rec["line"], rec["offset"])  # TJ-FAM-019
+                findings.add("record_after_run_end", path, *where)
+            return
+        if obj.get("run_id") != self.run_id and MUTANT != "no-run-id-mismatch":  # defect switch: TJ-FAM-019
+            findings.add("run_id_mismatch", path, *where)  # TJ-FAM-019
         if rec.get("unknown"):
-            continue
+            return
+        calls = self.calls
         if t == "run.end":
             outcome = obj["outcome"]  # TJ-RUNSEM-001, TJ-COMPAT-010: carried unchanged
             if MUTANT == "outcome-normalised" and outcome not in ("completed", "error", "cancelled", "interrupted"):
                 outcome = "error"  # defect switch: TJ-COMPAT-010
+            self.outcome = outcome
         elif t == "llm.request":
             if MUTANT == "llm-seq-from-zero" and not calls and obj["seq"] > 1:
-                findings.add("seq_gap", path, rec["line"], rec["offset"])  # defect switch: TJ-RUNSEM-009
-            key = ("n", ordinal) if MUTANT == "pair-by-order" else obj["seq"]  # defect switch: TJ-RUNSEM-003
+                findings.add("seq_gap", path, *where)  # defect switch: TJ-RUNSEM-009
+            key = ("n", self.ordinal) if MUTANT == "pair-by-order" else obj["seq"]  # defect switch: TJ-RUNSEM-003
             call = calls.setdefault(key, {"requests": [], "responses": []})
             if call["requests"] and MUTANT != "no-llm-seq-duplicate":  # defect switch: TJ-RUNSEM-006
-                findings.add("seq_duplicate", path, rec["line"], rec["offset"])  # TJ-RUNSEM-006
-            call["requests"].append((rec, ordinal))
-            ordinal += 1
+                findings.add("seq_duplicate", path, *where)  # TJ-RUNSEM-006
+            call["requests"].append((where, self.ordinal))
+            self.ordinal += 1
         elif t == "llm.response":
             key = ("n", sum(len(c["responses"]) for c in calls.values())) if MUTANT == "pair-by-order" else obj["seq"]
-            calls.setdefault(key, {"requests": [], "responses": []})["responses"].append(rec)
+            calls.setdefault(key, {"requests": [], "responses": []})["responses"].append(where)
         elif t == "agent.event":
-            if MUTANT == "agent-gap-reported" and last_agent_seq is not None and obj["seq"] > last_agent_seq + 1:
-                findings.add("seq_gap", path, rec["line"], rec["offset"])  # defect switch: TJ-RUNSEM-008
-            if last_agent_seq is not None and obj["seq"] <= last_agent_seq and MUTANT != "no-agent-regression":
-                findings.add("agent_event_seq_regression", path, rec["line"], rec["offset"])  # TJ-RUNSEM-007
-            last_agent_seq = obj["seq"]
-    # TJ-RUNSEM-003..005: requests and responses of one seq pair off one to one, in file order.
-    for call in calls.values():
-        for rec, n in call["requests"][len(call["responses"]):]:
-            if outcome is None and n == ordinal - 1:
-                continue  # the last request of a cut-off run (TJ-RUNSEM-004)
-            if MUTANT != "no-unpaired-request":  # defect switch: TJ-RUNSEM-004
-                findings.add("unpaired_llm_request", path, rec["line"], rec["offset"])
-        for rec in call["responses"][len(call["requests"]):]:
-            if MUTANT != "no-unpaired-response":  # defect switch: TJ-RUNSEM-005
-                findings.add("unpaired_llm_response", path, rec["line"], rec["offset"])
-    max_request = max((seq for seq, call in calls.items() if call["requests"] and not isinstance(seq, tuple)),
-                      default=None)
-    unfinished = "cancelled" if MUTANT == "no-end-means-cancelled" else "incomplete"  # defect switch: TJ-RECOV-012
-    return {"run_id": run_id, "outcome": outcome if outcome is not None else unfinished,
-            "max_request_seq": max_request}
+            last = self.last_agent_seq
+            if MUTANT == "agent-gap-reported" and last is not None and obj["seq"] > last + 1:
+                findings.add("seq_gap", path, *where)  # defect switch: TJ-RUNSEM-008
+            if last is not None and obj["seq"] <= last and MUTANT != "no-agent-regression":
+                findings.add("agent_event_seq_regression", path, *where)  # TJ-RUNSEM-007
+            self.last_agent_seq = obj["seq"]
+
+    def finish(self):
+        """The run's outcome once every record was fed; reports what only the whole file shows."""
+        path, findings, outcome = self.path, self.findings, self.outcome
+        if layout_hint(path) == "run":
+            rid = os.path.basename(path)[: -len(".jsonl")]
+            if not valid_identifier(rid) and MUTANT != "no-invalid-run-id":  # defect switch: TJ-FAM-013
+                findings.add("invalid_run_id", path)  # TJ-FAM-013
+        # TJ-RUNSEM-003..005: requests and responses of one seq pair off one to one, in file order.
+        for call in self.calls.values():
+            for where, n in call["requests"][len(call["responses"]):]:
+                if outcome is None and n == self.ordinal - 1:
+                    continue  # the last request of a cut-off run (TJ-RUNSEM-004)
+                if MUTANT != "no-unpaired-request":  # defect switch: TJ-RUNSEM-004
+                    findings.add("unpaired_llm_request", path, *where)
+            for where in call["responses"][len(call["requests"]):]:
+                if MUTANT != "no-unpaired-response":  # defect switch: TJ-RUNSEM-005
+                    findings.add("unpaired_llm_response", path, *where)
+        max_request = max((seq for seq, call in self.calls.items() if call["requests"] and not isinstance(seq, tuple)),
+                          default=None)
+        unfinished = "cancelled" if MUTANT == "no-end-means-cancelled" else "incomplete"  # switch: TJ-RECOV-012
+        return {"run_id": self.run_id, "outcome": outcome if outcome is not None else unfinished,
+                "max_request_seq": max_request}
+
+
+def fold_run(jf, findings):
+    """The outcome of a run file: its streaming fold when the read folded it, else the fold of its kept records."""
+    fold = jf.fold
+    if fold is None:
+        fold = RunFold(jf.path, findings)
+        for rec in jf.records:
+            fold.feed(rec)
+    return fold.finish()
 
 
 # ---------------------------------------------------------------------------
@@ -1888,7 +1989,7 @@ def read_store(paths, mode="tolerant", do_audit=False):
                 if obj is not None:
                     states.append((path, obj))
             else:
-                journals.append(read_journal_file(path, mode, findings))
+                journals.append(read_journal_file(path, mode, findings, stream=True))
         turn_files = [jf for jf in journals if jf.family == "turn"]
         if MUTANT == "audit-repairs-tail" and do_audit:  # defect switch: TJ-AUDIT-010 (an audit that repairs)
             for jf in turn_files:
