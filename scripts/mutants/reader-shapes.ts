@@ -58,5 +58,6 @@ export const READER_SHAPE_MUTANTS: readonly Mutant[] = [
   py('unsafe-integers-written', 'TJ-FRAME-035'),
   py('recursive-canonical', 'TJ-DERIVE-014'),
   py('session-from-records', 'TJ-FAM-017'),
+  py('records-kept', 'TJ-FRAME-033'),
   py('read-omits-event-logs', 'TJ-CONF-025'),
 ];

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
 import { Compile } from 'typebox/compile';
+import { processGroupMembers } from './process-group.js';
 import { type AdapterOp, AdapterResponse, RESULT_SCHEMAS } from './protocol.js';
 
 /** Default time an adapter has to answer one request. */
@@ -181,7 +181,7 @@ export class AdapterProcess {
     // Kill the members under the group leader first, so that their parent (the shell) reaps them: an orphan lives on
     // as a zombie until init reaps it, and a writer's lock check takes a zombie holder for a live one.
     if (this.#exit === null && pid !== undefined && signal === 'SIGKILL') {
-      const members = groupMembers(pid).filter((member) => member !== pid);
+      const members = processGroupMembers(pid).filter((member) => member !== pid);
       for (const member of members) {
         try {
           process.kill(member, signal);
@@ -318,27 +318,6 @@ export class AdapterProcess {
  */
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-// Linux: the processes whose process group is `pgid`, from /proc; empty elsewhere.
-function groupMembers(pgid: number): number[] {
-  if (process.platform !== 'linux') return [];
-  const members: number[] = [];
-  let entries: string[];
-  try {
-    entries = readdirSync('/proc');
-  } catch {
-    return [];
-  }
-  for (const entry of entries) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(fields[2]) === pgid) members.push(Number(entry));
-    } catch {}
-  }
-  return members;
 }
 
 async function waitGroupGone(pgid: number): Promise<void> {

@@ -16,6 +16,7 @@ import { truncate } from '../process.js';
 import type { StartResult } from '../protocol.js';
 import { Random } from '../random.js';
 import { adapterReading } from './adapter-reading.js';
+import { boundedMemoryCheck } from './bounded-memory.js';
 import { freshDir } from './fresh-dir.js';
 import type { CheckRecorder } from './record.js';
 import type { Session } from './session.js';
@@ -206,6 +207,7 @@ export async function readerTier(
   );
 
   await specialFilesCheck(session, claims, recorder);
+  await boundedMemoryCheck(session, claims, recorder);
 
   for (let index = 0; index < runs; index++) {
     const caseSeed = (seed + index * 7919) >>> 0;

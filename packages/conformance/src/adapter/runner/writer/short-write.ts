@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { processGroupMembers } from '../../process-group.js';
 import { Random } from '../../random.js';
 import { freshDir } from '../fresh-dir.js';
 import { answerCode, openHandle, type WriterContext, withAdapter } from './context.js';
@@ -19,23 +20,6 @@ export const PRLIMIT_MISSING =
 function prlimitAvailable(): boolean {
   if (process.platform !== 'linux') return false;
   return spawnSync('prlimit', ['--version'], { stdio: 'ignore', timeout: 10_000 }).status === 0;
-}
-
-/** The pids of the process group `group`: the adapter runs in its own group, behind `sh -c` and any wrapper. */
-function processGroup(group: number): number[] {
-  const pids: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      // After the command name in parentheses: state, ppid, pgrp, ...
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(fields[2]) === group) pids.push(Number(name));
-    } catch {
-      // The process ended meanwhile.
-    }
-  }
-  return pids;
 }
 
 /** The soft file-size limit of `pid`, as `prlimit` takes it (`unlimited` or a byte count). */
@@ -113,7 +97,7 @@ export async function shortWriteCheck(context: WriterContext): Promise<void> {
             acknowledged.push((await answerCode(process.request('append', { handle, record: records[seq] }))) === 'ok');
           await append(0);
           await append(1);
-          const pids = processGroup(process.pid as number);
+          const pids = processGroupMembers(process.pid as number);
           const original = softFileSizeLimit(process.pid as number);
           const size = readFileSync(file).length;
           const half = Math.floor(Buffer.byteLength(`${JSON.stringify(records[2])}\n`) / 2);
