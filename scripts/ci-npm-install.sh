@@ -74,7 +74,12 @@ await hub.close();
 console.log('@turnjournal/live: ' + texts.length + ' messages after a reopen, replay from seq 0');"
 
 step "default conformance run against the reference adapter"
-npx turnjournal conformance --adapter "$project/node_modules/.bin/turnjournal adapter" | grep -E -A3 '^(FAIL|[0-9]+ checks)'
+# With TJ_REFERENCE_REPORT set, the run's JSON report is also written there: .ci/run hands it to the mutation matrix as
+# its catalogue of checks, so that the reference adapter runs once per CI run.
+report=()
+if [ -n "${TJ_REFERENCE_REPORT:-}" ]; then report=(--report "$TJ_REFERENCE_REPORT"); fi
+npx turnjournal conformance --adapter "$project/node_modules/.bin/turnjournal adapter" ${report[@]+"${report[@]}"} |
+  grep -E -A3 '^(FAIL|[0-9]+ checks)'
 
 step "default conformance run against the Python example, copied out alone"
 mkdir "$work/python-adapter"

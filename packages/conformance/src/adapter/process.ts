@@ -164,6 +164,19 @@ export class AdapterProcess {
     });
   }
 
+  /**
+   * Sends a request like {@link request} and resolves, once it is answered, with its result and its id: a trace of the
+   * adapter (strace) shows the answer as a write of `"id":<id>`.
+   */
+  async requestWithId(
+    op: AdapterOp | string,
+    params: Record<string, unknown> = {},
+  ): Promise<{ id: number; result: Record<string, unknown> }> {
+    const pending = this.request(op, params);
+    const id = this.#lastId;
+    return { id, result: await pending };
+  }
+
   /** Sends `stop` and waits for the exit (killing the process if it does not exit in time); returns the exit code. */
   async stop(): Promise<number | null> {
     try {

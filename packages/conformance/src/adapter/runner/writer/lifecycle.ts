@@ -5,6 +5,7 @@ import type { Outcome } from '../record.js';
 import { snapshotTree, treeChanges } from '../tree-snapshot.js';
 import { bytesOf, expectOk, expectRefused, recordsOf } from './answers.js';
 import { answerCode, type WriterContext, withAdapter } from './context.js';
+import { claimsFeature } from './support.js';
 
 const SESSION = 's1';
 
@@ -18,7 +19,7 @@ export async function inFreshStore(
   fileOf: (root: string) => string,
   body: (root: string, file: string) => Promise<string[]>,
 ): Promise<Outcome> {
-  if (!(context.claims.features ?? []).includes('lifecycle')) return { skip: 'feature lifecycle not claimed' };
+  if (!claimsFeature(context.claims, 'lifecycle')) return { skip: 'feature lifecycle not claimed' };
   if (!context.claims.families.includes(family)) return { skip: `family ${family} not claimed` };
   const root = freshDir('tj-conf-lifecycle-');
   const file = fileOf(root);

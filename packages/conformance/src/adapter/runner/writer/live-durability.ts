@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { straceAvailable, straceWrapper } from '../../strace.js';
 import { freshDir } from '../fresh-dir.js';
 import { spawnAdapter, started, type WriterContext } from './context.js';
-import { STRACE_MISSING } from './support.js';
+import { claimsFeature, STRACE_MISSING } from './support.js';
 import { answerAt, syncedBetween, type TraceStep, traceSteps, writeWith } from './trace-steps.js';
 
 // `writer/live-durable` (feature `live`, strace): which records a live session syncs, and in which order it writes
@@ -74,7 +74,7 @@ export async function liveDurabilityCheck(context: WriterContext): Promise<void>
     'writer',
     ['TJ-LIVE-003', 'TJ-LIVE-005', 'TJ-LIVE-006', 'TJ-LIVE-007', 'TJ-LIVE-008', 'TJ-CONF-042'],
     async () => {
-      if (!(context.claims.features ?? []).includes('live')) return { skip: 'feature live not claimed' };
+      if (!claimsFeature(context.claims, 'live')) return { skip: 'feature live not claimed' };
       for (const family of ['turn', 'event'] as const)
         if (!context.claims.families.includes(family)) return { skip: `family ${family} not claimed` };
       if (context.strace === 'never') return { skip: 'disabled: live durability not proven', unproven: true };
@@ -88,12 +88,10 @@ export async function liveDurabilityCheck(context: WriterContext): Promise<void>
         await started(process);
         const at = { root, session_id: SESSION, request_id: 'r1' };
         const durable: Answered[] = [];
-        const ask = async (op: string, params: Record<string, unknown>, what: string) => {
-          const pending = process.request(op, { ...at, ...params });
-          const id = process.lastRequestId;
-          await pending;
-          return { id, what };
-        };
+        const ask = async (op: string, params: Record<string, unknown>, what: string) => ({
+          id: (await process.requestWithId(op, { ...at, ...params })).id,
+          what,
+        });
         durable.push(await ask('live_send', { content: 'hello' }, 'live_send'));
         // TJ-LIVE-008: a subscriber waiting for the burst's records, from the log's last seq before it.
         const sent = (await process.request('live_snapshot', { root, session_id: SESSION })) as { last_seq: number };

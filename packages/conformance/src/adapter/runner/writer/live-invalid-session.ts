@@ -4,6 +4,7 @@ import { AdapterFailure } from '../../process.js';
 import { freshDir } from '../fresh-dir.js';
 import { snapshotTree, treeChanges } from '../tree-snapshot.js';
 import { type WriterContext, withAdapter } from './context.js';
+import { claimsFeature } from './support.js';
 
 /** Session ids that are not valid identifiers (spec §4.3): a traversal to a log beside the store, and others. */
 const INVALID_IDS = ['../outside', '..', 'a/b', 'a b', 's1~x'];
@@ -22,7 +23,7 @@ export async function liveInvalidSessionCheck(context: WriterContext): Promise<v
     'writer',
     ['TJ-FAM-011', 'TJ-FAM-010'],
     async () => {
-      if (!(context.claims.features ?? []).includes('live')) return { skip: 'feature live not claimed' };
+      if (!claimsFeature(context.claims, 'live')) return { skip: 'feature live not claimed' };
       const base = freshDir('tj-conf-live-ids-');
       try {
         const root = join(base, 'store');

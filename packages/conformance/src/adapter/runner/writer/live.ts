@@ -8,6 +8,7 @@ import { bytesOf, expectOk, expectRefused, recordsOf } from './answers.js';
 import { type WriterContext, withAdapter } from './context.js';
 import { liveDurabilityCheck } from './live-durability.js';
 import { liveInvalidSessionCheck } from './live-invalid-session.js';
+import { claimsFeature } from './support.js';
 
 // The checks of feature `live` (adapter.md §5.7): the implementation's own live sessions, seen through their answers
 // and the files they write (spec §18).
@@ -19,7 +20,7 @@ type Json = Record<string, unknown>;
 
 /** Runs one live check in a fresh store: skipped unless feature `live` and the turn and event families are claimed. */
 async function inFreshStore(context: WriterContext, body: (root: string) => Promise<string[]>): Promise<Outcome> {
-  if (!(context.claims.features ?? []).includes('live')) return { skip: 'feature live not claimed' };
+  if (!claimsFeature(context.claims, 'live')) return { skip: 'feature live not claimed' };
   for (const family of ['turn', 'event'] as const)
     if (!context.claims.families.includes(family)) return { skip: `family ${family} not claimed` };
   const root = freshDir('tj-conf-live-');

@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { freshDir } from '../fresh-dir.js';
 import { answerCode, type WriterContext, withAdapter } from './context.js';
-import { plantLock } from './support.js';
+import { claimsFeature, plantLock } from './support.js';
 
 const JOURNAL_DIR = '_turn_journal';
 const RUN_FILE = join('sessions', '2026', '01', '01', 'r1.jsonl');
@@ -66,7 +66,7 @@ export async function recoveryCheck(context: WriterContext): Promise<void> {
     'writer',
     ['TJ-RECOV-004', 'TJ-RECOV-006', 'TJ-RECOV-009', 'TJ-RECOV-010', 'TJ-RECOV-012', 'TJ-RECOV-013', 'TJ-CONF-033'],
     async () => {
-      if (!(context.claims.features ?? []).includes('recovery')) return { skip: 'feature recovery not claimed' };
+      if (!claimsFeature(context.claims, 'recovery')) return { skip: 'feature recovery not claimed' };
       if (!context.claims.families.includes('turn')) return { skip: 'family turn not claimed' };
       const root = freshDir('tj-conf-recovery-');
       try {

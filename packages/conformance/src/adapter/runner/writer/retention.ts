@@ -5,7 +5,7 @@ import { openEventLog } from '@turnjournal/writer';
 import type { AdapterProcess } from '../../process.js';
 import { freshDir } from '../fresh-dir.js';
 import { answerCode, type WriterContext, withAdapter } from './context.js';
-import { plantLock } from './support.js';
+import { claimsFeature, plantLock } from './support.js';
 
 // The checks of feature `retention` (adapter.md §5.6): the sweep of turn journals (spec §14.1) and the compaction of
 // an event log (spec §14.2), on stores the harness writes with known ages, at a `now` the harness gives.
@@ -20,8 +20,6 @@ const DAY_S = 24 * HOUR_S;
 /** Plants the lock of `file` as a live writer holds it: the harness's own pid, on this host (spec §4.5). */
 const holdLock = (file: string) =>
   plantLock(file, { pid: process.pid, host: hostname(), token: 'tj-conformance-holder' });
-
-const claimsRetention = (context: WriterContext) => (context.claims.features ?? []).includes('retention');
 
 // ---------------------------------------------------------------------------------------------------------------
 // The sweep
@@ -181,7 +179,7 @@ export async function sweepCheck(context: WriterContext): Promise<void> {
       'TJ-CONF-034',
     ],
     async () => {
-      if (!claimsRetention(context)) return { skip: 'feature retention not claimed' };
+      if (!claimsFeature(context.claims, 'retention')) return { skip: 'feature retention not claimed' };
       if (!context.claims.families.includes('turn')) return { skip: 'family turn not claimed' };
       const root = freshDir('tj-conf-sweep-');
       try {
@@ -400,7 +398,7 @@ export async function compactCheck(context: WriterContext): Promise<void> {
     'writer',
     ['TJ-RET-012', 'TJ-RET-013', 'TJ-RET-014', 'TJ-RET-018', 'TJ-CONF-035'],
     async () => {
-      if (!claimsRetention(context)) return { skip: 'feature retention not claimed' };
+      if (!claimsFeature(context.claims, 'retention')) return { skip: 'feature retention not claimed' };
       if (!context.claims.families.includes('event')) return { skip: 'family event not claimed' };
       const root = freshDir('tj-conf-compact-');
       try {

@@ -4,6 +4,7 @@ import type { AdapterProcess } from '../../process.js';
 import { expectOk, recordsOf } from './answers.js';
 import { type WriterContext, withAdapter } from './context.js';
 import { inFreshStore } from './lifecycle.js';
+import { claimsFeature } from './support.js';
 import { answerAt, traceSteps } from './trace-steps.js';
 import { withTracedAdapter } from './traced-adapter.js';
 import { unsafeReplace } from './traced-store-ops.js';
@@ -15,7 +16,7 @@ import { unsafeReplace } from './traced-store-ops.js';
 type Json = Record<string, unknown>;
 const RUN_FILE = join('sessions', '2026', '01', '01', 'r1.jsonl');
 const claims = (context: WriterContext, family: 'run' | 'state') =>
-  (context.claims.features ?? []).includes('lifecycle') && context.claims.families.includes(family);
+  claimsFeature(context.claims, 'lifecycle') && context.claims.families.includes(family);
 
 /**
  * `writer/run-steps` (TJ-RUN-003, TJ-RUN-004, TJ-RUNSEM-010, TJ-RUNSEM-011): a run written one `run_step` at a time,
@@ -116,16 +117,14 @@ async function stateReplaceCheck(context: WriterContext): Promise<void> {
         const root = join(dir, 'store');
         mkdirSync(root);
         const document = join(root, 'sessions', 'state', 's1.json');
-        const write = async (adapter: AdapterProcess, content: string) => {
-          const pending = adapter.request('state_write', {
-            root,
-            session_id: 's1',
-            messages: [{ role: 'user', content }],
-          });
-          const id = adapter.lastRequestId;
-          await pending;
-          return id;
-        };
+        const write = async (adapter: AdapterProcess, content: string) =>
+          (
+            await adapter.requestWithId('state_write', {
+              root,
+              session_id: 's1',
+              messages: [{ role: 'user', content }],
+            })
+          ).id;
         const firstId = await write(process, 'first');
         const secondId = await write(process, 'second');
         await process.stop();

@@ -9,6 +9,14 @@ import type { Random } from '../../random.js';
 export const STRACE_MISSING =
   'strace is not available or may not trace (Linux only; containers may forbid ptrace): durability before the acknowledgement is NOT PROVEN. Install it (Debian/Ubuntu: apt-get install strace; Fedora: dnf install strace; Alpine: apk add strace), allow ptrace, and run again.';
 
+/** A feature an adapter can claim in its `start` answer (adapter.md §2). */
+export type Feature = NonNullable<StartResult['features']>[number];
+
+/** True when the adapter claims `feature`: the checks of an unclaimed feature are skipped. */
+export function claimsFeature(claims: StartResult, feature: Feature): boolean {
+  return (claims.features ?? []).includes(feature);
+}
+
 /** Where a writer check writes: the claimed family (turn preferred), the store root and the journal file. */
 export interface Target {
   readonly family: 'turn' | 'event';

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { straceAvailable } from '../../strace.js';
 import { freshDir } from '../fresh-dir.js';
 import { spawnAdapter, started, type WriterContext } from './context.js';
-import { STRACE_MISSING } from './support.js';
+import { claimsFeature, STRACE_MISSING } from './support.js';
 
 // `writer/sweep-recheck` (feature `retention`; TJ-RET-015): a writer appends to a journal after the sweep audited it
 // and before the sweep holds its lock. The harness makes that window wide and certain: strace delays the sweep's first
@@ -26,7 +26,7 @@ export async function sweepRecheckCheck(context: WriterContext): Promise<void> {
     'writer',
     ['TJ-RET-015'],
     async () => {
-      if (!(context.claims.features ?? []).includes('retention')) return { skip: 'feature retention not claimed' };
+      if (!claimsFeature(context.claims, 'retention')) return { skip: 'feature retention not claimed' };
       if (!context.claims.families.includes('turn')) return { skip: 'family turn not claimed' };
       if (context.strace === 'never') return { skip: 'disabled: not proven', unproven: true };
       if (!straceAvailable()) return { skip: STRACE_MISSING, unproven: true };

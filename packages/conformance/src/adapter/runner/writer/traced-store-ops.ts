@@ -1,32 +1,14 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { StartResult } from '../../protocol.js';
 import type { WriterContext } from './context.js';
 import { writeRecoveryStore } from './recovery.js';
+import { claimsFeature } from './support.js';
 import { answerAt, syncedBetween, type TraceStep, traceSteps } from './trace-steps.js';
 import { withTracedAdapter } from './traced-adapter.js';
 
 // The strace-based checks of what a writer does to a store besides appending: the directories it creates
 // (`writer/durable-directories`), the records startup recovery appends (`writer/recover-durable`), and the files a
 // sweep rewrites (`writer/sweep-rewrite`). Each looks at the syscalls the adapter made before it answered.
-
-const claims = (context: WriterContext, feature: NonNullable<StartResult['features']>[number]) =>
-  (context.claims.features ?? []).includes(feature);
-
-/**
- * The position of the answer to the request `request` sends, after it is answered; the request's own failure fails
- * the check through the caller.
- */
-async function answered(
-  process: { request: (op: string, params: Record<string, unknown>) => Promise<unknown>; lastRequestId: number },
-  op: string,
-  params: Record<string, unknown>,
-): Promise<number> {
-  const pending = process.request(op, params);
-  const id = process.lastRequestId;
-  await pending;
-  return id;
-}
 
 /**
  * TJ-DUR-008: every directory the trace shows created before position `before` had its parent synced after its
@@ -108,13 +90,13 @@ async function durableDirectoriesCheck(context: WriterContext): Promise<void> {
     'writer',
     ['TJ-DUR-008'],
     async () => {
-      if (!claims(context, 'lifecycle')) return { skip: 'feature lifecycle not claimed' };
+      if (!claimsFeature(context.claims, 'lifecycle')) return { skip: 'feature lifecycle not claimed' };
       if (!context.claims.families.includes('turn')) return { skip: 'family turn not claimed' };
       return withTracedAdapter(context, async ({ process, dir, trace }) => {
         const root = join(dir, 'store');
         mkdirSync(root);
         const params = { root, session_id: 's1', turn_id: 't1', content: 'hello' };
-        const id = await answered(process, 'turn_submit', params);
+        const { id } = await process.requestWithId('turn_submit', params);
         await process.stop();
         const steps = traceSteps(trace());
         const at = answerAt(steps, id);
@@ -133,12 +115,12 @@ async function recoverDurableCheck(context: WriterContext): Promise<void> {
     'writer',
     ['TJ-RECOV-007'],
     async () => {
-      if (!claims(context, 'recovery')) return { skip: 'feature recovery not claimed' };
+      if (!claimsFeature(context.claims, 'recovery')) return { skip: 'feature recovery not claimed' };
       if (!context.claims.families.includes('turn')) return { skip: 'family turn not claimed' };
       return withTracedAdapter(context, async ({ process, dir, trace }) => {
         const root = join(dir, 'store');
         writeRecoveryStore(root);
-        const id = await answered(process, 'recover', { root });
+        const { id } = await process.requestWithId('recover', { root });
         await process.stop();
         const steps = traceSteps(trace());
         const at = answerAt(steps, id);
@@ -157,7 +139,7 @@ async function sweepRewriteCheck(context: WriterContext): Promise<void> {
     'writer',
     ['TJ-DUR-009', 'TJ-RET-008'],
     async () => {
-      if (!claims(context, 'retention')) return { skip: 'feature retention not claimed' };
+      if (!claimsFeature(context.claims, 'retention')) return { skip: 'feature retention not claimed' };
       if (!context.claims.families.includes('turn')) return { skip: 'family turn not claimed' };
       return withTracedAdapter(context, async ({ process, dir, trace }) => {
         const root = join(dir, 'store');
@@ -176,7 +158,7 @@ async function sweepRewriteCheck(context: WriterContext): Promise<void> {
             line('submitted', 't2', young, submitted) +
             line('completed', 't2', young),
         );
-        const id = await answered(process, 'sweep', { root, now, window_s: 3600 });
+        const { id } = await process.requestWithId('sweep', { root, now, window_s: 3600 });
         await process.stop();
         const steps = traceSteps(trace());
         const at = answerAt(steps, id);
