@@ -25,7 +25,6 @@ export {
 } from './adapter/protocol.js';
 export {
   type AdapterImplementation,
-  AdapterRequestError,
   type AdapterWriter,
   type LifecycleOperations,
   type RetentionOperations,
@@ -33,16 +32,17 @@ export {
   referenceImplementation,
   runAdapter,
 } from './adapter/reference-adapter.js';
-export {
-  type LiveOperations,
-  LiveRefusal,
-  type LiveSessionRef,
-  type LiveSnapshotAnswer,
-  type LiveStep,
+export type {
+  LiveOperations,
+  LiveSessionRef,
+  LiveSnapshotAnswer,
+  LiveStep,
 } from './adapter/reference-live.js';
 export { CheckReport, type CheckStatus, ConformanceReport, ExpectedFailures } from './adapter/report.js';
+export { AdapterRequestError } from './adapter/request-error.js';
 // The conformance run and its report (spec §17, adapter.md).
 export { type ConformanceOptions, type ConformanceTier, DEFAULT_SEED, runConformance } from './adapter/runner.js';
+export { ConformanceError, type ConformanceErrorCode } from './errors.js';
 
 // The fixtures (fixtures/README.md): load them and run them against a reader.
 export {
@@ -51,7 +51,7 @@ export {
   type StoreFixtureCase,
   type StoreFixtureFile,
 } from './fixtures/fixture-file.js';
-export { FixtureFileError, type LoadedFixtureFile, loadFixtures } from './fixtures/load-fixtures.js';
+export { type LoadedFixtureFile, loadFixtures } from './fixtures/load-fixtures.js';
 export {
   type FixtureResult,
   type JsonSchemaCheck,

@@ -1,12 +1,10 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Compile } from 'typebox/compile';
+import { ConformanceError } from '../errors.js';
 import { CONFORMANCE_FORMATS, type ConformanceFormat, formatConformanceReport } from './format.js';
 import { runAdapter } from './reference-adapter.js';
 import { type ConformanceReport, ExpectedFailures } from './report.js';
 import { type ConformanceTier, runConformance } from './runner.js';
-
-/** A mistake in the command line of `turnjournal conformance`: exit status 2. */
-export class ConformanceUsageError extends Error {}
 
 /** Options of the `conformance` command as parsed by the CLI. */
 export interface ConformanceCommandOptions {
@@ -28,7 +26,7 @@ const expectedFailuresValidator = Compile(ExpectedFailures);
 function integer(name: string, value: string | undefined, min: number): number | undefined {
   if (value === undefined) return undefined;
   if (!/^-?\d+$/.test(value) || Number(value) < min)
-    throw new ConformanceUsageError(`--${name} must be an integer ≥ ${min}, got "${value}"`);
+    throw new ConformanceError('usage', `--${name} must be an integer ≥ ${min}, got "${value}"`);
   return Number(value);
 }
 
@@ -51,13 +49,13 @@ export function conformanceExitStatus(report: ConformanceReport): number {
  */
 export async function conformanceCommand(values: ConformanceCommandOptions): Promise<number> {
   if (values.adapter === undefined || values.adapter.trim() === '')
-    throw new ConformanceUsageError('conformance: --adapter "<command>" is required');
+    throw new ConformanceError('usage', 'conformance: --adapter "<command>" is required');
   const tier = (values.tier ?? 'all') as ConformanceTier;
   if (!['reader', 'writer', 'all'].includes(tier))
-    throw new ConformanceUsageError(`--tier must be one of reader, writer, all, got "${tier}"`);
+    throw new ConformanceError('usage', `--tier must be one of reader, writer, all, got "${tier}"`);
   const format = (values.format ?? 'text') as ConformanceFormat;
   if (!CONFORMANCE_FORMATS.includes(format))
-    throw new ConformanceUsageError(`--format must be one of ${CONFORMANCE_FORMATS.join(', ')}, got "${format}"`);
+    throw new ConformanceError('usage', `--format must be one of ${CONFORMANCE_FORMATS.join(', ')}, got "${format}"`);
   const runs = integer('runs', values.runs, 0);
   const seed = integer('seed', values.seed, 0);
   const timeoutMs = integer('timeout', values.timeout, 1);
@@ -68,11 +66,12 @@ export async function conformanceCommand(values: ConformanceCommandOptions): Pro
     try {
       parsed = JSON.parse(readFileSync(baselinePath, 'utf8'));
     } catch (error) {
-      throw new ConformanceUsageError(`--expected-failures ${baselinePath}: ${(error as Error).message}`);
+      throw new ConformanceError('usage', `--expected-failures ${baselinePath}: ${(error as Error).message}`);
     }
     if (!expectedFailuresValidator.Check(parsed)) {
       const first = expectedFailuresValidator.Errors(parsed)[0];
-      throw new ConformanceUsageError(
+      throw new ConformanceError(
+        'usage',
         `--expected-failures ${baselinePath}: expected {"failures":[{"check","reason"}]}: ${first?.instancePath || '(root)'} ${first?.message ?? ''}`,
       );
     }

@@ -4,5 +4,6 @@ export * from './protocol.js';
 export * from './random.js';
 export * from './reference-adapter.js';
 export * from './report.js';
+export * from './request-error.js';
 export * from './runner.js';
 export * from './strace.js';

@@ -31,7 +31,8 @@ import {
   type ReplayResult,
   type StartResult,
 } from './protocol.js';
-import { type LiveOperations, LiveRefusal, referenceLiveOperations } from './reference-live.js';
+import { type LiveOperations, referenceLiveOperations } from './reference-live.js';
+import { AdapterRequestError } from './request-error.js';
 
 /** One open journal file on the adapter side. */
 export interface AdapterWriter {
@@ -266,16 +267,6 @@ async function lifecycleCall(
         ...(request.output === undefined ? {} : { output: request.output }),
         ...(request.outcome === undefined ? {} : { outcome: request.outcome }),
       });
-  }
-}
-
-/** An error the adapter answers with a given code. */
-export class AdapterRequestError extends Error {
-  /** The protocol error code. */
-  readonly code: AdapterErrorCode;
-  constructor(code: AdapterErrorCode, message: string) {
-    super(message);
-    this.code = code;
   }
 }
 
@@ -572,14 +563,12 @@ export async function runAdapter(
         const code: AdapterErrorCode =
           error instanceof AdapterRequestError
             ? error.code
-            : error instanceof LiveRefusal
-              ? 'refused'
-              : error instanceof JournalLockedError
-                ? 'journal_locked'
-                : (error instanceof WriterError && BAD_REQUESTS.has(error.code)) ||
-                    (error instanceof LiveError && error.code === 'invalid_request')
-                  ? 'bad_request'
-                  : 'failed';
+            : error instanceof JournalLockedError
+              ? 'journal_locked'
+              : (error instanceof WriterError && BAD_REQUESTS.has(error.code)) ||
+                  (error instanceof LiveError && error.code === 'invalid_request')
+                ? 'bad_request'
+                : 'failed';
         diagnostics.write(`adapter: ${request.op} failed: ${(error as Error).stack ?? String(error)}\n`);
         respond({ id: request.id, ok: false, error: { code, message: (error as Error).message ?? String(error) } });
       },

@@ -6,6 +6,7 @@ import {
   openConversationHub,
 } from '@turnjournal/live';
 import type { LiveSubscribeResult } from './protocol.js';
+import { AdapterRequestError } from './request-error.js';
 
 /** A session named by a `live_*` request (adapter.md §5.7). */
 export interface LiveSessionRef {
@@ -39,7 +40,7 @@ export interface LiveOperations {
   open(ref: LiveSessionRef): Promise<{ lastSeq: number | null }>;
   /** `live_send`: submits a turn and starts its run, or answers a retry. */
   send(ref: LiveSessionRef, requestId: string, content: string): Promise<{ created: boolean; status: string }>;
-  /** `live_step`: the run's next step; throws a refusal as `LiveRefusal`. */
+  /** `live_step`: the run's next step; throws a refusal as an `AdapterRequestError` with code `refused`. */
   step(ref: LiveSessionRef, requestId: string, step: LiveStep): Promise<void>;
   /** `live_snapshot`. */
   snapshot(ref: LiveSessionRef, clientId?: string): Promise<LiveSnapshotAnswer>;
@@ -54,17 +55,15 @@ export interface LiveOperations {
   close(): Promise<void>;
 }
 
-/** A live session's refusal by a rule of the spec, answered `refused` (TJ-CONF-040). */
-export class LiveRefusal extends Error {}
-
 const REFUSED_CODES = new Set(['run_active', 'run_not_active', 'run_not_finished', 'ack_before_finish', 'unknown_run']);
 
-/** Runs `call`, turning a refusal of @turnjournal/live into a {@link LiveRefusal}. */
+/** Runs `call`, turning a refusal of @turnjournal/live into an {@link AdapterRequestError} `refused` (TJ-CONF-040). */
 async function refusing<T>(call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (error) {
-    if (error instanceof LiveError && REFUSED_CODES.has(error.code)) throw new LiveRefusal(error.message);
+    if (error instanceof LiveError && REFUSED_CODES.has(error.code))
+      throw new AdapterRequestError('refused', error.message);
     throw error;
   }
 }
@@ -85,7 +84,7 @@ export function referenceLiveOperations(): LiveOperations {
   const runKey = (ref: LiveSessionRef, requestId: string) => JSON.stringify([ref.root, ref.sessionId, requestId]);
   const runOf = (ref: LiveSessionRef, requestId: string): LiveRun => {
     const run = runs.get(runKey(ref, requestId));
-    if (run === undefined) throw new LiveRefusal(`no run "${requestId}" is active in this adapter`);
+    if (run === undefined) throw new AdapterRequestError('refused', `no run "${requestId}" is active in this adapter`);
     return run;
   };
   return {

@@ -3,10 +3,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { auditStore, buildReport, checkStore, RECOVERY_MODES, type RecoveryMode } from '@turnjournal/reader';
 import { WriterError } from '@turnjournal/writer';
-import { KitFileMissingError } from '../fixtures/kit-files.js';
+import { ConformanceError } from '../errors.js';
 import { formatReport, REPORT_FORMATS, type ReportFormat } from './format-report.js';
 import {
-  CommandUsageError,
   compactCommand,
   compactionJson,
   formatCompaction,
@@ -83,25 +82,22 @@ Exit codes: 0 success (no error finding), 1 error findings or failed checks, 2 u
 A closed standard output (e.g. \`turnjournal audit … | head -1\`) ends the command quietly with its own exit code.
 `;
 
-class UsageError extends Error {}
+/** A mistake in the command line: exit status 2, with a pointer to --help. */
+function usage(message: string): ConformanceError {
+  return new ConformanceError('usage', message);
+}
 
 async function main(argv: readonly string[]): Promise<number> {
   try {
     return await run(argv);
   } catch (error) {
-    if (error instanceof UsageError) {
+    if (!(error instanceof ConformanceError)) throw error;
+    if (error.code === 'usage') {
       process.stderr.write(textLines([`turnjournal: ${error.message} (see turnjournal --help)`]));
       return EXIT.usage;
     }
-    if (error instanceof CommandFailure) {
-      process.stderr.write(textLines([`turnjournal: ${error.message}`]));
-      return EXIT.violations;
-    }
-    if (error instanceof KitFileMissingError) {
-      process.stderr.write(textLines([`turnjournal: ${error.message}`]));
-      return EXIT.internal;
-    }
-    throw error;
+    process.stderr.write(textLines([`turnjournal: ${error.message}`]));
+    return error.code === 'refused' ? EXIT.violations : EXIT.internal;
   }
 }
 
@@ -110,7 +106,7 @@ async function run(argv: readonly string[]): Promise<number> {
   try {
     parsed = parse(argv);
   } catch (error) {
-    throw new UsageError(parseArgsMessage(error));
+    throw usage(parseArgsMessage(error));
   }
   const { values, positionals } = parsed;
   if (values.help) {
@@ -122,28 +118,25 @@ async function run(argv: readonly string[]): Promise<number> {
     return EXIT.clean;
   }
   const [command, ...paths] = positionals;
-  if (command === undefined) throw new UsageError('no command given');
+  if (command === undefined) throw usage('no command given');
   if (command === 'conformance' || command === 'adapter') return await protocolCommand(command, parsed);
   if (!['check', 'inspect', 'audit', 'validate', 'recover', 'compact'].includes(command))
-    throw new UsageError(`unknown command "${command}"`);
+    throw usage(`unknown command "${command}"`);
   const format = (values.format ?? 'text') as ReportFormat;
   const textOrJson = ['validate', 'recover', 'compact'].includes(command);
   if (!REPORT_FORMATS.includes(format) || (textOrJson && format === 'junit')) {
-    throw new UsageError(
-      `--format must be one of ${textOrJson ? 'text, json' : REPORT_FORMATS.join(', ')}, got "${format}"`,
-    );
+    throw usage(`--format must be one of ${textOrJson ? 'text, json' : REPORT_FORMATS.join(', ')}, got "${format}"`);
   }
   const misplaced = Object.entries(OPTION_COMMANDS).filter(
     ([option, commands]) => values[option as keyof typeof values] !== undefined && !commands.includes(command),
   );
   if (misplaced.length > 0)
-    throw new UsageError(`--${misplaced.map(([option]) => option).join(', --')} cannot be used with ${command}`);
+    throw usage(`--${misplaced.map(([option]) => option).join(', --')} cannot be used with ${command}`);
   const mode = (values.mode ?? 'tolerant') as RecoveryMode;
-  if (!RECOVERY_MODES.includes(mode))
-    throw new UsageError(`--mode must be one of ${RECOVERY_MODES.join(', ')}, got "${mode}"`);
-  if (paths.length === 0) throw new UsageError(`${command}: no path given`);
+  if (!RECOVERY_MODES.includes(mode)) throw usage(`--mode must be one of ${RECOVERY_MODES.join(', ')}, got "${mode}"`);
+  if (paths.length === 0) throw usage(`${command}: no path given`);
   const missing = paths.filter((path) => !existsSync(path));
-  if (missing.length > 0) throw new UsageError(`${command}: no such file or directory: ${missing.join(', ')}`);
+  if (missing.length > 0) throw usage(`${command}: no such file or directory: ${missing.join(', ')}`);
 
   if (command === 'recover') {
     const apply = values.apply === true;
@@ -194,21 +187,16 @@ async function run(argv: readonly string[]): Promise<number> {
 /** `conformance` and `adapter`: their own options only, no paths. */
 async function protocolCommand(command: 'conformance' | 'adapter', parsed: ReturnType<typeof parse>): Promise<number> {
   const { values, positionals } = parsed;
-  if (positionals.length > 1) throw new UsageError(`${command}: unexpected argument "${positionals[1]}"`);
+  if (positionals.length > 1) throw usage(`${command}: unexpected argument "${positionals[1]}"`);
   const allowed = command === 'conformance' ? CONFORMANCE_OPTIONS : [];
   const misplaced = Object.keys(values).filter(
     (option) => !allowed.includes(option) && option !== 'help' && option !== 'version',
   );
-  if (misplaced.length > 0) throw new UsageError(`--${misplaced.join(', --')} cannot be used with ${command}`);
+  if (misplaced.length > 0) throw usage(`--${misplaced.join(', --')} cannot be used with ${command}`);
   // Loaded on demand, so that the other commands do not pay for the adapter machinery at startup.
-  const { adapterCommand, ConformanceUsageError, conformanceCommand } = await import('../adapter/cli.js');
+  const { adapterCommand, conformanceCommand } = await import('../adapter/cli.js');
   if (command === 'adapter') return adapterCommand();
-  try {
-    return await conformanceCommand(values);
-  } catch (error) {
-    if (error instanceof ConformanceUsageError) throw new UsageError(error.message);
-    throw error;
-  }
+  return await conformanceCommand(values);
 }
 
 const CONFORMANCE_OPTIONS = [
@@ -268,20 +256,17 @@ function parse(argv: readonly string[]) {
 }
 
 /**
- * Runs a maintenance command: usage mistakes become usage errors; a writer refusal (a live writer holds a lock, an
- * invalid option) becomes a one-line error with exit 1 instead of a stack trace.
+ * Runs a maintenance command: a writer refusal (a live writer holds a lock, an invalid option) becomes a one-line error
+ * with exit 1 instead of a stack trace.
  */
 async function maintenance<T>(action: () => Promise<T>): Promise<T> {
   try {
     return await action();
   } catch (error) {
-    if (error instanceof CommandUsageError) throw new UsageError(error.message);
-    if (error instanceof WriterError) throw new CommandFailure(error.message);
+    if (error instanceof WriterError) throw new ConformanceError('refused', error.message, { cause: error });
     throw error;
   }
 }
-
-class CommandFailure extends Error {}
 
 function validateText(results: readonly FileValidation[]): string {
   const records = results.reduce((n, r) => n + Object.values(r.counts).reduce((a, b) => a + b, 0), 0);

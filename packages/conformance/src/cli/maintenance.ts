@@ -14,6 +14,7 @@ import {
   type SweepReport,
   sweepTurnJournals,
 } from '@turnjournal/writer';
+import { ConformanceError } from '../errors.js';
 import type { CompactOutput, RecoverOutput } from './output-schemas.js';
 import { textLines } from './terminal-text.js';
 
@@ -27,18 +28,16 @@ export interface RecoverCommandOptions {
   readonly journalOnly: boolean;
 }
 
-/** Raised for command-line mistakes, which the CLI reports with its usage text (exit 2). */
-export class CommandUsageError extends Error {}
-
 /** `turnjournal recover`: the recovery plan, or its application through host hooks. */
 export async function recoverCommand(paths: readonly string[], options: RecoverCommandOptions): Promise<StoreRecovery> {
   if (!options.apply) {
     if (options.hooks !== undefined || options.journalOnly)
-      throw new CommandUsageError('recover: --hooks and --journal-only only make sense with --apply');
+      throw new ConformanceError('usage', 'recover: --hooks and --journal-only only make sense with --apply');
     return recoverStore(paths);
   }
   if ((options.hooks === undefined) === !options.journalOnly)
-    throw new CommandUsageError(
+    throw new ConformanceError(
+      'usage',
       'recover --apply needs exactly one of --hooks <module> (your host transcript) or --journal-only (no host transcript)',
     );
   const hooks = options.hooks === undefined ? JOURNAL_ONLY_HOOKS : await loadHooks(options.hooks);
@@ -47,20 +46,21 @@ export async function recoverCommand(paths: readonly string[], options: RecoverC
 
 async function loadHooks(file: string): Promise<RecoveryHooks> {
   const path = resolve(file);
-  if (!existsSync(path)) throw new CommandUsageError(`recover: --hooks ${file}: no such file`);
+  if (!existsSync(path)) throw new ConformanceError('usage', `recover: --hooks ${file}: no such file`);
   let loaded: Record<string, unknown>;
   try {
     loaded = (await import(pathToFileURL(path).href)) as Record<string, unknown>;
   } catch (error) {
     // The module's own error, on one line: a syntax error or a failed import of the host's code.
     const reason = String((error as Error).message ?? error).split('\n')[0];
-    throw new CommandUsageError(`recover: --hooks ${file} could not be loaded: ${reason}`);
+    throw new ConformanceError('usage', `recover: --hooks ${file} could not be loaded: ${reason}`);
   }
   const candidate = (
     typeof loaded.ensureUserMessage === 'function' ? loaded : (loaded.default ?? {})
   ) as Partial<RecoveryHooks>;
   if (typeof candidate.ensureUserMessage !== 'function' || typeof candidate.ensureInterruptionMarker !== 'function')
-    throw new CommandUsageError(
+    throw new ConformanceError(
+      'usage',
       `recover: ${file} must export the functions ensureUserMessage and ensureInterruptionMarker`,
     );
   return candidate as RecoveryHooks;
@@ -143,7 +143,7 @@ export function formatRecovery(result: StoreRecovery, applied: boolean): string 
 export function parseDuration(text: string): number {
   const match = /^(\d+(?:\.\d+)?)([smhd]?)$/.exec(text.trim());
   if (match === null)
-    throw new CommandUsageError(`--retention must be a duration such as 48h, 30m, 2d or 3600, got "${text}"`);
+    throw new ConformanceError('usage', `--retention must be a duration such as 48h, 30m, 2d or 3600, got "${text}"`);
   const unit = { '': 1, s: 1, m: 60, h: 3600, d: 86400 }[match[2] as '' | 's' | 'm' | 'h' | 'd'];
   return Number(match[1]) * unit;
 }

@@ -1,7 +1,8 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
+import { ConformanceError } from '../errors.js';
 import { loadFixtures } from '../fixtures/load-fixtures.js';
-import { parseRequirements, RequirementsError } from './parse-requirements.js';
+import { parseRequirements } from './parse-requirements.js';
 import {
   buildRequirementsMap,
   citedRequirementIds,
@@ -47,7 +48,7 @@ export function collectTestCitations(root: string): Map<string, string[]> {
 /**
  * Reads the manual list: requirement ids verified by review, each with a one-line reason. The file is
  * `{"description": "…", "requirements": {"TJ-X-001": "why no machine can check it"}}`; a missing file is an empty list.
- * Throws {@link RequirementsError} on any other shape, so that a typo never hides a requirement.
+ * Throws a {@link ConformanceError} `invalid_requirements` on any other shape, so that a typo never hides a requirement.
  */
 export function loadManualRequirements(path: string): Map<string, string> {
   if (!existsSync(path)) return new Map();
@@ -55,25 +56,30 @@ export function loadManualRequirements(path: string): Map<string, string> {
   try {
     content = JSON.parse(readFileSync(path, 'utf8'));
   } catch (error) {
-    throw new RequirementsError(`${path}: not valid JSON (${(error as Error).message})`);
+    throw new ConformanceError('invalid_requirements', `${path}: not valid JSON (${(error as Error).message})`);
   }
   const entries =
     typeof content === 'object' && content !== null && !Array.isArray(content)
       ? (content as { requirements?: unknown }).requirements
       : undefined;
   if (typeof entries !== 'object' || entries === null || Array.isArray(entries)) {
-    throw new RequirementsError(`${path}: expected an object with a "requirements" object of id → reason`);
+    throw new ConformanceError(
+      'invalid_requirements',
+      `${path}: expected an object with a "requirements" object of id → reason`,
+    );
   }
   const manual = new Map<string, string>();
   for (const [id, reason] of Object.entries(entries)) {
-    if (!/^TJ-[A-Z]+-\d{3}$/.test(id)) throw new RequirementsError(`${path}: "${id}" is not a requirement id`);
+    if (!/^TJ-[A-Z]+-\d{3}$/.test(id))
+      throw new ConformanceError('invalid_requirements', `${path}: "${id}" is not a requirement id`);
     if (
       typeof reason !== 'string' ||
       reason.trim() === '' ||
       /[\r\n]/.test(reason) ||
       reason.length > MAX_REASON_LENGTH
     ) {
-      throw new RequirementsError(
+      throw new ConformanceError(
+        'invalid_requirements',
         `${path}: the reason for ${id} must be one non-empty line of at most ${MAX_REASON_LENGTH} characters`,
       );
     }
@@ -89,7 +95,7 @@ export function loadManualRequirements(path: string): Map<string, string> {
  */
 export function buildRepositoryRequirementsMap(root: string): RequirementsMap {
   const specPath = join(root, 'spec/v1/spec.md');
-  if (!existsSync(specPath)) throw new RequirementsError(`${specPath} is missing`);
+  if (!existsSync(specPath)) throw new ConformanceError('invalid_requirements', `${specPath} is missing`);
   const requirements = parseRequirements(readFileSync(specPath, 'utf8'));
   // The adapter protocol is a companion document of the spec; its requirements (TJ-CONF-018 on) count the same.
   const adapterPath = join(root, 'spec/v1/adapter.md');
@@ -97,7 +103,10 @@ export function buildRepositoryRequirementsMap(root: string): RequirementsMap {
     const known = new Set(requirements.map((r) => r.id));
     for (const requirement of parseRequirements(readFileSync(adapterPath, 'utf8'))) {
       if (known.has(requirement.id))
-        throw new RequirementsError(`${requirement.id} is defined in both spec.md and adapter.md`);
+        throw new ConformanceError(
+          'invalid_requirements',
+          `${requirement.id} is defined in both spec.md and adapter.md`,
+        );
       requirements.push({ ...requirement, section: `adapter.md ${requirement.section}` });
     }
   }

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
+import { ConformanceError } from '../errors.js';
 import { listFixtureFiles } from '../fixtures/load-fixtures.js';
 
 /** Where the frozen list of the v1 gold fixture files lives, relative to the fixtures root. */
@@ -17,12 +18,6 @@ export interface FrozenFixture {
   readonly sha256: string;
 }
 
-/** Raised when the frozen list itself is malformed. */
-export class FrozenListError extends Error {
-  /** Stable error code. */
-  readonly code = 'invalid_frozen_list';
-}
-
 /**
  * Parses the frozen list: `sha256sum` format, one `<64 hex>  <path>` per line (so `cd fixtures && sha256sum -c
  * v1/FROZEN.sha256` verifies a copy with no turnjournal code); lines starting with `#` are comments.
@@ -33,9 +28,13 @@ export function parseFrozenList(text: string): FrozenFixture[] {
   for (const [index, line] of text.split('\n').entries()) {
     if (line.trim() === '' || line.startsWith('#')) continue;
     const match = /^([0-9a-f]{64}) {2}(\S.*)$/.exec(line);
-    if (match === null) throw new FrozenListError(`line ${index + 1}: expected "<sha256>  <path>", got "${line}"`);
+    if (match === null)
+      throw new ConformanceError(
+        'invalid_frozen_list',
+        `line ${index + 1}: expected "<sha256>  <path>", got "${line}"`,
+      );
     const [, sha256 = '', path = ''] = match;
-    if (seen.has(path)) throw new FrozenListError(`line ${index + 1}: ${path} is listed twice`);
+    if (seen.has(path)) throw new ConformanceError('invalid_frozen_list', `line ${index + 1}: ${path} is listed twice`);
     seen.add(path);
     out.push({ path, sha256 });
   }

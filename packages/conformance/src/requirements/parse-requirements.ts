@@ -1,3 +1,4 @@
+import { ConformanceError } from '../errors.js';
 /** BCP 14 levels a requirement can have; the first keyword in its text decides. */
 export const REQUIREMENT_LEVELS = [
   'MUST NOT',
@@ -26,19 +27,13 @@ export interface Requirement {
   readonly text: string;
 }
 
-/** Raised when the spec's requirement list is malformed (duplicate id, no BCP 14 keyword). */
-export class RequirementsError extends Error {
-  /** Stable error code. */
-  readonly code = 'invalid_requirements';
-}
-
 const ITEM = /^\s*[-*]\s+\*\*(TJ-[A-Z]+-\d{3})\*\*\s*(.*)$/;
 const HEADING = /^(#{1,6})\s+(.*)$/;
 const KEYWORD = new RegExp(`\\b(${REQUIREMENT_LEVELS.map((l) => l.replace(' ', '\\s+')).join('|')})\\b`);
 
 /**
  * Extracts every requirement from the spec's markdown. A requirement is a list item that starts with its bold id; its
- * text runs until the next list item, heading or blank line. Throws {@link RequirementsError} on a duplicate id or an
+ * text runs until the next list item, heading or blank line. Throws a {@link ConformanceError} `invalid_requirements` on a duplicate id or an
  * item with no BCP 14 keyword, because either makes the id → requirement map ambiguous.
  */
 export function parseRequirements(markdown: string): Requirement[] {
@@ -50,7 +45,8 @@ export function parseRequirements(markdown: string): Requirement[] {
     if (current === undefined) return;
     const text = current.lines.join(' ').replace(/\s+/g, ' ').trim();
     const match = KEYWORD.exec(text);
-    if (match === null) throw new RequirementsError(`${current.id}: no BCP 14 keyword in "${text.slice(0, 80)}"`);
+    if (match === null)
+      throw new ConformanceError('invalid_requirements', `${current.id}: no BCP 14 keyword in "${text.slice(0, 80)}"`);
     const level = (match[1] ?? '').replace(/\s+/, ' ') as RequirementLevel;
     out.push({ id: current.id, level, section: current.section, text });
     current = undefined;
@@ -71,7 +67,7 @@ export function parseRequirements(markdown: string): Requirement[] {
     } else if (item !== null) {
       flush();
       const id = item[1] ?? '';
-      if (seen.has(id)) throw new RequirementsError(`${id} is defined twice`);
+      if (seen.has(id)) throw new ConformanceError('invalid_requirements', `${id} is defined twice`);
       seen.add(id);
       current = { id, section, lines: [item[2] ?? ''] };
     } else if (line.trim() === '' || /^\s*[-*]\s/.test(line) || /^\s*>/.test(line)) {

@@ -1,6 +1,7 @@
+import { ConformanceError } from '../errors.js';
 import { fixtureCases } from '../fixtures/fixture-cases.js';
 import type { LoadedFixtureFile } from '../fixtures/load-fixtures.js';
-import { type Requirement, RequirementsError } from './parse-requirements.js';
+import type { Requirement } from './parse-requirements.js';
 
 /** One requirement in the traceability map, with what covers it (TJ-CONF-006). */
 export interface MappedRequirement extends Requirement {
@@ -34,10 +35,10 @@ export const MUST_LEVELS: ReadonlySet<string> = new Set(['MUST', 'MUST NOT', 'RE
 export const SHOULD_LEVELS: ReadonlySet<string> = new Set(['SHOULD', 'SHOULD NOT', 'RECOMMENDED']);
 
 /**
- * Maps requirements to the fixture files and test files citing them. Throws {@link RequirementsError} when a fixture
+ * Maps requirements to the fixture files and test files citing them. Throws a {@link ConformanceError} `invalid_requirements` when a fixture
  * cites an id the spec does not define, since such a citation proves nothing. Test citations of unknown ids are
  * ignored (tests use made-up ids to test the parser). `manual` maps ids verified by review to the reason; it throws
- * {@link RequirementsError} on an unknown id or an empty reason, so that the list cannot silently go stale.
+ * a {@link ConformanceError} `invalid_requirements` on an unknown id or an empty reason, so that the list cannot silently go stale.
  */
 export function buildRequirementsMap(
   requirements: readonly Requirement[],
@@ -47,8 +48,10 @@ export function buildRequirementsMap(
 ): RequirementsMap {
   const known = new Set(requirements.map((r) => r.id));
   for (const [id, reason] of manual) {
-    if (!known.has(id)) throw new RequirementsError(`the manual list names ${id}, which the spec does not define`);
-    if (reason.trim() === '') throw new RequirementsError(`the manual list gives no reason for ${id}`);
+    if (!known.has(id))
+      throw new ConformanceError('invalid_requirements', `the manual list names ${id}, which the spec does not define`);
+    if (reason.trim() === '')
+      throw new ConformanceError('invalid_requirements', `the manual list gives no reason for ${id}`);
   }
   const citing = new Map<string, Set<string>>(requirements.map((r) => [r.id, new Set<string>()]));
   for (const file of fixtures) {
@@ -56,7 +59,8 @@ export function buildRequirementsMap(
       for (const id of fixtureCase.requirements) {
         const files = citing.get(id);
         if (files === undefined) {
-          throw new RequirementsError(
+          throw new ConformanceError(
+            'invalid_requirements',
             `${file.path}: "${fixtureCase.name}" cites ${id}, which the spec does not define`,
           );
         }

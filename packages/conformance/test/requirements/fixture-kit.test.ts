@@ -7,7 +7,6 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
 import {
   checkFrozenFixtures,
-  FixtureFileError,
   type FixtureManifest,
   fixtureCases,
   freezeNewFixtures,
@@ -50,7 +49,9 @@ describe('the fixture kit (spec §17.2)', () => {
       cases: [{ description: 'no ids', requirements: [], files: [{ path: 'a.jsonl', text: '' }], expect: {} }],
     };
     writeFileSync(join(dir, 'v1', 'bad.json'), JSON.stringify(bad));
-    expect(() => loadFixtureFile(dir, join(dir, 'v1', 'bad.json'))).toThrow(FixtureFileError);
+    expect(() => loadFixtureFile(dir, join(dir, 'v1', 'bad.json'))).toThrow(
+      expect.objectContaining({ code: 'invalid_fixture_file', path: 'v1/bad.json' }),
+    );
   });
 
   it('every fixture file is plain JSON valid against the published fixture schema, with inputs as text or hex (TJ-CONF-007)', () => {

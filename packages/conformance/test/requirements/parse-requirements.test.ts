@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseRequirements, RequirementsError } from '../support/internals.js';
+import { parseRequirements } from '../support/internals.js';
 
 describe('parseRequirements', () => {
   it('reads id, level, section and text, including continuation lines', () => {
@@ -27,7 +27,9 @@ describe('parseRequirements', () => {
   });
 
   it('rejects a duplicate id and an item without a BCP 14 keyword', () => {
-    expect(() => parseRequirements('- **TJ-A-001** MUST x\n- **TJ-A-001** MUST y')).toThrow(RequirementsError);
+    expect(() => parseRequirements('- **TJ-A-001** MUST x\n- **TJ-A-001** MUST y')).toThrow(
+      expect.objectContaining({ name: 'ConformanceError', code: 'invalid_requirements' }),
+    );
     expect(() => parseRequirements('- **TJ-A-001** lowercase must only')).toThrow(/no BCP 14 keyword/);
   });
 

@@ -3,6 +3,7 @@
 // not limited to it.
 export * from '../../src/adapter/index.js';
 export * from '../../src/cli/validate-files.js';
+export * from '../../src/errors.js';
 export * from '../../src/fixtures/index.js';
 export * from '../../src/requirements/index.js';
 export * from '../../src/simulated-fs/index.js';

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { AdapterRequestError, LiveRefusal } from '@turnjournal/conformance';
+import { AdapterRequestError } from '@turnjournal/conformance';
 import { EventLogFold, readJournal } from '@turnjournal/reader';
 import { isValidIdentifier } from '@turnjournal/reader/store-format';
 import { openEventLog, openTurnJournal, WriterError } from '@turnjournal/writer';
@@ -121,7 +121,7 @@ class HandwrittenSession {
     if (this.active !== null) {
       const message = `run ${this.active.requestId} is active`;
       if (this.broken === 'live-busy-fails') throw new Error(message); // TJ-CONF-040: answered failed
-      throw new LiveRefusal(message);
+      throw new AdapterRequestError('refused', message);
     }
     const turnId = this.broken === 'live-own-turn-ids' ? `turn-${requestId}` : requestId; // TJ-LIVE-001
     const submitting = this.journal.submit({ turnId, content, streamId: requestId });
@@ -151,7 +151,8 @@ class HandwrittenSession {
 
   async step(requestId, step) {
     const run = this.active;
-    if (run === null || run.requestId !== requestId) throw new LiveRefusal(`run ${requestId} is not active`);
+    if (run === null || run.requestId !== requestId)
+      throw new AdapterRequestError('refused', `run ${requestId} is not active`);
     switch (step.step) {
       case 'delta':
         if (this.broken !== 'live-syncs-every-delta')
@@ -262,13 +263,17 @@ class HandwrittenSession {
 
   async ack(requestId, options) {
     const run = this.log.runs().get(requestId);
-    if (run === undefined || run.finishedSeq === null) throw new LiveRefusal(`run ${requestId} has not finished`);
+    if (run === undefined || run.finishedSeq === null)
+      throw new AdapterRequestError('refused', `run ${requestId} has not finished`);
     if (
       options.throughSeq !== undefined &&
       options.throughSeq < run.finishedSeq &&
       this.broken !== 'live-ack-unchecked'
     )
-      throw new LiveRefusal(`through_seq ${options.throughSeq} is below the finishing record ${run.finishedSeq}`); // TJ-LIVE-014
+      throw new AdapterRequestError(
+        'refused',
+        `through_seq ${options.throughSeq} is below the finishing record ${run.finishedSeq}`,
+      ); // TJ-LIVE-014
     await this.log.ack(requestId, options);
     if (this.broken !== 'live-ack-unsynced') await this.sync(); // TJ-CONF-042
   }
@@ -330,7 +335,7 @@ async function refusing(call) {
       error instanceof WriterError &&
       ['illegal_transition', 'turn_id_conflict', 'run_active', 'duplicate_request'].includes(error.code)
     )
-      throw new LiveRefusal(error.message);
+      throw new AdapterRequestError('refused', error.message);
     throw error;
   }
 }
