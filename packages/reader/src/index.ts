@@ -47,7 +47,13 @@ export {
   type RecoveryMode,
   readJournal,
 } from './framing/read-journal.js';
-export { buildReport, isClean, type ReportContext } from './report/build-report.js';
+export {
+  buildReport,
+  buildStreamedReport,
+  isClean,
+  type ReportContext,
+  type StreamedReport,
+} from './report/build-report.js';
 // Run files and state documents (spec §7, §8, §16).
 export { type DerivedRun, type LlmCall, RunFold, type RunOutcome, type RunRecordSource } from './run/fold-run.js';
 export { type ReadRunResult, readRunFile } from './run/read-run.js';

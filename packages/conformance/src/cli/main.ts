@@ -1,10 +1,10 @@
 #!/usr/bin/env node
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { auditStore, buildReport, checkStore, RECOVERY_MODES, type RecoveryMode } from '@turnjournal/reader';
+import { auditStore, buildStreamedReport, checkStore, RECOVERY_MODES, type RecoveryMode } from '@turnjournal/reader';
 import { WriterError } from '@turnjournal/writer';
 import { ConformanceError } from '../errors.js';
-import { formatReport, REPORT_FORMATS, type ReportFormat } from './format-report.js';
+import { REPORT_FORMATS, type ReportFormat, reportChunks } from './format-report.js';
 import {
   compactCommand,
   compactionJson,
@@ -177,10 +177,10 @@ async function run(argv: readonly string[]): Promise<number> {
   const report =
     command === 'audit'
       ? await auditStore(paths, { mode }).then((audit) =>
-          buildReport(audit.check, { command, mode, paths, plan: audit.plan }),
+          buildStreamedReport(audit.check, { command, mode, paths, plan: audit.plan }),
         )
-      : buildReport(await checkStore(paths, { mode }), { command, mode, paths });
-  process.stdout.write(formatReport(report, format, { timeline: command === 'inspect' }));
+      : buildStreamedReport(await checkStore(paths, { mode }), { command, mode, paths });
+  await writeOut(reportChunks(report, format, { timeline: command === 'inspect' }));
   return report.summary.findings.error > 0 ? EXIT.violations : EXIT.clean;
 }
 
@@ -280,6 +280,43 @@ function validateText(results: readonly FileValidation[]): string {
     for (const problem of result.problems) lines.push(`  line ${problem.line}: ${problem.code}: ${problem.message}`);
   }
   return textLines(lines);
+}
+
+/** How much output is gathered before a write: pieces can be a few bytes, and each write to a file is a system call. */
+const WRITE_BYTES = 64 * 1024;
+
+/**
+ * Writes the pieces of a report to stdout, gathered into writes of about 64 KiB, waiting whenever its buffer is full, so
+ * that a large report is never one string. Stops early when stdout has gone away (see below).
+ */
+async function writeOut(chunks: Iterable<string>): Promise<void> {
+  const out = process.stdout;
+  const write = async (text: string) => {
+    if (out.destroyed || out.write(text)) return;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        out.off('drain', done);
+        out.off('close', done);
+        out.off('error', done);
+        resolve();
+      };
+      out.on('drain', done);
+      out.on('close', done);
+      out.on('error', done);
+    });
+  };
+  let pending: string[] = [];
+  let length = 0;
+  for (const chunk of chunks) {
+    pending.push(chunk);
+    length += chunk.length;
+    if (length < WRITE_BYTES) continue;
+    await write(pending.join(''));
+    if (out.destroyed) return;
+    pending = [];
+    length = 0;
+  }
+  if (length > 0) await write(pending.join(''));
 }
 
 // A reader that goes away (`turnjournal audit … | head -1`) is not an error: the rest of the output is dropped and the

@@ -18,6 +18,11 @@ export function escapeControls(text: string): string {
   });
 }
 
+/** One output line, escaped, with its LF: {@link textLines} of one line. */
+export function textLine(line: string): string {
+  return `${escapeControls(line)}\n`;
+}
+
 /** Joins output lines into text, escaping each line first (so a name with a newline cannot forge a line). */
 export function textLines(lines: readonly string[]): string {
   return `${lines.map(escapeControls).join('\n')}\n`;

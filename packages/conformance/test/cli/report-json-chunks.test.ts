@@ -1,4 +1,4 @@
-import { auditStore, buildReport } from '@turnjournal/reader';
+import { auditStore, buildReport, buildStreamedReport, checkStore } from '@turnjournal/reader';
 import { describe, expect, it } from 'vitest';
 import { reportJsonChunks } from '../../src/cli/report-json-chunks.js';
 
@@ -23,5 +23,24 @@ describe('reportJsonChunks', () => {
       '{"spec":"v1","command":"check","mode":"tolerant","paths":[],"clean":true,"summary":{"files":0,"records":0,"sessions":0,"turns":0,"findings":{"error":0,"warn":0,"info":0},"omitted":{}},"files":[],"sessions":[],"runs":[],"event_logs":[],"findings":[]}',
     );
     expect([...reportJsonChunks(report)].join('')).toBe(`${JSON.stringify(report, null, 2)}\n`);
+  });
+
+  it('writes a streamed report, whose file and session lists are built on iteration, as the same bytes', async () => {
+    const check = await checkStore([`${repo}examples/store`]);
+    const context = { command: 'inspect', mode: 'tolerant', paths: ['examples/store'] };
+    const streamed = buildStreamedReport(check, context);
+    // Lazy: not arrays, and built anew on each iteration (a writer may make two passes, as the JUnit one does).
+    expect(Array.isArray(streamed.sessions)).toBe(false);
+    expect(Array.isArray(streamed.files)).toBe(false);
+    expect([...streamed.sessions]).toEqual([...streamed.sessions]);
+    expect([...streamed.sessions].length).toBe(check.sessions.length);
+    expect(check.sessions.length).toBeGreaterThan(0);
+    const whole = buildReport(check, context);
+    expect(Object.keys(whole)).toEqual(Object.keys(streamed));
+    const chunks = [...reportJsonChunks(streamed)];
+    expect(chunks.join('')).toBe(`${JSON.stringify(whole, null, 2)}\n`);
+    // Pieces go down to single turns: one session of a million turns is not one string either.
+    const turn = JSON.stringify(whole.sessions[0]?.turns[0], null, 2).replaceAll('\n', '\n        ');
+    expect(chunks).toContain(turn);
   });
 });

@@ -20,15 +20,34 @@ export function isClean(findings: readonly Finding[]): boolean {
   return findings.every((f) => f.severity === 'info');
 }
 
-/** Builds the JSON report (schema `spec/v1/report.schema.json`) of a store check. */
-export function buildReport(check: StoreCheck, context: ReportContext): Report {
+/**
+ * A report whose `files` and `sessions` are built one element at a time, on each iteration, from the store check: a
+ * writer that prints a store of a million turns in pieces then never holds more than one session's report (issue 11).
+ * Its members come in the order of {@link Report}'s; `buildReport` is this report with both lists made arrays.
+ */
+export interface StreamedReport extends Omit<Report, 'files' | 'sessions'> {
+  /** The files read, as {@link Report.files} lists them. */
+  readonly files: Iterable<Report['files'][number]>;
+  /** The turn sessions, as {@link Report.sessions} lists them, each built when the iteration reaches it. */
+  readonly sessions: Iterable<Report['sessions'][number]>;
+}
+
+/** An iterable that maps `items` anew on each iteration, keeping nothing. */
+function mapped<T, U>(items: readonly T[], map: (item: T) => U): Iterable<U> {
+  return {
+    *[Symbol.iterator]() {
+      for (const item of items) yield map(item);
+    },
+  };
+}
+
+/**
+ * Builds the JSON report (schema `spec/v1/report.schema.json`) of a store check with its file and session lists left
+ * lazy (see {@link StreamedReport}): for writing a large store's report out in pieces.
+ */
+export function buildStreamedReport(check: StoreCheck, context: ReportContext): StreamedReport {
   const counts = { error: 0, warn: 0, info: 0 };
   for (const finding of check.findings) counts[finding.severity] += 1;
-  const sessions = check.sessions.map((session) => ({
-    session_id: session.sessionId,
-    files: [...session.files],
-    turns: session.turns.map(reportTurn),
-  }));
   return {
     spec: 'v1',
     command: context.command,
@@ -38,13 +57,17 @@ export function buildReport(check: StoreCheck, context: ReportContext): Report {
     summary: {
       files: check.files.length,
       records: check.files.reduce((n, f) => n + f.records, 0),
-      sessions: sessions.length,
-      turns: sessions.reduce((n, s) => n + s.turns.length, 0),
+      sessions: check.sessions.length,
+      turns: check.sessions.reduce((n, s) => n + s.turns.length, 0),
       findings: counts,
       omitted: { ...check.omitted },
     },
-    files: check.files.map((f) => ({ path: f.path, family: f.family, records: f.records })),
-    sessions,
+    files: mapped(check.files, (f) => ({ path: f.path, family: f.family, records: f.records })),
+    sessions: mapped(check.sessions, (session) => ({
+      session_id: session.sessionId,
+      files: [...session.files],
+      turns: session.turns.map(reportTurn),
+    })),
     runs: check.runs.map((run) => ({
       file: run.file,
       ...(run.runId === undefined ? {} : { run_id: run.runId }),
@@ -74,6 +97,13 @@ export function buildReport(check: StoreCheck, context: ReportContext): Report {
           })),
         }),
   };
+}
+
+/** Builds the JSON report (schema `spec/v1/report.schema.json`) of a store check. */
+export function buildReport(check: StoreCheck, context: ReportContext): Report {
+  const streamed = buildStreamedReport(check, context);
+  // Redefined members keep their place: the report's member order is the streamed one's.
+  return { ...streamed, files: [...streamed.files], sessions: [...streamed.sessions] };
 }
 
 function reportTurn(turn: DerivedTurn): ReportTurn {
