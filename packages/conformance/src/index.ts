@@ -10,6 +10,13 @@
  * @module
  */
 
+export type {
+  AdapterImplementation,
+  AdapterWriter,
+  LifecycleOperations,
+  RetentionOperations,
+  RunStep,
+} from './adapter/adapter-implementation.js';
 export { CONFORMANCE_FORMATS, type ConformanceFormat, formatConformanceReport } from './adapter/format.js';
 export { AdapterFailure, type AdapterFailureKind } from './adapter/process.js';
 // Writing an adapter (adapter.md): the messages, and the reference implementation's loop to reuse in TypeScript.
@@ -23,15 +30,8 @@ export {
   type ReplayResult,
   type StartResult,
 } from './adapter/protocol.js';
-export {
-  type AdapterImplementation,
-  type AdapterWriter,
-  type LifecycleOperations,
-  type RetentionOperations,
-  type RunStep,
-  referenceImplementation,
-  runAdapter,
-} from './adapter/reference-adapter.js';
+export { runAdapter } from './adapter/reference-adapter.js';
+export { referenceImplementation } from './adapter/reference-implementation.js';
 export type {
   LiveOperations,
   LiveSessionRef,
