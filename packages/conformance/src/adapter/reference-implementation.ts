@@ -23,7 +23,7 @@ import {
   type ReadResult,
 } from './protocol.js';
 import { referenceLiveOperations } from './reference-live.js';
-import { AdapterRequestError } from './request-error.js';
+import { AdapterRequestError, refusingWhen } from './request-error.js';
 
 // The reference implementation of every adapter op: @turnjournal/reader for reading, @turnjournal/writer for writing.
 
@@ -46,15 +46,8 @@ const referenceRetention: RetentionOperations = {
 const REFUSALS = new Set(['turn_id_conflict', 'illegal_transition']);
 
 /** Runs `call`, answering a writer's refusal with `refused` rather than `failed`. */
-async function refusing<T>(call: () => Promise<T>): Promise<T> {
-  try {
-    return await call();
-  } catch (error) {
-    if (error instanceof WriterError && REFUSALS.has(error.code))
-      throw new AdapterRequestError('refused', error.message);
-    throw error;
-  }
-}
+const refusing = <T>(call: () => Promise<T>) =>
+  refusingWhen((error) => error instanceof WriterError && REFUSALS.has(error.code), call);
 
 /** Opens a writer, runs `body` with it, and closes it however `body` ends. */
 async function withWriter<W extends { close(): Promise<void> }, T>(

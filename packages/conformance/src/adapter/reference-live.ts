@@ -6,7 +6,7 @@ import {
   openConversationHub,
 } from '@turnjournal/live';
 import type { LiveSubscribeResult } from './protocol.js';
-import { AdapterRequestError } from './request-error.js';
+import { AdapterRequestError, refusingWhen } from './request-error.js';
 
 /** A session named by a `live_*` request (adapter.md §5.7). */
 export interface LiveSessionRef {
@@ -57,16 +57,9 @@ export interface LiveOperations {
 
 const REFUSED_CODES = new Set(['run_active', 'run_not_active', 'run_not_finished', 'ack_before_finish', 'unknown_run']);
 
-/** Runs `call`, turning a refusal of @turnjournal/live into an {@link AdapterRequestError} `refused` (TJ-CONF-040). */
-async function refusing<T>(call: () => Promise<T>): Promise<T> {
-  try {
-    return await call();
-  } catch (error) {
-    if (error instanceof LiveError && REFUSED_CODES.has(error.code))
-      throw new AdapterRequestError('refused', error.message);
-    throw error;
-  }
-}
+/** Runs `call`, answering a refusal of @turnjournal/live with `refused` rather than `failed` (TJ-CONF-040). */
+const refusing = <T>(call: () => Promise<T>) =>
+  refusingWhen((error) => error instanceof LiveError && REFUSED_CODES.has(error.code), call);
 
 /** Feature `live` over @turnjournal/live's hub: one hub per store root, the runs a `live_send` started by request id. */
 export function referenceLiveOperations(): LiveOperations {

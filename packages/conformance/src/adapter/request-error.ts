@@ -19,3 +19,16 @@ export class AdapterRequestError extends Error {
     this.code = code;
   }
 }
+
+/**
+ * Runs `call`; an error that `isRefusal` recognises (a rule of the spec forbids what was asked) is answered `refused`
+ * (TJ-CONF-040) instead of `failed`.
+ */
+export async function refusingWhen<T>(isRefusal: (error: unknown) => boolean, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    if (isRefusal(error)) throw new AdapterRequestError('refused', (error as Error).message);
+    throw error;
+  }
+}
