@@ -23,12 +23,12 @@ export function isClean(findings: readonly Finding[]): boolean {
 /**
  * A report whose `files` and `sessions` are built one element at a time, on each iteration, from the store check: a
  * writer that prints a store of a million turns in pieces then never holds more than one session's report (issue 11).
- * Its members come in the order of {@link Report}'s; `buildReport` is this report with both lists made arrays.
+ * Its members come in the order of the report schema's; `buildReport` is this report with both lists made arrays.
  */
 export interface StreamedReport extends Omit<Report, 'files' | 'sessions'> {
-  /** The files read, as {@link Report.files} lists them. */
+  /** The files read, as the report schema's `files` lists them. */
   readonly files: Iterable<Report['files'][number]>;
-  /** The turn sessions, as {@link Report.sessions} lists them, each built when the iteration reaches it. */
+  /** The turn sessions, as its `sessions` lists them, each built when the iteration reaches it. */
   readonly sessions: Iterable<Report['sessions'][number]>;
 }
 
