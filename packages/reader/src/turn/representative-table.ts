@@ -3,34 +3,44 @@ import type { JournalRecord } from '../framing/read-journal.js';
 import { ownString } from './own-string.js';
 import type { RecordLocation, RecordSummary, RepresentativeRecord } from './representative.js';
 
-// What a slot holds, in two views of one buffer. Doubles for what may pass 2^32 or be any JSON number (the excerpt is
-// at EXCERPT_AT in the excerpt buffer):
+// What a slot holds, in two views of one buffer: doubles for the offset, which may pass 2^32, and for `created_at`,
+// which may be any JSON number (NaN, which JSON cannot hold, when the record has none):
+const OFFSET = 0;
+const CREATED_AT = 1;
+const DOUBLES = 2;
+// and unsigned 32-bit integers for the rest. Strings are indexes into the string list, plus one: 0 when absent.
 const LINE = 0;
-const OFFSET = 1;
-const LENGTH = 2;
-const CREATED_AT = 3;
-const MESSAGE_INDEX = 4;
-const EXCERPT_AT = 5;
-const DOUBLES = 6;
-// and unsigned 32-bit integers for the rest: indexes and counts of things held in arrays (an array has fewer than 2^32
-// elements), flags, and the excerpt's length. Strings are indexes into the string list, plus one: 0 when absent.
-const FILE = 0;
-const ATTACHMENTS = 1;
-const FLAGS = 2;
+const LENGTH = 1;
+const FILE = 2;
 const STREAM_ID = 3;
-const REASON = 4;
-const EXCERPT_BYTES = 5;
-const INTEGERS = 6;
+// FLAGS: the bits below, and in bits 8-15 the excerpt's length in bytes (at most MAX_EXCERPT_BYTES).
+const FLAGS = 4;
+// Two members whose meaning the flags give: what most records have, in a few bytes. A record of a turn event holds
+// at most two of an excerpt's position (`submitted`), an `assistant_message_index` (`assistant_started`,
+// `completed`), a `reason` (`interrupted`) and an attachment count (`submitted`); anything that does not fit (a third
+// one, a number that is not a small integer, a line past 2^32 - 1) goes to the slot's entry in the rare map.
+const FIRST = 5;
+const SECOND = 6;
+const INTEGERS = 7;
 const SLOT_BYTES = DOUBLES * 8 + INTEGERS * 4;
-// FLAGS bits: which optional members the record has, and whether its excerpt was cut.
-const HAS_CREATED_AT = 1;
-const HAS_MESSAGE_INDEX = 2;
-const HAS_ATTACHMENTS = 4;
-const HAS_EXCERPT = 8;
-const TRUNCATED = 16;
+// FLAGS bits: which optional members the record has, and where each is.
+const HAS_MESSAGE_INDEX = 1;
+const HAS_ATTACHMENTS = 2;
+const HAS_EXCERPT = 4;
+const TRUNCATED = 8;
+const HAS_REASON = 16;
+// Set when the member is in FIRST or SECOND (excerpt: always FIRST); clear when it is in the rare map.
+const MESSAGE_INDEX_IN_SLOT = 32;
+const ATTACHMENTS_IN_SLOT = 64;
+const REASON_IN_SLOT = 128;
+const EXCERPT_LENGTH_SHIFT = 8;
+// Where a member kept in the slot is: FIRST or SECOND, in this order of preference.
+const SLOT_MEMBERS = 2;
+/** The largest number FIRST or SECOND hold as it is. */
+const MAX_IN_SLOT = 0xffff_fffe;
 /** Slots a new table has room for: a store holds many small sessions, and the table grows as it fills. */
 const INITIAL_SLOTS = 4;
-// Slots live in pages of PAGE_SLOTS (288 KiB); the first page grows by doubling until it is whole. Pages are never
+// Slots live in pages of PAGE_SLOTS (176 KiB); the first page grows by doubling until it is whole. Pages are never
 // copied: one growing table would reserve up to twice what the slots need and, while it grows, hold the old table and
 // the new one together (three times), which for a million-turn journal was most of the process's memory.
 const PAGE_BITS = 12;
@@ -38,6 +48,15 @@ const PAGE_SLOTS = 1 << PAGE_BITS;
 const PAGE_MASK = PAGE_SLOTS - 1;
 // Excerpts live in pages of TEXT_PAGE_BYTES the same way; an excerpt never straddles two pages.
 const TEXT_PAGE_BYTES = 256 * 1024;
+
+/** What a slot could not hold in its columns (see FIRST and SECOND). */
+interface RareMembers {
+  line?: number;
+  excerptAt?: number;
+  assistantMessageIndex?: number;
+  attachments?: number;
+  reason?: number;
+}
 
 /**
  * The representative records of a fold, column-wise by slot: numbers in typed arrays, content excerpts as UTF-8 bytes
@@ -63,6 +82,8 @@ export class RepresentativeTable {
   // stream_id stored are reused without a search or a copy.
   #fileIndex = -1;
   #streamIdIndex = -1;
+  // What slots could not hold in their columns, by slot; made on first use (most stores need none).
+  #rare: Map<number, RareMembers> | undefined;
 
   constructor() {
     this.#addPage(INITIAL_SLOTS);
@@ -80,35 +101,60 @@ export class RepresentativeTable {
     const doubles = this.#doubles[page] as Float64Array;
     const integers = this.#integers[page] as Uint32Array;
     const v = record.value;
+    this.#rare?.delete(slot);
+    let rare: RareMembers | undefined;
     let flags = 0;
-    doubles[d + LINE] = record.line;
+    // FIRST, then SECOND: the next column free for a member, SLOT_MEMBERS when both are taken.
+    let free = 0;
     doubles[d + OFFSET] = record.bytesOffset;
-    doubles[d + LENGTH] = record.bytes.length;
+    doubles[d + CREATED_AT] = typeof v.created_at === 'number' ? v.created_at : Number.NaN;
+    if (record.line <= MAX_IN_SLOT) integers[i + LINE] = record.line;
+    else (rare ??= {}).line = record.line;
+    integers[i + LENGTH] = record.bytes.length;
     integers[i + FILE] = this.#fileNumber(file);
-    if (typeof v.created_at === 'number') {
-      doubles[d + CREATED_AT] = v.created_at;
-      flags |= HAS_CREATED_AT;
-    }
-    if (typeof v.assistant_message_index === 'number') {
-      doubles[d + MESSAGE_INDEX] = v.assistant_message_index;
-      flags |= HAS_MESSAGE_INDEX;
-    }
-    if (Array.isArray(v.attachments)) {
-      integers[i + ATTACHMENTS] = v.attachments.length;
-      flags |= HAS_ATTACHMENTS;
-    }
     integers[i + STREAM_ID] = typeof v.stream_id === 'string' ? this.#streamIdNumber(v.stream_id, sharedStreamId) : 0;
-    integers[i + REASON] = typeof v.reason === 'string' ? this.#keep(v.reason) : 0;
     if (typeof v.content === 'string') {
       const bytes = this.#writeExcerpt(v.content);
-      doubles[d + EXCERPT_AT] = this.#excerptAt;
-      integers[i + EXCERPT_BYTES] = bytes;
-      flags |= HAS_EXCERPT;
+      flags |= HAS_EXCERPT | (bytes << EXCERPT_LENGTH_SHIFT);
+      if (this.#excerptAt <= MAX_IN_SLOT) {
+        integers[i + FIRST] = this.#excerptAt;
+        free = 1;
+      } else (rare ??= {}).excerptAt = this.#excerptAt;
       // Cut when the content has more bytes than were written: surely when it has more UTF-16 units than the limit (a
       // unit takes at least one byte), which spares counting the bytes of a long message.
       if (v.content.length > MAX_EXCERPT_BYTES || Buffer.byteLength(v.content) > bytes) flags |= TRUNCATED;
     }
+    const index = v.assistant_message_index;
+    if (typeof index === 'number') {
+      flags |= HAS_MESSAGE_INDEX;
+      if (free < SLOT_MEMBERS && Number.isInteger(index) && index >= 0 && index <= MAX_IN_SLOT) {
+        integers[i + FIRST + free] = index;
+        free += 1;
+        flags |= MESSAGE_INDEX_IN_SLOT;
+      } else (rare ??= {}).assistantMessageIndex = index;
+    }
+    if (typeof v.reason === 'string') {
+      flags |= HAS_REASON;
+      const reason = this.#keep(v.reason);
+      if (free < SLOT_MEMBERS) {
+        integers[i + FIRST + free] = reason;
+        free += 1;
+        flags |= REASON_IN_SLOT;
+      } else (rare ??= {}).reason = reason;
+    }
+    if (Array.isArray(v.attachments)) {
+      flags |= HAS_ATTACHMENTS;
+      if (free < SLOT_MEMBERS) {
+        integers[i + FIRST + free] = v.attachments.length;
+        free += 1;
+        flags |= ATTACHMENTS_IN_SLOT;
+      } else (rare ??= {}).attachments = v.attachments.length;
+    }
     integers[i + FLAGS] = flags;
+    if (rare !== undefined) {
+      this.#rare ??= new Map();
+      this.#rare.set(slot, rare);
+    }
   }
 
   /** Where the record at `slot` is. The slot must have been set. */
@@ -116,12 +162,12 @@ export class RepresentativeTable {
     const page = slot >>> PAGE_BITS;
     const d = (slot & PAGE_MASK) * DOUBLES;
     const i = (slot & PAGE_MASK) * INTEGERS;
-    const doubles = this.#doubles[page] as Float64Array;
+    const integers = this.#integers[page] as Uint32Array;
     return {
-      file: this.#files[(this.#integers[page] as Uint32Array)[i + FILE] as number] as string,
-      line: doubles[d + LINE] as number,
-      offset: doubles[d + OFFSET] as number,
-      length: doubles[d + LENGTH] as number,
+      file: this.#files[integers[i + FILE] as number] as string,
+      line: this.#rare?.get(slot)?.line ?? (integers[i + LINE] as number),
+      offset: (this.#doubles[page] as Float64Array)[d + OFFSET] as number,
+      length: integers[i + LENGTH] as number,
     };
   }
 
@@ -133,22 +179,29 @@ export class RepresentativeTable {
     const doubles = this.#doubles[page] as Float64Array;
     const integers = this.#integers[page] as Uint32Array;
     const flags = integers[i + FLAGS] as number;
+    const rare = this.#rare?.get(slot);
+    // The members kept in FIRST and SECOND, in the order `set` put them there.
+    let next = i + FIRST;
+    let excerptAt: number | undefined;
+    if ((flags & HAS_EXCERPT) !== 0) excerptAt = rare?.excerptAt ?? (integers[next++] as number);
+    const index = (flags & MESSAGE_INDEX_IN_SLOT) !== 0 ? (integers[next++] as number) : rare?.assistantMessageIndex;
+    const reason = (flags & REASON_IN_SLOT) !== 0 ? (integers[next++] as number) : rare?.reason;
+    const attachments = (flags & ATTACHMENTS_IN_SLOT) !== 0 ? (integers[next++] as number) : rare?.attachments;
     // Members in the order of RecordSummary, each only when the record had it.
     const summary: { -readonly [K in keyof RecordSummary]: RecordSummary[K] } = {};
-    if ((flags & HAS_CREATED_AT) !== 0) summary.createdAt = doubles[d + CREATED_AT];
+    const createdAt = doubles[d + CREATED_AT] as number;
+    if (!Number.isNaN(createdAt)) summary.createdAt = createdAt;
     const streamId = this.#string(integers[i + STREAM_ID] as number);
     if (streamId !== undefined) summary.streamId = streamId;
-    const reason = this.#string(integers[i + REASON] as number);
-    if (reason !== undefined) summary.reason = reason;
-    if ((flags & HAS_MESSAGE_INDEX) !== 0) summary.assistantMessageIndex = doubles[d + MESSAGE_INDEX];
-    if ((flags & HAS_EXCERPT) !== 0) {
-      const position = doubles[d + EXCERPT_AT] as number;
-      const at = position % TEXT_PAGE_BYTES;
-      const text = this.#text[(position - at) / TEXT_PAGE_BYTES] as Buffer;
-      summary.contentExcerpt = text.toString('utf8', at, at + (integers[i + EXCERPT_BYTES] as number));
+    if ((flags & HAS_REASON) !== 0) summary.reason = this.#string(reason as number);
+    if ((flags & HAS_MESSAGE_INDEX) !== 0) summary.assistantMessageIndex = index;
+    if (excerptAt !== undefined) {
+      const at = excerptAt % TEXT_PAGE_BYTES;
+      const text = this.#text[(excerptAt - at) / TEXT_PAGE_BYTES] as Buffer;
+      summary.contentExcerpt = text.toString('utf8', at, at + ((flags >>> EXCERPT_LENGTH_SHIFT) & 0xff));
       summary.contentTruncated = (flags & TRUNCATED) !== 0;
     }
-    if ((flags & HAS_ATTACHMENTS) !== 0) summary.attachments = integers[i + ATTACHMENTS];
+    if ((flags & HAS_ATTACHMENTS) !== 0) summary.attachments = attachments;
     return { location: this.location(slot), summary };
   }
 

@@ -316,6 +316,43 @@ describe('representative summaries', () => {
     );
   });
 
+  it('hold every member of the summary, whichever of them a record has and however large (TJ-DERIVE-013)', () => {
+    // The table keeps two optional members in its columns and the rest aside: every combination, with numbers that
+    // do not fit a column (fractions, negatives, past 2^32) and line numbers past 2^32, must come back as it went in.
+    const numbers = fc.oneof(fc.nat(10), fc.constantFrom(0xffff_fffe, 0xffff_ffff, 2 ** 40, -1, 2.5, 1e300));
+    const value = fc.record(
+      {
+        created_at: fc.oneof(fc.double({ noNaN: true }), fc.constant(0)),
+        stream_id: fc.string({ maxLength: 5 }),
+        content: fc.string({ maxLength: 70 }),
+        assistant_message_index: numbers,
+        reason: fc.constantFrom('cancelled', 'worker_error', ''),
+        attachments: fc.array(fc.constant({ name: 'a' }), { maxLength: 3 }),
+      },
+      { requiredKeys: [] },
+    );
+    fc.assert(
+      fc.property(value, fc.constantFrom(1, 0xffff_fffe, 0xffff_ffff, 2 ** 40), (v, line) => {
+        const at = { ...record(v), line, bytesOffset: 2 ** 33 + 7, bytes: new Uint8Array(12) } as JournalRecord;
+        const { location, summary } = representativeOf(at, 'f.jsonl');
+        const expected: Record<string, unknown> = {};
+        if (v.created_at !== undefined) expected.createdAt = v.created_at;
+        if (v.stream_id !== undefined) expected.streamId = v.stream_id;
+        if (v.reason !== undefined) expected.reason = v.reason;
+        if (v.assistant_message_index !== undefined) expected.assistantMessageIndex = v.assistant_message_index;
+        if (v.content !== undefined) {
+          expected.contentExcerpt = ownString(excerpt(v.content).text);
+          expected.contentTruncated = excerpt(v.content).truncated;
+        }
+        if (v.attachments !== undefined) expected.attachments = v.attachments.length;
+        expect(summary).toEqual(expected);
+        expect(Object.keys(summary)).toEqual(Object.keys(expected));
+        expect(location).toEqual({ file: 'f.jsonl', line, offset: 2 ** 33 + 7, length: 12 });
+      }),
+      propertyParameters({ defaultRuns: 500 }),
+    );
+  });
+
   it('keep every turn apart as the fold grows (TJ-DERIVE-013)', async () => {
     const values = Array.from({ length: 300 }, (_, i) =>
       ev('submitted', `t${String(i).padStart(3, '0')}`, { content: `${i} ${'ü'.repeat(i % 50)}`, created_at: i }),
