@@ -1,6 +1,6 @@
 import { MAX_EXCERPT_BYTES } from '@turnjournal/schema';
 import type { JournalRecord } from '../framing/read-journal.js';
-import { ownString } from './own-string.js';
+import { BytePool } from './byte-pool.js';
 import type { RecordLocation, RecordSummary, RepresentativeRecord } from './representative.js';
 
 // What a slot holds, in two views of one buffer: doubles for the offset, which may pass 2^32, and for `created_at`,
@@ -38,6 +38,8 @@ const EXCERPT_LENGTH_SHIFT = 8;
 const SLOT_MEMBERS = 2;
 /** The largest number FIRST or SECOND hold as it is. */
 const MAX_IN_SLOT = 0xffff_fffe;
+/** Distinct `reason`s kept once each (see RepresentativeTable.#reasons). */
+const REASONS_KEPT = 64;
 /** Slots a new table has room for: a store holds many small sessions, and the table grows as it fills. */
 const INITIAL_SLOTS = 4;
 // Slots live in pages of PAGE_SLOTS (176 KiB); the first page grows by doubling until it is whole. Pages are never
@@ -75,13 +77,17 @@ export class RepresentativeTable {
   #textLength = 0;
   // Where the excerpt #writeExcerpt wrote last starts.
   #excerptAt = 0;
-  readonly #strings: string[] = [];
+  // `stream_id`s and `reason`s, as bytes (see BytePool).
+  readonly #strings = new BytePool();
   readonly #files: string[] = [];
   readonly #fileNumbers = new Map<string, number>();
   // Records come file after file, and a turn's records one after the other with the same stream_id: the last file and
   // stream_id stored are reused without a search or a copy.
   #fileIndex = -1;
-  #streamIdIndex = -1;
+  #lastStreamId: string | undefined;
+  #lastStreamIdNumber = 0;
+  // The few distinct reasons a store uses, each kept once; past REASONS_KEPT distinct ones, each record's is kept.
+  readonly #reasons = new Map<string, number>();
   // What slots could not hold in their columns, by slot; made on first use (most stores need none).
   #rare: Map<number, RareMembers> | undefined;
 
@@ -91,9 +97,8 @@ export class RepresentativeTable {
 
   /**
    * Stores the representative of a record read from `file` at `slot`, replacing what the slot held.
-   * @param sharedStreamId an owned string equal to the record's `stream_id`, to keep instead of a new copy.
    */
-  set(slot: number, record: JournalRecord, file: string, sharedStreamId?: string): void {
+  set(slot: number, record: JournalRecord, file: string): void {
     if (slot >= this.#capacity) this.#grow(slot + 1);
     const page = slot >>> PAGE_BITS;
     const d = (slot & PAGE_MASK) * DOUBLES;
@@ -112,7 +117,7 @@ export class RepresentativeTable {
     else (rare ??= {}).line = record.line;
     integers[i + LENGTH] = record.bytes.length;
     integers[i + FILE] = this.#fileNumber(file);
-    integers[i + STREAM_ID] = typeof v.stream_id === 'string' ? this.#streamIdNumber(v.stream_id, sharedStreamId) : 0;
+    integers[i + STREAM_ID] = typeof v.stream_id === 'string' ? this.#streamIdNumber(v.stream_id) : 0;
     if (typeof v.content === 'string') {
       const bytes = this.#writeExcerpt(v.content);
       flags |= HAS_EXCERPT | (bytes << EXCERPT_LENGTH_SHIFT);
@@ -135,7 +140,7 @@ export class RepresentativeTable {
     }
     if (typeof v.reason === 'string') {
       flags |= HAS_REASON;
-      const reason = this.#keep(v.reason);
+      const reason = this.#reasonNumber(v.reason);
       if (free < SLOT_MEMBERS) {
         integers[i + FIRST + free] = reason;
         free += 1;
@@ -233,19 +238,26 @@ export class RepresentativeTable {
     return bytes;
   }
 
-  // Strings are copied (see ownString): a kept substring would keep the whole line it was parsed from alive.
-  #keep(text: string): number {
-    return this.#strings.push(ownString(text));
-  }
-
   #string(number: number): string | undefined {
-    return number === 0 ? undefined : this.#strings[number - 1];
+    return number === 0 ? undefined : this.#strings.get(number - 1);
   }
 
-  #streamIdNumber(streamId: string, shared: string | undefined): number {
-    if (this.#strings[this.#streamIdIndex] !== streamId)
-      this.#streamIdIndex = (shared === streamId ? this.#strings.push(shared) : this.#keep(streamId)) - 1;
-    return this.#streamIdIndex + 1;
+  #streamIdNumber(streamId: string): number {
+    if (this.#lastStreamId !== streamId) {
+      this.#lastStreamIdNumber = this.#strings.add(streamId) + 1;
+      // Not the parsed string itself: it may share memory with the whole line (see ownString).
+      this.#lastStreamId = this.#strings.get(this.#lastStreamIdNumber - 1);
+    }
+    return this.#lastStreamIdNumber;
+  }
+
+  #reasonNumber(reason: string): number {
+    let number = this.#reasons.get(reason);
+    if (number === undefined) {
+      number = this.#strings.add(reason) + 1;
+      if (this.#reasons.size < REASONS_KEPT) this.#reasons.set(this.#strings.get(number - 1), number);
+    }
+    return number;
   }
 
   #fileNumber(file: string): number {

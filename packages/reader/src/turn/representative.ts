@@ -46,15 +46,11 @@ export interface RepresentativeRecord {
   readonly summary: RecordSummary;
 }
 
-/**
- * Builds the representative of a record just read.
- * @param sharedStreamId an owned string equal to the record's `stream_id`, already held elsewhere (another record of
- * the same turn), to keep instead of a new copy.
- */
-export function representativeOf(record: JournalRecord, file: string, sharedStreamId?: string): RepresentativeRecord {
+/** Builds the representative of a record just read. */
+export function representativeOf(record: JournalRecord, file: string): RepresentativeRecord {
   // The one place that knows which fields a summary holds is the table TurnFold keeps them in.
   const table = new RepresentativeTable();
-  table.set(0, record, file, sharedStreamId);
+  table.set(0, record, file);
   return table.get(0);
 }
 
