@@ -13,7 +13,11 @@ export interface HostView {
 export type RecoveryAction =
   | {
       readonly kind: 'ensure_user_message';
-      /** The submitted record to restore into the host transcript, with a recovery marker. */
+      /**
+       * The submitted record to restore into the host transcript, with a recovery marker. Read back from the journal
+       * on each access, and not kept: a plan of many abandoned turns holds where their messages are, not the messages
+       * (each can be as large as the line limit). Throws `ReaderError` `record_moved` if the file changed since.
+       */
       readonly submitted: Readonly<Record<string, unknown>>;
     }
   | { readonly kind: 'ensure_interruption_marker' }
@@ -47,7 +51,8 @@ export interface TurnRecovery {
  * what the host's transcript holds (TJ-RECOV-001). Exactly the abandoned turns are planned (TJ-RECOV-002); the plan
  * never contains an assistant answer or a provider call (TJ-RECOV-004, TJ-RECOV-005). Without a host view every
  * `ensure_*` step is planned: host hooks are idempotent (TJ-RECOV-008), so planning them is always safe. The submitted
- * record to restore is read back from the journal with `load` (only for the turns planned).
+ * record to restore is read back from the journal with `load` when an `ensure_user_message` action's `submitted` is
+ * read, not while planning: an audit that only reports the plan reads no message back.
  */
 export function planRecovery(
   turns: readonly DerivedTurn[],
@@ -61,7 +66,13 @@ export function planRecovery(
     const actions: RecoveryAction[] = [];
     const submitted = turn.events.submitted;
     if (submitted !== undefined && !(host?.hasUserMessage(turn.sessionId, turn.turnId) ?? false)) {
-      actions.push({ kind: 'ensure_user_message', submitted: load(submitted.location) });
+      const { location } = submitted;
+      actions.push({
+        kind: 'ensure_user_message',
+        get submitted() {
+          return load(location);
+        },
+      });
     }
     if (!(host?.hasInterruptionMarker(turn.sessionId, turn.turnId) ?? false))
       actions.push({ kind: 'ensure_interruption_marker' });

@@ -45,6 +45,28 @@ describe('planRecovery (spec §12)', () => {
     });
   });
 
+  it('reads the submitted record back when the action is read, not while planning (issue 11: hostile sizes)', () => {
+    // An audit of a store with many pending turns whose messages are as large as the line limit must not hold them
+    // all: the plan keeps where each is.
+    let loads = 0;
+    const counting = () => {
+      loads += 1;
+      return { turn_id: 'x', content: 'hi' };
+    };
+    const plan = planRecovery([turn('a', 'submitted'), turn('b', 'worker_started')], new Set(), undefined, counting);
+    expect(plan.map((p) => p.actions.map((a) => a.kind))).toEqual([
+      ['ensure_user_message', 'ensure_interruption_marker', 'append_interrupted'],
+      ['ensure_user_message', 'ensure_interruption_marker', 'append_interrupted'],
+    ]);
+    expect(loads).toBe(0);
+    const action = plan[0]?.actions[0];
+    expect(action?.kind === 'ensure_user_message' ? action.submitted : undefined).toEqual({
+      turn_id: 'x',
+      content: 'hi',
+    });
+    expect(loads).toBe(1);
+  });
+
   it('restores no user message for an orphan, and never plans an assistant answer (TJ-RECOV-004)', () => {
     const plan = planRecovery([turn('o', 'assistant_started', ['a.jsonl'], false)], new Set(), undefined, load);
     expect(plan[0]?.actions.map((a) => a.kind)).toEqual(['ensure_interruption_marker', 'append_interrupted']);
