@@ -9,13 +9,14 @@ import {
   compactCommand,
   compactionJson,
   formatCompaction,
-  formatRecovery,
   parseDuration,
   recoverCommand,
   recoveryComplete,
-  recoveryJson,
+  recoveryTextChunks,
+  streamedRecoveryJson,
 } from './maintenance.js';
 import { parseArgsMessage } from './parse-args-message.js';
+import { jsonDocumentChunks } from './report-json-chunks.js';
 import { textLines } from './terminal-text.js';
 import { type FileValidation, findRecordFiles, INFORMATIONAL_CODES, validateFile } from './validate-files.js';
 
@@ -143,8 +144,11 @@ async function run(argv: readonly string[]): Promise<number> {
     const result = await maintenance(() =>
       recoverCommand(paths, { apply, hooks: values.hooks, journalOnly: values['journal-only'] === true }),
     );
-    process.stdout.write(
-      format === 'json' ? `${JSON.stringify(recoveryJson(result, apply), null, 2)}\n` : formatRecovery(result, apply),
+    // Pieces, not one string: the plan holds each abandoned turn's whole submitted record (up to the line limit).
+    await writeOut(
+      format === 'json'
+        ? jsonDocumentChunks(streamedRecoveryJson(result, apply), RECOVER_PIECE_DEPTH)
+        : recoveryTextChunks(result, apply),
     );
     return apply && !recoveryComplete(result) ? EXIT.violations : EXIT.clean;
   }
@@ -281,6 +285,9 @@ function validateText(results: readonly FileValidation[]): string {
   }
   return textLines(lines);
 }
+
+/** `recover --format json` is written one planned turn at a time: the document, its lists, their elements. */
+const RECOVER_PIECE_DEPTH = 3;
 
 /** How much output is gathered before a write: pieces can be a few bytes, and each write to a file is a system call. */
 const WRITE_BYTES = 64 * 1024;

@@ -16,7 +16,7 @@ import {
 } from '@turnjournal/writer';
 import { ConformanceError } from '../errors.js';
 import type { CompactOutput, RecoverOutput } from './output-schemas.js';
-import { textLines } from './terminal-text.js';
+import { textLine, textLines } from './terminal-text.js';
 
 /** Options of the `recover` command. */
 export interface RecoverCommandOptions {
@@ -81,24 +81,26 @@ export function recoveryComplete(result: StoreRecovery): boolean {
   );
 }
 
-/** The JSON output of `recover` (spec/v1/recover.schema.json). */
-export function recoveryJson(result: StoreRecovery, applied: boolean): RecoverOutput {
+type RecoverPlanEntry = RecoverOutput['plan'][number];
+
+/**
+ * The JSON output of `recover` (spec/v1/recover.schema.json) with its plan built on iteration: each planned turn
+ * holds its whole submitted record, read back from the journal (up to the line limit each), so a plan of many turns
+ * is printed entry by entry (see jsonDocumentChunks) instead of as one object, or one string, that may not fit.
+ */
+export function streamedRecoveryJson(
+  result: StoreRecovery,
+  applied: boolean,
+): Omit<RecoverOutput, 'plan'> & { readonly plan: Iterable<RecoverPlanEntry> } {
   return {
     command: 'recover',
     applied,
     complete: recoveryComplete(result),
-    plan: result.plan.map((turn) => ({
-      session_id: turn.sessionId,
-      turn_id: turn.turnId,
-      state: turn.state,
-      actions: turn.actions.map((action) =>
-        action.kind === 'ensure_user_message'
-          ? { kind: action.kind, submitted: { ...action.submitted } }
-          : action.kind === 'append_interrupted'
-            ? { kind: action.kind, record: { ...action.record } }
-            : { kind: action.kind },
-      ),
-    })),
+    plan: {
+      *[Symbol.iterator]() {
+        for (const turn of result.plan) yield planEntryJson(turn);
+      },
+    },
     turns: result.turns.map((turn) => ({
       session_id: turn.sessionId,
       turn_id: turn.turnId,
@@ -115,28 +117,51 @@ export function recoveryJson(result: StoreRecovery, applied: boolean): RecoverOu
   };
 }
 
-/** Text output of `recover`. */
-export function formatRecovery(result: StoreRecovery, applied: boolean): string {
-  const lines: string[] = [];
-  if (result.plan.length === 0 && result.eventLogs.length === 0) lines.push('No abandoned turn: nothing to recover.');
+/** The JSON output of `recover` (spec/v1/recover.schema.json) as one object. */
+export function recoveryJson(result: StoreRecovery, applied: boolean): RecoverOutput {
+  const streamed = streamedRecoveryJson(result, applied);
+  // The plan keeps its place among the members.
+  return { ...streamed, plan: [...streamed.plan] };
+}
+
+function planEntryJson(turn: StoreRecovery['plan'][number]): RecoverPlanEntry {
+  return {
+    session_id: turn.sessionId,
+    turn_id: turn.turnId,
+    state: turn.state,
+    actions: turn.actions.map((action) =>
+      action.kind === 'ensure_user_message'
+        ? { kind: action.kind, submitted: { ...action.submitted } }
+        : action.kind === 'append_interrupted'
+          ? { kind: action.kind, record: { ...action.record } }
+          : { kind: action.kind },
+    ),
+  };
+}
+
+/** Text output of `recover`, line by line. */
+export function* recoveryTextChunks(result: StoreRecovery, applied: boolean): Generator<string> {
+  if (result.plan.length === 0 && result.eventLogs.length === 0)
+    yield textLine('No abandoned turn: nothing to recover.');
+  // What was done to each planned turn, by session and turn: one look-up per turn, not a search of every outcome.
+  const outcomes = new Map(result.turns.map((t) => [`${t.sessionId}\u0000${t.turnId}`, t]));
   for (const turn of result.plan) {
-    const done = result.turns.find((t) => t.sessionId === turn.sessionId && t.turnId === turn.turnId);
+    const done = outcomes.get(`${turn.sessionId}\u0000${turn.turnId}`);
     const head = `${turn.sessionId} ${turn.turnId} (${turn.state})`;
-    if (!applied) lines.push(`${head}: ${turn.actions.map((a) => a.kind).join(' → ')}`);
-    else if (done?.outcome === 'recovered') lines.push(`${head}: recovered (${done.performed.join(' → ')})`);
-    else lines.push(`${head}: skipped: ${done?.reason ?? 'not reached'}`);
+    if (!applied) yield textLine(`${head}: ${turn.actions.map((a) => a.kind).join(' → ')}`);
+    else if (done?.outcome === 'recovered') yield textLine(`${head}: recovered (${done.performed.join(' → ')})`);
+    else yield textLine(`${head}: skipped: ${done?.reason ?? 'not reached'}`);
   }
   for (const log of result.eventLogs) {
-    if (!applied) lines.push(`${log.file}: cancel its unfinished runs (chat.cancelled)`);
-    else if (log.skipped !== undefined) lines.push(`${log.file}: skipped: ${log.skipped}`);
-    else lines.push(`${log.file}: cancelled ${log.cancelled.map((run) => run.requestId).join(', ') || 'nothing'}`);
+    if (!applied) yield textLine(`${log.file}: cancel its unfinished runs (chat.cancelled)`);
+    else if (log.skipped !== undefined) yield textLine(`${log.file}: skipped: ${log.skipped}`);
+    else yield textLine(`${log.file}: cancelled ${log.cancelled.map((run) => run.requestId).join(', ') || 'nothing'}`);
   }
-  for (const file of result.heldFiles) lines.push(`held by a live writer, left alone: ${file}`);
+  for (const file of result.heldFiles) yield textLine(`held by a live writer, left alone: ${file}`);
   if (!applied && (result.plan.length > 0 || result.eventLogs.length > 0))
-    lines.push('Plan only; run with --apply to perform it.');
+    yield textLine('Plan only; run with --apply to perform it.');
   if (applied && !recoveryComplete(result))
-    lines.push('Not everything was recovered (exit 1): run again once the holders are gone.');
-  return textLines(lines);
+    yield textLine('Not everything was recovered (exit 1): run again once the holders are gone.');
 }
 
 /** Parses a retention window: seconds, or a number with a unit `s`, `m`, `h`, `d`. */

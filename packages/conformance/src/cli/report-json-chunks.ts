@@ -14,8 +14,16 @@ const PIECE_DEPTH = 4;
  * `Array.join` with a RangeError), and memory follows the largest piece. Internal to the CLI; the output is
  * byte-identical to the one-string form.
  */
-export function* reportJsonChunks(report: Report | StreamedReport): Generator<string> {
-  yield* jsonChunks(report, '', PIECE_DEPTH);
+export function reportJsonChunks(report: Report | StreamedReport): Generator<string> {
+  return jsonDocumentChunks(report, PIECE_DEPTH);
+}
+
+/**
+ * Any JSON document, `JSON.stringify(value, null, 2)` and a final LF, in pieces down to `depth` levels (1: the
+ * document's members; 2: the elements of its lists…); iterables are printed as arrays and iterated once.
+ */
+export function* jsonDocumentChunks(value: unknown, depth: number): Generator<string> {
+  yield* jsonChunks(value, '', depth);
   yield '\n';
 }
 

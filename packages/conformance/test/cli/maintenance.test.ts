@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openEventLog, openTurnJournal } from '@turnjournal/writer';
@@ -67,6 +67,34 @@ export function ensureInterruptionMarker(turn) { appendFileSync(${JSON.stringify
     const audit = turnjournal('audit', '--format', 'json', root);
     expect(JSON.parse(audit.stdout).summary.findings.warn).toBe(0);
   });
+
+  it('prints a plan whose messages together pass the longest string V8 makes, one planned turn at a time', () => {
+    // 150 pending turns of 4 MiB each: 600 MiB of messages, more than one JSON string can hold (about 512 MiB), which
+    // made `recover --format json` die with "RangeError: Invalid string length" (exit 3) before the output was streamed.
+    const root = mkdtempSync(join(tmpdir(), 'tj-cli-bigplan-'));
+    const dir = join(root, '_turn_journal');
+    mkdirSync(dir);
+    const content = 'x'.repeat(4 * 1024 * 1024);
+    const line = (i: number) =>
+      `${JSON.stringify({ version: 1, event: 'submitted', turn_id: `t${i}`, session_id: 's', created_at: 1, role: 'user', content })}\n`;
+    const fd = openSync(join(dir, 's.jsonl'), 'w');
+    for (let i = 0; i < 150; i += 1) writeSync(fd, line(i));
+    closeSync(fd);
+    const run = spawnSync(process.execPath, [bin, 'recover', '--format', 'json', root], {
+      cwd: repo,
+      maxBuffer: 1024 * 1024 * 1024,
+    });
+    expect(run.stderr.toString()).toBe('');
+    expect(run.status).toBe(0);
+    const out = run.stdout;
+    expect(out.length).toBeGreaterThan(150 * content.length);
+    // Spot checks instead of one parse: the whole output cannot be one string either.
+    expect(out.subarray(0, 200).toString()).toMatch(
+      /^\{\n {2}"command": "recover",\n {2}"applied": false,\n {2}"complete": true,\n {2}"plan": \[\n/,
+    );
+    expect(out.subarray(out.length - 200).toString()).toMatch(/"event_logs": \[\]\n\}\n$/);
+    expect(out.indexOf('"turn_id": "t149"')).toBeGreaterThan(0);
+  }, 120_000);
 
   it('rejects a hooks module without the two functions (exit 2)', async () => {
     const root = await store();

@@ -1,6 +1,11 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { auditStore, buildReport, buildStreamedReport, checkStore } from '@turnjournal/reader';
+import { openTurnJournal } from '@turnjournal/writer';
 import { describe, expect, it } from 'vitest';
-import { reportJsonChunks } from '../../src/cli/report-json-chunks.js';
+import { recoverCommand, recoveryJson, streamedRecoveryJson } from '../../src/cli/maintenance.js';
+import { jsonDocumentChunks, reportJsonChunks } from '../../src/cli/report-json-chunks.js';
 
 const repo = new URL('../../../..', import.meta.url).pathname;
 
@@ -16,6 +21,24 @@ describe('reportJsonChunks', () => {
     const chunks = [...reportJsonChunks(report)];
     expect(chunks.length).toBeGreaterThan(report.findings.length);
     expect(chunks.join('')).toBe(`${JSON.stringify(report, null, 2)}\n`);
+  });
+
+  it('writes the recover plan, built on iteration, as the same bytes as the one-object form', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'tj-chunks-recover-'));
+    const journal = await openTurnJournal({ dir: join(root, '_turn_journal'), sessionId: 's' });
+    await journal.submit({ content: 'a "quoted"\nmessage', turnId: 't1' });
+    await journal.submit({
+      content: 'another',
+      turnId: 't2',
+      attachments: [{ name: 'a.txt', path: '/a', mime: 'text/plain', size: 1 }],
+    });
+    await journal.close();
+    const result = await recoverCommand([root], { apply: false, journalOnly: false, hooks: undefined });
+    expect(result.plan).toHaveLength(2);
+    const whole = recoveryJson(result, false);
+    expect([...jsonDocumentChunks(streamedRecoveryJson(result, false), 3)].join('')).toBe(
+      `${JSON.stringify(whole, null, 2)}\n`,
+    );
   });
 
   it('prints empty arrays and objects as JSON.stringify does', () => {
