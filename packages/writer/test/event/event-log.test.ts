@@ -2,7 +2,7 @@ import { appendFileSync, existsSync, readdirSync, readFileSync, writeFileSync } 
 import { join } from 'node:path';
 import { checkStore, recoverEventLog } from '@turnjournal/reader';
 import { describe, expect, it } from 'vitest';
-import { deepFreeze } from '../../src/event/event-state.js';
+import { deepFreeze } from '../../src/event/deep-freeze.js';
 import { type EventLog, eventLogPath, openEventLog, WriterError } from '../support/internals.js';
 import { tempDir } from '../support/temp.js';
 import { readerViews, recordsOf, seqsOf, seriousFindings, steppingClock } from './support.js';
