@@ -27,7 +27,7 @@ import { recoverTail, type TailRecovery } from './recover-tail.js';
 
 type Payload = Record<string, unknown>;
 
-/** The types whose payload carries messages: the fold keeps them, and snapshots hand them out frozen. */
+/** The types whose payload carries messages (`message` or `messages`): the fold keeps them, snapshots hand them out. */
 const MESSAGE_TYPES: ReadonlySet<string> = new Set(['message_append', 'message_edit', 'checkpoint']);
 
 /** What {@link openEventLog} found and chose, handed to the writer. */
@@ -429,7 +429,12 @@ export class EventLog {
    * and snapshots hand them out.
    */
   #apply(type: string, { written, valid }: EncodedRecord, seq: number): void {
-    if (MESSAGE_TYPES.has(type)) deepFreeze(written.payload);
+    if (MESSAGE_TYPES.has(type)) {
+      // Only the messages: a checkpoint's run index is not kept, and freezing it would cost a walk of every run.
+      const payload = written.payload as Payload;
+      deepFreeze(payload.message);
+      deepFreeze(payload.messages);
+    }
     this.#fold.add(type, written, seq, valid, this.#where);
     this.#sinceCheckpoint = type === 'checkpoint' ? 0 : this.#sinceCheckpoint + 1;
   }
