@@ -98,6 +98,16 @@ export class IncrementalEventFold {
     return true;
   }
 
+  /**
+   * Takes the message list as it stands as known from here on: records added later change it even when the fold began
+   * part-way through a log (`messagesUnknownUntilCheckpoint`) and accepted no checkpoint (its seq was excluded). What
+   * a recovered tail ends with, so that a writer continuing the fold applies its own message records. No effect on a
+   * fold that knows its list.
+   */
+  assumeMessagesKnown(): void {
+    this.#messagesKnown = true;
+  }
+
   /** The message list as folded so far (spec §15.1). The array is the fold's own: read it, do not keep it. */
   get messages(): readonly Message[] {
     return this.#messages;

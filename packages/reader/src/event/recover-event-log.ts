@@ -140,6 +140,9 @@ export async function recoverEventFold(path: string, options: RecoverEventLogOpt
           acceptedSinceCheckpoint += 1;
       }
     }
+    // The tail is read to its end: records added from here on (a writer's own) change the list as it stands, even if
+    // the checkpoint that should have made it known was excluded by the seq checks.
+    fold.assumeMessagesKnown();
     return {
       fold,
       framing,

@@ -65,6 +65,15 @@ describe('IncrementalEventFold: readable between records', () => {
     expect(fold.finish().findings.map((f) => f.code)).toEqual(['seq_duplicate']);
   });
 
+  it('changes a list it began without only once told to take it as known', () => {
+    const fold = new IncrementalEventFold({ messagesUnknownUntilCheckpoint: true });
+    fold.add('message_append', ev(0, 'message_append', { message: msg('user', 'a') }), 0, true, WHERE);
+    expect(fold.messages).toEqual([]);
+    fold.assumeMessagesKnown();
+    fold.add('message_append', ev(1, 'message_append', { message: msg('user', 'b') }), 1, true, WHERE);
+    expect(fold.messages).toEqual([msg('user', 'b')]);
+  });
+
   it('knows a run only from its chat.started', () => {
     const fold = new IncrementalEventFold();
     expect(fold.isRunFinished('r')).toBeUndefined();
