@@ -101,15 +101,15 @@ export {
   type WriteStateDocumentOptions,
   writeStateDocument,
 } from './state/state-document.js';
+export { openTurnJournal } from './turn/open-turn-journal.js';
 // Turn journals (spec §5, §10, §11).
 export { newTurnId } from './turn/turn-id.js';
-export {
-  type OpenTurnJournalOptions,
-  openTurnJournal,
-  type SubmitInput,
-  type SubmitResult,
-  type TurnJournal,
-  type TurnJournalAtPath,
-  type TurnJournalInDirectory,
-  type TurnJournalWriteOptions,
-} from './turn/turn-journal.js';
+export type { TurnJournal } from './turn/turn-journal.js';
+export type {
+  OpenTurnJournalOptions,
+  SubmitInput,
+  SubmitResult,
+  TurnJournalAtPath,
+  TurnJournalInDirectory,
+  TurnJournalWriteOptions,
+} from './turn/turn-journal-inputs.js';

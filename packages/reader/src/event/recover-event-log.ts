@@ -5,7 +5,8 @@ import { decodeLine } from '../framing/decode-line.js';
 import { DEFAULT_MAX_LINE_BYTES } from '../framing/line-splitter.js';
 import { openRegular } from '../framing/open-regular.js';
 import { type JournalSource, readJournal } from '../framing/read-journal.js';
-import { EventLogFold, type EventLogState } from './fold-event-log.js';
+import type { EventLogState } from './fold-event-log.js';
+import { IncrementalEventFold } from './incremental-event-fold.js';
 import { type ReadCounter, readLinesBackward } from './read-lines-backward.js';
 
 /** Options of {@link recoverEventLog}. */
@@ -47,6 +48,25 @@ export interface EventLogRecovery extends EventLogState {
   readonly findings: readonly Finding[];
 }
 
+/**
+ * What {@link recoverEventFold} found: the fold of the tail, still open, so that a writer continues it with the records
+ * it appends, and where the tail began.
+ */
+export interface EventFoldRecovery {
+  /** The fold of the tail; {@link IncrementalEventFold.finish} gives what {@link recoverEventLog} returns. */
+  readonly fold: IncrementalEventFold;
+  /** Byte offset of the last valid checkpoint, or null when the log has none and was folded from the start. */
+  readonly checkpointOffset: number | null;
+  /** Byte offset where the forward fold began: the checkpoint, an earlier `chat.started`, or 0. */
+  readonly startOffset: number;
+  /** Bytes read in all, backwards and forwards. */
+  readonly bytesRead: number;
+  /** Accepted records after the last valid checkpoint (all accepted records read when there is none). */
+  readonly acceptedSinceCheckpoint: number;
+  /** Framing findings of the lines read forwards (the fold holds its own). */
+  readonly framing: readonly Finding[];
+}
+
 const DEFAULT_CHUNK_BYTES = 64 * 1024;
 
 // Byte patterns without which a line cannot hold a checkpoint or chat.started: the type is spelt out in the line unless
@@ -68,6 +88,16 @@ const ESCAPE = Buffer.from('\\u');
  * runs and findings cover the part read only; an audit of the whole log reads it all.
  */
 export async function recoverEventLog(path: string, options: RecoverEventLogOptions = {}): Promise<EventLogRecovery> {
+  const { fold, framing, ...tail } = await recoverEventFold(path, options);
+  const state = fold.finish();
+  return { ...state, findings: [...framing, ...state.findings], ...tail };
+}
+
+/**
+ * {@link recoverEventLog} without its last step: the fold of the tail is returned open, not finished. A writer
+ * continues it with every record it appends (spec §15.1, §15.3), so that its state is the reader's fold of the file.
+ */
+export async function recoverEventFold(path: string, options: RecoverEventLogOptions = {}): Promise<EventFoldRecovery> {
   const chunkBytes = options.chunkBytes ?? DEFAULT_CHUNK_BYTES;
   const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
   const findActiveRun = options.findActiveRun ?? true;
@@ -97,7 +127,7 @@ export async function recoverEventLog(path: string, options: RecoverEventLogOpti
       if (checkpoint !== undefined && (started !== undefined || !findActiveRun)) break;
     }
     const startOffset = checkpoint === undefined ? 0 : Math.min(checkpoint, started ?? checkpoint);
-    const fold = new EventLogFold({
+    const fold = new IncrementalEventFold({
       messagesUnknownUntilCheckpoint: checkpoint !== undefined && startOffset < checkpoint,
     });
     const framing: Finding[] = [];
@@ -106,14 +136,16 @@ export async function recoverEventLog(path: string, options: RecoverEventLogOpti
     for await (const batch of readJournal(path, { mode: 'tolerant', startOffset, chunkBytes, maxLineBytes, source })) {
       for (const item of batch) {
         if (item.kind === 'finding') framing.push(item.finding);
-        else if (fold.add(item.record, where) && (checkpoint === undefined || item.record.offset > checkpoint))
+        else if (fold.addRecord(item.record, where) && (checkpoint === undefined || item.record.offset > checkpoint))
           acceptedSinceCheckpoint += 1;
       }
     }
-    const state = fold.finish();
+    // The tail is read to its end: records added from here on (a writer's own) change the list as it stands, even if
+    // the checkpoint that should have made it known was excluded by the seq checks.
+    fold.assumeMessagesKnown();
     return {
-      ...state,
-      findings: [...framing, ...state.findings],
+      fold,
+      framing,
       checkpointOffset: checkpoint ?? null,
       startOffset,
       bytesRead: counter.bytesRead + (size - startOffset),

@@ -22,6 +22,8 @@ export interface EncodedRecord {
   readonly bytes: Uint8Array;
   /** `JSON.parse` of the line: what was checked, and what the writer's state must follow. */
   readonly written: Record<string, unknown>;
+  /** True for a valid v1 record; false for an accepted record of a type v1 does not define (`v1Only: false`). */
+  readonly valid: boolean;
 }
 
 /**
@@ -51,7 +53,7 @@ export function encodeCheckedRecord(
   const family = classification.family;
   const actual = family === 'none' || family === 'unknown' ? undefined : classification.type;
   const accepted = status === 'valid' || (rule.v1Only === false && (status === 'unknown' || status === 'extension'));
-  if (accepted && family === rule.family && actual === rule.type) return { bytes, written };
+  if (accepted && family === rule.family && actual === rule.type) return { bytes, written, valid: status === 'valid' };
   const detail =
     status === 'invalid'
       ? validation.errors.map((error) => error.message).join('; ')

@@ -1,11 +1,12 @@
 import { type EventLogSnapshot, readRunIndex, type ScannedRun } from '@turnjournal/reader';
-import { applyRunRecord, copyRun, runIndexEntries } from '@turnjournal/reader/store-format';
-import type { Finding } from '@turnjournal/schema';
+import { applyRunRecord, copyRun, type IncrementalEventFold, runIndexEntries } from '@turnjournal/reader/store-format';
+import type { Finding, FindingLocation } from '@turnjournal/schema';
 import type { AppendAck, AppendFile, Durability, OpenReport } from '../append/append-file.js';
 import { type EncodedRecord, encodeCheckedRecord } from '../append/encode-checked.js';
 import { JournalAppender, type Prepared } from '../append/journal-appender.js';
 import { WriterError, WriterPoisonedError } from '../errors.js';
 import { type CompactEventLogOptions, compactOpenFile, type EventLogCompaction } from './compact-event-log.js';
+import { deepFreeze } from './deep-freeze.js';
 import type {
   EventChatCancelledInput,
   EventChatDeltaInput,
@@ -22,10 +23,12 @@ import type {
 } from './event-log-inputs.js';
 import { SERVER_STARTUP_RECOVERY } from './event-log-inputs.js';
 import { whyNotApplicable } from './event-rules.js';
-import { EventState } from './event-state.js';
-import { recoverTail } from './recover-tail.js';
+import { recoverTail, type TailRecovery } from './recover-tail.js';
 
 type Payload = Record<string, unknown>;
+
+/** The types whose payload carries messages (`message` or `messages`): the fold keeps them, snapshots hand them out. */
+const MESSAGE_TYPES: ReadonlySet<string> = new Set(['message_append', 'message_edit', 'checkpoint']);
 
 /** What {@link openEventLog} found and chose, handed to the writer. */
 export interface EventLogSettings {
@@ -79,18 +82,25 @@ export class EventLog {
   readonly #appender: JournalAppender;
   readonly #clock: () => number;
   readonly #maxLineBytes: number;
-  #state: EventState;
+  /** The reader's fold of the log (spec §15): of its tail at open, continued with every record reserved since. */
+  #fold: IncrementalEventFold;
+  /** Records reserved since the last checkpoint (or the start of the file): what triggers the next checkpoint. */
+  #sinceCheckpoint: number;
+  /** Where the fold's findings would point; the writer's own records apply, so it reports none. */
+  readonly #where: FindingLocation;
   #runs: Map<string, ScannedRun>;
   #nextSeq: number;
   #checkpointDue: number;
   #checkpointFailure: unknown = null;
 
   /** @internal use {@link openEventLog}. */
-  constructor(file: AppendFile, state: EventState, settings: EventLogSettings) {
+  constructor(file: AppendFile, tail: TailRecovery, settings: EventLogSettings) {
     this.#file = file;
     this.#appender = new JournalAppender(file, () => this.#reread());
-    this.#state = state;
-    this.#nextSeq = (state.lastSeq ?? -1) + 1;
+    this.#fold = tail.fold;
+    this.#sinceCheckpoint = tail.sinceCheckpoint;
+    this.#where = { file: file.path };
+    this.#nextSeq = (tail.fold.lastSeq ?? -1) + 1;
     this.#clock = settings.clock;
     this.#runs = settings.runs;
     this.#maxLineBytes = settings.maxLineBytes;
@@ -116,7 +126,7 @@ export class EventLog {
    * append has settled it is what a reader derives as `lastSeq`.
    */
   get lastSeq(): number | null {
-    return this.#state.lastSeq;
+    return this.#fold.lastSeq;
   }
 
   /** Why the last automatic checkpoint could not be appended, or null when it was (or none was due). */
@@ -131,7 +141,7 @@ export class EventLog {
    * whose write then fails.
    */
   snapshot(): EventLogSnapshot {
-    return this.#state.snapshot();
+    return this.#fold.snapshot();
   }
 
   /**
@@ -300,7 +310,7 @@ export class EventLog {
     await this.#appender.idle();
     // Every unfinished run of the log, those started before the tail the opening folded included (the run index,
     // TJ-EVENT-020): a run abandoned by an earlier crash stays open otherwise, and its clients wait forever.
-    const unfinished = new Set(this.#state.unfinishedRuns());
+    const unfinished = new Set(this.#fold.unfinishedRuns());
     for (const [requestId, run] of this.#runs) if (run.finish === null) unfinished.add(requestId);
     const ordered = [...unfinished].sort(
       (a, b) => (this.#runs.get(a)?.startedSeq ?? 0) - (this.#runs.get(b)?.startedSeq ?? 0),
@@ -369,12 +379,13 @@ export class EventLog {
   #reserve(type: string, payload: Payload | undefined): Prepared {
     if (this.#file.poisoned) throw new WriterPoisonedError(this.path, 'an earlier sync or write failed');
     const body = type === 'checkpoint' ? this.#checkpointPayload() : payload;
-    const { written, bytes } = this.#encode(type, body);
-    const why = whyNotApplicable(this.#state, type, written.payload as Payload | undefined, this.#runs);
+    const encoded = this.#encode(type, body);
+    const { written, bytes } = encoded;
+    const why = whyNotApplicable(this.#fold, type, written.payload as Payload | undefined, this.#runs);
     if (why !== null) throw new WriterError('illegal_transition', `${type}: ${why}`, this.path);
     const seq = this.#nextSeq;
     this.#nextSeq = seq + 1;
-    this.#state.apply(type, written.payload as Payload | undefined, seq);
+    this.#apply(type, encoded, seq);
     if (written.payload !== undefined)
       applyRunRecord(this.#runs, seq, written.ts as string, type, written.payload as Payload);
     if (type === 'checkpoint') {
@@ -382,24 +393,24 @@ export class EventLog {
       this.#checkpointFailure = null;
       return bytes;
     }
-    if (this.#state.sinceCheckpoint < this.#checkpointDue) return bytes;
+    if (this.#sinceCheckpoint < this.#checkpointDue) return bytes;
     const checkpoint = this.#autoCheckpoint();
     return checkpoint === null ? bytes : { line: bytes, ...checkpoint };
   }
 
   #autoCheckpoint(): { trailer: Uint8Array; trailerSettled: (error: unknown) => void } | null {
     try {
-      const { written, bytes } = this.#encode('checkpoint', this.#checkpointPayload());
+      const encoded = this.#encode('checkpoint', this.#checkpointPayload());
       const seq = this.#nextSeq;
       this.#nextSeq = seq + 1;
-      this.#state.apply('checkpoint', written.payload as Payload, seq);
+      this.#apply('checkpoint', encoded, seq);
       this.#checkpointDue = this.checkpointInterval;
       // A failure re-reads the state from the file; the count then makes the next append retry.
-      return { trailer: bytes, trailerSettled: (error) => (this.#checkpointFailure = error) };
+      return { trailer: encoded.bytes, trailerSettled: (error) => (this.#checkpointFailure = error) };
     } catch (error) {
       // The list does not encode (over the line-size limit): try again an interval later rather than on every append.
       this.#checkpointFailure = error;
-      this.#checkpointDue = this.#state.sinceCheckpoint + this.checkpointInterval;
+      this.#checkpointDue = this.#sinceCheckpoint + this.checkpointInterval;
       return null;
     }
   }
@@ -409,7 +420,23 @@ export class EventLog {
    * checkpoint (TJ-EVENT-019), so that opening reads no further back than the last checkpoint (TJ-EVENT-020).
    */
   #checkpointPayload(): Payload {
-    return { messages: [...this.#state.messages], runs: runIndexEntries(this.#runs.values()) };
+    return { messages: [...this.#fold.messages], runs: runIndexEntries(this.#runs.values()) };
+  }
+
+  /**
+   * Applies a reserved record to the fold, with the reader's rules (spec §15.1, §15.3; `whyNotApplicable` has checked
+   * that it applies), and counts it towards the next checkpoint. Its messages are frozen first: the fold keeps them
+   * and snapshots hand them out.
+   */
+  #apply(type: string, { written, valid }: EncodedRecord, seq: number): void {
+    if (MESSAGE_TYPES.has(type)) {
+      // Only the messages: a checkpoint's run index is not kept, and freezing it would cost a walk of every run.
+      const payload = written.payload as Payload;
+      deepFreeze(payload.message);
+      deepFreeze(payload.messages);
+    }
+    this.#fold.add(type, written, seq, valid, this.#where);
+    this.#sinceCheckpoint = type === 'checkpoint' ? 0 : this.#sinceCheckpoint + 1;
   }
 
   /**
@@ -433,7 +460,8 @@ export class EventLog {
   /** After a failed write (TJ-DUR-030): the file holds what was acknowledged; the state and the next seq follow it. */
   async #reread(): Promise<void> {
     const tail = await recoverTail(this.path, this.#file.source, this.#file.size, this.#maxLineBytes);
-    this.#state = EventState.fromFold(tail.state, tail.sinceCheckpoint);
+    this.#fold = tail.fold;
+    this.#sinceCheckpoint = tail.sinceCheckpoint;
     const index = await readRunIndex({
       source: this.#file.source,
       size: this.#file.size,
@@ -441,7 +469,7 @@ export class EventLog {
       maxLineBytes: this.#maxLineBytes,
     });
     this.#runs = index.runs;
-    this.#nextSeq = (this.#state.lastSeq ?? -1) + 1;
+    this.#nextSeq = (tail.fold.lastSeq ?? -1) + 1;
     this.#checkpointDue = this.checkpointInterval;
   }
 }

@@ -9,7 +9,6 @@ import { ensureDirectory } from '../fs/durable-ops.js';
 import { requireIdentifier } from '../require-identifier.js';
 import { EventLog } from './event-log.js';
 import type { OpenEventLogOptions } from './event-log-inputs.js';
-import { EventState } from './event-state.js';
 import { recoverTail } from './recover-tail.js';
 
 /**
@@ -62,7 +61,7 @@ export async function openEventLog(options: OpenEventLogOptions): Promise<EventL
       checkpointOffset: tail.checkpointOffset,
       maxLineBytes: resolved.maxLineBytes,
     });
-    return new EventLog(file, EventState.fromFold(tail.state, tail.sinceCheckpoint), {
+    return new EventLog(file, tail, {
       runs: index.runs,
       interval,
       clock: resolved.clock,

@@ -1,10 +1,15 @@
-import { type EventLogState, type JournalSource, recoverEventLog } from '@turnjournal/reader';
+import type { JournalSource } from '@turnjournal/reader';
+import { type IncrementalEventFold, recoverEventFold } from '@turnjournal/reader/store-format';
 import type { Finding } from '@turnjournal/schema';
+import { deepFreeze } from './deep-freeze.js';
 
 /** What {@link recoverTail} derived from the tail of an event log. */
 export interface TailRecovery {
-  /** The fold of the tail: messages, last seq, the runs it saw, the active run and overlay. */
-  readonly state: EventLogState;
+  /**
+   * The reader's fold of the tail, left open: the writer continues it with every record it reserves, so its state is
+   * what a reader folds from the file (spec §15.1, §15.3). Its messages are frozen.
+   */
+  readonly fold: IncrementalEventFold;
   /** Accepted records after the last valid checkpoint (all accepted records when there is none). */
   readonly sinceCheckpoint: number;
   /** Byte offset of the last valid checkpoint, or null. */
@@ -18,11 +23,11 @@ export interface TailRecovery {
 const CHUNK_BYTES = 64 * 1024;
 
 /**
- * Recovers the state an event-log writer continues from: the reader's `recoverEventLog` (spec §15.2: backward scan to
- * the last valid checkpoint and the last `chat.started`, then the fold of the tail; cost follows the tail,
- * TJ-REPLAY-005) run over `source`, the descriptor the writer holds, up to `end`. Reading through the writer's
- * file-system layer means it recovers exactly the file it appends to, under injected faults and the simulated file
- * system too. The last seq comes from the last accepted record (TJ-EVENT-004).
+ * Recovers the state an event-log writer continues from: the reader's recovery (spec §15.2: backward scan to the last
+ * valid checkpoint and the last `chat.started`, then the fold of the tail; cost follows the tail, TJ-REPLAY-005) run
+ * over `source`, the descriptor the writer holds, up to `end`. Reading through the writer's file-system layer means
+ * it recovers exactly the file it appends to, under injected faults and the simulated file system too. The last seq
+ * comes from the last accepted record (TJ-EVENT-004).
  */
 export async function recoverTail(
   path: string,
@@ -30,12 +35,15 @@ export async function recoverTail(
   end: number,
   maxLineBytes: number,
 ): Promise<TailRecovery> {
-  const recovery = await recoverEventLog(path, { source, size: end, maxLineBytes, chunkBytes: CHUNK_BYTES });
+  const recovery = await recoverEventFold(path, { source, size: end, maxLineBytes, chunkBytes: CHUNK_BYTES });
+  const { fold } = recovery;
+  // Snapshots hand out these messages: frozen, no caller can change the writer's list through one.
+  for (const message of fold.messages) deepFreeze(message);
   return {
-    state: recovery,
+    fold,
     sinceCheckpoint: recovery.acceptedSinceCheckpoint,
     checkpointOffset: recovery.checkpointOffset,
     startOffset: recovery.startOffset,
-    findings: recovery.findings,
+    findings: [...recovery.framing, ...fold.finish().findings],
   };
 }

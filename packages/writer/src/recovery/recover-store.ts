@@ -10,7 +10,7 @@ import { WriterError } from '../errors.js';
 import type { EventLog } from '../event/event-log.js';
 import { openEventLog } from '../event/open-event-log.js';
 import type { FileSystem } from '../fs/file-system.js';
-import { openTurnJournal } from '../turn/turn-journal.js';
+import { openTurnJournal } from '../turn/open-turn-journal.js';
 
 /** A turn being recovered, as the host hooks see it. */
 export interface RecoveringTurn {

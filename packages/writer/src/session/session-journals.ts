@@ -5,7 +5,8 @@ import { openEventLog } from '../event/open-event-log.js';
 import type { FileSystem } from '../fs/file-system.js';
 import type { AcquireLockOptions } from '../fs/lock.js';
 import { type SweepOptions, type SweepReport, sweepTurnJournals } from '../retention/sweep-turn-journals.js';
-import { openTurnJournal, type TurnJournal } from '../turn/turn-journal.js';
+import { openTurnJournal } from '../turn/open-turn-journal.js';
+import type { TurnJournal } from '../turn/turn-journal.js';
 
 /** The directory of a store's turn journals (spec §4.4). */
 const TURN_JOURNAL_DIR = '_turn_journal';

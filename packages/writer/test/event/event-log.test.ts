@@ -2,7 +2,7 @@ import { appendFileSync, existsSync, readdirSync, readFileSync, writeFileSync } 
 import { join } from 'node:path';
 import { checkStore, recoverEventLog } from '@turnjournal/reader';
 import { describe, expect, it } from 'vitest';
-import { deepFreeze } from '../../src/event/event-state.js';
+import { deepFreeze } from '../../src/event/deep-freeze.js';
 import { type EventLog, eventLogPath, openEventLog, WriterError } from '../support/internals.js';
 import { tempDir } from '../support/temp.js';
 import { readerViews, recordsOf, seqsOf, seriousFindings, steppingClock } from './support.js';
@@ -324,6 +324,34 @@ describe('checkpoints and reopening (spec §6.2, §15.2)', () => {
     expect((await log.cancelUnfinishedRuns()).map((r) => r.requestId)).toEqual(['a', 'b']);
     await log.close();
     expect((await checkStore([file])).findings).toEqual([]);
+  });
+
+  it('applies its messages after a tail whose checkpoint the seq checks excluded (TJ-EVENT-007, TJ-EVENT-014)', async () => {
+    // Another producer's log: the last chat.started lies before the last checkpoint, so recovery folds from it with
+    // the list unknown until the checkpoint, and the checkpoint's seq is a regression the fold excludes.
+    const file = join(tempDir(), 'events.jsonl');
+    const line = (seq: number, type: string, payload: object) =>
+      `${JSON.stringify({ seq, ts: '2026-01-01T00:00:00Z', type, payload })}\n`;
+    writeFileSync(
+      file,
+      line(0, 'chat.started', { request_id: 'r' }) +
+        line(5, 'message_append', { message: user }) +
+        line(3, 'checkpoint', { messages: [user] }),
+    );
+    const log = await openEventLog({ file, checkpointInterval: 2 });
+    expect(log.recovery.startOffset).toBe(0);
+    await log.appendMessage({ role: 'assistant', content: 'a' });
+    await log.appendMessage({ role: 'assistant', content: 'b' });
+    expect(log.snapshot().messages).toEqual([
+      { role: 'assistant', content: 'a' },
+      { role: 'assistant', content: 'b' },
+    ]);
+    await log.idle();
+    expect(recordsOf(file).at(-1)).toMatchObject({
+      type: 'checkpoint',
+      payload: { messages: log.snapshot().messages },
+    });
+    await log.close();
   });
 });
 

@@ -21,5 +21,7 @@ export * from '../../src/run/run-path.js';
 export * from '../../src/run/run-writer.js';
 export * from '../../src/session/session-journals.js';
 export * from '../../src/state/state-document.js';
+export * from '../../src/turn/open-turn-journal.js';
 export * from '../../src/turn/turn-id.js';
 export * from '../../src/turn/turn-journal.js';
+export * from '../../src/turn/turn-journal-inputs.js';

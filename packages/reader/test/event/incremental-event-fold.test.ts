@@ -1,0 +1,85 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { eventLogSnapshot } from '../../src/event/fold-event-log.js';
+import { IncrementalEventFold } from '../../src/event/incremental-event-fold.js';
+import { readAll, tempFile } from '../support/temp.js';
+import { ev, eventLog, foldFile, msg, PROPERTY, PROPERTY_TIMEOUT } from './event-log.js';
+
+const WHERE = { file: 'events.jsonl' };
+
+describe('IncrementalEventFold: readable between records', () => {
+  it(
+    'agrees with its own finish() after every record, and finishing mid-way changes nothing (spec §15.3)',
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(eventLog(true), async (log) => {
+          const path = tempFile(log.content, 'events.jsonl');
+          const fold = new IncrementalEventFold();
+          for (const item of await readAll(path)) {
+            if (item.kind !== 'record') continue;
+            fold.addRecord(item.record, { file: path });
+            const state = fold.finish();
+            expect(fold.snapshot()).toEqual(eventLogSnapshot(state));
+            expect(fold.lastSeq).toBe(state.lastSeq);
+            expect(fold.messages).toEqual(state.messages);
+            expect(fold.activeRequestId).toBe(state.activeRun?.requestId);
+            const unfinished = state.runs.filter((r) => r.status === 'running' || r.status === 'abandoned');
+            expect(fold.unfinishedRuns()).toEqual(unfinished.map((r) => r.requestId));
+            for (const run of state.runs) expect(fold.isRunFinished(run.requestId)).toBe(run.finishedSeq !== null);
+          }
+          expect(fold.finish()).toEqual(await foldFile(path).then(({ framing: _, ...state }) => state));
+        }),
+        PROPERTY,
+      );
+    },
+    PROPERTY_TIMEOUT,
+  );
+
+  it('keeps the overlay growing after a snapshot read it', () => {
+    const fold = new IncrementalEventFold();
+    fold.add('chat.started', ev(0, 'chat.started', { request_id: 'r' }), 0, true, WHERE);
+    fold.add(
+      'assistant.segment.started',
+      ev(1, 'assistant.segment.started', { request_id: 'r', message_id: 'm' }),
+      1,
+      true,
+      WHERE,
+    );
+    fold.add('chat.delta', ev(2, 'chat.delta', { request_id: 'r', message_id: 'm', text: 'Hel' }), 2, true, WHERE);
+    fold.add('chat.delta', ev(3, 'chat.delta', { request_id: 'r', message_id: 'm', text: 'lo' }), 3, true, WHERE);
+    expect(fold.snapshot().overlay?.text).toBe('Hello');
+    fold.add('chat.delta', ev(4, 'chat.delta', { request_id: 'r', message_id: 'm', text: ', world' }), 4, true, WHERE);
+    expect(fold.snapshot().overlay).toEqual({ requestId: 'r', messageId: 'm', text: 'Hello, world' });
+    expect(fold.openSegment).toMatchObject({ requestId: 'r', messageId: 'm' });
+  });
+
+  it('applies a record that is not valid v1 to the sequence checks only (spec §6.5)', () => {
+    const fold = new IncrementalEventFold();
+    fold.add('message_append', ev(0, 'message_append', { message: msg('user', 'a') }), 0, true, WHERE);
+    expect(fold.add('message_append', ev(1, 'message_append', { message: msg('user', 'b') }), 1, false, WHERE)).toBe(
+      true,
+    );
+    expect(fold.messages).toEqual([msg('user', 'a')]);
+    expect(fold.lastSeq).toBe(1);
+    expect(fold.add('undo', ev(1, 'undo'), 1, true, WHERE)).toBe(false);
+    expect(fold.finish().findings.map((f) => f.code)).toEqual(['seq_duplicate']);
+  });
+
+  it('changes a list it began without only once told to take it as known', () => {
+    const fold = new IncrementalEventFold({ messagesUnknownUntilCheckpoint: true });
+    fold.add('message_append', ev(0, 'message_append', { message: msg('user', 'a') }), 0, true, WHERE);
+    expect(fold.messages).toEqual([]);
+    fold.assumeMessagesKnown();
+    fold.add('message_append', ev(1, 'message_append', { message: msg('user', 'b') }), 1, true, WHERE);
+    expect(fold.messages).toEqual([msg('user', 'b')]);
+  });
+
+  it('knows a run only from its chat.started', () => {
+    const fold = new IncrementalEventFold();
+    expect(fold.isRunFinished('r')).toBeUndefined();
+    fold.add('chat.started', ev(0, 'chat.started', { request_id: 'r' }), 0, true, WHERE);
+    expect([fold.isRunFinished('r'), fold.activeRequestId]).toEqual([false, 'r']);
+    fold.add('chat.done', ev(1, 'chat.done', { request_id: 'r' }), 1, true, WHERE);
+    expect([fold.isRunFinished('r'), fold.activeRequestId]).toEqual([true, undefined]);
+  });
+});

@@ -1,0 +1,46 @@
+import { join } from 'node:path';
+import { storePathSegments } from '@turnjournal/reader/store-format';
+import { AppendFile } from '../append/append-file.js';
+import { appendFileOptions, resolveWriterOptions } from '../append/writer-options.js';
+import { ensureDirectory } from '../fs/durable-ops.js';
+import { requireIdentifier } from '../require-identifier.js';
+import { readTurnRecords } from './read-turn-records.js';
+import { TurnJournal } from './turn-journal.js';
+import type { OpenTurnJournalOptions } from './turn-journal-inputs.js';
+import { TurnTable } from './turn-table.js';
+
+/** The file name of a session's turn journal: `<sessionId>.jsonl` or `<sessionId>~<shard>.jsonl` (spec §4.4). */
+export function turnJournalFileName(sessionId: string, shard?: string): string {
+  requireIdentifier(sessionId, 'session id');
+  if (shard !== undefined) requireIdentifier(shard, 'shard');
+  return storePathSegments({ family: 'turn', sessionId, ...(shard === undefined ? {} : { shard }) }).at(-1) as string;
+}
+
+/**
+ * Opens the turn journal of one session for writing (spec §5, §11): validates the ids, creates the directory and
+ * the file durably or repairs a torn tail, takes the file's lock, and reads the session's turns (its own file and the
+ * other shards of the session) so that transitions can be checked and retried submissions recognised.
+ */
+export async function openTurnJournal(options: OpenTurnJournalOptions): Promise<TurnJournal> {
+  const resolved = resolveWriterOptions(options, ['every', 'group'], ' for turn journals (TJ-DUR-016)');
+  const fs = resolved.fs;
+  let path: string;
+  if (options.file !== undefined) {
+    requireIdentifier(options.sessionId, 'session id');
+    path = options.file;
+  } else {
+    path = join(options.dir, turnJournalFileName(options.sessionId, options.shard));
+    await ensureDirectory(fs, options.dir);
+  }
+  const file = await AppendFile.open(path, appendFileOptions(resolved));
+  try {
+    const table = new TurnTable();
+    const own = await readTurnRecords(path, file.source, table);
+    const journal = new TurnJournal(file, options, resolved.clock, resolved.maxLineBytes, fs, table, own.findings);
+    await journal.refreshSiblings();
+    return journal;
+  } catch (error) {
+    await file.close().catch(() => undefined);
+    throw error;
+  }
+}

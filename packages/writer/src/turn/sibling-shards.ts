@@ -1,0 +1,110 @@
+import { basename, dirname, join } from 'node:path';
+import { attempt } from '../fs/durable-ops.js';
+import type { FileSystem } from '../fs/file-system.js';
+import { descriptorSource, readTurnRecords } from './read-turn-records.js';
+import type { TurnTable } from './turn-table.js';
+
+/**
+ * The incremental reader of a session's other shards (every file `<sessionId>~*.jsonl` and `<sessionId>.jsonl` in the
+ * journal's directory other than the journal itself, spec §4.4): what lets a writer advance a turn another process
+ * submitted, and recognise a retry that reached another process first. It remembers where each shard's read stopped
+ * and caches the directory listing, so a read when nothing changed costs a `stat` of the directory and of each known
+ * shard.
+ */
+export class SiblingShards {
+  readonly #fs: FileSystem;
+  readonly #dir: string;
+  /** The journal's own file name, which is not a sibling. */
+  readonly #own: string;
+  readonly #sessionId: string;
+  /** The writer's table of turns, which a re-read after a failed write replaces. */
+  readonly #table: () => TurnTable;
+  /** Where incremental reads of the session's other shards resume, per file name. */
+  #ends = new Map<string, { end: number; ino: number }>();
+  /** The last listing of the session's other shards, and the directory's identity and change time when it was taken. */
+  #listing: { names: readonly string[]; ino: number; ctimeMs: number | undefined; settled: boolean } | undefined;
+
+  /**
+   * @param path the journal whose siblings these are, of session `sessionId`.
+   * @param table the writer's current table of turns, into which the shards' records are folded.
+   */
+  constructor(fs: FileSystem, path: string, sessionId: string, table: () => TurnTable) {
+    this.#fs = fs;
+    this.#dir = dirname(path);
+    this.#own = basename(path);
+    this.#sessionId = sessionId;
+    this.#table = table;
+  }
+
+  /** Folds what the session's other shards appended since the last read into the writer's table. */
+  async read(): Promise<void> {
+    for (const name of await this.#names()) await this.#readShard(join(this.#dir, name), name);
+  }
+
+  /** Forgets every read position and the listing: the next read starts every shard from its start. */
+  reset(): void {
+    this.#ends = new Map();
+    this.#listing = undefined;
+  }
+
+  /**
+   * The names of the session's other shards. The directory is listed again only when its change time moved since a
+   * listing that can be trusted: the recommended layout keeps every session of a store in one directory, so a listing
+   * per submission would cost time in proportion to the whole store.
+   */
+  async #names(): Promise<readonly string[]> {
+    const listedAt = Date.now();
+    const dir = await attempt(this.#dir, 'stat', () => this.#fs.stat(this.#dir));
+    const cached = this.#listing;
+    if (cached?.settled === true && cached.ino === dir.ino && cached.ctimeMs === dir.ctimeMs) return cached.names;
+    const names = (await attempt(this.#dir, 'readdir', () => this.#fs.readdir(this.#dir))).filter(
+      (name) => name !== this.#own && isSessionFile(name, this.#sessionId),
+    );
+    this.#listing = { names, ino: dir.ino, ctimeMs: dir.ctimeMs, settled: isSettled(dir.ctimeMs, listedAt) };
+    return names;
+  }
+
+  async #readShard(path: string, name: string): Promise<void> {
+    const known = this.#ends.get(name);
+    if (known !== undefined) {
+      // Unchanged since the last read (same file, same size): nothing to open.
+      const now = await this.#fs.stat(path).catch(() => undefined);
+      if (now !== undefined && now.ino === known.ino && now.size === known.end) return;
+    }
+    let fd: number;
+    try {
+      fd = await this.#fs.open(path, 'read');
+    } catch {
+      return; // removed since the listing (a sweep deleted an empty shard)
+    }
+    try {
+      const { size, ino } = await this.#fs.fstat(fd);
+      // A file that shrank or was replaced was rewritten by a sweep: read it again from the start.
+      const from = known !== undefined && known.ino === ino && known.end <= size ? known.end : 0;
+      if (from === size) return;
+      const read = await readTurnRecords(path, descriptorSource(this.#fs, path, fd), this.#table(), from);
+      this.#ends.set(name, { end: read.end, ino });
+    } finally {
+      await this.#fs.close(fd).catch(() => undefined);
+    }
+  }
+}
+
+/**
+ * Margin between a directory's change time and the moment it was listed for the listing to be trusted while the change
+ * time stays the same. File systems stamp changes with a coarse clock (a scheduler tick on Linux, whole seconds on
+ * some): an entry added in the same tick as the listing, just after it, would leave the change time as it was. A
+ * change time well before the listing cannot be shared by a later change. Stamps in whole seconds get two seconds.
+ */
+const FINE_CLOCK_MARGIN_MS = 100;
+const COARSE_CLOCK_MARGIN_MS = 2000;
+
+function isSettled(ctimeMs: number | undefined, listedAt: number): boolean {
+  if (ctimeMs === undefined) return false;
+  const margin = ctimeMs % 1000 === 0 ? COARSE_CLOCK_MARGIN_MS : FINE_CLOCK_MARGIN_MS;
+  return ctimeMs < listedAt - margin;
+}
+
+function isSessionFile(name: string, sessionId: string): boolean {
+  return name === `${sessionId}.jsonl` || (name.startsWith(`${sessionId}~`) && name.endsWith('.jsonl'));
+}
