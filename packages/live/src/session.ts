@@ -34,6 +34,48 @@ interface Deferred {
   reject: (error: unknown) => void;
 }
 
+const HOLD = { hold: true } as const;
+
+/** What an accepted delta answers: nothing is left to wait for (see `LiveSession._delta`). */
+const ACCEPTED: Promise<void> = Promise.resolve();
+
+/**
+ * True when every member of `payload` is a string, a finite number, a boolean or null — its own JSON round trip —
+ * looking once into a `message` member, which the session builds itself (its caller-given members must be flat too).
+ */
+function isFlat(payload: Record<string, unknown>): boolean {
+  for (const key in payload) {
+    const value = payload[key];
+    if (typeof value === 'string' || typeof value === 'boolean' || value === null) continue;
+    if (typeof value === 'number' && Number.isFinite(value)) continue;
+    if (key !== 'message' || typeof value !== 'object' || Array.isArray(value)) return false;
+    for (const inner in value) {
+      const member = (value as Record<string, unknown>)[inner];
+      if (typeof member === 'string' || typeof member === 'boolean' || member === null) continue;
+      if (typeof member === 'number' && Number.isFinite(member)) continue;
+      return false;
+    }
+  }
+  return true;
+}
+
+/** About the length of a flat payload's JSON, for the window's byte bound: string lengths plus a little per member. */
+function flatSize(payload: Record<string, unknown>): number {
+  let size = 2;
+  for (const key in payload) {
+    const value = payload[key];
+    size +=
+      key.length +
+      4 +
+      (typeof value === 'string'
+        ? value.length + 2
+        : typeof value === 'object' && value !== null
+          ? flatSize(value as Record<string, unknown>)
+          : 8);
+  }
+  return size;
+}
+
 function deferred(): Deferred {
   let resolve = (): void => undefined;
   let reject = (_: unknown): void => undefined;
@@ -74,6 +116,9 @@ export class LiveSession implements SubscriptionSource {
   #closed = false;
   #exclusive: Promise<unknown> | null = null;
   #lastUsed: number;
+  /** The last stamp turned into a `ts`, and that text: deltas come many per millisecond. */
+  #tsStamp = Number.NaN;
+  #ts = '';
   readonly #stampRef: { value: number | undefined };
 
   /** @internal use {@link ConversationHub.session}. */
@@ -318,29 +363,34 @@ export class LiveSession implements SubscriptionSource {
 
   // ---- the run (called by LiveRun) ---------------------------------------------------------------------------------
 
-  /** @internal */
+  /**
+   * @internal A delta is accepted — checked by the writer, given its seq, and in the pending list — before this
+   * returns; the writer holds its line until the next sync (TJ-LIVE-007), so nothing is left to wait for: the answer
+   * is an already resolved promise, and a write that fails later fails the session.
+   */
   _delta(requestId: string, text: string): Promise<void> {
     try {
       const active = this.#activeRun(requestId);
       if (typeof text !== 'string') throw new LiveError('invalid_request', 'a delta is a string');
-      if (active.segment === undefined) {
+      let segment = active.segment;
+      if (segment === undefined) {
         active.segments += 1;
         const messageId = `${requestId}.a${active.segments}`;
-        active.segment = { messageId, text: '' };
-        this.#append('assistant.segment.started', { request_id: requestId, message_id: messageId });
+        const opened = this.#appendHeld('assistant.segment.started', { request_id: requestId, message_id: messageId });
+        if (opened !== null) return opened;
+        segment = { messageId, text: '' };
+        active.segment = segment;
         if (!active.assistantStarted) {
           active.assistantStarted = true;
           const index = this.#log.snapshot().messages.length;
           this.#turns.assistantStarted(requestId, { assistantMessageIndex: index }).catch((error) => this.#fail(error));
         }
       }
-      const segment = active.segment;
+      const refused = this.#appendHeld('chat.delta', { request_id: requestId, message_id: segment.messageId, text });
+      if (refused !== null) return refused;
       segment.text += text;
-      const written = this.#append('chat.delta', { request_id: requestId, message_id: segment.messageId, text });
       this.#scheduleDeltaFlush();
-      const done = written.then(() => undefined);
-      done.catch(() => undefined);
-      return done;
+      return ACCEPTED;
     } catch (error) {
       return Promise.reject(error);
     }
@@ -448,9 +498,10 @@ export class LiveSession implements SubscriptionSource {
    * between its `lastSeq` before and after the call are this call's record and, when one fell due, the checkpoint the
    * writer added after it, with the message list it holds (TJ-EVENT-007). `ts` comes from the stamp the session's
    * clock hands the writer for the duration of the call. A refusal rejects with the writer's error and changes
-   * nothing; a failed write fails the session (reopen it: recovery reads what the file holds).
+   * nothing; a failed write fails the session (reopen it: recovery reads what the file holds). With `hold` the writer
+   * keeps the line in memory until the next sync (the stream records of TJ-LIVE-007).
    */
-  #append(type: string, payload: Record<string, unknown>): Promise<EventLogAck> {
+  #append(type: string, payload: Record<string, unknown>, hold = false): Promise<EventLogAck> {
     this.#usable();
     if (this.#exclusive !== null)
       throw new LiveError('invalid_request', 'the session is compacting; retry when compact() resolved');
@@ -460,18 +511,32 @@ export class LiveSession implements SubscriptionSource {
     this.#stampRef.value = stamp;
     let written: Promise<EventLogAck>;
     try {
-      written = log.append(type, payload);
+      written = log.append(type, payload, hold ? HOLD : undefined);
     } finally {
       this.#stampRef.value = undefined;
     }
     const after = log.lastSeq ?? -1;
     if (after === before) return written; // refused before anything was reserved
-    const ts = new Date(stamp).toISOString();
-    const json = JSON.stringify(payload);
-    this.#pending.push({
-      record: { seq: before + 1, ts, type, payload: JSON.parse(json) as Record<string, unknown> },
-      size: json.length + 64,
-    });
+    if (stamp !== this.#tsStamp) {
+      this.#tsStamp = stamp;
+      this.#ts = new Date(stamp).toISOString();
+    }
+    const ts = this.#ts;
+    // What subscribers get must equal what the log holds, and stay so: a payload of strings, numbers, booleans and
+    // nulls (a delta, a segment start, most run records) is its own JSON round trip and nobody else holds it, so it
+    // is kept as it is; one holding a caller's object (tool arguments, attachments, an error) is copied through JSON,
+    // which also drops what the line dropped.
+    let record: LiveRecord;
+    let size: number;
+    if (isFlat(payload)) {
+      record = { seq: before + 1, ts, type, payload };
+      size = flatSize(payload) + 64;
+    } else {
+      const json = JSON.stringify(payload);
+      record = { seq: before + 1, ts, type, payload: JSON.parse(json) as Record<string, unknown> };
+      size = json.length + 64;
+    }
+    this.#pending.push({ record, size });
     if (after === before + 2) {
       // The writer's checkpoint payload: the message list and the run index as of it (TJ-EVENT-019).
       const checkpoint = { messages: [...log.snapshot().messages], runs: runIndexEntries(log.runs().values()) };
@@ -482,6 +547,13 @@ export class LiveSession implements SubscriptionSource {
     }
     written.catch((error: unknown) => this.#fail(error, before + 1));
     return written;
+  }
+
+  /** {@link LiveSession.#append} with the line held (TJ-LIVE-007): null once accepted, else the refusal's promise. */
+  #appendHeld(type: string, payload: Record<string, unknown>): Promise<void> | null {
+    const before = this.#log.lastSeq;
+    const written = this.#append(type, payload, true);
+    return this.#log.lastSeq === before ? written.then(() => undefined) : null;
   }
 
   /** Makes every record appended so far durable, then delivers it (group commit: concurrent callers share a sync). */
