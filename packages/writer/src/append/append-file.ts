@@ -67,9 +67,15 @@ export interface AppendLineOptions {
   readonly hold?: boolean;
 }
 
+/**
+ * A line waiting for its write, or a chunk of held lines: consecutive held lines are copied into one buffer (its first
+ * `length` bytes), so holding thousands of them keeps a few chunks alive, not an object and a buffer per line.
+ */
 interface Pending {
   readonly bytes: Uint8Array;
-  /** True for a held line: its promise resolved when it was queued, so nobody waits for its write. */
+  /** Bytes of `bytes` in use: all of them for a line, up to its capacity for a chunk. */
+  length: number;
+  /** True for a chunk of held lines: their promises resolved when they were queued, so nobody waits for its write. */
   readonly held: boolean;
   readonly resolve: (ack: AppendAck) => void;
   readonly reject: (error: unknown) => void;
@@ -104,11 +110,13 @@ export class AppendFile {
   #queue: Pending[] = [];
   /** Bytes queued or being written, not yet in `#size`: where the next line will start is `#size` plus this. */
   #unwrittenBytes = 0;
-  /** Held lines in `#queue`, and their bytes. */
-  #heldLines = 0;
+  /** Chunks of held lines in `#queue`, and their bytes. */
+  #heldChunks = 0;
   #heldBytes = 0;
   /** Set by `idle` (and so `flush`, close, rewrite): the next batch is written even if every line of it is held. */
   #writeHeld = false;
+  /** Callers waiting in `idle` (a flush among them): the drain then goes on without waiting for a macrotask. */
+  #idleWaiters = 0;
   #draining: Promise<void> | null = null;
   #poison: unknown = null;
   /** The failed write that queued appends are refused for, until the queue is empty or `AppendFile.resume`. */
@@ -252,7 +260,7 @@ export class AppendFile {
       );
     if (options?.hold === true && this.durability === 'none') return this.#hold(bytes);
     return new Promise<AppendAck>((resolve, reject) => {
-      this.#queue.push({ bytes, held: false, resolve, reject });
+      this.#queue.push({ bytes, length: bytes.length, held: false, resolve, reject });
       this.#unwrittenBytes += bytes.length;
       this.#draining ??= this.#drain();
     });
@@ -262,9 +270,17 @@ export class AppendFile {
     // Behind a failed write the line would be refused after its promise resolved: refuse it now instead.
     if (this.#failed !== null) return Promise.reject(new AppendCancelledError(this.path, this.#failed));
     const offset = this.#size + this.#unwrittenBytes;
-    this.#queue.push({ bytes, held: true, resolve: IGNORE, reject: IGNORE });
+    const last = this.#queue[this.#queue.length - 1];
+    if (last?.held === true && last.length + bytes.length <= last.bytes.length) {
+      last.bytes.set(bytes, last.length);
+      last.length += bytes.length;
+    } else {
+      const chunk = Buffer.allocUnsafe(Math.max(HOLD_MAX_BYTES, bytes.length));
+      chunk.set(bytes, 0);
+      this.#queue.push({ bytes: chunk, length: bytes.length, held: true, resolve: IGNORE, reject: IGNORE });
+      this.#heldChunks += 1;
+    }
     this.#unwrittenBytes += bytes.length;
-    this.#heldLines += 1;
     this.#heldBytes += bytes.length;
     if (this.#heldBytes >= HOLD_MAX_BYTES) this.#draining ??= this.#drain();
     return Promise.resolve({ offset, length: bytes.length });
@@ -273,7 +289,7 @@ export class AppendFile {
   /** True while the queue holds a line that is to be written now: one not held, or held ones that must go. */
   #writeDue(): boolean {
     const queued = this.#queue.length;
-    return queued > this.#heldLines || (queued > 0 && (this.#writeHeld || this.#heldBytes >= HOLD_MAX_BYTES));
+    return queued > this.#heldChunks || (queued > 0 && (this.#writeHeld || this.#heldBytes >= HOLD_MAX_BYTES));
   }
 
   async #drain(): Promise<void> {
@@ -284,15 +300,16 @@ export class AppendFile {
       // awaiting each append pays a microtask, not a thread-pool trip. (`group` batches behind its in-flight sync.)
       if (this.durability === 'none') await undefined;
       while (this.#writeDue()) {
-        const holding = this.#heldLines > 0;
+        const holding = this.#heldChunks > 0;
         const batch = this.#takeBatch();
         await this.#writeBatch(batch);
         // A batch of several records means callers keep many appends in flight: let every one whose append was just
         // acknowledged run and append its next record (a macrotask runs after all their microtasks) before writing
         // again, so the next write is as large as the last. A lone caller (batches of one) is not delayed, and
         // neither are held lines: they come without waiting for their writes, and wait for no macrotask either, so
-        // a loop of held appends that never yields must still see its lines written at the bound.
-        if (this.durability === 'none' && batch.length > 1 && !holding)
+        // a loop of held appends that never yields must still see its lines written at the bound. Nor is a caller
+        // waiting in `idle`: a flush's sync would only start later, and the appends it waits for are written.
+        if (this.durability === 'none' && batch.length > 1 && !holding && this.#idleWaiters === 0)
           await new Promise((resolve) => setImmediate(resolve));
       }
     } finally {
@@ -309,26 +326,26 @@ export class AppendFile {
    */
   #takeBatch(): Pending[] {
     if (this.durability === 'every') return this.#queue.splice(0, 1);
-    if (this.#queue.length > this.#heldLines || this.#writeHeld) {
-      this.#heldLines = 0;
+    if (this.#queue.length > this.#heldChunks || this.#writeHeld) {
+      this.#heldChunks = 0;
       this.#heldBytes = 0;
       this.#writeHeld = false;
       return this.#queue.splice(0);
     }
-    let lines = 0;
+    let chunks = 0;
     let bytes = 0;
     for (const pending of this.#queue) {
-      if (lines > 0 && bytes + pending.bytes.length > HOLD_MAX_BYTES) break;
-      lines += 1;
-      bytes += pending.bytes.length;
+      if (chunks > 0 && bytes + pending.length > HOLD_MAX_BYTES) break;
+      chunks += 1;
+      bytes += pending.length;
     }
-    this.#heldLines -= lines;
+    this.#heldChunks -= chunks;
     this.#heldBytes -= bytes;
-    return this.#queue.splice(0, lines);
+    return this.#queue.splice(0, chunks);
   }
 
   async #writeBatch(batch: Pending[]): Promise<void> {
-    const bytes = batch.length === 1 ? (batch[0] as Pending).bytes : concat(batch);
+    const bytes = batch.length === 1 ? used(batch[0] as Pending) : concat(batch);
     this.#unwrittenBytes -= bytes.length;
     if (this.#poison !== null) {
       for (const pending of batch) pending.reject(new WriterPoisonedError(this.path, this.#poison));
@@ -349,7 +366,7 @@ export class AppendFile {
       this.#failed = failure;
       // Held lines in this batch, or queued behind it, were acknowledged and are lost: the writer's memory holds
       // records the file never will, so it is poisoned until a reopen reads what the file holds.
-      if (batch.some((pending) => pending.held) || this.#heldLines > 0) this.#poison = failure;
+      if (batch.some((pending) => pending.held) || this.#heldChunks > 0) this.#poison = failure;
       // Undo a partial write so the next append starts on a line boundary (TJ-DUR-023); if that fails too, refuse.
       try {
         await this.#fs.ftruncate(this.#fd, start);
@@ -372,8 +389,8 @@ export class AppendFile {
     this.#size = start + bytes.length;
     let offset = start;
     for (const pending of batch) {
-      pending.resolve({ offset, length: pending.bytes.length });
-      offset += pending.bytes.length;
+      pending.resolve({ offset, length: pending.length });
+      offset += pending.length;
     }
   }
 
@@ -383,7 +400,13 @@ export class AppendFile {
       this.#writeHeld = true;
       this.#draining ??= this.#drain();
     }
-    while (this.#draining !== null) await this.#draining;
+    if (this.#draining === null) return;
+    this.#idleWaiters += 1;
+    try {
+      while (this.#draining !== null) await this.#draining;
+    } finally {
+      this.#idleWaiters -= 1;
+    }
   }
 
   /** Waits for pending appends and writes the held lines, then fsyncs the file (what `none` mode does on close). */
@@ -453,14 +476,18 @@ export class AppendFile {
   }
 }
 
+function used(pending: Pending): Uint8Array {
+  return pending.length === pending.bytes.length ? pending.bytes : pending.bytes.subarray(0, pending.length);
+}
+
 function concat(batch: readonly Pending[]): Uint8Array {
   let length = 0;
-  for (const pending of batch) length += pending.bytes.length;
+  for (const pending of batch) length += pending.length;
   const out = new Uint8Array(length);
   let offset = 0;
   for (const pending of batch) {
-    out.set(pending.bytes, offset);
-    offset += pending.bytes.length;
+    out.set(used(pending), offset);
+    offset += pending.length;
   }
   return out;
 }

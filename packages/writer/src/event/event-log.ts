@@ -347,7 +347,10 @@ export class EventLog {
 
   /** Waits for pending appends, then fsyncs the file: what makes `none`-mode records durable before close. */
   async flush(): Promise<void> {
+    // Waiting on the file at once tells it a sync is coming, so it writes what is queued without pausing first.
+    const written = this.#file.idle();
     await this.#appender.idle();
+    await written;
     await this.#file.flush();
   }
 
