@@ -60,7 +60,7 @@ function isFlat(payload: Record<string, unknown>): boolean {
 }
 
 /** About the length of a flat payload's JSON, for the window's byte bound: string lengths plus a little per member. */
-function flatSize(payload: Record<string, unknown>): number {
+function sizeOfFlat(payload: Record<string, unknown>): number {
   let size = 2;
   for (const key in payload) {
     const value = payload[key];
@@ -70,7 +70,7 @@ function flatSize(payload: Record<string, unknown>): number {
       (typeof value === 'string'
         ? value.length + 2
         : typeof value === 'object' && value !== null
-          ? flatSize(value as Record<string, unknown>)
+          ? sizeOfFlat(value as Record<string, unknown>)
           : 8);
   }
   return size;
@@ -376,7 +376,11 @@ export class LiveSession implements SubscriptionSource {
       if (segment === undefined) {
         active.segments += 1;
         const messageId = `${requestId}.a${active.segments}`;
-        const opened = this.#appendHeld('assistant.segment.started', { request_id: requestId, message_id: messageId });
+        const opened = this.#appendHeld(
+          'assistant.segment.started',
+          { request_id: requestId, message_id: messageId },
+          requestId.length + messageId.length + 32,
+        );
         if (opened !== null) return opened;
         segment = { messageId, text: '' };
         active.segment = segment;
@@ -386,7 +390,11 @@ export class LiveSession implements SubscriptionSource {
           this.#turns.assistantStarted(requestId, { assistantMessageIndex: index }).catch((error) => this.#fail(error));
         }
       }
-      const refused = this.#appendHeld('chat.delta', { request_id: requestId, message_id: segment.messageId, text });
+      const refused = this.#appendHeld(
+        'chat.delta',
+        { request_id: requestId, message_id: segment.messageId, text },
+        requestId.length + segment.messageId.length + text.length + 40,
+      );
       if (refused !== null) return refused;
       segment.text += text;
       this.#scheduleDeltaFlush();
@@ -499,9 +507,10 @@ export class LiveSession implements SubscriptionSource {
    * writer added after it, with the message list it holds (TJ-EVENT-007). `ts` comes from the stamp the session's
    * clock hands the writer for the duration of the call. A refusal rejects with the writer's error and changes
    * nothing; a failed write fails the session (reopen it: recovery reads what the file holds). With `hold` the writer
-   * keeps the line in memory until the next sync (the stream records of TJ-LIVE-007).
+   * keeps the line in memory until the next sync (the stream records of TJ-LIVE-007). `flatSize`, when given, vouches
+   * that the session built `payload` of strings only (no copy needed) and is its size for the window's byte bound.
    */
-  #append(type: string, payload: Record<string, unknown>, hold = false): Promise<EventLogAck> {
+  #append(type: string, payload: Record<string, unknown>, hold = false, flatSize = -1): Promise<EventLogAck> {
     this.#usable();
     if (this.#exclusive !== null)
       throw new LiveError('invalid_request', 'the session is compacting; retry when compact() resolved');
@@ -528,9 +537,12 @@ export class LiveSession implements SubscriptionSource {
     // which also drops what the line dropped.
     let record: LiveRecord;
     let size: number;
-    if (isFlat(payload)) {
+    if (flatSize >= 0) {
       record = { seq: before + 1, ts, type, payload };
-      size = flatSize(payload) + 64;
+      size = flatSize + 64;
+    } else if (isFlat(payload)) {
+      record = { seq: before + 1, ts, type, payload };
+      size = sizeOfFlat(payload) + 64;
     } else {
       const json = JSON.stringify(payload);
       record = { seq: before + 1, ts, type, payload: JSON.parse(json) as Record<string, unknown> };
@@ -538,21 +550,30 @@ export class LiveSession implements SubscriptionSource {
     }
     this.#pending.push({ record, size });
     if (after === before + 2) {
-      // The writer's checkpoint payload: the message list and the run index as of it (TJ-EVENT-019).
-      const checkpoint = { messages: [...log.snapshot().messages], runs: runIndexEntries(log.runs().values()) };
-      this.#pending.push({
-        record: { seq: before + 2, ts, type: 'checkpoint', payload: checkpoint },
-        size: JSON.stringify(checkpoint).length + 64,
-      });
+      // The writer's checkpoint payload: the message list and the run index as of it (TJ-EVENT-019). Its size for
+      // the window is estimated from the messages' text rather than measured by serialising the whole list again.
+      const messages = log.snapshot().messages;
+      const runs = runIndexEntries(log.runs().values());
+      let size = 64 + runs.length * 160;
+      for (const message of messages)
+        size += 64 + (typeof message.content === 'string' ? message.content.length : JSON.stringify(message).length);
+      this.#pending.push({ record: { seq: before + 2, ts, type: 'checkpoint', payload: { messages, runs } }, size });
     }
-    written.catch((error: unknown) => this.#fail(error, before + 1));
+    // A held line cannot fail once accepted (the writer refuses up front or not at all); a write failure of the
+    // batch it goes out with fails the session through the sync. The handler is there so nothing goes unhandled.
+    written.catch(hold ? this.#failed : (error: unknown) => this.#fail(error, before + 1));
     return written;
   }
 
-  /** {@link LiveSession.#append} with the line held (TJ-LIVE-007): null once accepted, else the refusal's promise. */
-  #appendHeld(type: string, payload: Record<string, unknown>): Promise<void> | null {
+  readonly #failed = (error: unknown): void => this.#fail(error);
+
+  /**
+   * {@link LiveSession.#append} of a payload the session built of strings (`size` its length), with the line held
+   * (TJ-LIVE-007): null once accepted, else the refusal's promise.
+   */
+  #appendHeld(type: string, payload: Record<string, unknown>, size: number): Promise<void> | null {
     const before = this.#log.lastSeq;
-    const written = this.#append(type, payload, true);
+    const written = this.#append(type, payload, true, size);
     return this.#log.lastSeq === before ? written.then(() => undefined) : null;
   }
 
