@@ -460,7 +460,9 @@ export class AppendFile {
   }
 
   async #close(): Promise<void> {
-    await this.idle();
+    // Lines held while the last write ran start no write of their own: idle again until none is left.
+    do await this.idle();
+    while (this.#queue.length > 0);
     this.#closed = true;
     let failure: unknown = null;
     if (this.#writesDone !== this.#writesSynced && this.#poison === null) {

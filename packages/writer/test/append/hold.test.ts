@@ -59,6 +59,18 @@ describe('AppendFile: held lines (none mode)', () => {
     expect(readFileSync(file, 'utf8').trimEnd().split('\n').length).toBe(4);
   });
 
+  it('held while a close waits for the last write are written before the file is closed', async () => {
+    const file = join(tempDir(), 'held.jsonl');
+    const writer = await AppendFile.open(file, { durability: 'none' });
+    const last = writer.appendLine(line(0));
+    const closing = writer.close();
+    // Once line 0's write has been taken, the close is waiting for it: a line held now starts no write itself.
+    await last;
+    await writer.appendLine(line(1), { hold: true });
+    await closing;
+    expect(readFileSync(file, 'utf8').trimEnd().split('\n').length).toBe(2);
+  });
+
   it('are written once they add up to 64 KiB, without a flush: memory stays bounded', async () => {
     const file = join(tempDir(), 'held.jsonl');
     const fs = recordingFileSystem();
