@@ -1,3 +1,6 @@
+// Over 450 lines: the facade of a live session — its documented public API, the run intents `LiveRun` calls and the
+// subscription source. Appends, group commits and delivery are in commit-pipeline.ts, restart recovery in
+// session-recovery.ts; what is left is mostly the public API's documentation.
 import { isValidIdentifier } from '@turnjournal/reader/store-format';
 import type { EventLog, EventLogAck, EventLogCompaction, SessionJournals, TurnJournal } from '@turnjournal/writer';
 import { CommitPipeline } from './commit-pipeline.js';

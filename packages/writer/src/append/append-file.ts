@@ -1,3 +1,6 @@
+// Over 450 lines: one state machine — the write queue with its held chunks, the failure fence, the poison and the
+// `none`-mode sync counters share `#queue`, `#unwrittenBytes`, `#failed` and `#poison`, and every path (append, hold,
+// drain, idle, flush, rewrite, close) reads and changes them together; split, they would have to be exposed.
 import { dirname } from 'node:path';
 import { setImmediate } from 'node:timers';
 import type { JournalSource } from '@turnjournal/reader';

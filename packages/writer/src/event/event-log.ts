@@ -1,3 +1,6 @@
+// Over 450 lines: the event-log writer's public API (one documented method per record type, about 300 lines with its
+// comments) and its reservation step; the input types, the transition rules, the fold, the queue, the fast delta
+// encoder and compaction already live in modules of their own.
 import { type EventLogSnapshot, readRunIndex, type ScannedRun } from '@turnjournal/reader';
 import { applyRunRecord, copyRun, runIndexEntries } from '@turnjournal/reader/store-format';
 import type { Finding } from '@turnjournal/schema';
