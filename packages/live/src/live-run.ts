@@ -16,8 +16,10 @@ export class LiveRun {
   }
 
   /**
-   * Streams assistant text. Buffered: resolves once the bytes reach the OS, and is made durable with the next
-   * boundary or within the session's delta delay (TJ-LIVE-007); subscribers receive it once durable.
+   * Streams assistant text. Resolves once the delta is accepted (checked, given its seq, pending in the session); its
+   * bytes are held in memory and reach the OS in one write with the next sync — the next boundary, the session's
+   * delta delay, or 64 KiB of held deltas — which makes them durable (TJ-LIVE-007). Subscribers receive it once
+   * durable. A crash of the process loses the deltas held since the last sync, none that was delivered.
    */
   delta(text: string): Promise<void> {
     return this.#session._delta(this.requestId, text);

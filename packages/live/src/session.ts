@@ -1,19 +1,16 @@
-import { isValidIdentifier, runIndexEntries } from '@turnjournal/reader/store-format';
-import {
-  type EventLog,
-  type EventLogAck,
-  type EventLogCompaction,
-  SERVER_STARTUP_RECOVERY,
-  type SessionJournals,
-  type TurnJournal,
-} from '@turnjournal/writer';
+// Over 450 lines: the facade of a live session — its documented public API, the run intents `LiveRun` calls and the
+// subscription source. Appends, group commits and delivery are in commit-pipeline.ts, restart recovery in
+// session-recovery.ts; what is left is mostly the public API's documentation.
+import { isValidIdentifier } from '@turnjournal/reader/store-format';
+import type { EventLog, EventLogAck, EventLogCompaction, SessionJournals, TurnJournal } from '@turnjournal/writer';
+import { CommitPipeline } from './commit-pipeline.js';
 import { DiskReader } from './disk-reader.js';
 import { LiveError } from './errors.js';
 import { LiveRun } from './live-run.js';
 import type { ConversationView, LiveEvent, LiveRecord, LiveRunStatus } from './records.js';
 import { RecordRing } from './ring.js';
 import type { AckOptions, LiveSessionSettings, SendInput, SendResult, SubscribeOptions } from './session-inputs.js';
-import { readSubmittedMessages } from './submitted-reader.js';
+import { recoverSession } from './session-recovery.js';
 import { Subscription, type SubscriptionSource } from './subscription.js';
 import { ViewFold } from './view-fold.js';
 
@@ -28,21 +25,8 @@ interface ActiveState {
   lastAssistantIndex: number | null;
 }
 
-interface Deferred {
-  promise: Promise<void>;
-  resolve: () => void;
-  reject: (error: unknown) => void;
-}
-
-function deferred(): Deferred {
-  let resolve = (): void => undefined;
-  let reject = (_: unknown): void => undefined;
-  const promise = new Promise<void>((yes, no) => {
-    resolve = yes;
-    reject = no;
-  });
-  return { promise, resolve, reject };
-}
+/** What an accepted delta answers: nothing is left to wait for (see `LiveSession._delta`). */
+const ACCEPTED: Promise<void> = Promise.resolve();
 
 /**
  * The one in-process owner of a session's turn journal and event log (seed 003's ConversationModel): the turn flow,
@@ -59,22 +43,15 @@ export class LiveSession implements SubscriptionSource {
   readonly #disk: DiskReader;
   readonly #ring: RecordRing;
   readonly #subscribers = new Set<Subscription>();
-  #fold: ViewFold;
-  /** Records appended (their bytes handed to the writer) and not yet durable, in seq order. */
-  #pending: { record: LiveRecord; size: number }[] = [];
-  #durableSeq: number;
+  readonly #fold: ViewFold;
+  /** Appends, group commits and deliveries (the pending list, the delta timer, the durable seq). */
+  readonly #pipeline: CommitPipeline;
   #active: ActiveState | undefined;
   #starting: string | undefined;
   #startingSend: Promise<SendResult> | undefined;
-  #changed: Deferred = deferred();
-  #flushRunning: Promise<void> | null = null;
-  #flushNext: Deferred | null = null;
-  #deltaTimer: ReturnType<typeof setTimeout> | null = null;
-  #failure: unknown = null;
   #closed = false;
   #exclusive: Promise<unknown> | null = null;
   #lastUsed: number;
-  readonly #stampRef: { value: number | undefined };
 
   /** @internal use {@link ConversationHub.session}. */
   constructor(
@@ -90,10 +67,9 @@ export class LiveSession implements SubscriptionSource {
     this.#turns = journals.turns;
     this.#fold = fold;
     this.#settings = settings;
-    this.#stampRef = stampRef;
     this.#disk = new DiskReader(settings.fs, journals.events.path);
     this.#ring = new RecordRing(settings.ringRecords, settings.ringBytes);
-    this.#durableSeq = fold.lastSeq ?? -1;
+    this.#pipeline = new CommitPipeline(sessionId, journals.events, fold, this.#ring, settings, stampRef);
     this.#lastUsed = settings.clock();
   }
 
@@ -112,7 +88,14 @@ export class LiveSession implements SubscriptionSource {
     await log.flush();
     // Every run of the log from the writer's run index (TJ-EVENT-020): opening reads the tail, not the log.
     const session = new LiveSession(sessionId, journals, new ViewFold(log.snapshot(), log.runs()), settings, stampRef);
-    await session.#recover();
+    await recoverSession({
+      log,
+      turns: journals.turns,
+      fold: session.#fold,
+      fs: settings.fs,
+      append: (type, payload) => session.#append(type, payload),
+      durable: () => session.#durable(),
+    });
     return session;
   }
 
@@ -120,7 +103,7 @@ export class LiveSession implements SubscriptionSource {
 
   /** The highest durable seq (what subscribers have been offered), -1 for an empty log. */
   get durableSeq(): number {
-    return this.#durableSeq;
+    return this.#pipeline.durableSeq;
   }
 
   /** True once closed. */
@@ -217,7 +200,7 @@ export class LiveSession implements SubscriptionSource {
       await this.#turns.workerStarted(requestId);
       return { created: true, requestId, status: 'running', run: new LiveRun(this, requestId) };
     } catch (error) {
-      this.#fail(error);
+      this.#pipeline.fail(error);
       throw error;
     }
   }
@@ -306,11 +289,10 @@ export class LiveSession implements SubscriptionSource {
   /** Flushes, ends every subscription, closes both journals and releases their locks. */
   async close(): Promise<void> {
     if (this.#closed) return;
-    if (this.#deltaTimer !== null) clearTimeout(this.#deltaTimer);
-    this.#deltaTimer = null;
-    if (this.#failure === null) await this.#durable().catch(() => undefined);
+    this.#pipeline.stop();
+    if (this.#pipeline.failure === null) await this.#durable().catch(() => undefined);
     this.#closed = true;
-    this.#wakeAll();
+    this.#pipeline.wakeAll();
     for (const subscription of [...this.#subscribers]) subscription.close();
     await this.#disk.close();
     await this.#journals.close();
@@ -318,29 +300,43 @@ export class LiveSession implements SubscriptionSource {
 
   // ---- the run (called by LiveRun) ---------------------------------------------------------------------------------
 
-  /** @internal */
+  /**
+   * @internal A delta is accepted — checked by the writer, given its seq, and in the pending list — before this
+   * returns; the writer holds its line until the next sync (TJ-LIVE-007), so nothing is left to wait for: the answer
+   * is an already resolved promise, and a write that fails later fails the session.
+   */
   _delta(requestId: string, text: string): Promise<void> {
     try {
       const active = this.#activeRun(requestId);
       if (typeof text !== 'string') throw new LiveError('invalid_request', 'a delta is a string');
-      if (active.segment === undefined) {
+      let segment = active.segment;
+      if (segment === undefined) {
         active.segments += 1;
         const messageId = `${requestId}.a${active.segments}`;
-        active.segment = { messageId, text: '' };
-        this.#append('assistant.segment.started', { request_id: requestId, message_id: messageId });
+        const opened = this.#appendHeld(
+          'assistant.segment.started',
+          { request_id: requestId, message_id: messageId },
+          requestId.length + messageId.length + 32,
+        );
+        if (opened !== null) return opened;
+        segment = { messageId, text: '' };
+        active.segment = segment;
         if (!active.assistantStarted) {
           active.assistantStarted = true;
           const index = this.#log.snapshot().messages.length;
-          this.#turns.assistantStarted(requestId, { assistantMessageIndex: index }).catch((error) => this.#fail(error));
+          this.#turns
+            .assistantStarted(requestId, { assistantMessageIndex: index })
+            .catch((error: unknown) => this.#pipeline.fail(error));
         }
       }
-      const segment = active.segment;
+      const refused = this.#appendHeld(
+        'chat.delta',
+        { request_id: requestId, message_id: segment.messageId, text },
+        requestId.length + segment.messageId.length + text.length + 40,
+      );
+      if (refused !== null) return refused;
       segment.text += text;
-      const written = this.#append('chat.delta', { request_id: requestId, message_id: segment.messageId, text });
-      this.#scheduleDeltaFlush();
-      const done = written.then(() => undefined);
-      done.catch(() => undefined);
-      return done;
+      return ACCEPTED;
     } catch (error) {
       return Promise.reject(error);
     }
@@ -398,7 +394,7 @@ export class LiveSession implements SubscriptionSource {
 
   /** @internal */
   changed(): Promise<void> {
-    return this.#changed.promise;
+    return this.#pipeline.changed();
   }
 
   /** @internal */
@@ -411,8 +407,9 @@ export class LiveSession implements SubscriptionSource {
 
   #usable(): void {
     if (this.#closed) throw new LiveError('session_closed', `session "${this.sessionId}" is closed`);
-    if (this.#failure !== null)
-      throw new LiveError('session_failed', `session "${this.sessionId}" failed; reopen it`, { cause: this.#failure });
+    const failure = this.#pipeline.failure;
+    if (failure !== null)
+      throw new LiveError('session_failed', `session "${this.sessionId}" failed; reopen it`, { cause: failure });
     this.#lastUsed = this.#settings.clock();
   }
 
@@ -442,131 +439,27 @@ export class LiveSession implements SubscriptionSource {
     });
   }
 
-  /**
-   * Appends one record through the writer's `append` (validated and checked against the log's state like its typed
-   * methods) and keeps what was appended until it is durable. The writer reserves seqs synchronously, so the seqs
-   * between its `lastSeq` before and after the call are this call's record and, when one fell due, the checkpoint the
-   * writer added after it, with the message list it holds (TJ-EVENT-007). `ts` comes from the stamp the session's
-   * clock hands the writer for the duration of the call. A refusal rejects with the writer's error and changes
-   * nothing; a failed write fails the session (reopen it: recovery reads what the file holds).
-   */
+  /** Appends one record through the pipeline (see `CommitPipeline.append`) while the session is usable. */
   #append(type: string, payload: Record<string, unknown>): Promise<EventLogAck> {
+    this.#appendable();
+    return this.#pipeline.append(type, payload);
+  }
+
+  /** A held append of a payload the session built of strings: null once accepted, else the refusal. */
+  #appendHeld(type: string, payload: Record<string, unknown>, size: number): Promise<void> | null {
+    this.#appendable();
+    return this.#pipeline.appendHeld(type, payload, size);
+  }
+
+  #appendable(): void {
     this.#usable();
     if (this.#exclusive !== null)
       throw new LiveError('invalid_request', 'the session is compacting; retry when compact() resolved');
-    const log = this.#log;
-    const before = log.lastSeq ?? -1;
-    const stamp = this.#settings.clock();
-    this.#stampRef.value = stamp;
-    let written: Promise<EventLogAck>;
-    try {
-      written = log.append(type, payload);
-    } finally {
-      this.#stampRef.value = undefined;
-    }
-    const after = log.lastSeq ?? -1;
-    if (after === before) return written; // refused before anything was reserved
-    const ts = new Date(stamp).toISOString();
-    const json = JSON.stringify(payload);
-    this.#pending.push({
-      record: { seq: before + 1, ts, type, payload: JSON.parse(json) as Record<string, unknown> },
-      size: json.length + 64,
-    });
-    if (after === before + 2) {
-      // The writer's checkpoint payload: the message list and the run index as of it (TJ-EVENT-019).
-      const checkpoint = { messages: [...log.snapshot().messages], runs: runIndexEntries(log.runs().values()) };
-      this.#pending.push({
-        record: { seq: before + 2, ts, type: 'checkpoint', payload: checkpoint },
-        size: JSON.stringify(checkpoint).length + 64,
-      });
-    }
-    written.catch((error: unknown) => this.#fail(error, before + 1));
-    return written;
   }
 
-  /** Makes every record appended so far durable, then delivers it (group commit: concurrent callers share a sync). */
+  /** Makes every record appended so far durable, then delivers it (group commit). */
   #durable(): Promise<void> {
-    if (this.#flushRunning === null) {
-      this.#flushRunning = this.#flushOnce();
-      return this.#flushRunning;
-    }
-    if (this.#flushNext === null) {
-      const next = deferred();
-      this.#flushNext = next;
-      this.#flushRunning
-        .then(
-          () => undefined,
-          () => undefined,
-        )
-        .then(() => {
-          this.#flushNext = null;
-          const run = this.#flushRunning ?? this.#flushOnce();
-          this.#flushRunning = run;
-          run.then(next.resolve, next.reject);
-        });
-    }
-    return this.#flushNext.promise;
-  }
-
-  async #flushOnce(): Promise<void> {
-    try {
-      const target = this.#log.lastSeq ?? -1;
-      await this.#log.flush();
-      if (this.#failure !== null) throw this.#failure;
-      this.#commitThrough(target);
-    } catch (error) {
-      this.#fail(error);
-      throw error;
-    } finally {
-      this.#flushRunning = null;
-    }
-  }
-
-  #scheduleDeltaFlush(): void {
-    if (this.#deltaTimer !== null) return;
-    this.#deltaTimer = setTimeout(() => {
-      this.#deltaTimer = null;
-      this.#durable().catch(() => undefined);
-    }, this.#settings.deltaFlushMs);
-  }
-
-  /** Delivers the pending records up to `target`, now durable: fold, window, subscribers, fan-out. */
-  #commitThrough(target: number): void {
-    let moved = false;
-    // One splice per commit, not a shift per record: a group commit can cover tens of thousands of deltas, and
-    // `shift` on an array that large moves every element each time.
-    const pending = this.#pending;
-    let taken = 0;
-    for (; taken < pending.length; taken += 1) {
-      const next = pending[taken] as { record: LiveRecord; size: number };
-      if (next.record.seq > target) break;
-      if (next.record.seq <= this.#durableSeq) continue;
-      if (next.record.seq !== this.#durableSeq + 1) {
-        // A seq the session never saw appended: delivering past it would leave subscribers a gap (TJ-LIVE-009).
-        this.#fail(new LiveError('session_failed', `seq ${this.#durableSeq + 1} is missing before ${next.record.seq}`));
-        taken += 1;
-        break;
-      }
-      this.#fold.apply(next.record);
-      this.#ring.push(next.record, next.size);
-      this.#durableSeq = next.record.seq;
-      moved = true;
-    }
-    pending.splice(0, taken);
-    if (!moved) return;
-    this.#wakeAll();
-    this.#settings.fanOut.publish(this.sessionId, this.#durableSeq);
-  }
-
-  #wakeAll(): void {
-    const changed = this.#changed;
-    this.#changed = deferred();
-    changed.resolve();
-  }
-
-  #fail(error: unknown, fromSeq?: number): void {
-    if (this.#failure === null) this.#failure = error ?? new Error('unknown failure');
-    if (fromSeq !== undefined) this.#pending = this.#pending.filter((p) => p.record.seq < fromSeq);
+    return this.#pipeline.durable();
   }
 
   async #runExclusive<T>(task: () => Promise<T>): Promise<T> {
@@ -577,76 +470,6 @@ export class LiveSession implements SubscriptionSource {
       return await running;
     } finally {
       this.#exclusive = null;
-    }
-  }
-
-  /**
-   * Restart recovery of the user's words (TJ-LIVE-019): a pending turn whose user message the event log lacks — the
-   * crash came after `submitted` was durable and before `chat.started` and the message were — gets that message back
-   * from its `submitted` record (content and attachments), with the id and request id the session gives it. No run is
-   * started and nothing is answered: the turn is then interrupted like any other.
-   */
-  async #restoreUserMessages(): Promise<void> {
-    const present = new Set(this.#log.snapshot().messages.map((m) => (m as { id?: unknown }).id));
-    const missing = new Set(
-      this.#turns
-        .pendingTurns()
-        .map((t) => t.turnId)
-        .filter((turnId) => !present.has(`${turnId}.user`)),
-    );
-    if (missing.size === 0) return;
-    const found = await readSubmittedMessages(this.#settings.fs, this.#turns.path, missing);
-    for (const turnId of missing) {
-      const submitted = found.get(turnId);
-      if (submitted === undefined) continue;
-      this.#append('message_append', {
-        message: {
-          role: 'user',
-          content: submitted.content,
-          id: `${turnId}.user`,
-          request_id: turnId,
-          ...(submitted.attachments === undefined ? {} : { attachments: submitted.attachments }),
-        },
-      });
-    }
-  }
-
-  /**
-   * Restart recovery (TJ-LIVE-016, TJ-LIVE-017): the run a crash left open gets its open segment's text committed as
-   * a partial assistant message, then `chat.cancelled` with `server_startup_recovery`; every pending turn is then
-   * closed from its run's outcome — never with a fabricated answer.
-   */
-  async #recover(): Promise<void> {
-    const log = this.#log;
-    const snapshot = log.snapshot();
-    const active = snapshot.activeRun;
-    // Runs abandoned before the last one, which the tail fold does not see but the run index does (TJ-LIVE-016).
-    const abandoned = [...this.#fold.runs.values()]
-      .filter((run) => run.finish === null && run.requestId !== active?.requestId)
-      .sort((a, b) => a.startedSeq - b.startedSeq);
-    for (const run of abandoned)
-      this.#append('chat.cancelled', { request_id: run.requestId, reason: SERVER_STARTUP_RECOVERY });
-    if (active !== null) {
-      const overlay = snapshot.overlay;
-      if (overlay !== null && overlay.requestId === active.requestId && overlay.text !== '')
-        this.#append('message_append', {
-          message: {
-            role: 'assistant',
-            content: overlay.text,
-            id: overlay.messageId,
-            request_id: active.requestId,
-            partial: true,
-          },
-        });
-      this.#append('chat.cancelled', { request_id: active.requestId, reason: SERVER_STARTUP_RECOVERY });
-    }
-    await this.#restoreUserMessages();
-    await this.#durable();
-    for (const { turnId } of this.#turns.pendingTurns()) {
-      const run = this.#fold.runs.get(turnId);
-      if (run?.finish === 'done') await this.#turns.complete(turnId, { assistantMessageIndex: null });
-      else if (run?.finish === 'error') await this.#turns.interrupt(turnId, 'error');
-      else await this.#turns.interrupt(turnId, SERVER_STARTUP_RECOVERY);
     }
   }
 }

@@ -1,3 +1,6 @@
+// Over 450 lines: one state machine — the write queue with its held chunks, the failure fence, the poison and the
+// `none`-mode sync counters share `#queue`, `#unwrittenBytes`, `#failed` and `#poison`, and every path (append, hold,
+// drain, idle, flush, rewrite, close) reads and changes them together; split, they would have to be exposed.
 import { dirname } from 'node:path';
 import { setImmediate } from 'node:timers';
 import type { JournalSource } from '@turnjournal/reader';
@@ -54,11 +57,34 @@ export interface OpenReport {
 /** An append's write: its acknowledgement (and, unless `none`, its fdatasync) waits for it. */
 const AWAITED = { awaited: true } as const;
 
+/**
+ * Held lines (see `AppendFile.appendLine`) are written once they add up to this many bytes, even when nothing
+ * else asks for a write: memory stays bounded, and one write of this size is still a small one (see
+ * `SYNC_WRITE_MAX_BYTES`).
+ */
+export const HOLD_MAX_BYTES = 64 * 1024;
+
+/** Options of `AppendFile.appendLine` (see there). */
+export interface AppendLineOptions {
+  /** Keep the line in memory until a write is due (`none` mode only). */
+  readonly hold?: boolean;
+}
+
+/**
+ * A line waiting for its write, or a chunk of held lines: consecutive held lines are copied into one buffer (its first
+ * `length` bytes), so holding thousands of them keeps a few chunks alive, not an object and a buffer per line.
+ */
 interface Pending {
   readonly bytes: Uint8Array;
+  /** Bytes of `bytes` in use: all of them for a line, up to its capacity for a chunk. */
+  length: number;
+  /** True for a chunk of held lines: their promises resolved when they were queued, so nobody waits for its write. */
+  readonly held: boolean;
   readonly resolve: (ack: AppendAck) => void;
   readonly reject: (error: unknown) => void;
 }
+
+const IGNORE = (): void => undefined;
 
 /**
  * One journal file opened for appending by its single writer (spec §11). Opening takes the file's lock (TJ-DUR-017),
@@ -85,6 +111,15 @@ export class AppendFile {
   #fd: number;
   #size: number;
   #queue: Pending[] = [];
+  /** Bytes queued or being written, not yet in `#size`: where the next line will start is `#size` plus this. */
+  #unwrittenBytes = 0;
+  /** Chunks of held lines in `#queue`, and their bytes. */
+  #heldChunks = 0;
+  #heldBytes = 0;
+  /** Set by `idle` (and so `flush`, close, rewrite): the next batch is written even if every line of it is held. */
+  #writeHeld = false;
+  /** Callers waiting in `idle` (a flush among them): the drain then goes on without waiting for a macrotask. */
+  #idleWaiters = 0;
   #draining: Promise<void> | null = null;
   #poison: unknown = null;
   /** The failed write that queued appends are refused for, until the queue is empty or `AppendFile.resume`. */
@@ -212,18 +247,52 @@ export class AppendFile {
   /**
    * Appends one encoded line (it must end with its single LF, as `encodeRecord` makes it). Resolves when the
    * durability mode acknowledges it; rejects, writing nothing that stays, when the write fails.
+   *
+   * `options.hold` (`none` mode only; the other modes ignore it): keep the line in memory instead of handing it to
+   * the OS now. The call resolves at once, with the offset the line will have; held lines are written in call order,
+   * in one write, with the next line that is not held, on {@link AppendFile.idle}, {@link AppendFile.flush} and
+   * close, or once they add up to 64 KiB. A crash of the process loses them, and a failed write that loses one of them
+   * poisons the file: their appends were acknowledged, and only a reopen can tell what the file holds.
    */
-  appendLine(bytes: Uint8Array): Promise<AppendAck> {
+  appendLine(bytes: Uint8Array, options?: { readonly hold?: boolean }): Promise<AppendAck> {
     if (this.#closed) return Promise.reject(new WriterError('writer_closed', `${this.path} is closed`, this.path));
     if (this.#poison !== null) return Promise.reject(new WriterPoisonedError(this.path, this.#poison));
     if (bytes.length === 0 || bytes[bytes.length - 1] !== 0x0a || bytes.indexOf(0x0a) !== bytes.length - 1)
       return Promise.reject(
         new WriterError('invalid_record', 'an appended line must contain exactly one LF, at its end', this.path),
       );
+    if (options?.hold === true && this.durability === 'none') return this.#hold(bytes);
     return new Promise<AppendAck>((resolve, reject) => {
-      this.#queue.push({ bytes, resolve, reject });
+      this.#queue.push({ bytes, length: bytes.length, held: false, resolve, reject });
+      this.#unwrittenBytes += bytes.length;
       this.#draining ??= this.#drain();
     });
+  }
+
+  #hold(bytes: Uint8Array): Promise<AppendAck> {
+    // Behind a failed write the line would be refused after its promise resolved: refuse it now instead.
+    if (this.#failed !== null) return Promise.reject(new AppendCancelledError(this.path, this.#failed));
+    const offset = this.#size + this.#unwrittenBytes;
+    const last = this.#queue[this.#queue.length - 1];
+    if (last?.held === true && last.length + bytes.length <= last.bytes.length) {
+      last.bytes.set(bytes, last.length);
+      last.length += bytes.length;
+    } else {
+      const chunk = Buffer.allocUnsafe(Math.max(HOLD_MAX_BYTES, bytes.length));
+      chunk.set(bytes, 0);
+      this.#queue.push({ bytes: chunk, length: bytes.length, held: true, resolve: IGNORE, reject: IGNORE });
+      this.#heldChunks += 1;
+    }
+    this.#unwrittenBytes += bytes.length;
+    this.#heldBytes += bytes.length;
+    if (this.#heldBytes >= HOLD_MAX_BYTES) this.#draining ??= this.#drain();
+    return Promise.resolve({ offset, length: bytes.length });
+  }
+
+  /** True while the queue holds a line that is to be written now: one not held, or held ones that must go. */
+  #writeDue(): boolean {
+    const queued = this.#queue.length;
+    return queued > this.#heldChunks || (queued > 0 && (this.#writeHeld || this.#heldBytes >= HOLD_MAX_BYTES));
   }
 
   async #drain(): Promise<void> {
@@ -233,13 +302,18 @@ export class AppendFile {
       // writes, wait one microtask first: the appends made in the same synchronous run share one write, and a caller
       // awaiting each append pays a microtask, not a thread-pool trip. (`group` batches behind its in-flight sync.)
       if (this.durability === 'none') await undefined;
-      while (this.#queue.length > 0) {
-        const batch = this.durability === 'every' ? this.#queue.splice(0, 1) : this.#queue.splice(0);
+      while (this.#writeDue()) {
+        const holding = this.#heldChunks > 0;
+        const batch = this.#takeBatch();
         await this.#writeBatch(batch);
         // A batch of several records means callers keep many appends in flight: let every one whose append was just
         // acknowledged run and append its next record (a macrotask runs after all their microtasks) before writing
-        // again, so the next write is as large as the last. A lone caller (batches of one) is not delayed.
-        if (this.durability === 'none' && batch.length > 1) await new Promise((resolve) => setImmediate(resolve));
+        // again, so the next write is as large as the last. A lone caller (batches of one) is not delayed, and
+        // neither are held lines: they come without waiting for their writes, and wait for no macrotask either, so
+        // a loop of held appends that never yields must still see its lines written at the bound. Nor is a caller
+        // waiting in `idle`: a flush's sync would only start later, and the appends it waits for are written.
+        if (this.durability === 'none' && batch.length > 1 && !holding && this.#idleWaiters === 0)
+          await new Promise((resolve) => setImmediate(resolve));
       }
     } finally {
       this.#draining = null;
@@ -248,23 +322,54 @@ export class AppendFile {
     }
   }
 
+  /**
+   * The next batch: one line in `every` mode; otherwise the whole queue — except when only held lines wait and only
+   * their bound makes them due, when the batch stops at the bound, so the write stays a small one (see
+   * `SYNC_WRITE_MAX_BYTES`) and the rest waits in the queue.
+   */
+  #takeBatch(): Pending[] {
+    if (this.durability === 'every') return this.#queue.splice(0, 1);
+    if (this.#queue.length > this.#heldChunks || this.#writeHeld) {
+      this.#heldChunks = 0;
+      this.#heldBytes = 0;
+      this.#writeHeld = false;
+      return this.#queue.splice(0);
+    }
+    let chunks = 0;
+    let bytes = 0;
+    for (const pending of this.#queue) {
+      if (chunks > 0 && bytes + pending.length > HOLD_MAX_BYTES) break;
+      chunks += 1;
+      bytes += pending.length;
+    }
+    this.#heldChunks -= chunks;
+    this.#heldBytes -= bytes;
+    return this.#queue.splice(0, chunks);
+  }
+
   async #writeBatch(batch: Pending[]): Promise<void> {
+    const bytes = batch.length === 1 ? used(batch[0] as Pending) : concat(batch);
+    this.#unwrittenBytes -= bytes.length;
     if (this.#poison !== null) {
       for (const pending of batch) pending.reject(new WriterPoisonedError(this.path, this.#poison));
       return;
     }
     if (this.#failed !== null) {
+      // A held line queued before the failure was acknowledged: losing it is not a refusal the caller saw.
+      if (batch.some((pending) => pending.held)) this.#poison = this.#failed;
       for (const pending of batch) pending.reject(new AppendCancelledError(this.path, this.#failed));
       return;
     }
     const start = this.#size;
-    const bytes = batch.length === 1 ? (batch[0] as Pending).bytes : concat(batch);
     try {
       await writeAll(this.#fs, this.#fd, bytes, start, AWAITED);
     } catch (error) {
       const failure = new JournalWriteError(this.path, 'write', error);
       // Set before anything is awaited: no append queued behind this one may be written (TJ-DUR-030).
       this.#failed = failure;
+      // Held lines in this batch, or queued behind it, were acknowledged and are lost: the writer's memory holds
+      // records the file never will, so it is poisoned until a reopen reads what the file holds.
+      if (batch.some((pending) => pending.held) || this.#heldChunks > 0) this.#poison = failure;
       // Undo a partial write so the next append starts on a line boundary (TJ-DUR-023); if that fails too, refuse.
       try {
         await this.#fs.ftruncate(this.#fd, start);
@@ -287,17 +392,27 @@ export class AppendFile {
     this.#size = start + bytes.length;
     let offset = start;
     for (const pending of batch) {
-      pending.resolve({ offset, length: pending.bytes.length });
-      offset += pending.bytes.length;
+      pending.resolve({ offset, length: pending.length });
+      offset += pending.length;
     }
   }
 
-  /** Waits until every append made so far is settled. */
+  /** Waits until every append made so far is settled and its line written (held lines included). */
   async idle(): Promise<void> {
-    while (this.#draining !== null) await this.#draining;
+    if (this.#queue.length > 0) {
+      this.#writeHeld = true;
+      this.#draining ??= this.#drain();
+    }
+    if (this.#draining === null) return;
+    this.#idleWaiters += 1;
+    try {
+      while (this.#draining !== null) await this.#draining;
+    } finally {
+      this.#idleWaiters -= 1;
+    }
   }
 
-  /** Waits for pending appends, then fsyncs the file (what `none` mode does on close). */
+  /** Waits for pending appends and writes the held lines, then fsyncs the file (what `none` mode does on close). */
   async flush(): Promise<void> {
     await this.idle();
     if (this.#poison !== null) throw new WriterPoisonedError(this.path, this.#poison);
@@ -348,7 +463,9 @@ export class AppendFile {
   }
 
   async #close(): Promise<void> {
-    await this.idle();
+    // Lines held while the last write ran start no write of their own: idle again until none is left.
+    do await this.idle();
+    while (this.#queue.length > 0);
     this.#closed = true;
     let failure: unknown = null;
     if (this.#writesDone !== this.#writesSynced && this.#poison === null) {
@@ -364,14 +481,18 @@ export class AppendFile {
   }
 }
 
+function used(pending: Pending): Uint8Array {
+  return pending.length === pending.bytes.length ? pending.bytes : pending.bytes.subarray(0, pending.length);
+}
+
 function concat(batch: readonly Pending[]): Uint8Array {
   let length = 0;
-  for (const pending of batch) length += pending.bytes.length;
+  for (const pending of batch) length += pending.length;
   const out = new Uint8Array(length);
   let offset = 0;
   for (const pending of batch) {
-    out.set(pending.bytes, offset);
-    offset += pending.bytes.length;
+    out.set(used(pending), offset);
+    offset += pending.length;
   }
   return out;
 }

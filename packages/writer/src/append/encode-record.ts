@@ -6,7 +6,6 @@ export const DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024;
 const LINE_SEPARATORS = /[\u2028\u2029]/g;
 /** Cheap pre-check: an integer beyond ±(2^53-1) prints with at least 16 digits, or with an exponent `e+`. */
 const MAYBE_UNSAFE_INTEGER = /\d{16}|e\+/;
-const encoder = new TextEncoder();
 
 /**
  * `JSON.stringify` of a record object, or a {@link WriterError} (`invalid_record`) when it cannot be serialised (a
@@ -55,7 +54,8 @@ export function encodeRecordLine(record: unknown, maxLineBytes: number = DEFAULT
   const json = serialiseRecord(record);
   if (MAYBE_UNSAFE_INTEGER.test(json)) rejectUnsafeIntegers(record);
   const text = json.replace(LINE_SEPARATORS, escapeSeparator);
-  const bytes = encoder.encode(`${text}\n`);
+  // Buffer.from, not TextEncoder: several times faster for the short lines most records are (a pooled copy).
+  const bytes: Uint8Array = Buffer.from(`${text}\n`, 'utf8');
   if (bytes.length - 1 > maxLineBytes)
     throw new WriterError(
       'line_too_long',
@@ -79,6 +79,13 @@ function rejectUnsafeIntegers(record: object): void {
     return value;
   });
 }
+
+/** `text` with U+2028 and U+2029 escaped as `encodeRecord` escapes them (TJ-FRAME-007). */
+export function escapeLineSeparators(text: string): string {
+  return ANY_LINE_SEPARATOR.test(text) ? text.replace(LINE_SEPARATORS, escapeSeparator) : text;
+}
+
+const ANY_LINE_SEPARATOR = /[\u2028\u2029]/;
 
 function escapeSeparator(character: string): string {
   return character === '\u2028' ? '\\u2028' : '\\u2029';

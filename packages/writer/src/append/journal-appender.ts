@@ -1,5 +1,5 @@
 import { WriterError, WriterPoisonedError } from '../errors.js';
-import type { AppendAck, AppendFile } from './append-file.js';
+import type { AppendAck, AppendFile, AppendLineOptions } from './append-file.js';
 
 /** A line reserved with a second one right behind it, which nothing may come between (an automatic checkpoint). */
 export interface ReservedLines {
@@ -77,14 +77,16 @@ export class JournalAppender {
   /**
    * Reserves, encodes and appends one record (see the class comment). `prepare` runs after every earlier call's
    * preparation, at once when nothing is waiting. Resolves with the line's ack (null when `prepare` wrote nothing).
+   * `options.hold` is handed to the file with the line(s) (see `AppendFile.appendLine`): the call then resolves
+   * once they are queued.
    */
-  append(prepare: () => Prepared | Promise<Prepared>): Promise<AppendAck | null> {
+  append(prepare: () => Prepared | Promise<Prepared>, options?: AppendLineOptions): Promise<AppendAck | null> {
     const refusal = this.refusal;
     if (refusal !== null) return Promise.reject(refusal);
-    if (this.#busy === null && this.#held.length === 0 && !this.file.fenced) return this.#start(prepare);
+    if (this.#busy === null && this.#held.length === 0 && !this.file.fenced) return this.#start(prepare, options);
     return new Promise((resolve, reject) => {
       this.#held.push(() => {
-        this.#start(prepare).then(resolve, reject);
+        this.#start(prepare, options).then(resolve, reject);
       });
       this.#pump();
     });
@@ -127,7 +129,7 @@ export class JournalAppender {
     return this.#closing;
   }
 
-  #start(prepare: () => Prepared | Promise<Prepared>): Promise<AppendAck | null> {
+  #start(prepare: () => Prepared | Promise<Prepared>, options?: AppendLineOptions): Promise<AppendAck | null> {
     if (this.#broken !== null) return Promise.reject(new WriterPoisonedError(this.file.path, this.#broken));
     let prepared: Prepared | Promise<Prepared>;
     try {
@@ -135,12 +137,12 @@ export class JournalAppender {
     } catch (error) {
       return Promise.reject(error);
     }
-    if (!(prepared instanceof Promise)) return this.#enqueue(prepared);
+    if (!(prepared instanceof Promise)) return this.#enqueue(prepared, options);
     const done = this.#block();
     return prepared.then(
       (lines) => {
         // Queued before the calls that waited for it are released.
-        const written = this.#enqueue(lines);
+        const written = this.#enqueue(lines, options);
         done();
         return written;
       },
@@ -151,8 +153,18 @@ export class JournalAppender {
     );
   }
 
-  #enqueue(prepared: Prepared): Promise<AppendAck | null> {
+  #enqueue(prepared: Prepared, options?: AppendLineOptions): Promise<AppendAck | null> {
     if (prepared === null) return Promise.resolve(null);
+    // A held line is only queued, not written: nothing to track (a failed write that loses it poisons the file).
+    if (options?.hold === true && this.file.durability === 'none') {
+      if (prepared instanceof Uint8Array) return this.file.appendLine(prepared, options);
+      const written = this.file.appendLine(prepared.line, options);
+      this.file.appendLine(prepared.trailer, options).then(
+        () => prepared.trailerSettled(null),
+        (error: unknown) => prepared.trailerSettled(error),
+      );
+      return written;
+    }
     if (prepared instanceof Uint8Array) return this.#track(prepared);
     const written = this.#track(prepared.line);
     this.#track(prepared.trailer).then(
@@ -262,6 +274,8 @@ export class JournalAppender {
     const done = this.#block();
     try {
       while (this.#inFlight > 0) await new Promise<void>((resolve) => this.#drainWaiters.push(resolve));
+      // Held lines too: the task reads the file (a compaction copies what it holds) and must find every record.
+      await this.file.idle();
       if (this.file.fenced && this.#broken === null && !this.file.poisoned) await this.#reread();
       if (this.#broken !== null) throw new WriterPoisonedError(this.file.path, this.#broken);
       if (this.file.poisoned) throw new WriterPoisonedError(this.file.path, 'an earlier sync or write failed');

@@ -1,12 +1,16 @@
+// Over 450 lines: the event-log writer's public API (one documented method per record type, about 300 lines with its
+// comments) and its reservation step; the input types, the transition rules, the fold, the queue, the fast delta
+// encoder and compaction already live in modules of their own.
 import { type EventLogSnapshot, readRunIndex, type ScannedRun } from '@turnjournal/reader';
 import { applyRunRecord, copyRun, type IncrementalEventFold, runIndexEntries } from '@turnjournal/reader/store-format';
 import type { Finding, FindingLocation } from '@turnjournal/schema';
-import type { AppendAck, AppendFile, Durability, OpenReport } from '../append/append-file.js';
+import type { AppendAck, AppendFile, AppendLineOptions, Durability, OpenReport } from '../append/append-file.js';
 import { type EncodedRecord, encodeCheckedRecord } from '../append/encode-checked.js';
 import { JournalAppender, type Prepared } from '../append/journal-appender.js';
 import { WriterError, WriterPoisonedError } from '../errors.js';
 import { type CompactEventLogOptions, compactOpenFile, type EventLogCompaction } from './compact-event-log.js';
 import { deepFreeze } from './deep-freeze.js';
+import { encodeDeltaRecord } from './encode-delta.js';
 import type {
   EventChatCancelledInput,
   EventChatDeltaInput,
@@ -29,6 +33,7 @@ type Payload = Record<string, unknown>;
 
 /** The types whose payload carries messages (`message` or `messages`): the fold keeps them, snapshots hand them out. */
 const MESSAGE_TYPES: ReadonlySet<string> = new Set(['message_append', 'message_edit', 'checkpoint']);
+const HOLD: AppendLineOptions = { hold: true };
 
 /** What {@link openEventLog} found and chose, handed to the writer. */
 export interface EventLogSettings {
@@ -92,6 +97,8 @@ export class EventLog {
   #nextSeq: number;
   #checkpointDue: number;
   #checkpointFailure: unknown = null;
+  #tsStamp = Number.NaN;
+  #ts = '';
 
   /** @internal use {@link openEventLog}. */
   constructor(file: AppendFile, tail: TailRecovery, settings: EventLogSettings) {
@@ -273,8 +280,19 @@ export class EventLog {
    * `unknown_record`, info), or a v1 type with a payload the typed methods do not build (extra members). A v1 type is
    * validated against its schema and checked against the state like the typed methods; another type must be a valid
    * event envelope. `payload` may be omitted only where the schema allows it.
+   *
+   * `options.hold` (in `none` mode; the other modes ignore it): the record is checked, given its seq and applied to
+   * the writer's state as usual, but its line is kept in memory, and the call resolves once it is queued. Held lines
+   * are written in call order, in one write, with the next append that is not held, on {@link EventLog.idle},
+   * {@link EventLog.flush}, compaction and close, or once they add up to 64 KiB. For records whose loss with the
+   * process is acceptable (a live session holds its deltas until its next sync, TJ-LIVE-007): a crash loses them,
+   * and a failed write that loses one poisons the writer (`writer_poisoned`) until it is reopened.
    */
-  append(type: string, payload?: Readonly<Record<string, unknown>>): Promise<EventLogAck> {
+  append(
+    type: string,
+    payload?: Readonly<Record<string, unknown>>,
+    options?: { readonly hold?: boolean },
+  ): Promise<EventLogAck> {
     if (typeof type !== 'string' || type.length === 0)
       return Promise.reject(new WriterError('invalid_record', 'a record type must be a non-empty string', this.path));
     if (type === 'checkpoint')
@@ -287,7 +305,7 @@ export class EventLog {
       );
     if (payload !== undefined && (typeof payload !== 'object' || payload === null || Array.isArray(payload)))
       return Promise.reject(new WriterError('invalid_record', 'a payload must be a JSON object', this.path));
-    return this.#submit(type, payload);
+    return this.#submit(type, payload, options?.hold === true ? HOLD : undefined);
   }
 
   /**
@@ -333,14 +351,18 @@ export class EventLog {
     );
   }
 
-  /** Waits until every append, checkpoint and compaction called so far has settled. */
-  idle(): Promise<void> {
-    return this.#appender.idle();
+  /** Waits until every append, checkpoint and compaction called so far has settled, and held lines are written. */
+  async idle(): Promise<void> {
+    await this.#appender.idle();
+    await this.#file.idle();
   }
 
   /** Waits for pending appends, then fsyncs the file: what makes `none`-mode records durable before close. */
   async flush(): Promise<void> {
-    await this.idle();
+    // Waiting on the file at once tells it a sync is coming, so it writes what is queued without pausing first.
+    const written = this.#file.idle();
+    await this.#appender.idle();
+    await written;
     await this.#file.flush();
   }
 
@@ -361,13 +383,13 @@ export class EventLog {
     return this.#submit(type, build(input));
   }
 
-  #submit(type: string, payload: Payload | undefined): Promise<EventLogAck> {
+  #submit(type: string, payload: Payload | undefined, options?: AppendLineOptions): Promise<EventLogAck> {
     let seq = 0;
     return this.#appender
       .append(() => {
         seq = this.#nextSeq;
         return this.#reserve(type, payload);
-      })
+      }, options)
       .then((ack) => ({ seq, offset: (ack as AppendAck).offset, length: (ack as AppendAck).length }));
   }
 
@@ -448,12 +470,17 @@ export class EventLog {
     const now = this.#clock();
     if (typeof now !== 'number' || !Number.isFinite(now))
       throw new WriterError('invalid_option', `the clock returned ${String(now)}, not epoch milliseconds`, this.path);
-    const record = {
-      seq: this.#nextSeq,
-      ts: new Date(now).toISOString(),
-      type,
-      ...(payload === undefined ? {} : { payload }),
-    };
+    // Many records share a millisecond while a run streams: format each one once.
+    if (now !== this.#tsStamp) {
+      this.#tsStamp = now;
+      this.#ts = new Date(now).toISOString();
+    }
+    const ts = this.#ts;
+    if (type === 'chat.delta' && payload !== undefined) {
+      const fast = encodeDeltaRecord(this.#nextSeq, ts, payload, this.#maxLineBytes);
+      if (fast !== undefined) return fast;
+    }
+    const record = { seq: this.#nextSeq, ts, type, ...(payload === undefined ? {} : { payload }) };
     return encodeCheckedRecord(record, { family: 'event', type, v1Only: false }, this.#maxLineBytes, this.path);
   }
 

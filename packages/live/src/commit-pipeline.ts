@@ -1,0 +1,297 @@
+import { runIndexEntries } from '@turnjournal/reader/store-format';
+import type { EventLog, EventLogAck } from '@turnjournal/writer';
+import { LiveError } from './errors.js';
+import type { LiveRecord } from './records.js';
+import type { RecordRing } from './ring.js';
+import type { LiveSessionSettings } from './session-inputs.js';
+import type { ViewFold } from './view-fold.js';
+
+interface Deferred {
+  promise: Promise<void>;
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
+
+function deferred(): Deferred {
+  let resolve = (): void => undefined;
+  let reject = (_: unknown): void => undefined;
+  const promise = new Promise<void>((yes, no) => {
+    resolve = yes;
+    reject = no;
+  });
+  return { promise, resolve, reject };
+}
+
+const HOLD = { hold: true } as const;
+
+/**
+ * True when every member of `payload` is a string, a finite number, a boolean or null — its own JSON round trip —
+ * looking once into a `message` member, which the session builds itself (its caller-given members must be flat too).
+ */
+function isFlat(payload: Record<string, unknown>): boolean {
+  for (const key in payload) {
+    const value = payload[key];
+    if (typeof value === 'string' || typeof value === 'boolean' || value === null) continue;
+    if (typeof value === 'number' && Number.isFinite(value)) continue;
+    if (key !== 'message' || typeof value !== 'object' || Array.isArray(value)) return false;
+    for (const inner in value) {
+      const member = (value as Record<string, unknown>)[inner];
+      if (typeof member === 'string' || typeof member === 'boolean' || member === null) continue;
+      if (typeof member === 'number' && Number.isFinite(member)) continue;
+      return false;
+    }
+  }
+  return true;
+}
+
+/** About the length of a flat payload's JSON, for the window's byte bound: string lengths plus a little per member. */
+function sizeOfFlat(payload: Record<string, unknown>): number {
+  let size = 2;
+  for (const key in payload) {
+    const value = payload[key];
+    size +=
+      key.length +
+      4 +
+      (typeof value === 'string'
+        ? value.length + 2
+        : typeof value === 'object' && value !== null
+          ? sizeOfFlat(value as Record<string, unknown>)
+          : 8);
+  }
+  return size;
+}
+
+/**
+ * The durability pipeline of a live session (spec §18.2): every record goes through the writer's `append`, is kept
+ * in the pending list until a sync covers it, and is then delivered — folded into the view, pushed into the window
+ * of recent records, announced to subscribers and on the fan-out (TJ-LIVE-008). Syncs are group commits: callers
+ * that ask while one runs share the next. Deltas are held by the writer until a sync, which the delta timer brings
+ * within `deltaFlushMs` when no boundary comes first (TJ-LIVE-007).
+ *
+ * A failed write or sync fails the pipeline for good: every later sync rejects with that failure, and the session
+ * refuses every call (reopen it: recovery reads what the file holds).
+ */
+export class CommitPipeline {
+  readonly #sessionId: string;
+  readonly #log: EventLog;
+  readonly #fold: ViewFold;
+  readonly #ring: RecordRing;
+  readonly #settings: LiveSessionSettings;
+  readonly #stampRef: { value: number | undefined };
+  /** Records appended (handed to the writer) and not yet durable, in seq order. */
+  #pending: { record: LiveRecord; size: number }[] = [];
+  #durableSeq: number;
+  #changed: Deferred = deferred();
+  #flushRunning: Promise<void> | null = null;
+  #flushNext: Deferred | null = null;
+  #deltaTimer: ReturnType<typeof setTimeout> | null = null;
+  #failure: unknown = null;
+  /** The last stamp turned into a `ts`, and that text: deltas come many per millisecond. */
+  #tsStamp = Number.NaN;
+  #ts = '';
+
+  /**
+   * @param stampRef the stamp the hub's writer clock reads while an append runs, so the record's `ts` is the one the
+   * pipeline gives its pending copy.
+   */
+  constructor(
+    sessionId: string,
+    log: EventLog,
+    fold: ViewFold,
+    ring: RecordRing,
+    settings: LiveSessionSettings,
+    stampRef: { value: number | undefined },
+  ) {
+    this.#sessionId = sessionId;
+    this.#log = log;
+    this.#fold = fold;
+    this.#ring = ring;
+    this.#settings = settings;
+    this.#stampRef = stampRef;
+    this.#durableSeq = fold.lastSeq ?? -1;
+  }
+
+  /** The highest durable (and delivered) seq, -1 for an empty log. */
+  get durableSeq(): number {
+    return this.#durableSeq;
+  }
+
+  /** Why the pipeline failed, or null. */
+  get failure(): unknown {
+    return this.#failure;
+  }
+
+  /** Resolves at the next delivery (or wake-up): subscribers wait on it. */
+  changed(): Promise<void> {
+    return this.#changed.promise;
+  }
+
+  /**
+   * Appends one record through the writer's `append` (validated and checked against the log's state like its typed
+   * methods) and keeps what was appended until it is durable. The writer reserves seqs synchronously, so the seqs
+   * between its `lastSeq` before and after the call are this call's record and, when one fell due, the checkpoint the
+   * writer added after it, with the message list it holds (TJ-EVENT-007). `ts` comes from the stamp the session's
+   * clock hands the writer for the duration of the call. A refusal rejects with the writer's error and changes
+   * nothing; a failed write fails the pipeline. With `hold` the writer keeps the line in memory until the next sync
+   * (the stream records of TJ-LIVE-007). `flatSize`, when given, vouches that the session built `payload` of strings
+   * only (no copy needed) and is its size for the window's byte bound.
+   */
+  append(type: string, payload: Record<string, unknown>, hold = false, flatSize = -1): Promise<EventLogAck> {
+    const log = this.#log;
+    const before = log.lastSeq ?? -1;
+    const stamp = this.#settings.clock();
+    this.#stampRef.value = stamp;
+    let written: Promise<EventLogAck>;
+    try {
+      written = log.append(type, payload, hold ? HOLD : undefined);
+    } finally {
+      this.#stampRef.value = undefined;
+    }
+    const after = log.lastSeq ?? -1;
+    if (after === before) return written; // refused before anything was reserved
+    if (stamp !== this.#tsStamp) {
+      this.#tsStamp = stamp;
+      this.#ts = new Date(stamp).toISOString();
+    }
+    const ts = this.#ts;
+    // What subscribers get must equal what the log holds, and stay so: a payload of strings, numbers, booleans and
+    // nulls (a delta, a segment start, most run records) is its own JSON round trip and nobody else holds it, so it
+    // is kept as it is; one holding a caller's object (tool arguments, attachments, an error) is copied through JSON,
+    // which also drops what the line dropped.
+    let record: LiveRecord;
+    let size: number;
+    if (flatSize >= 0) {
+      record = { seq: before + 1, ts, type, payload };
+      size = flatSize + 64;
+    } else if (isFlat(payload)) {
+      record = { seq: before + 1, ts, type, payload };
+      size = sizeOfFlat(payload) + 64;
+    } else {
+      const json = JSON.stringify(payload);
+      record = { seq: before + 1, ts, type, payload: JSON.parse(json) as Record<string, unknown> };
+      size = json.length + 64;
+    }
+    this.#pending.push({ record, size });
+    if (after === before + 2) {
+      // The writer's checkpoint payload: the message list and the run index as of it (TJ-EVENT-019). Its size for
+      // the window is estimated from the messages' text rather than measured by serialising the whole list again.
+      const messages = log.snapshot().messages;
+      const runs = runIndexEntries(log.runs().values());
+      let size = 64 + runs.length * 160;
+      for (const message of messages)
+        size += 64 + (typeof message.content === 'string' ? message.content.length : JSON.stringify(message).length);
+      this.#pending.push({ record: { seq: before + 2, ts, type: 'checkpoint', payload: { messages, runs } }, size });
+    }
+    // A held line cannot fail once accepted (the writer refuses up front or not at all); a write failure of the
+    // batch it goes out with fails the pipeline through the sync. The handler is there so nothing goes unhandled.
+    written.catch(hold ? this.#failed : (error: unknown) => this.fail(error, before + 1));
+    return written;
+  }
+
+  readonly #failed = (error: unknown): void => this.fail(error);
+
+  /**
+   * {@link CommitPipeline.append} of a payload the session built of strings (`size` its length), with the line held
+   * (TJ-LIVE-007), and the delta timer started: null once accepted, else the refusal's promise.
+   */
+  appendHeld(type: string, payload: Record<string, unknown>, size: number): Promise<void> | null {
+    const before = this.#log.lastSeq;
+    const written = this.append(type, payload, true, size);
+    if (this.#log.lastSeq === before) return written.then(() => undefined);
+    this.#scheduleDeltaFlush();
+    return null;
+  }
+
+  /** Makes every record appended so far durable, then delivers it (group commit: concurrent callers share a sync). */
+  durable(): Promise<void> {
+    if (this.#flushRunning === null) {
+      this.#flushRunning = this.#flushOnce();
+      return this.#flushRunning;
+    }
+    if (this.#flushNext === null) {
+      const next = deferred();
+      this.#flushNext = next;
+      this.#flushRunning
+        .then(
+          () => undefined,
+          () => undefined,
+        )
+        .then(() => {
+          this.#flushNext = null;
+          const run = this.#flushRunning ?? this.#flushOnce();
+          this.#flushRunning = run;
+          run.then(next.resolve, next.reject);
+        });
+    }
+    return this.#flushNext.promise;
+  }
+
+  /** Stops the delta timer (on close). */
+  stop(): void {
+    if (this.#deltaTimer !== null) clearTimeout(this.#deltaTimer);
+    this.#deltaTimer = null;
+  }
+
+  /** Wakes every waiting subscriber (on close, or when a delivery moved the durable seq). */
+  wakeAll(): void {
+    const changed = this.#changed;
+    this.#changed = deferred();
+    changed.resolve();
+  }
+
+  /** Fails the pipeline (the first failure stays); drops the pending records from `fromSeq` on, never delivered. */
+  fail(error: unknown, fromSeq?: number): void {
+    if (this.#failure === null) this.#failure = error ?? new Error('unknown failure');
+    if (fromSeq !== undefined) this.#pending = this.#pending.filter((p) => p.record.seq < fromSeq);
+  }
+
+  async #flushOnce(): Promise<void> {
+    try {
+      const target = this.#log.lastSeq ?? -1;
+      await this.#log.flush();
+      if (this.#failure !== null) throw this.#failure;
+      this.#commitThrough(target);
+    } catch (error) {
+      this.fail(error);
+      throw error;
+    } finally {
+      this.#flushRunning = null;
+    }
+  }
+
+  #scheduleDeltaFlush(): void {
+    if (this.#deltaTimer !== null) return;
+    this.#deltaTimer = setTimeout(() => {
+      this.#deltaTimer = null;
+      this.durable().catch(() => undefined);
+    }, this.#settings.deltaFlushMs);
+  }
+
+  /** Delivers the pending records up to `target`, now durable: fold, window, subscribers, fan-out. */
+  #commitThrough(target: number): void {
+    let moved = false;
+    // One splice per commit, not a shift per record: a group commit can cover tens of thousands of deltas, and
+    // `shift` on an array that large moves every element each time.
+    const pending = this.#pending;
+    let taken = 0;
+    for (; taken < pending.length; taken += 1) {
+      const next = pending[taken] as { record: LiveRecord; size: number };
+      if (next.record.seq > target) break;
+      if (next.record.seq <= this.#durableSeq) continue;
+      if (next.record.seq !== this.#durableSeq + 1) {
+        // A seq the session never saw appended: delivering past it would leave subscribers a gap (TJ-LIVE-009).
+        this.fail(new LiveError('session_failed', `seq ${this.#durableSeq + 1} is missing before ${next.record.seq}`));
+        taken += 1;
+        break;
+      }
+      this.#fold.apply(next.record);
+      this.#ring.push(next.record, next.size);
+      this.#durableSeq = next.record.seq;
+      moved = true;
+    }
+    pending.splice(0, taken);
+    if (!moved) return;
+    this.wakeAll();
+    this.#settings.fanOut.publish(this.#sessionId, this.#durableSeq);
+  }
+}

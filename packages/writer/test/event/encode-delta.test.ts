@@ -1,0 +1,81 @@
+// The event-log writer's fast path for `chat.delta` (src/event/encode-delta.ts) must write the line the generic
+// checked encoder writes, byte for byte, and leave everything else to it: whatever the schema refuses is refused with
+// the generic path's error. Property over arbitrary strings (lone surrogates, U+2028/U+2029, astral characters).
+import { checkProperty } from '@turnjournal/test-support';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { encodeCheckedRecord } from '../../src/append/encode-checked.js';
+import { encodeDeltaRecord } from '../../src/event/encode-delta.js';
+
+const LIMIT = 16 * 1024 * 1024;
+const TS = '2026-11-26T04:30:58.123Z';
+
+function generic(seq: number, payload: Record<string, unknown>, limit = LIMIT) {
+  return encodeCheckedRecord(
+    { seq, ts: TS, type: 'chat.delta', payload },
+    { family: 'event', type: 'chat.delta', v1Only: false },
+    limit,
+    'events.jsonl',
+  );
+}
+
+/** Strings of every kind of UTF-16 unit: lone surrogates, line separators, controls, quotes, astral pairs. */
+const text = fc.oneof(
+  fc.string({ unit: 'binary', maxLength: 40 }),
+  fc.string({
+    unit: fc.constantFrom('\u2028', '\u2029', '"', '\\', '\n', '\u0000', '\ud800', '\udfff', 'a', 'é'),
+    maxLength: 20,
+  }),
+);
+
+describe('chat.delta fast path (encodeDeltaRecord)', () => {
+  it('writes the generic encoder’s bytes and parsed value for every string', async () => {
+    await checkProperty(
+      'chat-delta-fast-path',
+      fc.property(
+        fc.nat({ max: Number.MAX_SAFE_INTEGER }),
+        text.filter((s) => s !== ''),
+        text.filter((s) => s !== ''),
+        text,
+        (seq, requestId, messageId, body) => {
+          const payload = { request_id: requestId, message_id: messageId, text: body };
+          const fast = encodeDeltaRecord(seq, TS, payload, LIMIT);
+          const slow = generic(seq, payload);
+          expect(fast).toBeDefined();
+          expect(Buffer.from(fast?.bytes ?? []).equals(Buffer.from(slow.bytes))).toBe(true);
+          expect(fast?.written).toEqual(slow.written);
+        },
+      ),
+      { defaultRuns: 300 },
+    );
+  });
+
+  it('leaves every other shape to the generic path, which refuses what the schema refuses', () => {
+    const refused: Record<string, unknown>[] = [
+      { request_id: 'r1', message_id: 'r1.a1', text: 42 },
+      { request_id: 'r1', message_id: 'r1.a1' },
+      { request_id: '', message_id: 'r1.a1', text: 'x' },
+      { request_id: 'r1', message_id: '', text: 'x' },
+      { request_id: 'r1', message_id: 'r1.a1', text: undefined },
+    ];
+    for (const payload of refused) {
+      expect(encodeDeltaRecord(1, TS, payload, LIMIT)).toBeUndefined();
+      expect(() => generic(1, payload)).toThrow(expect.objectContaining({ code: 'invalid_record' }));
+    }
+    // Valid, but not the plain three members in schema order: the generic path writes them as given.
+    const other: Record<string, unknown>[] = [
+      { text: 'x', request_id: 'r1', message_id: 'r1.a1' },
+      { request_id: 'r1', message_id: 'r1.a1', text: 'x', extra: true },
+      Object.assign(Object.create({ toJSON: () => ({}) }) as object, {
+        request_id: 'r1',
+        message_id: 'r1.a1',
+        text: 'x',
+      }),
+    ];
+    for (const payload of other) expect(encodeDeltaRecord(1, TS, payload, LIMIT)).toBeUndefined();
+    // Over the line-size limit: the generic path's `line_too_long`.
+    const long = { request_id: 'r1', message_id: 'r1.a1', text: 'x'.repeat(200) };
+    expect(encodeDeltaRecord(1, TS, long, 150)).toBeUndefined();
+    expect(() => generic(1, long, 150)).toThrow(expect.objectContaining({ code: 'line_too_long' }));
+  });
+});
