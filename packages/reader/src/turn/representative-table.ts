@@ -20,8 +20,9 @@ const FLAGS = 4;
 // `completed`), a `reason` (`interrupted`) and an attachment count (`submitted`); anything that does not fit (a third
 // one, a number that is not a small integer, a line past 2^32 - 1) goes to the slot's entry in the rare map.
 const FIRST = 5;
-const SECOND = 6;
-const INTEGERS = 7;
+// Columns FIRST and FIRST + 1 (SECOND): a member goes to the first of them still free.
+const SLOT_MEMBERS = 2;
+const INTEGERS = FIRST + SLOT_MEMBERS;
 const SLOT_BYTES = DOUBLES * 8 + INTEGERS * 4;
 // FLAGS bits: which optional members the record has, and where each is.
 const HAS_MESSAGE_INDEX = 1;
@@ -34,8 +35,6 @@ const MESSAGE_INDEX_IN_SLOT = 32;
 const ATTACHMENTS_IN_SLOT = 64;
 const REASON_IN_SLOT = 128;
 const EXCERPT_LENGTH_SHIFT = 8;
-// Where a member kept in the slot is: FIRST or SECOND, in this order of preference.
-const SLOT_MEMBERS = 2;
 /** The largest number FIRST or SECOND hold as it is. */
 const MAX_IN_SLOT = 0xffff_fffe;
 /** Distinct `reason`s kept once each (see RepresentativeTable.#reasons). */
@@ -107,14 +106,13 @@ export class RepresentativeTable {
     const integers = this.#integers[page] as Uint32Array;
     const v = record.value;
     this.#rare?.delete(slot);
-    let rare: RareMembers | undefined;
     let flags = 0;
     // FIRST, then SECOND: the next column free for a member, SLOT_MEMBERS when both are taken.
     let free = 0;
     doubles[d + OFFSET] = record.bytesOffset;
     doubles[d + CREATED_AT] = typeof v.created_at === 'number' ? v.created_at : Number.NaN;
     if (record.line <= MAX_IN_SLOT) integers[i + LINE] = record.line;
-    else (rare ??= {}).line = record.line;
+    else this.#aside(slot).line = record.line;
     integers[i + LENGTH] = record.bytes.length;
     integers[i + FILE] = this.#fileNumber(file);
     integers[i + STREAM_ID] = typeof v.stream_id === 'string' ? this.#streamIdNumber(v.stream_id) : 0;
@@ -124,7 +122,7 @@ export class RepresentativeTable {
       if (this.#excerptAt <= MAX_IN_SLOT) {
         integers[i + FIRST] = this.#excerptAt;
         free = 1;
-      } else (rare ??= {}).excerptAt = this.#excerptAt;
+      } else this.#aside(slot).excerptAt = this.#excerptAt;
       // Cut when the content has more bytes than were written: surely when it has more UTF-16 units than the limit (a
       // unit takes at least one byte), which spares counting the bytes of a long message.
       if (v.content.length > MAX_EXCERPT_BYTES || Buffer.byteLength(v.content) > bytes) flags |= TRUNCATED;
@@ -136,7 +134,7 @@ export class RepresentativeTable {
         integers[i + FIRST + free] = index;
         free += 1;
         flags |= MESSAGE_INDEX_IN_SLOT;
-      } else (rare ??= {}).assistantMessageIndex = index;
+      } else this.#aside(slot).assistantMessageIndex = index;
     }
     if (typeof v.reason === 'string') {
       flags |= HAS_REASON;
@@ -145,7 +143,7 @@ export class RepresentativeTable {
         integers[i + FIRST + free] = reason;
         free += 1;
         flags |= REASON_IN_SLOT;
-      } else (rare ??= {}).reason = reason;
+      } else this.#aside(slot).reason = reason;
     }
     if (Array.isArray(v.attachments)) {
       flags |= HAS_ATTACHMENTS;
@@ -153,13 +151,20 @@ export class RepresentativeTable {
         integers[i + FIRST + free] = v.attachments.length;
         free += 1;
         flags |= ATTACHMENTS_IN_SLOT;
-      } else (rare ??= {}).attachments = v.attachments.length;
+      } else this.#aside(slot).attachments = v.attachments.length;
     }
     integers[i + FLAGS] = flags;
-    if (rare !== undefined) {
-      this.#rare ??= new Map();
+  }
+
+  /** The slot's entry in the rare map, made on first use. */
+  #aside(slot: number): RareMembers {
+    this.#rare ??= new Map();
+    let rare = this.#rare.get(slot);
+    if (rare === undefined) {
+      rare = {};
       this.#rare.set(slot, rare);
     }
+    return rare;
   }
 
   /** Where the record at `slot` is. The slot must have been set. */
