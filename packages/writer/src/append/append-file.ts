@@ -63,6 +63,8 @@ const AWAITED = { awaited: true } as const;
  * `SYNC_WRITE_MAX_BYTES`).
  */
 export const HOLD_MAX_BYTES = 64 * 1024;
+/** The first buffer of a chunk of held lines; it doubles up to `HOLD_MAX_BYTES` as lines join it. */
+const HOLD_FIRST_CHUNK_BYTES = 1024;
 
 /** Options of `AppendFile.appendLine` (see there). */
 export interface AppendLineOptions {
@@ -75,7 +77,8 @@ export interface AppendLineOptions {
  * `length` bytes), so holding thousands of them keeps a few chunks alive, not an object and a buffer per line.
  */
 interface Pending {
-  readonly bytes: Uint8Array;
+  /** The line, or a chunk's buffer (replaced by a larger one as the chunk grows). */
+  bytes: Uint8Array;
   /** Bytes of `bytes` in use: all of them for a line, up to its capacity for a chunk. */
   length: number;
   /** True for a chunk of held lines: their promises resolved when they were queued, so nobody waits for its write. */
@@ -274,11 +277,19 @@ export class AppendFile {
     if (this.#failed !== null) return Promise.reject(new AppendCancelledError(this.path, this.#failed));
     const offset = this.#size + this.#unwrittenBytes;
     const last = this.#queue[this.#queue.length - 1];
-    if (last?.held === true && last.length + bytes.length <= last.bytes.length) {
+    const joined = last?.held === true ? last.length + bytes.length : Number.POSITIVE_INFINITY;
+    if (last !== undefined && joined <= Math.max(last.bytes.length, HOLD_MAX_BYTES)) {
+      if (joined > last.bytes.length) {
+        // A chunk starts small and doubles up to the bound: a server streaming to many sessions holds a few deltas in
+        // each, and a chunk of the bound's size per session would be mostly empty.
+        const grown = Buffer.allocUnsafe(Math.min(HOLD_MAX_BYTES, Math.max(joined, last.bytes.length * 2)));
+        grown.set(last.bytes.subarray(0, last.length), 0);
+        last.bytes = grown;
+      }
       last.bytes.set(bytes, last.length);
-      last.length += bytes.length;
+      last.length = joined;
     } else {
-      const chunk = Buffer.allocUnsafe(Math.max(HOLD_MAX_BYTES, bytes.length));
+      const chunk = Buffer.allocUnsafe(Math.max(HOLD_FIRST_CHUNK_BYTES, bytes.length));
       chunk.set(bytes, 0);
       this.#queue.push({ bytes: chunk, length: bytes.length, held: true, resolve: IGNORE, reject: IGNORE });
       this.#heldChunks += 1;
