@@ -153,7 +153,20 @@ export class IncrementalEventFold {
       run === undefined
         ? null
         : { requestId: run.requestId, status: 'running', startedSeq: run.startedSeq, lastSeq: run.lastSeq };
-    return { messages: [...this.#messages], activeRun, overlay: this.#overlay(activeRun), lastSeq: this.#lastSeq };
+    const overlayAsOfNow = this.#overlayLater(activeRun);
+    let overlay: EventLogSnapshot['overlay'] | undefined;
+    return {
+      messages: [...this.#messages],
+      activeRun,
+      // Built when first read: joining an open segment's text costs its length, and a writer takes a snapshot at
+      // every checkpoint (for its message list) while a long answer streams; joined each time, the cost of a delta
+      // grew with the answer.
+      get overlay() {
+        overlay ??= overlayAsOfNow();
+        return overlay;
+      },
+      lastSeq: this.#lastSeq,
+    };
   }
 
   /**
@@ -202,6 +215,22 @@ export class IncrementalEventFold {
       undelivered: runs.filter((r) => r.finishedSeq !== null && !r.delivered),
       findings,
     };
+  }
+
+  /**
+   * The overlay as of now, built when the returned function is called: the segment's parts are only ever pushed to
+   * (or replaced by a new array when joined), so the first `count` of them stay the text as of now.
+   */
+  #overlayLater(activeRun: ActiveRun | null): () => EventLogSnapshot['overlay'] {
+    const segment = this.#segment;
+    if (segment === undefined || activeRun === null || segment.requestId !== activeRun.requestId) return () => null;
+    const { requestId, messageId, parts } = segment;
+    const count = parts.length;
+    return () => ({
+      requestId,
+      messageId,
+      text: count === 1 ? (parts[0] as string) : parts.slice(0, count).join(''),
+    });
   }
 
   #overlay(activeRun: ActiveRun | null): EventLogSnapshot['overlay'] {

@@ -53,6 +53,43 @@ describe('IncrementalEventFold: readable between records', () => {
     expect(fold.openSegment).toMatchObject({ requestId: 'r', messageId: 'm' });
   });
 
+  it('gives each snapshot the overlay as of the snapshot, however late it is read, and a segment after it', () => {
+    // The overlay is built when read (a writer snapshots at every checkpoint while an answer streams): reading it
+    // later must still give the text as of the snapshot, whether or not another snapshot joined the parts meanwhile.
+    const fold = new IncrementalEventFold();
+    const delta = (seq: number, text: string, message_id = 'm') =>
+      fold.add('chat.delta', ev(seq, 'chat.delta', { request_id: 'r', message_id, text }), seq, true, WHERE);
+    fold.add('chat.started', ev(0, 'chat.started', { request_id: 'r' }), 0, true, WHERE);
+    fold.add(
+      'assistant.segment.started',
+      ev(1, 'assistant.segment.started', { request_id: 'r', message_id: 'm' }),
+      1,
+      true,
+      WHERE,
+    );
+    delta(2, 'a');
+    const first = fold.snapshot();
+    delta(3, 'b');
+    delta(4, 'c');
+    const second = fold.snapshot();
+    expect(second.overlay?.text).toBe('abc');
+    delta(5, 'd');
+    expect(first.overlay?.text).toBe('a');
+    const third = fold.snapshot();
+    fold.add('tool.start', ev(6, 'tool.start', { request_id: 'r', tool_call_id: 't', tool: 'x' }), 6, true, WHERE);
+    fold.add(
+      'assistant.segment.started',
+      ev(7, 'assistant.segment.started', { request_id: 'r', message_id: 'n' }),
+      7,
+      true,
+      WHERE,
+    );
+    delta(8, 'e', 'n');
+    expect(third.overlay).toEqual({ requestId: 'r', messageId: 'm', text: 'abcd' });
+    expect(fold.snapshot().overlay).toEqual({ requestId: 'r', messageId: 'n', text: 'e' });
+    expect(second.overlay?.text).toBe('abc');
+  });
+
   it('applies a record that is not valid v1 to the sequence checks only (spec §6.5)', () => {
     const fold = new IncrementalEventFold();
     fold.add('message_append', ev(0, 'message_append', { message: msg('user', 'a') }), 0, true, WHERE);
