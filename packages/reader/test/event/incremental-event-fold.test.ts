@@ -7,6 +7,13 @@ import { ev, eventLog, foldFile, msg, PROPERTY, PROPERTY_TIMEOUT } from './event
 
 const WHERE = { file: 'events.jsonl' };
 
+/** Starts run `r` and its segment `m` in the fold (seqs 0 and 1). */
+function openSegment(fold: IncrementalEventFold): void {
+  fold.add('chat.started', ev(0, 'chat.started', { request_id: 'r' }), 0, true, WHERE);
+  const started = ev(1, 'assistant.segment.started', { request_id: 'r', message_id: 'm' });
+  fold.add('assistant.segment.started', started, 1, true, WHERE);
+}
+
 describe('IncrementalEventFold: readable between records', () => {
   it(
     'agrees with its own finish() after every record, and finishing mid-way changes nothing (spec §15.3)',
@@ -37,14 +44,7 @@ describe('IncrementalEventFold: readable between records', () => {
 
   it('keeps the overlay growing after a snapshot read it', () => {
     const fold = new IncrementalEventFold();
-    fold.add('chat.started', ev(0, 'chat.started', { request_id: 'r' }), 0, true, WHERE);
-    fold.add(
-      'assistant.segment.started',
-      ev(1, 'assistant.segment.started', { request_id: 'r', message_id: 'm' }),
-      1,
-      true,
-      WHERE,
-    );
+    openSegment(fold);
     fold.add('chat.delta', ev(2, 'chat.delta', { request_id: 'r', message_id: 'm', text: 'Hel' }), 2, true, WHERE);
     fold.add('chat.delta', ev(3, 'chat.delta', { request_id: 'r', message_id: 'm', text: 'lo' }), 3, true, WHERE);
     expect(fold.snapshot().overlay?.text).toBe('Hello');
@@ -54,19 +54,12 @@ describe('IncrementalEventFold: readable between records', () => {
   });
 
   it('gives each snapshot the overlay as of the snapshot, however late it is read, and a segment after it', () => {
-    // The overlay is built when read (a writer snapshots at every checkpoint while an answer streams): reading it
+    // The overlay is built when read (a live session snapshots the log at every checkpoint while an answer streams): reading it
     // later must still give the text as of the snapshot, whether or not another snapshot joined the parts meanwhile.
     const fold = new IncrementalEventFold();
     const delta = (seq: number, text: string, message_id = 'm') =>
       fold.add('chat.delta', ev(seq, 'chat.delta', { request_id: 'r', message_id, text }), seq, true, WHERE);
-    fold.add('chat.started', ev(0, 'chat.started', { request_id: 'r' }), 0, true, WHERE);
-    fold.add(
-      'assistant.segment.started',
-      ev(1, 'assistant.segment.started', { request_id: 'r', message_id: 'm' }),
-      1,
-      true,
-      WHERE,
-    );
+    openSegment(fold);
     delta(2, 'a');
     const first = fold.snapshot();
     delta(3, 'b');
