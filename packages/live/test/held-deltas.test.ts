@@ -133,7 +133,7 @@ describe('held deltas (TJ-LIVE-007)', () => {
       code: 'write_failed',
     });
     await expect(sent.run.delta('c')).rejects.toMatchObject({ code: 'session_failed' });
-    await expect(session.flush()).rejects.toBeDefined();
+    await expect(session.flush()).rejects.toMatchObject({ code: 'writer_poisoned' });
     await hub.close();
 
     const reopened = openConversationHub({ root: '/s', fs: sim, lock: DEAD, retention: false });
