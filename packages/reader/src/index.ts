@@ -10,7 +10,13 @@
  */
 
 export { type AuditStoreOptions, auditStore, type StoreAudit } from './audit/audit-store.js';
-export { type HostView, planRecovery, type RecoveryAction, type TurnRecovery } from './audit/plan-recovery.js';
+export {
+  type HostView,
+  planRecovery,
+  type RecoveryAction,
+  type RecoveryPlan,
+  type TurnRecovery,
+} from './audit/plan-recovery.js';
 export { ReaderError, type ReaderErrorCode } from './errors.js';
 // Event logs: fold, tail recovery, replay, seek (spec §6, §15).
 export {

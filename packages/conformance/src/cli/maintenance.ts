@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { discoverStore } from '@turnjournal/reader';
+import { discoverStore, type TurnRecovery } from '@turnjournal/reader';
 import {
   compactEventLog,
   DEFAULT_RETENTION_SECONDS,
@@ -124,7 +124,7 @@ export function recoveryJson(result: StoreRecovery, applied: boolean): RecoverOu
   return { ...streamed, plan: [...streamed.plan] };
 }
 
-function planEntryJson(turn: StoreRecovery['plan'][number]): RecoverPlanEntry {
+function planEntryJson(turn: TurnRecovery): RecoverPlanEntry {
   return {
     session_id: turn.sessionId,
     turn_id: turn.turnId,

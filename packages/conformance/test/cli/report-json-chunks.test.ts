@@ -66,4 +66,25 @@ describe('reportJsonChunks', () => {
     const turn = JSON.stringify(whole.sessions[0]?.turns[0], null, 2).replaceAll('\n', '\n        ');
     expect(chunks).toContain(turn);
   });
+
+  it("writes an audit's streamed report, whose plan is built on iteration, as the same bytes (issue 11)", async () => {
+    const root = mkdtempSync(join(tmpdir(), 'tj-chunks-plan-'));
+    const journal = await openTurnJournal({ dir: join(root, '_turn_journal'), sessionId: 's' });
+    for (const turnId of ['t1', 't2', 't3']) await journal.submit({ content: 'hi', turnId });
+    await journal.close();
+    const audit = await auditStore([root]);
+    const context = { command: 'audit', mode: 'tolerant', paths: [root], plan: audit.plan };
+    const streamed = buildStreamedReport(audit.check, context);
+    // A store of two million abandoned turns must not hold a report entry per planned turn: each is built anew.
+    expect(Array.isArray(streamed.plan)).toBe(false);
+    expect(streamed.plan).toHaveLength(3);
+    const [first] = streamed.plan ?? [];
+    const [again] = streamed.plan ?? [];
+    expect(again).toEqual(first);
+    expect(again).not.toBe(first);
+    const whole = buildReport(audit.check, context);
+    expect(whole.plan?.map((p) => p.turn_id)).toEqual(['t1', 't2', 't3']);
+    expect(Object.keys(whole)).toEqual(Object.keys(streamed));
+    expect([...reportJsonChunks(streamed)].join('')).toBe(`${JSON.stringify(whole, null, 2)}\n`);
+  });
 });

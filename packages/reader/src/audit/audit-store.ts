@@ -2,7 +2,8 @@ import { type Finding, makeFinding } from '@turnjournal/schema';
 import { type CheckStoreOptions, checkStore, type StoreCheck } from '../store/check-store.js';
 import { FindingSink } from '../store/finding-sink.js';
 import { readLockStatus } from '../store-format/lock-file.js';
-import { type HostView, planRecovery, type TurnRecovery } from './plan-recovery.js';
+import { loadRecord } from '../turn/representative.js';
+import { type HostView, LazyRecoveryPlan, type RecoveryPlan } from './plan-recovery.js';
 
 /** Options of {@link auditStore}. */
 export interface AuditStoreOptions extends CheckStoreOptions {
@@ -14,8 +15,8 @@ export interface AuditStoreOptions extends CheckStoreOptions {
 export interface StoreAudit {
   /** The check, whose findings include `turn_journal_*` and `stale_lock`. */
   readonly check: StoreCheck;
-  /** The recovery plan for every abandoned turn. */
-  readonly plan: readonly TurnRecovery[];
+  /** The recovery plan for every abandoned turn, each built when an iteration reaches it. */
+  readonly plan: RecoveryPlan;
   /** Turn journal files a live (or not provably dead) writer holds. */
   readonly heldFiles: readonly string[];
 }
@@ -58,22 +59,28 @@ export async function auditStore(paths: readonly string[], options: AuditStoreOp
       );
     }
   }
+  // A finding per pending or interrupted turn, built only while the caps keep it: a store of two million abandoned
+  // turns keeps 10,000 and counts the rest (issue 11).
   for (const session of check.sessions) {
     for (const turn of session.turns) {
-      const where = { session_id: turn.sessionId, turn_id: turn.turnId, file: turn.files[0] };
+      const file = turn.files[0];
+      const where = () => ({ session_id: turn.sessionId, turn_id: turn.turnId, file });
       if (!turn.terminal)
-        sink.add(
+        sink.addBuilt('turn_journal_pending_turn', file, () =>
           pendingFinding(
             turn.files.some((f) => held.has(f)),
             turn.state,
-            where,
+            where(),
           ),
         );
       else if (turn.state === 'interrupted')
-        sink.add(interruptedFinding(options.host?.hasInterruptionMarker(turn.sessionId, turn.turnId), where));
+        sink.addBuilt('turn_journal_interrupted_turn', file, () =>
+          interruptedFinding(options.host?.hasInterruptionMarker(turn.sessionId, turn.turnId), where()),
+        );
     }
   }
-  const plan = check.sessions.flatMap((session) => planRecovery(session.turns, held, options.host));
+  // Built on iteration from the derived turns the check holds anyway (see RecoveryPlan).
+  const plan = new LazyRecoveryPlan(check.sessions, held, options.host, loadRecord);
   return { check: { ...check, findings: sink.findings, omitted: sink.omitted }, plan, heldFiles: [...held].sort() };
 }
 

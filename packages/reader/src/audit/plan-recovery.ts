@@ -47,12 +47,119 @@ export interface TurnRecovery {
 }
 
 /**
+ * The recovery plan of a store: one {@link TurnRecovery} per abandoned turn, in session order and then turn order.
+ * Each is built anew when the iteration reaches it and not kept: a store of two million abandoned turns holds its
+ * derived turns and one byte per planned turn, not two million recoveries (issue 11). What the host view answered is
+ * asked once, when the plan is made, so every iteration gives the same plan. `JSON.stringify` prints it as an array.
+ */
+export interface RecoveryPlan extends Iterable<TurnRecovery> {
+  /** The number of turns planned. */
+  readonly length: number;
+}
+
+// What the host view answered for a planned turn: one byte each.
+const HAS_USER_MESSAGE = 1;
+const HAS_INTERRUPTION_MARKER = 2;
+
+/** The lazy {@link RecoveryPlan} of the turns of some sessions. Internal to the reader. */
+export class LazyRecoveryPlan implements RecoveryPlan {
+  readonly #sessions: readonly { readonly turns: readonly DerivedTurn[] }[];
+  readonly #held: ReadonlySet<string>;
+  readonly #load: (location: RecordLocation) => Record<string, unknown>;
+  // The host's answers for planned turn i at [i].
+  #answers: Uint8Array = new Uint8Array(64);
+  readonly length: number;
+
+  constructor(
+    sessions: readonly { readonly turns: readonly DerivedTurn[] }[],
+    held: ReadonlySet<string>,
+    host: HostView | undefined,
+    load: (location: RecordLocation) => Record<string, unknown>,
+  ) {
+    this.#sessions = sessions;
+    this.#held = held;
+    this.#load = load;
+    let planned = 0;
+    for (const turn of this.#abandoned()) {
+      if (planned === this.#answers.length) {
+        const grown = new Uint8Array(planned * 2);
+        grown.set(this.#answers);
+        this.#answers = grown;
+      }
+      let answers = 0;
+      // An orphan has no submitted record to restore: the host is not asked about it.
+      if (!turn.orphan && (host?.hasUserMessage(turn.sessionId, turn.turnId) ?? false)) answers |= HAS_USER_MESSAGE;
+      if (host?.hasInterruptionMarker(turn.sessionId, turn.turnId) ?? false) answers |= HAS_INTERRUPTION_MARKER;
+      this.#answers[planned] = answers;
+      planned += 1;
+    }
+    this.length = planned;
+  }
+
+  /** The abandoned turns (TJ-RECOV-002): not terminal, and no file of theirs held by a live writer. */
+  *#abandoned(): Generator<DerivedTurn> {
+    const held = this.#held;
+    for (const session of this.#sessions)
+      for (const turn of session.turns)
+        if (!turn.terminal && (held.size === 0 || !turn.files.some((file) => held.has(file)))) yield turn;
+  }
+
+  *[Symbol.iterator](): Iterator<TurnRecovery> {
+    let planned = 0;
+    for (const turn of this.#abandoned()) {
+      yield recoveryOf(turn, this.#answers[planned] as number, this.#load);
+      planned += 1;
+    }
+  }
+
+  /** The plan as an array, for `JSON.stringify`. */
+  toJSON(): TurnRecovery[] {
+    return [...this];
+  }
+}
+
+/** The recovery of one abandoned turn, given what the host view answered for it. */
+function recoveryOf(
+  turn: DerivedTurn,
+  answers: number,
+  load: (location: RecordLocation) => Record<string, unknown>,
+): TurnRecovery {
+  const actions: RecoveryAction[] = [];
+  // Read once: a derived turn builds its events on each read (see DerivedTurn.events).
+  const submitted = turn.events.submitted;
+  if (submitted !== undefined && (answers & HAS_USER_MESSAGE) === 0) {
+    const { location } = submitted;
+    actions.push({
+      kind: 'ensure_user_message',
+      get submitted() {
+        return load(location);
+      },
+    });
+  }
+  if ((answers & HAS_INTERRUPTION_MARKER) === 0) actions.push({ kind: 'ensure_interruption_marker' });
+  const streamId = submitted?.summary.streamId;
+  actions.push({
+    kind: 'append_interrupted',
+    record: {
+      version: 1,
+      event: 'interrupted',
+      turn_id: turn.turnId,
+      session_id: turn.sessionId,
+      reason: 'server_startup_recovery',
+      ...(typeof streamId === 'string' ? { stream_id: streamId } : {}),
+    },
+  });
+  return { sessionId: turn.sessionId, turnId: turn.turnId, state: turn.state, actions };
+}
+
+/**
  * Computes the recovery plan (spec §12) as a pure function of the derived turns, the files a live writer holds, and
  * what the host's transcript holds (TJ-RECOV-001). Exactly the abandoned turns are planned (TJ-RECOV-002); the plan
  * never contains an assistant answer or a provider call (TJ-RECOV-004, TJ-RECOV-005). Without a host view every
  * `ensure_*` step is planned: host hooks are idempotent (TJ-RECOV-008), so planning them is always safe. The submitted
  * record to restore is read back from the journal with `load` when an `ensure_user_message` action's `submitted` is
- * read, not while planning: an audit that only reports the plan reads no message back.
+ * read, not while planning: an audit that only reports the plan reads no message back. `auditStore` gives the same
+ * plan for a whole store without building it (see {@link RecoveryPlan}).
  */
 export function planRecovery(
   turns: readonly DerivedTurn[],
@@ -60,35 +167,5 @@ export function planRecovery(
   host?: HostView,
   load: (location: RecordLocation) => Record<string, unknown> = loadRecord,
 ): TurnRecovery[] {
-  const plan: TurnRecovery[] = [];
-  for (const turn of turns) {
-    if (turn.terminal || turn.files.some((file) => heldFiles.has(file))) continue;
-    const actions: RecoveryAction[] = [];
-    const submitted = turn.events.submitted;
-    if (submitted !== undefined && !(host?.hasUserMessage(turn.sessionId, turn.turnId) ?? false)) {
-      const { location } = submitted;
-      actions.push({
-        kind: 'ensure_user_message',
-        get submitted() {
-          return load(location);
-        },
-      });
-    }
-    if (!(host?.hasInterruptionMarker(turn.sessionId, turn.turnId) ?? false))
-      actions.push({ kind: 'ensure_interruption_marker' });
-    const streamId = submitted?.summary.streamId;
-    actions.push({
-      kind: 'append_interrupted',
-      record: {
-        version: 1,
-        event: 'interrupted',
-        turn_id: turn.turnId,
-        session_id: turn.sessionId,
-        reason: 'server_startup_recovery',
-        ...(typeof streamId === 'string' ? { stream_id: streamId } : {}),
-      },
-    });
-    plan.push({ sessionId: turn.sessionId, turnId: turn.turnId, state: turn.state, actions });
-  }
-  return plan;
+  return [...new LazyRecoveryPlan([{ turns }], heldFiles, host, load)];
 }

@@ -1,5 +1,5 @@
 import type { Finding, Report, ReportTurn } from '@turnjournal/schema';
-import type { TurnRecovery } from '../audit/plan-recovery.js';
+import type { RecoveryPlan } from '../audit/plan-recovery.js';
 import type { StoreCheck } from '../store/check-store.js';
 import type { DerivedTurn } from '../turn/derive-turns.js';
 
@@ -11,8 +11,8 @@ export interface ReportContext {
   readonly mode: string;
   /** Paths the user gave. */
   readonly paths: readonly string[];
-  /** The recovery plan, for `audit`. */
-  readonly plan?: readonly TurnRecovery[];
+  /** The recovery plan, for `audit` (an array of recoveries is one too). */
+  readonly plan?: RecoveryPlan;
 }
 
 /** True when no finding has severity `error` or `warn` (spec §13.3). */
@@ -21,20 +21,27 @@ export function isClean(findings: readonly Finding[]): boolean {
 }
 
 /**
- * A report whose `files` and `sessions` are built one element at a time, on each iteration, from the store check: a
- * writer that prints a store of a million turns in pieces then never holds more than one session's report (issue 11).
- * Its members come in the order of the report schema's; `buildReport` is this report with both lists made arrays.
+ * A report whose `files`, `sessions` and `plan` are built one element at a time, on each iteration, from the store
+ * check and the recovery plan: a writer that prints a store of a million turns in pieces then never holds more than
+ * one session's report, nor the report of more than one planned turn (issue 11). Its members come in the order of the
+ * report schema's; `buildReport` is this report with the lists made arrays.
  */
-export interface StreamedReport extends Omit<Report, 'files' | 'sessions'> {
+export interface StreamedReport extends Omit<Report, 'files' | 'sessions' | 'plan'> {
   /** The files read, as the report schema's `files` lists them. */
   readonly files: Iterable<Report['files'][number]>;
   /** The turn sessions, as its `sessions` lists them, each built when the iteration reaches it. */
   readonly sessions: Iterable<Report['sessions'][number]>;
+  /** The recovery plan of an audit, as its `plan` lists it, each entry built when the iteration reaches it. */
+  readonly plan?: Iterable<NonNullable<Report['plan']>[number]> & { readonly length: number };
 }
 
-/** An iterable that maps `items` anew on each iteration, keeping nothing. */
-function mapped<T, U>(items: readonly T[], map: (item: T) => U): Iterable<U> {
+/** An iterable that maps `items` anew on each iteration, keeping nothing, with the length of `items`. */
+function mapped<T, U>(
+  items: Iterable<T> & { readonly length: number },
+  map: (item: T) => U,
+): Iterable<U> & { readonly length: number } {
   return {
+    length: items.length,
     *[Symbol.iterator]() {
       for (const item of items) yield map(item);
     },
@@ -89,7 +96,7 @@ export function buildStreamedReport(check: StoreCheck, context: ReportContext): 
     ...(context.plan === undefined
       ? {}
       : {
-          plan: context.plan.map((r) => ({
+          plan: mapped(context.plan, (r) => ({
             session_id: r.sessionId,
             turn_id: r.turnId,
             state: r.state,
@@ -103,7 +110,9 @@ export function buildStreamedReport(check: StoreCheck, context: ReportContext): 
 export function buildReport(check: StoreCheck, context: ReportContext): Report {
   const streamed = buildStreamedReport(check, context);
   // Redefined members keep their place: the report's member order is the streamed one's.
-  return { ...streamed, files: [...streamed.files], sessions: [...streamed.sessions] };
+  const { plan, ...rest } = streamed;
+  const report: Report = { ...rest, files: [...streamed.files], sessions: [...streamed.sessions] };
+  return plan === undefined ? report : { ...report, plan: [...plan] };
 }
 
 function reportTurn(turn: DerivedTurn): ReportTurn {

@@ -35,20 +35,28 @@ export class FindingSink {
 
   /** Adds a finding, or counts it as omitted when its (code, file) or its code is full. */
   add(finding: Finding): void {
-    const inStore = this.#perCode.get(finding.code) ?? 0;
+    this.addBuilt(finding.code, finding.file, () => finding);
+  }
+
+  /**
+   * Adds the finding `build` returns, calling it only when a finding of this code and file would be kept; otherwise
+   * counts one omitted. For findings made per turn or per line: past the cap, none is built.
+   */
+  addBuilt(code: string, file: string | undefined, build: () => Finding): void {
+    const inStore = this.#perCode.get(code) ?? 0;
     if (inStore >= this.#maxInStore) {
-      this.#omit(finding.code, 1);
+      this.#omit(code, 1);
       return;
     }
-    const key = `${finding.code}\u0000${finding.file ?? ''}`;
+    const key = `${code}\u0000${file ?? ''}`;
     const count = this.#perKey.get(key) ?? 0;
     if (count >= this.#max) {
-      this.#omit(finding.code, 1);
+      this.#omit(code, 1);
       return;
     }
     this.#perKey.set(key, count + 1);
-    this.#perCode.set(finding.code, inStore + 1);
-    this.#kept.push(finding);
+    this.#perCode.set(code, inStore + 1);
+    this.#kept.push(build());
   }
 
   /** Counts findings another sink already left out, so that a sink fed from a check's findings keeps its counts. */

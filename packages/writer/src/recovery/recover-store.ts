@@ -2,6 +2,7 @@ import {
   auditStore,
   type HostView,
   type RecoveryAction,
+  type RecoveryPlan,
   type StoreCheck,
   type TurnRecovery,
 } from '@turnjournal/reader';
@@ -74,7 +75,7 @@ export interface RecoveredTurn {
 /** The result of {@link recoverStore}. */
 export interface StoreRecovery {
   /** The plan computed from the audit (TJ-RECOV-001). */
-  readonly plan: readonly TurnRecovery[];
+  readonly plan: RecoveryPlan;
   /** What was done per planned turn; empty when the plan was not applied. */
   readonly turns: readonly RecoveredTurn[];
   /** Journal files a live writer holds: their turns are not abandoned and were left alone (TJ-RECOV-002). */

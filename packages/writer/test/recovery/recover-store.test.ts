@@ -76,7 +76,7 @@ describe('recoverStore: startup recovery (spec §12)', () => {
     const dir = await abandonedStore();
     const before = readdirSync(dir).map((name) => [name, readFileSync(join(dir, name), 'utf8')]);
     const planned = await recoverStore([dir]);
-    expect(planned.plan.map((p) => p.turnId).sort()).toEqual(['t-p1', 't-p2', 't-p3']);
+    expect(Array.from(planned.plan, (p) => p.turnId).sort()).toEqual(['t-p1', 't-p2', 't-p3']);
     expect(planned.turns).toEqual([]);
     expect(readdirSync(dir).map((name) => [name, readFileSync(join(dir, name), 'utf8')])).toEqual(before);
 
@@ -119,7 +119,7 @@ describe('recoverStore: startup recovery (spec §12)', () => {
     const dir = await abandonedStore();
     await recoverStore([dir], { apply: true, hooks: JOURNAL_ONLY_HOOKS });
     const again = await recoverStore([dir], { apply: true, hooks: JOURNAL_ONLY_HOOKS });
-    expect(again.plan).toEqual([]);
+    expect([...again.plan]).toEqual([]);
     expect(interruptedRecords(dir)).toHaveLength(3);
   });
 
@@ -128,7 +128,7 @@ describe('recoverStore: startup recovery (spec §12)', () => {
     const live = await openTurnJournal({ dir, sessionId: 'sess', shard: '2' });
     const result = await recoverStore([dir], { apply: true, hooks: JOURNAL_ONLY_HOOKS });
     // t-p2 and t-p3 have records in shard 2, which is held; t-p1 lives in shard 1 only.
-    expect(result.plan.map((p) => p.turnId)).toEqual(['t-p1']);
+    expect(Array.from(result.plan, (p) => p.turnId)).toEqual(['t-p1']);
     expect(result.heldFiles).toEqual([join(dir, 'sess~2.jsonl')]);
     await live.close();
     expect((await states(dir))['t-p2']).toBe('assistant_started');

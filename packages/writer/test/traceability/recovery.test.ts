@@ -106,7 +106,7 @@ describe('startup recovery (spec §12)', () => {
       fs,
     });
     expect(injected).toBe(true);
-    expect(result.plan.map((p) => p.turnId)).toEqual(['t1', 't2']);
+    expect(Array.from(result.plan, (p) => p.turnId)).toEqual(['t1', 't2']);
     expect(result.turns.map((t) => [t.turnId, t.outcome])).toEqual([
       ['t1', 'skipped'],
       ['t2', 'recovered'],
