@@ -2,7 +2,7 @@
 // and the first line of output, 120 s cap per run. Usage, after a build:
 //   node packages/conformance/test/hostile/measure.mjs [--full] [case...]
 // Sizes are small unless --full (or TJ_HOSTILE_FULL=1) is given. Prints one line per run.
-import { spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -15,6 +15,19 @@ const cli = process.env.TJ_HOSTILE_CLI ?? join(here, '..', '..', 'dist', 'cli', 
 const args = process.argv.slice(2);
 const full = args.includes('--full') || process.env.TJ_HOSTILE_FULL === '1';
 const only = args.filter((a) => !a.startsWith('--'));
+
+// The reader's hostile turn journals (issue 11, defect 8): one journal of N records, built by its generator.
+const turnJournals = (kind) => (root) => {
+  const generator = join(here, '..', '..', '..', 'reader', 'test', 'hostile', 'generate-turn-journals.mjs');
+  execFileSync(process.execPath, [generator, kind, root], {
+    env: { ...process.env, TJ_HOSTILE_FULL: full ? '1' : '0' },
+  });
+  return { store: root };
+};
+const checkAndAudit = (s) => [
+  ['check', s.store],
+  ['audit', s.store],
+];
 
 const cases = {
   'fifo-journal': {
@@ -67,6 +80,12 @@ const cases = {
       ['audit', s.store],
     ],
   },
+  // 2 M records of 2 M turns with no submitted (10,000 unless --full).
+  orphans: { make: turnJournals('orphans'), runs: checkAndAudit },
+  // 1 M turns of submitted + completed.
+  turns: { make: turnJournals('turns'), runs: checkAndAudit },
+  // 1 M distinct worker_started records of one turn.
+  duplicates: { make: turnJournals('duplicates'), runs: checkAndAudit },
   'unsafe-seq': {
     make: (r) => gen.unsafeSeq(r),
     runs: (s) => [
