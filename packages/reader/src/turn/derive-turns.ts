@@ -6,7 +6,7 @@ import { explainInvalidIdentifier, isValidIdentifier } from '../store-format/ide
 import { canonicalDigest, compareBytes, compareCodePoints } from './canonical-json.js';
 import { DigestSet } from './digest-set.js';
 import { flatCopy } from './flat-copy.js';
-import { claimArena, type FoldArena } from './fold-arena.js';
+import { claimArena, type FoldArena, LONG_LINE } from './fold-arena.js';
 import { ownString } from './own-string.js';
 import { type RecordLocation, type RepresentativeRecord, readRecordBytes, recordMovedError } from './representative.js';
 
@@ -110,6 +110,8 @@ export class TurnFold {
   #byId: Map<string, FoldedTurn> | undefined;
   readonly #shared: FoldArena = claimArena();
   readonly #table = this.#shared.table;
+  // What every turn of the fold refers to for its session id and its arena.
+  readonly #context: FoldContext;
   // The look-ups below are made on first use: a store of many small sessions has a fold per session, most of them
   // without a finding or a compaction record.
   #removed: Set<string> | undefined;
@@ -143,6 +145,7 @@ export class TurnFold {
     // A flat copy: every record's session_id is compared with it (see flatCopy).
     this.#sessionId = flatCopy(sessionId);
     this.#sessionIdValid = isValidIdentifier(sessionId);
+    this.#context = { sessionId: this.#sessionId, arena: this.#shared };
   }
 
   /**
@@ -293,7 +296,7 @@ export class TurnFold {
       const id = ownString(turnId);
       turn = this.#byId?.get(id);
       if (turn === undefined) {
-        turn = new FoldedTurn(id, this.#sessionId, this.#shared.turns, this.#fileList, this.#shared);
+        turn = new FoldedTurn(id, this.#shared.turns, this.#fileList, this.#context);
         this.#shared.turns += 1;
         this.#turns.push(turn);
         this.#byId?.set(id, turn);
@@ -363,84 +366,136 @@ export class TurnFold {
   }
 }
 
+/** What the turns of one fold share: an 8-byte reference per turn instead of a session id and an arena. */
+interface FoldContext {
+  readonly sessionId: string;
+  readonly arena: FoldArena;
+}
+
 /**
  * One turn of a fold: its state while records arrive, and the turn {@link TurnFold.finish} returns, the same object,
- * so that a journal of millions of turns holds one small object per turn, never two. Its representatives stay in the
- * fold's table, and `events` builds them on each read: most callers read the states of all turns, and the records of
- * a few. Its
- * own enumerable members are those of {@link DerivedTurn}, in that order; what the fold keeps is private.
+ * so that a journal of millions of turns holds one small object per turn, never two. Its own enumerable members are
+ * those of {@link DerivedTurn}, in that order, but only `turnId` and `files` are stored in it: `sessionId` is its fold's,
+ * and `state`, `orphan` and `terminal` follow from its event bits, which are kept with its representatives and the
+ * line of its first terminal event in its arena's columns. They are accessors defined on each turn with the same
+ * getter, so every turn has one hidden class and none holds them: 56 bytes a turn instead of 112 (issue 11: 2 M
+ * orphan records). `events` builds the representatives on each read: most callers read the states of all turns, and
+ * the records of a few.
  */
 class FoldedTurn implements DerivedTurn {
-  readonly turnId: string;
-  readonly sessionId: string;
-  // Settled by finish(); a turn is read only after it.
-  state: TurnState = 'submitted';
-  orphan = false;
-  terminal = false;
+  declare readonly turnId: string;
+  declare readonly sessionId: string;
+  declare readonly state: TurnState;
+  declare readonly orphan: boolean;
+  declare readonly terminal: boolean;
   /** Files holding the turn's records, in the order seen, until settled. Shared by the turns of one file: replaced, never pushed to. */
-  files: readonly string[];
-  readonly #arena: FoldArena;
+  declare files: readonly string[];
+  readonly #fold: FoldContext;
   readonly #index: number;
-  // Event names with a representative in bits 0-7, and, shifted by 8, those whose distinct records are in the fold's
-  // digest set (those that have had a second record).
-  #bits = 0;
-  // The reading (see TurnFold) during which `#terminalLine` was seen, and the line of its first terminal event.
-  #terminalReading = -1;
-  #terminalLine = 0;
 
-  constructor(turnId: string, sessionId: string, index: number, files: readonly string[], arena: FoldArena) {
+  // Own, enumerable and read-only, as data members would be; `Object.defineProperty` with the same descriptor on every
+  // turn keeps one hidden class for them all.
+  static readonly #members: PropertyDescriptorMap = {
+    sessionId: {
+      enumerable: true,
+      get(this: FoldedTurn) {
+        return this.#fold.sessionId;
+      },
+    },
+    state: {
+      enumerable: true,
+      get(this: FoldedTurn): TurnState {
+        const events = this.eventBits;
+        return BY_RANK.find(({ bit }) => (events & bit) !== 0)?.event ?? 'submitted';
+      },
+    },
+    orphan: {
+      enumerable: true,
+      get(this: FoldedTurn) {
+        return (this.eventBits & SUBMITTED) === 0;
+      },
+    },
+    terminal: {
+      enumerable: true,
+      get(this: FoldedTurn) {
+        return (this.eventBits & TERMINAL) !== 0;
+      },
+    },
+  };
+
+  constructor(turnId: string, index: number, files: readonly string[], fold: FoldContext) {
+    // Member by member, in the order of DerivedTurn: that is the order of Object.keys and of a spread.
     this.turnId = turnId;
-    this.sessionId = sessionId;
+    const members = FoldedTurn.#members;
+    Object.defineProperty(this, 'sessionId', members.sessionId as PropertyDescriptor);
+    Object.defineProperty(this, 'state', members.state as PropertyDescriptor);
+    Object.defineProperty(this, 'orphan', members.orphan as PropertyDescriptor);
+    Object.defineProperty(this, 'terminal', members.terminal as PropertyDescriptor);
     this.files = files;
-    this.#arena = arena;
+    this.#fold = fold;
     this.#index = index;
   }
 
-  /** The turn's number in its arena, in the order first seen: where its slots are in the arena's slot index. */
+  /** The turn's number in its arena, in the order first seen: where its slots and columns are. */
   get index(): number {
     return this.#index;
   }
 
+  // The turn's bits, in its arena's column: event names with a representative in bits 0-7, and, shifted by 8, those
+  // whose distinct records are in the fold's digest set (those that have had a second record). Not a private
+  // accessor: a class with private methods or accessors stores a brand in each instance, 8 bytes a turn.
+
   /** Bit set of the event names that have a representative. */
   get eventBits(): number {
-    return this.#bits & 0xff;
+    return this.#fold.arena.bits.get(this.#index) & 0xff;
   }
 
   addEvent(bit: number): void {
-    this.#bits |= bit;
+    const { bits } = this.#fold.arena;
+    bits.set(this.#index, bits.get(this.#index) | bit);
   }
 
   /** Marks the event name's records as being in the digest set; false when they were already. */
   markDigested(bit: number): boolean {
-    if ((this.#bits & (bit << 8)) !== 0) return false;
-    this.#bits |= bit << 8;
+    const { bits } = this.#fold.arena;
+    const had = bits.get(this.#index);
+    if ((had & (bit << 8)) !== 0) return false;
+    bits.set(this.#index, had | (bit << 8));
     return true;
   }
 
-  /** The line of the turn's first terminal event, when it was seen in the given reading. */
+  /** The line of the turn's first terminal event, when it was seen in the given reading (1 or more). */
   terminalLineIn(reading: number): number | undefined {
-    return this.#terminalReading === reading ? this.#terminalLine : undefined;
+    const arena = this.#fold.arena;
+    if (arena.terminalReading.get(this.#index) !== reading) return undefined;
+    const line = arena.terminalLine.get(this.#index);
+    return line === LONG_LINE ? arena.longLines?.get(this.#index) : line;
   }
 
   setTerminalLine(reading: number, line: number): void {
-    this.#terminalReading = reading;
-    this.#terminalLine = line;
+    const arena = this.#fold.arena;
+    arena.terminalReading.set(this.#index, reading);
+    if (line < LONG_LINE) {
+      arena.terminalLine.set(this.#index, line);
+      return;
+    }
+    arena.terminalLine.set(this.#index, LONG_LINE);
+    arena.longLines ??= new Map();
+    arena.longLines.set(this.#index, line);
   }
 
-  /** Derives the state once every record is in. */
+  /** Settles what the turn holds once every record is in: its files, sorted. */
   settle(): void {
-    const events = this.eventBits;
-    this.state = BY_RANK.find(({ bit }) => (events & bit) !== 0)?.event ?? 'submitted';
-    this.orphan = (events & SUBMITTED) === 0;
-    this.terminal = (events & TERMINAL) !== 0;
     if (this.files.length > 1) this.files = [...this.files].sort();
   }
 
   get events(): Readonly<Partial<Record<TurnEventName, RepresentativeRecord>>> {
     const events: Partial<Record<TurnEventName, RepresentativeRecord>> = {};
+    const { arena } = this.#fold;
+    const bits = this.eventBits;
     for (const [index, event] of TURN_EVENTS.entries())
-      if ((this.#bits & (1 << index)) !== 0)
-        events[event] = this.#arena.table.get(this.#arena.slotOf.get(this.#index * TURN_EVENTS.length + index));
+      if ((bits & (1 << index)) !== 0)
+        events[event] = arena.table.get(arena.slotOf.get(this.#index * TURN_EVENTS.length + index));
     return events;
   }
 

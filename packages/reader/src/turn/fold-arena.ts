@@ -11,11 +11,21 @@ export class FoldArena {
   readonly table = new RepresentativeTable();
   // The table slot of event i of turn n at n * TURN_EVENTS.length + i, valid where the turn's events have bit i.
   readonly slotOf = new PagedIndex();
+  // Per turn, at its number: what a turn object would otherwise hold in fields of 8 bytes each (see FoldedTurn). Its
+  // event bits; and, while its fold reads, the reading (see TurnFold) in which it had its first terminal event and
+  // that event's line, LONG_LINE for a line the column cannot hold (in `longLines` then).
+  readonly bits = new PagedIndex();
+  readonly terminalReading = new PagedIndex();
+  readonly terminalLine = new PagedIndex();
+  longLines: Map<number, number> | undefined;
   /** Slots taken in the table. */
   slots = 0;
   /** Turns numbered. */
   turns = 0;
 }
+
+/** The `terminalLine` of a line above what a column entry holds. */
+export const LONG_LINE = 0xffff_ffff;
 
 // The arena handed to the next fold built (see withArena): set and cleared synchronously around one construction.
 let handedOver: FoldArena | undefined;

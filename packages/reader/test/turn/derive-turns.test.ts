@@ -234,6 +234,44 @@ describe('TurnFold representatives and finished turns', () => {
     expect(json.events).toEqual(JSON.parse(JSON.stringify(turn?.events)));
   });
 
+  it('derives read-only turns whose members a spread copies with their values', async () => {
+    const d = await derive([[ev('submitted', 'a'), ev('interrupted', 'a')], [ev('worker_started', 'o')]]);
+    const [turn, orphan] = d.turns;
+    expect({ ...turn }).toEqual({
+      turnId: 'a',
+      sessionId: SESSION,
+      state: 'interrupted',
+      orphan: false,
+      terminal: true,
+      files: turn?.files,
+    });
+    expect({ ...orphan }).toMatchObject({ turnId: 'o', sessionId: SESSION, state: 'worker_started', orphan: true });
+    // What a turn says follows from its records: a caller cannot change it (the fold keeps it outside the object).
+    const writable = turn as unknown as Record<string, unknown>;
+    for (const member of ['sessionId', 'state', 'orphan', 'terminal']) {
+      expect(() => {
+        writable[member] = 'x';
+      }).toThrow(TypeError);
+    }
+    expect(turn?.state).toBe('interrupted');
+  });
+
+  it('reports an event after terminal past line 2^32 with its terminal line (TJ-DERIVE-009)', async () => {
+    const path = tempFile(
+      [ev('submitted', 'a'), ev('completed', 'a'), ev('worker_started', 'a')]
+        .map((v) => `${JSON.stringify(v)}\n`)
+        .join(''),
+    );
+    const fold = new TurnFold(SESSION);
+    // The same records as if the file had 2^32 lines before them: a line the fold's columns do not hold as they are.
+    for (const item of await readAll(path))
+      if (item.kind === 'record')
+        fold.add({ ...item.record, line: 2 ** 32 + item.record.line }, { file: path, sessionId: SESSION });
+    const [finding] = fold.finish().findings;
+    expect(finding).toMatchObject({ code: 'event_after_terminal', line: 2 ** 32 + 3 });
+    expect(finding?.message).toContain(`(line ${2 ** 32 + 2})`);
+  });
+
   it('derives once: finish() returns the same derivation, and add() after it throws', async () => {
     const path = tempFile(`${JSON.stringify(ev('submitted', 'a'))}\n`);
     const fold = new TurnFold(SESSION);
