@@ -14,8 +14,8 @@ import { type RecordLocation, type RepresentativeRecord, readRecordBytes, record
 export type TurnState = TurnEventName;
 
 // A turn's events are a bit set: bit i stands for TURN_EVENTS[i]. The representative of that event is in the slot of
-// the fold's table that the fold's slot index gives at `turn.index * TURN_EVENTS.length + i`: slots are taken as
-// records arrive, so a turn with one event costs one slot, not one per event name.
+// the fold's table that the fold's arena gives (FoldArena.slotOf): slots are taken as records arrive, so a turn with
+// one event costs one slot, not one per event name.
 const EVENT_INDEX = new Map<string, number>(TURN_EVENTS.map((event, index) => [event, index]));
 const bitOf = (event: TurnEventName) => 1 << TURN_EVENTS.indexOf(event);
 const SUBMITTED = bitOf('submitted');
@@ -194,11 +194,13 @@ export class TurnFold {
     if (!turn.files.includes(source.file)) turn.files = [...turn.files, source.file];
     const bit = 1 << index;
     if ((turn.eventBits & bit) === 0) {
+      // The slot first: where it goes depends on the events the turn had before this one.
+      const slot = this.#shared.takeSlot(turn.index, index);
       turn.addEvent(bit);
-      this.#table.set(this.#newSlot(turn, index), record, source.file);
+      this.#table.set(slot, record, source.file);
       return;
     }
-    const slot = this.#shared.slotOf.get(turn.index * TURN_EVENTS.length + index);
+    const slot = this.#shared.slotOf(turn.index, index);
     // A second record of this event name: an exact copy of a distinct record seen before, or a new distinct one.
     const name = TURN_EVENTS[index] as TurnEventName;
     const representative = this.#representativeBytes(slot);
@@ -229,15 +231,6 @@ export class TurnFold {
       // A copy: the record's bytes may be a view of a whole read buffer.
       this.#representative = { slot, bytes: Uint8Array.from(record.bytes) };
     }
-  }
-
-  /** Takes the next slot of the table for event `index` of the turn. */
-  #newSlot(turn: FoldedTurn, index: number): number {
-    const shared = this.#shared;
-    const slot = shared.slots;
-    shared.slots += 1;
-    shared.slotOf.set(turn.index * TURN_EVENTS.length + index, slot);
-    return slot;
   }
 
   /** The bytes of the representative at `slot`, read back from disk unless they are the ones last read. */
@@ -494,8 +487,7 @@ class FoldedTurn implements DerivedTurn {
     const { arena } = this.#fold;
     const bits = this.eventBits;
     for (const [index, event] of TURN_EVENTS.entries())
-      if ((bits & (1 << index)) !== 0)
-        events[event] = arena.table.get(arena.slotOf.get(this.#index * TURN_EVENTS.length + index));
+      if ((bits & (1 << index)) !== 0) events[event] = arena.table.get(arena.slotOf(this.#index, index));
     return events;
   }
 

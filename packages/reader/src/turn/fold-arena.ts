@@ -1,19 +1,32 @@
+import { TURN_EVENTS } from '@turnjournal/schema';
 import { PagedIndex } from './paged-index.js';
 import { RepresentativeTable } from './representative-table.js';
+
+// A turn's entry in the `bits` column: the event names it has a representative of in bits 0-7, those whose distinct
+// records are in the fold's digest set in bits 8-15 (see TurnFold), and from bit RANKS on, 3 bits per event name,
+// where the event's slot is: its place among the turn's slots, which follow the turn's first one in the table, or
+// SCATTERED when another turn took a slot in between.
+const RANKS = 16;
+const RANK_BITS = 3;
+const SCATTERED = 0b111;
 
 /**
  * Where turn folds keep their representatives: a table, and the table slot of each turn event (see TurnFold). A fold
  * has its own, or shares one with the other folds of a store check ({@link withArena}): a store of many small sessions
  * then holds one table, not a table, an index and their arrays per session (100,000 one-turn sessions: 630 → 260 MiB).
- * Turns are numbered across the folds that share it. Internal to the reader.
+ * Turns are numbered across the folds that share it, and what a turn object would otherwise hold in fields of 8 bytes
+ * each is in columns here, at the turn's number (issue 11: 2 M orphan records). Internal to the reader.
  */
 export class FoldArena {
   readonly table = new RepresentativeTable();
-  // The table slot of event i of turn n at n * TURN_EVENTS.length + i, valid where the turn's events have bit i.
-  readonly slotOf = new PagedIndex();
-  // Per turn, at its number: what a turn object would otherwise hold in fields of 8 bytes each (see FoldedTurn). Its
-  // event bits; and, while its fold reads, the reading (see TurnFold) in which it had its first terminal event and
-  // that event's line, LONG_LINE for a line the column cannot hold (in `longLines` then).
+  // Per turn: the slot of its first event. A turn's events usually arrive one after the other, so their slots follow
+  // it: 4 bytes a turn, where an index of a slot per event name took 20.
+  readonly #firstSlot = new PagedIndex();
+  // The slot of event i of turn n, at n * TURN_EVENTS.length + i, for the events whose slot does not follow the
+  // turn's others (see SCATTERED); its pages are made where such an event is.
+  readonly #scattered = new PagedIndex();
+  // Per turn: its bits (see RANKS), and, while its fold reads, the reading (see TurnFold) in which it had its first
+  // terminal event and that event's line, LONG_LINE for a line the column cannot hold (in `longLines` then).
   readonly bits = new PagedIndex();
   readonly terminalReading = new PagedIndex();
   readonly terminalLine = new PagedIndex();
@@ -22,6 +35,40 @@ export class FoldArena {
   slots = 0;
   /** Turns numbered. */
   turns = 0;
+
+  /**
+   * Takes the next slot of the table for event `event` (its index in TURN_EVENTS) of turn `turn`, which has no
+   * representative of that event yet; the caller then sets the event's bit.
+   */
+  takeSlot(turn: number, event: number): number {
+    const slot = this.slots;
+    this.slots += 1;
+    const bits = this.bits.get(turn);
+    const taken = countBits(bits & 0xff);
+    let rank = taken;
+    if (taken === 0) this.#firstSlot.set(turn, slot);
+    else if (slot !== this.#firstSlot.get(turn) + taken) {
+      rank = SCATTERED;
+      this.#scattered.set(turn * TURN_EVENTS.length + event, slot);
+    }
+    this.bits.set(turn, bits | (rank << (RANKS + RANK_BITS * event)));
+    return slot;
+  }
+
+  /** The slot of event `event` of turn `turn`, which has a representative of it. */
+  slotOf(turn: number, event: number): number {
+    const rank = (this.bits.get(turn) >>> (RANKS + RANK_BITS * event)) & SCATTERED;
+    return rank === SCATTERED
+      ? this.#scattered.get(turn * TURN_EVENTS.length + event)
+      : this.#firstSlot.get(turn) + rank;
+  }
+}
+
+/** The number of bits set in `bits`, a byte. */
+function countBits(bits: number): number {
+  let count = 0;
+  for (let rest = bits; rest !== 0; rest &= rest - 1) count += 1;
+  return count;
 }
 
 /** The `terminalLine` of a line above what a column entry holds. */

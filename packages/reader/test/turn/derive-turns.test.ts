@@ -1,3 +1,4 @@
+import { TURN_EVENTS } from '@turnjournal/schema';
 import { propertyParameters } from '@turnjournal/test-support';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -270,6 +271,39 @@ describe('TurnFold representatives and finished turns', () => {
     const [finding] = fold.finish().findings;
     expect(finding).toMatchObject({ code: 'event_after_terminal', line: 2 ** 32 + 3 });
     expect(finding?.message).toContain(`(line ${2 ** 32 + 2})`);
+  });
+
+  it('finds each representative however the records of turns interleave in and across files (TJ-DERIVE-013)', async () => {
+    // The arena places a turn's slots after its first one while no other turn takes a slot in between, and elsewhere
+    // otherwise: every interleaving must still find each event's representative, the first of its smallest records.
+    const event = fc.constantFrom(...TURN_EVENTS);
+    const line = fc.record({ turn: fc.constantFrom('a', 'b', 'c'), event, at: fc.integer({ min: 1, max: 3 }) });
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.array(line, { maxLength: 10 }), { minLength: 1, maxLength: 3 }), async (files) => {
+        const values = files.map((lines) => lines.map((l) => ev(l.event, l.turn, { created_at: l.at })));
+        const expected = new Map<string, { file: number; line: number; bytes: Buffer }>();
+        values.forEach((records, file) => {
+          records.forEach((value, index) => {
+            const key = `${value.turn_id} ${value.event}`;
+            const bytes = Buffer.from(JSON.stringify(value));
+            const best = expected.get(key);
+            if (best === undefined || Buffer.compare(bytes, best.bytes) < 0)
+              expected.set(key, { file, line: index + 1, bytes });
+          });
+        });
+        const paths = values.map((records) => tempFile(records.map((v) => `${JSON.stringify(v)}\n`).join('')));
+        const fold = new TurnFold(SESSION);
+        for (const path of paths)
+          for (const item of await readAll(path))
+            if (item.kind === 'record') fold.add(item.record, { file: path, sessionId: SESSION });
+        const found = new Map<string, { file: number; line: number }>();
+        for (const turn of fold.finish().turns)
+          for (const [name, { location }] of Object.entries(turn.events))
+            found.set(`${turn.turnId} ${name}`, { file: paths.indexOf(location.file), line: location.line });
+        expect(found).toEqual(new Map([...expected].map(([key, { file, line }]) => [key, { file, line }])));
+      }),
+      propertyParameters({ defaultRuns: 100 }),
+    );
   });
 
   it('derives once: finish() returns the same derivation, and add() after it throws', async () => {
