@@ -59,6 +59,7 @@ export {
   isClean,
   type ReportContext,
   type StreamedReport,
+  type StreamedSession,
 } from './report/build-report.js';
 // Run files and state documents (spec §7, §8, §16).
 export { type DerivedRun, type LlmCall, RunFold, type RunOutcome, type RunRecordSource } from './run/fold-run.js';

@@ -58,6 +58,13 @@ describe('reportJsonChunks', () => {
     expect([...streamed.sessions]).toEqual([...streamed.sessions]);
     expect([...streamed.sessions].length).toBe(check.sessions.length);
     expect(check.sessions.length).toBeGreaterThan(0);
+    // A session's turns too: one session of two million turns must not be two million report objects at once.
+    const [session] = streamed.sessions;
+    expect(Array.isArray(session?.turns)).toBe(false);
+    expect(session?.turns).toHaveLength(check.sessions[0]?.turns.length ?? -1);
+    const [built, again] = [[...(session?.turns ?? [])][0], [...(session?.turns ?? [])][0]];
+    expect(again).toEqual(built);
+    expect(again).not.toBe(built);
     const whole = buildReport(check, context);
     expect(Object.keys(whole)).toEqual(Object.keys(streamed));
     const chunks = [...reportJsonChunks(streamed)];

@@ -21,18 +21,24 @@ export function isClean(findings: readonly Finding[]): boolean {
 }
 
 /**
- * A report whose `files`, `sessions` and `plan` are built one element at a time, on each iteration, from the store
- * check and the recovery plan: a writer that prints a store of a million turns in pieces then never holds more than
- * one session's report, nor the report of more than one planned turn (issue 11). Its members come in the order of the
- * report schema's; `buildReport` is this report with the lists made arrays.
+ * A report whose `files`, `sessions`, each session's `turns` and `plan` are built one element at a time, on each
+ * iteration, from the store check and the recovery plan: a writer that prints a store of a million turns in pieces
+ * then never holds the report of more than one turn, nor of more than one planned turn (issue 11). Its members come in
+ * the order of the report schema's; `buildReport` is this report with the lists made arrays.
  */
 export interface StreamedReport extends Omit<Report, 'files' | 'sessions' | 'plan'> {
   /** The files read, as the report schema's `files` lists them. */
   readonly files: Iterable<Report['files'][number]>;
-  /** The turn sessions, as its `sessions` lists them, each built when the iteration reaches it. */
-  readonly sessions: Iterable<Report['sessions'][number]>;
+  /** The turn sessions, as its `sessions` lists them, each built when the iteration reaches it, turns likewise. */
+  readonly sessions: Iterable<StreamedSession>;
   /** The recovery plan of an audit, as its `plan` lists it, each entry built when the iteration reaches it. */
   readonly plan?: Iterable<NonNullable<Report['plan']>[number]> & { readonly length: number };
+}
+
+/** A session of a {@link StreamedReport}: the report schema's, with its turns built on iteration. */
+export interface StreamedSession extends Omit<Report['sessions'][number], 'turns'> {
+  /** The session's turns, as the report schema's `turns` lists them, each built when the iteration reaches it. */
+  readonly turns: Iterable<ReportTurn> & { readonly length: number };
 }
 
 /** An iterable that maps `items` anew on each iteration, keeping nothing, with the length of `items`. */
@@ -73,7 +79,7 @@ export function buildStreamedReport(check: StoreCheck, context: ReportContext): 
     sessions: mapped(check.sessions, (session) => ({
       session_id: session.sessionId,
       files: [...session.files],
-      turns: session.turns.map(reportTurn),
+      turns: mapped(session.turns, reportTurn),
     })),
     runs: check.runs.map((run) => ({
       file: run.file,
@@ -111,7 +117,8 @@ export function buildReport(check: StoreCheck, context: ReportContext): Report {
   const streamed = buildStreamedReport(check, context);
   // Redefined members keep their place: the report's member order is the streamed one's.
   const { plan, ...rest } = streamed;
-  const report: Report = { ...rest, files: [...streamed.files], sessions: [...streamed.sessions] };
+  const sessions = Array.from(streamed.sessions, (session) => ({ ...session, turns: [...session.turns] }));
+  const report: Report = { ...rest, files: [...streamed.files], sessions };
   return plan === undefined ? report : { ...report, plan: [...plan] };
 }
 
