@@ -68,15 +68,18 @@ export interface EventLogSettings {
  * A failed fdatasync rejects and poisons the writer (`writer_poisoned`) until it is reopened (TJ-DUR-021).
  *
  * Checkpoints (TJ-EVENT-006): when an append brings the count of records since the last checkpoint to
- * `checkpointInterval`, a `checkpoint` record with the current message list is reserved right after it, as a record
- * of its own with its own seq (so no record can come between). The triggering call resolves with its own record's
+ * `checkpointInterval` and their bytes to the length of the last checkpoint's line, a `checkpoint` record with the
+ * current message list is reserved right after it, as a record of its own with its own seq (so no record can come
+ * between). The byte condition keeps a long conversation's log linear: a checkpoint repeats every message, so one
+ * every 50 records would make the file and the cost per record grow with the conversation (3,000 tool results: a
+ * 57 MB log for 2.2 MB of records). The triggering call resolves with its own record's
  * ack and does not wait for the checkpoint; a checkpoint that fails is retried by the next append, and
  * {@link EventLog.checkpointFailure} tells why it failed.
  */
 export class EventLog {
   /** The event log file. */
   readonly path: string;
-  /** Records between two automatic checkpoints. */
+  /** Records at least between two automatic checkpoints (see the class comment for the byte condition). */
   readonly checkpointInterval: number;
   /** Findings about the lines read when the log was opened (its tail); mid-file damage is left in place. */
   readonly findings: readonly Finding[];
@@ -91,6 +94,10 @@ export class EventLog {
   #fold: IncrementalEventFold;
   /** Records reserved since the last checkpoint (or the start of the file): what triggers the next checkpoint. */
   #sinceCheckpoint: number;
+  /** Their bytes, LFs included: the next checkpoint waits until they reach {@link EventLog.#checkpointBytes}. */
+  #bytesSinceCheckpoint: number;
+  /** Length of the last checkpoint's line (0 when there is none): what a checkpoint costs to write again. */
+  #checkpointBytes: number;
   /** Where the fold's findings would point; the writer's own records apply, so it reports none. */
   readonly #where: FindingLocation;
   #runs: Map<string, ScannedRun>;
@@ -106,6 +113,8 @@ export class EventLog {
     this.#appender = new JournalAppender(file, () => this.#reread());
     this.#fold = tail.fold;
     this.#sinceCheckpoint = tail.sinceCheckpoint;
+    this.#bytesSinceCheckpoint = tail.bytesSinceCheckpoint;
+    this.#checkpointBytes = tail.checkpointBytes;
     this.#where = { file: file.path };
     this.#nextSeq = (tail.fold.lastSeq ?? -1) + 1;
     this.#clock = settings.clock;
@@ -415,7 +424,7 @@ export class EventLog {
       this.#checkpointFailure = null;
       return bytes;
     }
-    if (this.#sinceCheckpoint < this.#checkpointDue) return bytes;
+    if (this.#sinceCheckpoint < this.#checkpointDue || this.#bytesSinceCheckpoint < this.#checkpointBytes) return bytes;
     const checkpoint = this.#autoCheckpoint();
     return checkpoint === null ? bytes : { line: bytes, ...checkpoint };
   }
@@ -450,7 +459,7 @@ export class EventLog {
    * that it applies), and counts it towards the next checkpoint. Its messages are frozen first: the fold keeps them
    * and snapshots hand them out.
    */
-  #apply(type: string, { written, valid }: EncodedRecord, seq: number): void {
+  #apply(type: string, { written, valid, bytes }: EncodedRecord, seq: number): void {
     if (MESSAGE_TYPES.has(type)) {
       // Only the messages: a checkpoint's run index is not kept, and freezing it would cost a walk of every run.
       const payload = written.payload as Payload;
@@ -458,7 +467,14 @@ export class EventLog {
       deepFreeze(payload.messages);
     }
     this.#fold.add(type, written, seq, valid, this.#where);
-    this.#sinceCheckpoint = type === 'checkpoint' ? 0 : this.#sinceCheckpoint + 1;
+    if (type === 'checkpoint') {
+      this.#sinceCheckpoint = 0;
+      this.#bytesSinceCheckpoint = 0;
+      this.#checkpointBytes = bytes.length;
+    } else {
+      this.#sinceCheckpoint += 1;
+      this.#bytesSinceCheckpoint += bytes.length;
+    }
   }
 
   /**
@@ -489,6 +505,8 @@ export class EventLog {
     const tail = await recoverTail(this.path, this.#file.source, this.#file.size, this.#maxLineBytes);
     this.#fold = tail.fold;
     this.#sinceCheckpoint = tail.sinceCheckpoint;
+    this.#bytesSinceCheckpoint = tail.bytesSinceCheckpoint;
+    this.#checkpointBytes = tail.checkpointBytes;
     const index = await readRunIndex({
       source: this.#file.source,
       size: this.#file.size,
