@@ -5,7 +5,7 @@ import { type EventLogSnapshot, readRunIndex, type ScannedRun } from '@turnjourn
 import { applyRunRecord, copyRun, type IncrementalEventFold, runIndexEntries } from '@turnjournal/reader/store-format';
 import type { Finding, FindingLocation } from '@turnjournal/schema';
 import type { AppendAck, AppendFile, AppendLineOptions, Durability, OpenReport } from '../append/append-file.js';
-import { type EncodedRecord, encodeCheckedRecord } from '../append/encode-checked.js';
+import { type EncodedRecord, encodeCheckedRecord, encodeParsedRecord } from '../append/encode-checked.js';
 import { JournalAppender, type Prepared } from '../append/journal-appender.js';
 import { WriterError, WriterPoisonedError } from '../errors.js';
 import { type CompactEventLogOptions, compactOpenFile, type EventLogCompaction } from './compact-event-log.js';
@@ -33,6 +33,7 @@ type Payload = Record<string, unknown>;
 
 /** The types whose payload carries messages (`message` or `messages`): the fold keeps them, snapshots hand them out. */
 const MESSAGE_TYPES: ReadonlySet<string> = new Set(['message_append', 'message_edit', 'checkpoint']);
+const CHECKPOINT_RULE = { family: 'event', type: 'checkpoint' } as const;
 const HOLD: AppendLineOptions = { hold: true };
 
 /** What {@link openEventLog} found and chose, handed to the writer. */
@@ -409,8 +410,7 @@ export class EventLog {
    */
   #reserve(type: string, payload: Payload | undefined): Prepared {
     if (this.#file.poisoned) throw new WriterPoisonedError(this.path, 'an earlier sync or write failed');
-    const body = type === 'checkpoint' ? this.#checkpointPayload() : payload;
-    const encoded = this.#encode(type, body);
+    const encoded = type === 'checkpoint' ? this.#encodeCheckpoint() : this.#encode(type, payload);
     const { written, bytes } = encoded;
     const why = whyNotApplicable(this.#fold, type, written.payload as Payload | undefined, this.#runs);
     if (why !== null) throw new WriterError('illegal_transition', `${type}: ${why}`, this.path);
@@ -431,7 +431,7 @@ export class EventLog {
 
   #autoCheckpoint(): { trailer: Uint8Array; trailerSettled: (error: unknown) => void } | null {
     try {
-      const encoded = this.#encode('checkpoint', this.#checkpointPayload());
+      const encoded = this.#encodeCheckpoint();
       const seq = this.#nextSeq;
       this.#nextSeq = seq + 1;
       this.#apply('checkpoint', encoded, seq);
@@ -450,8 +450,12 @@ export class EventLog {
    * A checkpoint's payload: the message list (TJ-EVENT-007) and the run index, every run of the log as of the
    * checkpoint (TJ-EVENT-019), so that opening reads no further back than the last checkpoint (TJ-EVENT-020).
    */
-  #checkpointPayload(): Payload {
-    return { messages: [...this.#fold.messages], runs: runIndexEntries(this.#runs.values()) };
+  #encodeCheckpoint(): EncodedRecord {
+    const payload = { messages: [...this.#fold.messages], runs: runIndexEntries(this.#runs.values()) };
+    // The fold's messages were parsed from lines and frozen, and the run index holds strings and numbers: the record
+    // is kept as it is rather than parsed back from its line (see encodeParsedRecord).
+    const record = { seq: this.#nextSeq, ts: this.#stamp(), type: 'checkpoint', payload };
+    return encodeParsedRecord(record, CHECKPOINT_RULE, this.#maxLineBytes, this.path);
   }
 
   /**
@@ -483,6 +487,17 @@ export class EventLog {
    * v1 type must validate against its schema; any other type must be an accepted event record (its envelope).
    */
   #encode(type: string, payload: Payload | undefined): EncodedRecord {
+    const ts = this.#stamp();
+    if (type === 'chat.delta' && payload !== undefined) {
+      const fast = encodeDeltaRecord(this.#nextSeq, ts, payload, this.#maxLineBytes);
+      if (fast !== undefined) return fast;
+    }
+    const record = { seq: this.#nextSeq, ts, type, ...(payload === undefined ? {} : { payload }) };
+    return encodeCheckedRecord(record, { family: 'event', type, v1Only: false }, this.#maxLineBytes, this.path);
+  }
+
+  /** The `ts` of a record reserved now, from the clock. */
+  #stamp(): string {
     const now = this.#clock();
     if (typeof now !== 'number' || !Number.isFinite(now))
       throw new WriterError('invalid_option', `the clock returned ${String(now)}, not epoch milliseconds`, this.path);
@@ -491,13 +506,7 @@ export class EventLog {
       this.#tsStamp = now;
       this.#ts = new Date(now).toISOString();
     }
-    const ts = this.#ts;
-    if (type === 'chat.delta' && payload !== undefined) {
-      const fast = encodeDeltaRecord(this.#nextSeq, ts, payload, this.#maxLineBytes);
-      if (fast !== undefined) return fast;
-    }
-    const record = { seq: this.#nextSeq, ts, type, ...(payload === undefined ? {} : { payload }) };
-    return encodeCheckedRecord(record, { family: 'event', type, v1Only: false }, this.#maxLineBytes, this.path);
+    return this.#ts;
   }
 
   /** After a failed write (TJ-DUR-030): the file holds what was acknowledged; the state and the next seq follow it. */
