@@ -73,9 +73,9 @@ export interface EventLogSettings {
  * current message list is reserved right after it, as a record of its own with its own seq (so no record can come
  * between). The byte condition keeps a long conversation's log linear: a checkpoint repeats every message, so one
  * every 50 records would make the file and the cost per record grow with the conversation (3,000 tool results: a
- * 57 MB log for 2.2 MB of records). The triggering call resolves with its own record's
- * ack and does not wait for the checkpoint; a checkpoint that fails is retried by the next append, and
- * {@link EventLog.checkpointFailure} tells why it failed.
+ * 57 MB log for 2.2 MB of records). The triggering call resolves with its own record's ack and does not wait for the
+ * checkpoint; a checkpoint that fails is retried by the next append, and {@link EventLog.checkpointFailure} tells why
+ * it failed.
  */
 export class EventLog {
   /** The event log file. */
