@@ -84,7 +84,7 @@ describe('a refresh of the other shards overlapping the re-read after a failed w
       // reading the other shard.
       before: async () => {
         refresh = journal.refreshSiblings();
-        void refresh.finally(refreshSettled.resolve);
+        refresh.then(refreshSettled.resolve, refreshSettled.resolve);
         await refreshAtShard.promise;
         failed = true;
       },
