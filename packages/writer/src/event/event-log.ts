@@ -1,8 +1,14 @@
 // Over 450 lines: the event-log writer's public API (one documented method per record type, about 300 lines with its
 // comments) and its reservation step; the input types, the transition rules, the fold, the queue, the fast delta
 // encoder and compaction already live in modules of their own.
-import { type EventLogSnapshot, readRunIndex, type ScannedRun } from '@turnjournal/reader';
-import { applyRunRecord, copyRun, type IncrementalEventFold, runIndexEntries } from '@turnjournal/reader/store-format';
+import type { EventLogSnapshot, ScannedRun } from '@turnjournal/reader';
+import {
+  applyRunRecord,
+  copyRun,
+  type IncrementalEventFold,
+  readRunIndex,
+  runIndexEntries,
+} from '@turnjournal/reader/_internals';
 import type { Finding, FindingLocation } from '@turnjournal/schema';
 import type { AppendAck, AppendFile, AppendLineOptions, Durability, OpenReport } from '../append/append-file.js';
 import { type EncodedRecord, encodeCheckedRecord, encodeParsedRecord } from '../append/encode-checked.js';

@@ -1,5 +1,5 @@
 import type { JournalSource } from '@turnjournal/reader';
-import { type IncrementalEventFold, recoverEventFold } from '@turnjournal/reader/store-format';
+import { type IncrementalEventFold, recoverEventFold } from '@turnjournal/reader/_internals';
 import type { Finding } from '@turnjournal/schema';
 import { deepFreeze } from './deep-freeze.js';
 
