@@ -27,6 +27,14 @@ function sourceEntries(packageDir: string, manifest: PackageManifest): Array<{ s
   return entries.sort((a, b) => (a.subpath < b.subpath ? -1 : a.subpath > b.subpath ? 1 : 0));
 }
 
+/** The heading comment of an internal entry's section. */
+const INTERNAL_MARK = '# internal: not part of the public API (for turnjournal packages of the same release only)';
+
+/** True for an entry of the exports map that is internal by name (`./_internals`, `./_anything`). */
+function isInternalEntry(subpath: string): boolean {
+  return subpath.startsWith('./_');
+}
+
 const TYPE_FORMAT =
   ts.TypeFormatFlags.NoTruncation |
   ts.TypeFormatFlags.UseFullyQualifiedType |
@@ -135,6 +143,9 @@ export function apiSnapshot(root: string, name: string): string | undefined {
       return (target.flags & ts.SymbolFlags.Value) !== 0;
     }).length;
     out.push('', `## ${manifest.name}${entry.subpath === '.' ? '' : entry.subpath.slice(1)}`);
+    // An `_internals` entry is exported only for the other turnjournal packages of the same release: snapshotted so
+    // that a change to it is still seen in review, and marked so that nobody reads it as API.
+    if (isInternalEntry(entry.subpath)) out.push(INTERNAL_MARK);
     out.push(`# ${exports.length} exported names, ${values} of them runtime values`);
     const sorted = [...exports].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     for (const symbol of sorted) out.push(...describe(checker, symbol));

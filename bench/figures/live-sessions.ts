@@ -288,33 +288,29 @@ export const liveStreamCost: Figure = {
     const floorMs = median(floorRounds);
 
     // Committed messages: one tool result each, awaited, alternated with the durable floor of the same bytes.
-    const messageFd = openSync(join(context.workDir, 'message-floor.jsonl'), 'a');
-    const subject: number[] = [];
-    const floor: number[] = [];
-    let messageBytes = 0;
-    try {
-      for (let i = 0; i < messages + 10; i += 1) {
-        const before = statSync(file).size;
-        const begin = nowMs();
-        await sent.run.toolResult({ toolCallId: `c${i}`, output: `result ${i}: ${'y'.repeat(200)}` });
-        const s = nowMs() - begin;
-        messageBytes = statSync(file).size - before;
-        const bytes = Buffer.alloc(messageBytes, 0x61);
-        bytes[bytes.length - 1] = 0x0a;
-        const floorStart = nowMs();
-        writeSync(messageFd, bytes);
-        fdatasyncSync(messageFd);
-        const f = nowMs() - floorStart;
-        if (i >= 10) {
-          subject.push(s);
-          floor.push(f);
-        }
-      }
-    } finally {
-      closeSync(messageFd);
-    }
+    const messageFloor = join(context.workDir, 'message-floor.jsonl');
+    const { subject, floor, messageBytes } = await committedMessages(sent.run, file, messageFloor, messages);
     await sent.run.done();
     await hub.close();
+
+    // The same with the writer's opt-in blocking sync (`blockingSyncFileSystem`): the sync runs on the calling thread,
+    // without the thread-pool round trip, at the price of blocking the event loop for it. Absent from older builds.
+    const blockingFs = (writer as { blockingSyncFileSystem?: typeof writer.nodeFileSystem }).blockingSyncFileSystem;
+    let blocking: CommittedMessages | null = null;
+    if (blockingFs !== undefined) {
+      const blockingHub = live.openConversationHub({
+        root: join(context.workDir, 'stream-blocking'),
+        retention: false,
+        fs: blockingFs,
+      });
+      const blockingSession = await blockingHub.session(SESSION);
+      const blockingSent = await blockingSession.send({ requestId: 'r1', content: 'hi' });
+      if (!blockingSent.created) throw new Error('expected a new run');
+      const blockingFile = join(context.workDir, 'stream-blocking', SESSION, 'events.jsonl');
+      blocking = await committedMessages(blockingSent.run, blockingFile, messageFloor, messages);
+      await blockingSent.run.done();
+      await blockingHub.close();
+    }
 
     const perDelta = (hubMs * 1000) / deltas;
     const perFloor = (floorMs * 1000) / deltas;
@@ -366,6 +362,76 @@ export const liveStreamCost: Figure = {
           floorP99Ms: round(quantile(floor, 0.99)),
         },
       },
+      ...(blocking === null ? [] : [messageRow(blocking, messages)]),
     ];
   },
 };
+
+interface CommittedMessages {
+  readonly subject: number[];
+  readonly floor: number[];
+  readonly messageBytes: number;
+}
+
+/**
+ * `messages` awaited `run.toolResult()` calls (after 10 untimed), each followed by the durable floor of the bytes it
+ * added to `file` (`writeSync` + `fdatasyncSync` to `floorPath`), alternated, so both see the same disk.
+ */
+async function committedMessages(
+  run: { toolResult(input: { toolCallId: string; output: string }): Promise<void> },
+  file: string,
+  floorPath: string,
+  messages: number,
+): Promise<CommittedMessages> {
+  const messageFd = openSync(floorPath, 'a');
+  const subject: number[] = [];
+  const floor: number[] = [];
+  let messageBytes = 0;
+  try {
+    for (let i = 0; i < messages + 10; i += 1) {
+      const before = statSync(file).size;
+      const begin = nowMs();
+      await run.toolResult({ toolCallId: `c${i}`, output: `result ${i}: ${'y'.repeat(200)}` });
+      const s = nowMs() - begin;
+      messageBytes = statSync(file).size - before;
+      const bytes = Buffer.alloc(messageBytes, 0x61);
+      bytes[bytes.length - 1] = 0x0a;
+      const floorStart = nowMs();
+      writeSync(messageFd, bytes);
+      fdatasyncSync(messageFd);
+      const f = nowMs() - floorStart;
+      if (i >= 10) {
+        subject.push(s);
+        floor.push(f);
+      }
+    }
+  } finally {
+    closeSync(messageFd);
+  }
+  return { subject, floor, messageBytes };
+}
+
+/** The row of the committed messages of a hub on the writer's opt-in blocking sync. */
+function messageRow({ subject, floor, messageBytes }: CommittedMessages, messages: number): FigureRow {
+  const m50 = median(subject);
+  const f50 = median(floor);
+  return {
+    id: 'live-message-cost-blocking-sync',
+    name: `live committed message through the hub on blockingSyncFileSystem (opt-in), median (${messageBytes} B)`,
+    value: round(m50),
+    unit: 'ms',
+    floor: round(f50),
+    ratioDefinition: 'value / floor (latency); lower is better',
+    direction: 'lower',
+    target: 'ratio <= 1.2',
+    ...judge(m50 / f50, 'lower', 1.2),
+    status: 'measured',
+    note: `as the row above, with the hub's event logs syncing on the calling thread (the event loop waits for each sync); p99 ${round(quantile(subject, 0.99), 3)} ms`,
+    details: {
+      messages,
+      messageBytes,
+      p99Ms: round(quantile(subject, 0.99)),
+      floorP99Ms: round(quantile(floor, 0.99)),
+    },
+  };
+}

@@ -1,4 +1,4 @@
-import { runIndexEntries } from '@turnjournal/reader/store-format';
+import { runIndexEntries } from '@turnjournal/reader/_internals';
 import type { EventLog, EventLogAck } from '@turnjournal/writer';
 import { LiveError } from './errors.js';
 import type { LiveRecord } from './records.js';

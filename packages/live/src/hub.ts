@@ -35,7 +35,10 @@ export interface ConversationHubOptions {
    * session and sweeps the store's turn journals with a `windowMs` window (48 h by default). `false` turns it off.
    */
   readonly retention?: false | { readonly intervalMs?: number; readonly windowMs?: number };
-  /** Records between two automatic checkpoints of each event log (50 by default). */
+  /**
+   * Records between two automatic checkpoints of each event log (50 by default); a checkpoint also waits until the
+   * records since the last one are as many bytes as it was (TJ-EVENT-006).
+   */
   readonly checkpointInterval?: number;
   /** Options of the lock acquisitions. */
   readonly lock?: AcquireLockOptions;

@@ -33,7 +33,6 @@ export {
 } from './event/fold-event-log.js';
 export { type EventLogRecovery, type RecoverEventLogOptions, recoverEventLog } from './event/recover-event-log.js';
 export { type EventReplay, type ReplayEventLogOptions, type ReplayReason, replayEventLog } from './event/replay.js';
-export { type ReadRunIndexOptions, type RunIndexRead, readRunIndex } from './event/run-index.js';
 export {
   type ScanEventRunsOptions,
   type ScannedRun,

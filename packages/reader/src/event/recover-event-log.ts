@@ -63,6 +63,11 @@ export interface EventFoldRecovery {
   readonly bytesRead: number;
   /** Accepted records after the last valid checkpoint (all accepted records read when there is none). */
   readonly acceptedSinceCheckpoint: number;
+  /**
+   * Length in bytes of the last valid checkpoint's line (without its LF), 0 when there is none: a writer spaces its
+   * next checkpoint by it (TJ-EVENT-006).
+   */
+  readonly checkpointBytes: number;
   /** Framing findings of the lines read forwards (the fold holds its own). */
   readonly framing: readonly Finding[];
 }
@@ -88,7 +93,8 @@ const ESCAPE = Buffer.from('\\u');
  * runs and findings cover the part read only; an audit of the whole log reads it all.
  */
 export async function recoverEventLog(path: string, options: RecoverEventLogOptions = {}): Promise<EventLogRecovery> {
-  const { fold, framing, ...tail } = await recoverEventFold(path, options);
+  // The checkpoint's length is for a writer continuing the log, not part of what a reader recovers.
+  const { fold, framing, checkpointBytes: _writersOnly, ...tail } = await recoverEventFold(path, options);
   const state = fold.finish();
   return { ...state, findings: [...framing, ...state.findings], ...tail };
 }
@@ -133,11 +139,13 @@ export async function recoverEventFold(path: string, options: RecoverEventLogOpt
     const framing: Finding[] = [];
     const where = { file: path, lineNumbers: startOffset === 0 };
     let acceptedSinceCheckpoint = 0;
+    let checkpointBytes = 0;
     for await (const batch of readJournal(path, { mode: 'tolerant', startOffset, chunkBytes, maxLineBytes, source })) {
       for (const item of batch) {
         if (item.kind === 'finding') framing.push(item.finding);
         else if (fold.addRecord(item.record, where) && (checkpoint === undefined || item.record.offset > checkpoint))
           acceptedSinceCheckpoint += 1;
+        else if (item.record.offset === checkpoint) checkpointBytes = item.record.bytes.length;
       }
     }
     // The tail is read to its end: records added from here on (a writer's own) change the list as it stands, even if
@@ -150,6 +158,7 @@ export async function recoverEventFold(path: string, options: RecoverEventLogOpt
       startOffset,
       bytesRead: counter.bytesRead + (size - startOffset),
       acceptedSinceCheckpoint,
+      checkpointBytes,
     };
   } finally {
     await handle?.close();

@@ -27,6 +27,21 @@ export interface EncodedRecord {
 }
 
 /**
+ * {@link encodeCheckedRecord} for a record built only of values parsed from JSON lines (and frozen there), such as an
+ * event log's checkpoint of the message list it folded: such a value is its own JSON round trip, so the record itself
+ * is validated and kept as `written`, without parsing the line back. For a checkpoint that parse cost as much as the
+ * serialisation and replaced every message object of the writer's state at every checkpoint.
+ */
+export function encodeParsedRecord(
+  record: Record<string, unknown>,
+  rule: RecordRule,
+  maxLineBytes: number,
+  file: string,
+): EncodedRecord {
+  return checkEncoded(encodeLine(record, rule, maxLineBytes, file).bytes, record, rule, file);
+}
+
+/**
  * The one "validate what will be written" encoder of the writers: encodes `record` as one JSONL line (see
  * {@link encodeRecordLine}: `invalid_record`, `line_too_long`), parses the line back and checks the parsed value against
  * `rule` — so that what `JSON.stringify` changes (an `undefined` member dropped, `NaN` turned into `null`, a `toJSON`
@@ -38,16 +53,28 @@ export function encodeCheckedRecord(
   maxLineBytes: number,
   file: string,
 ): EncodedRecord {
-  let line: RecordLine;
+  const line = encodeLine(record, rule, maxLineBytes, file);
+  return checkEncoded(line.bytes, JSON.parse(line.text) as Record<string, unknown>, rule, file);
+}
+
+/** {@link encodeRecordLine}, its refusals naming `file` and the record's type. */
+function encodeLine(record: unknown, rule: RecordRule, maxLineBytes: number, file: string): RecordLine {
   try {
-    line = encodeRecordLine(record, maxLineBytes);
+    return encodeRecordLine(record, maxLineBytes);
   } catch (error) {
     if (error instanceof WriterError && error.file === undefined)
       throw new WriterError(error.code, `${file}: the ${rule.type} record: ${error.message}`, file, { cause: error });
     throw error;
   }
-  const { bytes } = line;
-  const written = JSON.parse(line.text) as Record<string, unknown>;
+}
+
+/** Checks the value a line holds against `rule`: the encoded record, or an `invalid_record` refusal. */
+function checkEncoded(
+  bytes: Uint8Array,
+  written: Record<string, unknown>,
+  rule: RecordRule,
+  file: string,
+): EncodedRecord {
   const validation = validateRecord(written);
   const { classification, status } = validation;
   const family = classification.family;

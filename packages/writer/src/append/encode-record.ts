@@ -4,6 +4,7 @@ import { WriterError } from '../errors.js';
 export const DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024;
 
 const LINE_SEPARATORS = /[\u2028\u2029]/g;
+const LF = 0x0a;
 /** Cheap pre-check: an integer beyond ±(2^53-1) prints with at least 16 digits, or with an exponent `e+`. */
 const MAYBE_UNSAFE_INTEGER = /\d{16}|e\+/;
 
@@ -54,13 +55,17 @@ export function encodeRecordLine(record: unknown, maxLineBytes: number = DEFAULT
   const json = serialiseRecord(record);
   if (MAYBE_UNSAFE_INTEGER.test(json)) rejectUnsafeIntegers(record);
   const text = json.replace(LINE_SEPARATORS, escapeSeparator);
-  // Buffer.from, not TextEncoder: several times faster for the short lines most records are (a pooled copy).
-  const bytes: Uint8Array = Buffer.from(`${text}\n`, 'utf8');
-  if (bytes.length - 1 > maxLineBytes)
+  // A Buffer, not TextEncoder: several times faster for the short lines most records are (a pooled copy). Written in
+  // place rather than from `text + LF`, which V8 would first flatten into a copy: 3 × slower for a long checkpoint.
+  const length = Buffer.byteLength(text, 'utf8');
+  if (length > maxLineBytes)
     throw new WriterError(
       'line_too_long',
-      `the record is ${bytes.length - 1} bytes long, over the line-size limit of ${maxLineBytes} bytes`,
+      `the record is ${length} bytes long, over the line-size limit of ${maxLineBytes} bytes`,
     );
+  const bytes = Buffer.allocUnsafe(length + 1);
+  bytes.write(text, 0, length, 'utf8');
+  bytes[length] = LF;
   return { text, bytes };
 }
 

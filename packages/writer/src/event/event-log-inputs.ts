@@ -19,9 +19,10 @@ export interface EventLogCommonOptions {
    */
   readonly durability?: Durability;
   /**
-   * Records between two automatic checkpoints (TJ-EVENT-006): after this many records since the last checkpoint (or the
-   * start of the file; records of every type count), a `checkpoint` is appended. `DEFAULT_CHECKPOINT_INTERVAL` of
-   * `@turnjournal/schema` (50) by default.
+   * Records between two automatic checkpoints (TJ-EVENT-006): once this many records have been appended since the last
+   * checkpoint (or the start of the file; records of every type count) and their bytes have reached the length of that
+   * checkpoint's line, a `checkpoint` is appended. `DEFAULT_CHECKPOINT_INTERVAL` of `@turnjournal/schema` (50) by
+   * default.
    */
   readonly checkpointInterval?: number;
   /** The file-system layer; the real one by default. */

@@ -1,11 +1,17 @@
 // Over 450 lines: the event-log writer's public API (one documented method per record type, about 300 lines with its
 // comments) and its reservation step; the input types, the transition rules, the fold, the queue, the fast delta
 // encoder and compaction already live in modules of their own.
-import { type EventLogSnapshot, readRunIndex, type ScannedRun } from '@turnjournal/reader';
-import { applyRunRecord, copyRun, type IncrementalEventFold, runIndexEntries } from '@turnjournal/reader/store-format';
+import type { EventLogSnapshot, ScannedRun } from '@turnjournal/reader';
+import {
+  applyRunRecord,
+  copyRun,
+  type IncrementalEventFold,
+  readRunIndex,
+  runIndexEntries,
+} from '@turnjournal/reader/_internals';
 import type { Finding, FindingLocation } from '@turnjournal/schema';
 import type { AppendAck, AppendFile, AppendLineOptions, Durability, OpenReport } from '../append/append-file.js';
-import { type EncodedRecord, encodeCheckedRecord } from '../append/encode-checked.js';
+import { type EncodedRecord, encodeCheckedRecord, encodeParsedRecord } from '../append/encode-checked.js';
 import { JournalAppender, type Prepared } from '../append/journal-appender.js';
 import { WriterError, WriterPoisonedError } from '../errors.js';
 import { type CompactEventLogOptions, compactOpenFile, type EventLogCompaction } from './compact-event-log.js';
@@ -33,6 +39,7 @@ type Payload = Record<string, unknown>;
 
 /** The types whose payload carries messages (`message` or `messages`): the fold keeps them, snapshots hand them out. */
 const MESSAGE_TYPES: ReadonlySet<string> = new Set(['message_append', 'message_edit', 'checkpoint']);
+const CHECKPOINT_RULE = { family: 'event', type: 'checkpoint' } as const;
 const HOLD: AppendLineOptions = { hold: true };
 
 /** What {@link openEventLog} found and chose, handed to the writer. */
@@ -68,15 +75,18 @@ export interface EventLogSettings {
  * A failed fdatasync rejects and poisons the writer (`writer_poisoned`) until it is reopened (TJ-DUR-021).
  *
  * Checkpoints (TJ-EVENT-006): when an append brings the count of records since the last checkpoint to
- * `checkpointInterval`, a `checkpoint` record with the current message list is reserved right after it, as a record
- * of its own with its own seq (so no record can come between). The triggering call resolves with its own record's
- * ack and does not wait for the checkpoint; a checkpoint that fails is retried by the next append, and
- * {@link EventLog.checkpointFailure} tells why it failed.
+ * `checkpointInterval` and their bytes to the length of the last checkpoint's line, a `checkpoint` record with the
+ * current message list is reserved right after it, as a record of its own with its own seq (so no record can come
+ * between). The byte condition keeps a long conversation's log linear: a checkpoint repeats every message, so one
+ * every 50 records would make the file and the cost per record grow with the conversation (3,000 tool results: a
+ * 57 MB log for 2.2 MB of records). The triggering call resolves with its own record's ack and does not wait for the
+ * checkpoint; a checkpoint that fails is retried by the next append, and {@link EventLog.checkpointFailure} tells why
+ * it failed.
  */
 export class EventLog {
   /** The event log file. */
   readonly path: string;
-  /** Records between two automatic checkpoints. */
+  /** Records at least between two automatic checkpoints (see the class comment for the byte condition). */
   readonly checkpointInterval: number;
   /** Findings about the lines read when the log was opened (its tail); mid-file damage is left in place. */
   readonly findings: readonly Finding[];
@@ -91,6 +101,10 @@ export class EventLog {
   #fold: IncrementalEventFold;
   /** Records reserved since the last checkpoint (or the start of the file): what triggers the next checkpoint. */
   #sinceCheckpoint: number;
+  /** Their bytes, LFs included: the next checkpoint waits until they reach {@link EventLog.#checkpointBytes}. */
+  #bytesSinceCheckpoint: number;
+  /** Length of the last checkpoint's line (0 when there is none): what a checkpoint costs to write again. */
+  #checkpointBytes: number;
   /** Where the fold's findings would point; the writer's own records apply, so it reports none. */
   readonly #where: FindingLocation;
   #runs: Map<string, ScannedRun>;
@@ -106,6 +120,8 @@ export class EventLog {
     this.#appender = new JournalAppender(file, () => this.#reread());
     this.#fold = tail.fold;
     this.#sinceCheckpoint = tail.sinceCheckpoint;
+    this.#bytesSinceCheckpoint = tail.bytesSinceCheckpoint;
+    this.#checkpointBytes = tail.checkpointBytes;
     this.#where = { file: file.path };
     this.#nextSeq = (tail.fold.lastSeq ?? -1) + 1;
     this.#clock = settings.clock;
@@ -400,8 +416,7 @@ export class EventLog {
    */
   #reserve(type: string, payload: Payload | undefined): Prepared {
     if (this.#file.poisoned) throw new WriterPoisonedError(this.path, 'an earlier sync or write failed');
-    const body = type === 'checkpoint' ? this.#checkpointPayload() : payload;
-    const encoded = this.#encode(type, body);
+    const encoded = type === 'checkpoint' ? this.#encodeCheckpoint() : this.#encode(type, payload);
     const { written, bytes } = encoded;
     const why = whyNotApplicable(this.#fold, type, written.payload as Payload | undefined, this.#runs);
     if (why !== null) throw new WriterError('illegal_transition', `${type}: ${why}`, this.path);
@@ -415,14 +430,14 @@ export class EventLog {
       this.#checkpointFailure = null;
       return bytes;
     }
-    if (this.#sinceCheckpoint < this.#checkpointDue) return bytes;
+    if (this.#sinceCheckpoint < this.#checkpointDue || this.#bytesSinceCheckpoint < this.#checkpointBytes) return bytes;
     const checkpoint = this.#autoCheckpoint();
     return checkpoint === null ? bytes : { line: bytes, ...checkpoint };
   }
 
   #autoCheckpoint(): { trailer: Uint8Array; trailerSettled: (error: unknown) => void } | null {
     try {
-      const encoded = this.#encode('checkpoint', this.#checkpointPayload());
+      const encoded = this.#encodeCheckpoint();
       const seq = this.#nextSeq;
       this.#nextSeq = seq + 1;
       this.#apply('checkpoint', encoded, seq);
@@ -441,8 +456,12 @@ export class EventLog {
    * A checkpoint's payload: the message list (TJ-EVENT-007) and the run index, every run of the log as of the
    * checkpoint (TJ-EVENT-019), so that opening reads no further back than the last checkpoint (TJ-EVENT-020).
    */
-  #checkpointPayload(): Payload {
-    return { messages: [...this.#fold.messages], runs: runIndexEntries(this.#runs.values()) };
+  #encodeCheckpoint(): EncodedRecord {
+    const payload = { messages: [...this.#fold.messages], runs: runIndexEntries(this.#runs.values()) };
+    // The fold's messages were parsed from lines and frozen, and the run index holds strings and numbers: the record
+    // is kept as it is rather than parsed back from its line (see encodeParsedRecord).
+    const record = { seq: this.#nextSeq, ts: this.#stamp(), type: 'checkpoint', payload };
+    return encodeParsedRecord(record, CHECKPOINT_RULE, this.#maxLineBytes, this.path);
   }
 
   /**
@@ -450,7 +469,7 @@ export class EventLog {
    * that it applies), and counts it towards the next checkpoint. Its messages are frozen first: the fold keeps them
    * and snapshots hand them out.
    */
-  #apply(type: string, { written, valid }: EncodedRecord, seq: number): void {
+  #apply(type: string, { written, valid, bytes }: EncodedRecord, seq: number): void {
     if (MESSAGE_TYPES.has(type)) {
       // Only the messages: a checkpoint's run index is not kept, and freezing it would cost a walk of every run.
       const payload = written.payload as Payload;
@@ -458,7 +477,14 @@ export class EventLog {
       deepFreeze(payload.messages);
     }
     this.#fold.add(type, written, seq, valid, this.#where);
-    this.#sinceCheckpoint = type === 'checkpoint' ? 0 : this.#sinceCheckpoint + 1;
+    if (type === 'checkpoint') {
+      this.#sinceCheckpoint = 0;
+      this.#bytesSinceCheckpoint = 0;
+      this.#checkpointBytes = bytes.length;
+    } else {
+      this.#sinceCheckpoint += 1;
+      this.#bytesSinceCheckpoint += bytes.length;
+    }
   }
 
   /**
@@ -467,15 +493,7 @@ export class EventLog {
    * v1 type must validate against its schema; any other type must be an accepted event record (its envelope).
    */
   #encode(type: string, payload: Payload | undefined): EncodedRecord {
-    const now = this.#clock();
-    if (typeof now !== 'number' || !Number.isFinite(now))
-      throw new WriterError('invalid_option', `the clock returned ${String(now)}, not epoch milliseconds`, this.path);
-    // Many records share a millisecond while a run streams: format each one once.
-    if (now !== this.#tsStamp) {
-      this.#tsStamp = now;
-      this.#ts = new Date(now).toISOString();
-    }
-    const ts = this.#ts;
+    const ts = this.#stamp();
     if (type === 'chat.delta' && payload !== undefined) {
       const fast = encodeDeltaRecord(this.#nextSeq, ts, payload, this.#maxLineBytes);
       if (fast !== undefined) return fast;
@@ -484,11 +502,26 @@ export class EventLog {
     return encodeCheckedRecord(record, { family: 'event', type, v1Only: false }, this.#maxLineBytes, this.path);
   }
 
+  /** The `ts` of a record reserved now, from the clock. */
+  #stamp(): string {
+    const now = this.#clock();
+    if (typeof now !== 'number' || !Number.isFinite(now))
+      throw new WriterError('invalid_option', `the clock returned ${String(now)}, not epoch milliseconds`, this.path);
+    // Many records share a millisecond while a run streams: format each one once.
+    if (now !== this.#tsStamp) {
+      this.#tsStamp = now;
+      this.#ts = new Date(now).toISOString();
+    }
+    return this.#ts;
+  }
+
   /** After a failed write (TJ-DUR-030): the file holds what was acknowledged; the state and the next seq follow it. */
   async #reread(): Promise<void> {
     const tail = await recoverTail(this.path, this.#file.source, this.#file.size, this.#maxLineBytes);
     this.#fold = tail.fold;
     this.#sinceCheckpoint = tail.sinceCheckpoint;
+    this.#bytesSinceCheckpoint = tail.bytesSinceCheckpoint;
+    this.#checkpointBytes = tail.checkpointBytes;
     const index = await readRunIndex({
       source: this.#file.source,
       size: this.#file.size,

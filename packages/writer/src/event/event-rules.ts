@@ -1,4 +1,4 @@
-import type { IncrementalEventFold } from '@turnjournal/reader/store-format';
+import type { IncrementalEventFold } from '@turnjournal/reader/_internals';
 import { EVENT_STREAM_TYPES } from '@turnjournal/schema';
 
 /**

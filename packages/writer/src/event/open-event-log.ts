@@ -1,5 +1,5 @@
 import { dirname, join } from 'node:path';
-import { readRunIndex } from '@turnjournal/reader';
+import { readRunIndex } from '@turnjournal/reader/_internals';
 import { storePathSegments } from '@turnjournal/reader/store-format';
 import { DEFAULT_CHECKPOINT_INTERVAL } from '@turnjournal/schema';
 import { AppendFile } from '../append/append-file.js';

@@ -1,5 +1,5 @@
 import type { JournalSource } from '@turnjournal/reader';
-import { type IncrementalEventFold, recoverEventFold } from '@turnjournal/reader/store-format';
+import { type IncrementalEventFold, recoverEventFold } from '@turnjournal/reader/_internals';
 import type { Finding } from '@turnjournal/schema';
 import { deepFreeze } from './deep-freeze.js';
 
@@ -12,6 +12,10 @@ export interface TailRecovery {
   readonly fold: IncrementalEventFold;
   /** Accepted records after the last valid checkpoint (all accepted records when there is none). */
   readonly sinceCheckpoint: number;
+  /** Bytes of the file after the last valid checkpoint's line (the whole file when there is none). */
+  readonly bytesSinceCheckpoint: number;
+  /** Length of the last valid checkpoint's line, LF included; 0 when there is none. */
+  readonly checkpointBytes: number;
   /** Byte offset of the last valid checkpoint, or null. */
   readonly checkpointOffset: number | null;
   /** Where the forward fold began. */
@@ -37,11 +41,14 @@ export async function recoverTail(
 ): Promise<TailRecovery> {
   const recovery = await recoverEventFold(path, { source, size: end, maxLineBytes, chunkBytes: CHUNK_BYTES });
   const { fold } = recovery;
+  const checkpointLine = recovery.checkpointOffset === null ? 0 : recovery.checkpointBytes + 1;
   // Snapshots hand out these messages: frozen, no caller can change the writer's list through one.
   for (const message of fold.messages) deepFreeze(message);
   return {
     fold,
     sinceCheckpoint: recovery.acceptedSinceCheckpoint,
+    bytesSinceCheckpoint: recovery.checkpointOffset === null ? end : end - (recovery.checkpointOffset + checkpointLine),
+    checkpointBytes: checkpointLine,
     checkpointOffset: recovery.checkpointOffset,
     startOffset: recovery.startOffset,
     findings: [...recovery.framing, ...fold.finish().findings],

@@ -10,6 +10,11 @@ import type { TurnTable } from './turn-table.js';
  * submitted, and recognise a retry that reached another process first. It remembers where each shard's read stopped
  * and caches the directory listing, so a read when nothing changed costs a `stat` of the directory and of each known
  * shard.
+ *
+ * One read at a time, in call order: the application's `refreshSiblings()`, the reads a writer's calls make and the
+ * re-read from the start after a failed write (TJ-DUR-030) all queue here. A read that overlapped the re-read would
+ * record a shard's end position in the fresh state after folding the shard into the discarded table, and the re-read
+ * would then take that shard as read: every turn in it would be lost to the writer.
  */
 export class SiblingShards {
   readonly #fs: FileSystem;
@@ -23,6 +28,13 @@ export class SiblingShards {
   #ends = new Map<string, { end: number; ino: number }>();
   /** The last listing of the session's other shards, and the directory's identity and change time when it was taken. */
   #listing: { names: readonly string[]; ino: number; ctimeMs: number | undefined; settled: boolean } | undefined;
+  /** Settles when the last read queued has ended, successfully or not: the next one starts then. */
+  #tail: Promise<void> = Promise.resolve();
+  /**
+   * The read queued and not started yet. A later call shares it instead of queueing another: it starts after that
+   * call, so it sees everything the call needs (and a read from the start serves a plain read).
+   */
+  #waiting: { promise: Promise<void>; fromStart: boolean } | null = null;
 
   /**
    * @param path the journal whose siblings these are, of session `sessionId`.
@@ -37,14 +49,37 @@ export class SiblingShards {
   }
 
   /** Folds what the session's other shards appended since the last read into the writer's table. */
-  async read(): Promise<void> {
-    for (const name of await this.#names()) await this.#readShard(join(this.#dir, name), name);
+  read(): Promise<void> {
+    return this.#queue(false);
   }
 
-  /** Forgets every read position and the listing: the next read starts every shard from its start. */
-  reset(): void {
-    this.#ends = new Map();
-    this.#listing = undefined;
+  /**
+   * Forgets every read position and the listing, then reads every shard from its start into the writer's table (the
+   * table was just replaced: the re-read after a failed write). Starts once the reads queued before it have ended.
+   */
+  readFromStart(): Promise<void> {
+    return this.#queue(true);
+  }
+
+  #queue(fromStart: boolean): Promise<void> {
+    const waiting = this.#waiting;
+    if (waiting !== null) {
+      waiting.fromStart ||= fromStart;
+      return waiting.promise;
+    }
+    const next = { promise: Promise.resolve(), fromStart };
+    next.promise = this.#tail.then(async () => {
+      // Started: a later call queues a read of its own (this one may have passed what it needs).
+      this.#waiting = null;
+      if (next.fromStart) {
+        this.#ends = new Map();
+        this.#listing = undefined;
+      }
+      for (const name of await this.#names()) await this.#readShard(join(this.#dir, name), name);
+    });
+    this.#waiting = next;
+    this.#tail = next.promise.catch(() => undefined);
+    return next.promise;
   }
 
   /**

@@ -215,15 +215,17 @@ export class TurnJournal {
     const table = new TurnTable();
     await readTurnRecords(this.path, this.#file.source, table);
     this.#table = table;
-    this.#siblings.reset();
-    await this.refreshSiblings();
+    // Queued behind a `refreshSiblings()` still reading (it folds into the table just replaced): its end positions
+    // are forgotten before the shards are read again, never recorded after.
+    await this.#siblings.readFromStart();
   }
 
   /**
    * Reads what the session's other shards appended since the last read (every file `<sessionId>~*.jsonl` and
    * `<sessionId>.jsonl` other than this one). Called automatically when a turn id is not known yet, so a worker in
    * another process can advance a turn this process submitted, and a retry that reached another process first is
-   * recognised. Costs a `stat` of the directory and of each known shard when nothing changed.
+   * recognised. Costs a `stat` of the directory and of each known shard when nothing changed. One read runs at a
+   * time: a call made while one runs is served by the next, which starts after it has ended.
    */
   refreshSiblings(): Promise<void> {
     return this.#siblings.read();

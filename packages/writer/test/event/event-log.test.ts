@@ -226,6 +226,57 @@ describe('checkpoints and reopening (spec §6.2, §15.2)', () => {
     expect(seriousFindings(await checkStore([file]))).toEqual([]);
   });
 
+  it('spaces checkpoints by records and by bytes, across a reopen, so a long log stays linear (TJ-EVENT-006)', async () => {
+    const file = join(tempDir(), 'events.jsonl');
+    const interval = 10;
+    const message = (i: number) => ({
+      role: 'tool',
+      content: `result ${i}: ${'y'.repeat(200)}`,
+      tool_call_id: `c${i}`,
+    });
+    let log = await openEventLog({ file, checkpointInterval: interval });
+    for (let i = 0; i < 250; i++) await log.appendMessage(message(i));
+    // A new writer continues from what the file says: the last checkpoint's length and the bytes after it.
+    await log.close();
+    log = await openEventLog({ file, checkpointInterval: interval });
+    for (let i = 250; i < 500; i++) await log.appendMessage(message(i));
+    await log.close();
+
+    // Where the rule puts checkpoints, worked out from the file's own lines: right after the record that brings the
+    // count since the last checkpoint to the interval and its bytes to that checkpoint's line length.
+    const lines = readFileSync(file).toString('utf8').split('\n').slice(0, -1);
+    let since = 0;
+    let sinceBytes = 0;
+    let lastCheckpoint = 0;
+    let checkpointBytes = 0;
+    let recordBytes = 0;
+    const expected: boolean[] = [];
+    for (const line of lines) {
+      const bytes = Buffer.byteLength(line) + 1;
+      if ((JSON.parse(line) as { type: string }).type === 'checkpoint') {
+        checkpointBytes += bytes;
+        lastCheckpoint = bytes;
+        since = 0;
+        sinceBytes = 0;
+        continue;
+      }
+      recordBytes += bytes;
+      since += 1;
+      sinceBytes += bytes;
+      expected.push(since >= interval && sinceBytes >= lastCheckpoint);
+    }
+    const actual = lines
+      .map((line, i) => ({ line, next: lines[i + 1] }))
+      .filter(({ line }) => (JSON.parse(line) as { type: string }).type !== 'checkpoint')
+      .map(({ next }) => next !== undefined && (JSON.parse(next) as { type: string }).type === 'checkpoint');
+    // The last record's checkpoint, when due, is the one line that may be missing: nothing follows it to compare.
+    expect(actual.slice(0, -1)).toEqual(expected.slice(0, -1));
+    // A checkpoint every `interval` records alone would write about 500² / (2 × 10) message copies: 25 × the records.
+    expect(checkpointBytes).toBeLessThanOrEqual(2 * recordBytes);
+    expect(expected.filter(Boolean).length).toBeGreaterThan(3);
+    expect(seriousFindings(await checkStore([file]))).toEqual([]);
+  });
+
   it('continues the seq after reopening, from a checkpoint with records after it, reading only the tail (TJ-EVENT-004)', async () => {
     const file = join(tempDir(), 'events.jsonl');
     let log = await openEventLog({ file, checkpointInterval: 10 });

@@ -1,0 +1,179 @@
+import { copyFileSync, existsSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { openEventLog } from '@turnjournal/writer';
+import { freshDir } from '../fresh-dir.js';
+import { type WriterContext, withAdapter } from './context.js';
+import { claimsFeature } from './support.js';
+
+// The compaction check of feature `retention` (adapter.md §5.6, spec §14.2): event logs the harness writes with known
+// ages, compacted by the adapter at a `now` the harness gives. The sweep check is in retention.ts.
+
+/** The harness's "now": every age below is relative to it. */
+const NOW_MS = Date.UTC(2026, 5, 20, 12, 0, 0);
+const DAY_S = 24 * 3600;
+
+/** The lines of an event log, and where its checkpoints are. */
+interface PlannedLog {
+  readonly bytes: Buffer;
+  /** Byte offset of each checkpoint line, by name. */
+  readonly checkpoints: Readonly<Record<string, number>>;
+}
+
+/**
+ * Writes an event log with the reference writer, at given times: `old` is 3 days before `NOW`, `young` 10 minutes.
+ * - `r1` at `old`: started, done, acknowledged; checkpoint `c1`;
+ * - `r2` at `old`: started, done, never acknowledged; checkpoint `c2`;
+ * - `r3` at `young`: started, done, acknowledged; checkpoint `c3`;
+ * - `r4` at `young`: started, never finished.
+ * With `abandoned`, the log ends after `c1` with a run `r0` started at `old` and never finished, and checkpoint `c2`.
+ */
+async function writeEventLog(file: string, abandoned: boolean): Promise<PlannedLog> {
+  let clock = NOW_MS - 3 * DAY_S * 1000;
+  const log = await openEventLog({ file, durability: 'none', clock: () => clock, checkpointInterval: 1_000_000 });
+  const checkpoints: Record<string, number> = {};
+  const checkpoint = async (name: string) => {
+    await log.idle();
+    checkpoints[name] = readFileSync(file).length;
+    await log.checkpoint();
+  };
+  try {
+    await log.appendMessage({ role: 'system', content: 'you are terse' });
+    await log.chatStarted({ requestId: 'r1', content: 'one' });
+    await log.chatDone({ requestId: 'r1' });
+    await log.ack('r1');
+    await checkpoint('c1');
+    if (abandoned) {
+      await log.chatStarted({ requestId: 'r0', content: 'never answered' });
+      await checkpoint('c2');
+      return { bytes: readFileSync(file), checkpoints };
+    }
+    await log.chatStarted({ requestId: 'r2' });
+    await log.chatDone({ requestId: 'r2' });
+    await checkpoint('c2');
+    clock = NOW_MS - 600_000;
+    await log.chatStarted({ requestId: 'r3' });
+    await log.chatDone({ requestId: 'r3' });
+    await log.ack('r3');
+    await checkpoint('c3');
+    await log.chatStarted({ requestId: 'r4' });
+  } finally {
+    await log.close();
+  }
+  return { bytes: readFileSync(file), checkpoints };
+}
+
+/** Lines (LF-terminated) of `bytes`. */
+function lineCount(bytes: Buffer): number {
+  let count = 0;
+  for (const byte of bytes) if (byte === 0x0a) count++;
+  return count;
+}
+
+/** One compaction case: the windows it is run with, and the checkpoint the result must start at (null: no change). */
+interface CompactionCase {
+  readonly name: string;
+  readonly abandoned: boolean;
+  readonly windows: { window_s?: number; delivery_window_s?: number };
+  readonly cutAt: 'c1' | 'c2' | 'c3' | null;
+  readonly expired: readonly string[];
+}
+
+const COMPACTION_CASES: readonly CompactionCase[] = [
+  // r2 finished 3 days ago, the delivery window is 2: expired, so everything before c2 goes; c3 is after young records.
+  {
+    name: 'window 1 day, delivery window 2 days',
+    abandoned: false,
+    windows: { window_s: DAY_S, delivery_window_s: 2 * DAY_S },
+    cutAt: 'c2',
+    expired: ['r2'],
+  },
+  // r2 is still within a 4-day delivery window: undelivered, it keeps c1 as the cut.
+  {
+    name: 'window 1 day, delivery window 4 days',
+    abandoned: false,
+    windows: { window_s: DAY_S, delivery_window_s: 4 * DAY_S },
+    cutAt: 'c1',
+    expired: [],
+  },
+  // Every record is younger than 4 days: nothing may go, though r2's delivery expired.
+  {
+    name: 'window 4 days, delivery window 1 day',
+    abandoned: false,
+    windows: { window_s: 4 * DAY_S, delivery_window_s: DAY_S },
+    cutAt: null,
+    expired: ['r2'],
+  },
+  // The defaults are 48 hours each: as in the first case.
+  { name: 'default windows', abandoned: false, windows: {}, cutAt: 'c2', expired: ['r2'] },
+  // r0 never finished: c2, after its first record, may not be the cut; c1 may.
+  {
+    name: 'an unfinished run before the last checkpoint',
+    abandoned: true,
+    windows: { window_s: DAY_S, delivery_window_s: 2 * DAY_S },
+    cutAt: 'c1',
+    expired: [],
+  },
+];
+
+/**
+ * `writer/compact` (feature `retention`): each case of {@link COMPACTION_CASES} compacts a fresh copy of a log the
+ * harness wrote with known ages; the result must be the original bytes from the expected checkpoint on, byte for byte
+ * — so retained seqs are untouched and no `delivery.ack` was written for an expired run (TJ-RET-012, -014, -018) —
+ * and nothing a younger record, an undelivered run within its delivery window or an unfinished run protects may go
+ * (TJ-RET-013). The answer gives the lines removed and the expired runs (TJ-CONF-035).
+ */
+export async function compactCheck(context: WriterContext): Promise<void> {
+  await context.recorder.record(
+    'writer/compact',
+    'compaction cuts an event log at the latest checkpoint retention allows, keeps the rest byte for byte with its seqs, and expires undelivered runs after the delivery window',
+    'writer',
+    ['TJ-RET-012', 'TJ-RET-013', 'TJ-RET-014', 'TJ-RET-018', 'TJ-CONF-035'],
+    async () => {
+      if (!claimsFeature(context.claims, 'retention')) return { skip: 'feature retention not claimed' };
+      if (!context.claims.families.includes('event')) return { skip: 'family event not claimed' };
+      const root = freshDir('tj-conf-compact-');
+      try {
+        const failures: string[] = [];
+        const logs = {
+          plain: await writeEventLog(join(root, 'plain.jsonl'), false),
+          abandoned: await writeEventLog(join(root, 'abandoned.jsonl'), true),
+        };
+        await withAdapter(context, async (adapter) => {
+          for (const [index, testCase] of COMPACTION_CASES.entries()) {
+            const source = testCase.abandoned ? 'abandoned' : 'plain';
+            const log = logs[source];
+            const file = join(root, `case-${index}.jsonl`);
+            copyFileSync(join(root, `${source}.jsonl`), file);
+            const where = `${testCase.name}`;
+            let answer: { removed_records: number; expired: string[] };
+            try {
+              answer = (await adapter.request('compact', { file, now: NOW_MS, ...testCase.windows })) as typeof answer;
+            } catch (error) {
+              failures.push(`${where}: compact failed: ${error instanceof Error ? error.message : String(error)}`);
+              continue;
+            }
+            const cut = testCase.cutAt === null ? 0 : (log.checkpoints[testCase.cutAt] as number);
+            const expected = log.bytes.subarray(cut);
+            const after = existsSync(file) ? readFileSync(file) : Buffer.alloc(0);
+            if (!after.equals(expected))
+              failures.push(
+                testCase.cutAt === null
+                  ? `${where}: the log changed (${log.bytes.length} → ${after.length} bytes), though nothing before any checkpoint may go`
+                  : `${where}: the log is not its original bytes from checkpoint ${testCase.cutAt} on (${after.length} bytes, expected ${expected.length})`,
+              );
+            const removed = lineCount(log.bytes.subarray(0, cut));
+            if (answer.removed_records !== removed)
+              failures.push(`${where}: answered removed_records ${answer.removed_records}, not ${removed}`);
+            if (JSON.stringify([...answer.expired].sort()) !== JSON.stringify(testCase.expired))
+              failures.push(
+                `${where}: answered expired ${JSON.stringify(answer.expired)}, not ${JSON.stringify(testCase.expired)}`,
+              );
+          }
+        });
+        return { failures };
+      } finally {
+        rmSync(root, { recursive: true, force: true });
+      }
+    },
+  );
+}

@@ -1,0 +1,25 @@
+/**
+ * `@turnjournal/reader/_internals`: for the other turnjournal packages of the same release only (the writer and the
+ * live package import it). Not part of the public API: no semver promise, anything here may change or go in any
+ * release, patch releases included. The writer and live packages depend on the reader by exact version (pnpm writes
+ * `workspace:*` as the exact version when it packs them), so this entry never meets a reader of another release.
+ *
+ * It holds the event-log fold internals a writer continues with its own appends (spec §6, §15): the fold applied
+ * one record at a time, the tail recovery that leaves it open, and the run index of checkpoints. Nothing here is a
+ * store-format convention: those are in `@turnjournal/reader/store-format`.
+ * @module
+ */
+
+// The event-log fold, applied one record at a time: a writer continues the fold of its log's tail (spec §15.1, §15.3).
+export { IncrementalEventFold } from '../event/incremental-event-fold.js';
+export { type EventFoldRecovery, recoverEventFold } from '../event/recover-event-log.js';
+// The run index that event-log checkpoints carry (`payload.runs`, TJ-EVENT-019), written by writers, read back on open.
+export {
+  type ReadRunIndexOptions,
+  type RunIndexEntry,
+  type RunIndexRead,
+  readRunIndex,
+  runIndexEntries,
+  runsFromCheckpoint,
+} from '../event/run-index.js';
+export { applyRunRecord, copyRun } from '../event/scan-event-runs.js';
