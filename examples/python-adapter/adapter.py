@@ -2132,7 +2132,9 @@ def event_append(file, rtype, payload):
                 raise WriterError("refused", "a run is active (TJ-EVENT-009)")
         record = {"seq": seq, "ts": _now_iso(), "type": rtype, "payload": payload}
         writer.append(record)
-        if _checkpoint_due(file):  # TJ-EVENT-006
+        last = max((i for i, r in enumerate(existing) if r.get("type") == "checkpoint"), default=-1)
+        # The count from the records already read; the file is read again only for the byte condition.
+        if len(existing) - last >= CHECKPOINT_EVERY and _checkpoint_bytes_due(file):  # TJ-EVENT-006
             folded = fold_event_log(read_journal_file(file, "tolerant", Findings()), Findings())
             writer.append({"seq": seq + 1, "ts": _now_iso(), "type": "checkpoint",
                            "payload": {"messages": folded["messages"],  # TJ-EVENT-007
@@ -2144,17 +2146,14 @@ def event_append(file, rtype, payload):
 CHECKPOINT_EVERY = 50
 
 
-def _checkpoint_due(file):
-    """TJ-EVENT-006: a checkpoint is due once at least CHECKPOINT_EVERY records, and at least as many bytes as the
-    previous checkpoint's line, follow that checkpoint (or the start of the file)."""
+def _checkpoint_bytes_due(file):
+    """TJ-EVENT-006's byte condition: at least as many bytes as the previous checkpoint's line follow it."""
     records = read_journal_file(file, "tolerant", Findings()).records
     last = max((i for i, r in enumerate(records) if r.get("type") == "checkpoint"), default=None)
     if last is None:
-        return len(records) >= CHECKPOINT_EVERY
-    checkpoint = records[last]
-    line = len(checkpoint["raw"]) + 1
-    return len(records) - last - 1 >= CHECKPOINT_EVERY and \
-        os.path.getsize(file) - (checkpoint["offset"] + line) >= line
+        return True
+    line = len(records[last]["raw"]) + 1
+    return os.path.getsize(file) - (records[last]["offset"] + line) >= line
 
 
 def _run_index(records):
