@@ -9,6 +9,7 @@ import { attempt, replaceFile, writeAll } from '../fs/durable-ops.js';
 import { type FileSystem, nodeFileSystem } from '../fs/file-system.js';
 import { type AcquireLockOptions, acquireLock, type HeldLock } from '../fs/lock.js';
 import { DEFAULT_MAX_LINE_BYTES, encodeRecord } from './encode-record.js';
+import { nextSpaceEnd } from './preallocation.js';
 import { repairTornTail, type TornTailRepair } from './repair-torn-tail.js';
 
 /**
@@ -34,6 +35,11 @@ export interface AppendFileOptions {
   readonly maxLineBytes?: number;
   /** Options of the lock acquisition. */
   readonly lock?: AcquireLockOptions;
+  /**
+   * Pre-allocate space after the last line (spec §11.6), so that most appends overwrite space the file has and their
+   * fdatasync commits no new file size. Default: on in `every` and `group` modes, off in `none` (nothing to gain).
+   */
+  readonly preallocate?: boolean;
 }
 
 /** Where an acknowledged record was written. */
@@ -112,7 +118,11 @@ export class AppendFile {
   readonly #lock: HeldLock;
   readonly #maxLineBytes: number;
   #fd: number;
+  /** Where the file's lines end: the next line starts here (the space after it is not counted). */
   #size: number;
+  /** The file's length: `#size` plus the pre-allocated space after the lines (spec §3.8, §11.6). */
+  #fileEnd: number;
+  readonly #preallocate: boolean;
   #queue: Pending[] = [];
   /** Bytes queued or being written, not yet in `#size`: where the next line will start is `#size` plus this. */
   #unwrittenBytes = 0;
@@ -145,6 +155,7 @@ export class AppendFile {
     lock: HeldLock,
     fd: number,
     size: number,
+    fileEnd: number,
     opened: OpenReport,
   ) {
     this.path = path;
@@ -155,6 +166,8 @@ export class AppendFile {
     this.#maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
     this.#fd = fd;
     this.#size = size;
+    this.#fileEnd = fileEnd;
+    this.#preallocate = options.preallocate ?? options.durability !== 'none';
   }
 
   /**
@@ -178,18 +191,20 @@ export class AppendFile {
       const openFd = fd;
       let tornTail: TornTailRepair | null = null;
       let size = 0;
+      let fileEnd = 0;
       if (created) {
         await attempt(path, 'fsync', () => fs.fsync(openFd));
         await attempt(dirname(path), 'fsync directory', () => fs.fsyncDirectory(dirname(path)));
       } else {
-        tornTail = await repairTornTail(fs, path, openFd);
-        size = tornTail === null ? (await attempt(path, 'fstat', () => fs.fstat(openFd))).size : tornTail.offset;
+        const tail = await repairTornTail(fs, path, openFd);
+        ({ tornTail, linesEnd: size, fileEnd } = tail);
         // What is in the file may not be durable yet: a writer that died between a write and its sync, or whose sync
         // failed, left bytes only in the page cache. Sync before anything read from them is trusted (a retried submit
         // answered "already written", a seq continued), or a power loss could take back what that answer promised.
-        if (tornTail === null && size > 0) await attempt(path, 'fsync', () => fs.fsync(openFd));
+        if (tornTail === null && fileEnd > 0) await attempt(path, 'fsync', () => fs.fsync(openFd));
       }
-      return new AppendFile(path, options, fs, lock, openFd, size, { created, tookOverLock: lock.tookOver, tornTail });
+      const opened = { created, tookOverLock: lock.tookOver, tornTail };
+      return new AppendFile(path, options, fs, lock, openFd, size, fileEnd, opened);
     } catch (error) {
       if (fd !== undefined) await fs.close(fd).catch(() => undefined);
       await lock.release();
@@ -197,7 +212,10 @@ export class AppendFile {
     }
   }
 
-  /** Bytes in the file that this writer has written or found committed. */
+  /**
+   * Bytes of lines in the file that this writer has written or found committed: where its next line starts. The file
+   * can be longer, by the pre-allocated space after its lines (spec §3.8).
+   */
   get size(): number {
     return this.#size;
   }
@@ -228,11 +246,16 @@ export class AppendFile {
     this.#failed = null;
   }
 
-  /** A positional reader over the open file (through the file-system layer), for reading back what it holds. */
+  /**
+   * A positional reader over the lines of the open file (through the file-system layer), for reading back what it
+   * holds: it ends at {@link AppendFile.size}, so the pre-allocated space after the lines is never read as a tail.
+   */
   get source(): JournalSource {
     return {
-      read: (buffer, offset, length, position) =>
-        attempt(this.path, 'read', () => this.#fs.read(this.#fd, buffer, offset, length, position)),
+      read: (buffer, offset, length, position) => {
+        const readable = Math.max(0, Math.min(length, this.#size - position));
+        return attempt(this.path, 'read', () => this.#fs.read(this.#fd, buffer, offset, readable, position));
+      },
     };
   }
 
@@ -372,8 +395,12 @@ export class AppendFile {
       return;
     }
     const start = this.#size;
+    const end = start + bytes.length;
+    // Past the space, the same write also zero-fills the next space (spec §11.6): one write, and the sync that makes
+    // the lines durable makes the new file length durable with them, so an acknowledgement never waits for two.
+    const spaceEnd = this.#preallocate && end > this.#fileEnd ? nextSpaceEnd(end) : end;
     try {
-      await writeAll(this.#fs, this.#fd, bytes, start, AWAITED);
+      await writeAll(this.#fs, this.#fd, spaceEnd > end ? withSpace(bytes, spaceEnd - start) : bytes, start, AWAITED);
     } catch (error) {
       const failure = new JournalWriteError(this.path, 'write', error);
       // Set before anything is awaited: no append queued behind this one may be written (TJ-DUR-030).
@@ -382,8 +409,10 @@ export class AppendFile {
       // records the file never will, so it is poisoned until a reopen reads what the file holds.
       if (batch.some((pending) => pending.held) || this.#heldChunks > 0) this.#poison = failure;
       // Undo a partial write so the next append starts on a line boundary (TJ-DUR-023); if that fails too, refuse.
+      // The truncation takes any space after the lines with it (TJ-DUR-023): the file ends where its lines do.
       try {
         await this.#fs.ftruncate(this.#fd, start);
+        this.#fileEnd = start;
       } catch (truncateError) {
         this.#poison = new JournalWriteError(this.path, 'ftruncate after a failed write', truncateError);
       }
@@ -400,7 +429,8 @@ export class AppendFile {
         return;
       }
     } else this.#writesDone += 1;
-    this.#size = start + bytes.length;
+    this.#size = end;
+    this.#fileEnd = Math.max(this.#fileEnd, spaceEnd);
     let offset = start;
     for (const pending of batch) {
       pending.resolve({ offset, length: pending.length });
@@ -457,6 +487,7 @@ export class AppendFile {
       await this.#fs.close(this.#fd).catch(() => undefined);
       this.#fd = await this.#fs.open(this.path, 'read-write');
       this.#size = (await this.#fs.fstat(this.#fd)).size;
+      this.#fileEnd = this.#size;
     } catch (error) {
       this.#poison = new JournalWriteError(this.path, 'reopen after rewrite', error);
       throw this.#poison;
@@ -486,10 +517,21 @@ export class AppendFile {
         failure = new JournalWriteError(this.path, 'fsync on close', error);
       }
     }
+    // A closed file holds only lines (TJ-DUR-034). Not synced, and a failure ignored: a crash that undoes the
+    // truncation leaves space that readers ignore and the next writer reuses, so it costs no sync at every close.
+    if (this.#fileEnd > this.#size && this.#poison === null)
+      await this.#fs.ftruncate(this.#fd, this.#size).catch(() => undefined);
     await this.#fs.close(this.#fd).catch(() => undefined);
     await this.#lock.release();
     if (failure !== null) throw failure;
   }
+}
+
+/** `bytes` followed by NUL bytes up to `length`: the lines and the space after them, for one write. */
+function withSpace(bytes: Uint8Array, length: number): Uint8Array {
+  const out = Buffer.alloc(length);
+  out.set(bytes, 0);
+  return out;
 }
 
 function used(pending: Pending): Uint8Array {

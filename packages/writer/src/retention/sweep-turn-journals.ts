@@ -136,7 +136,7 @@ async function pruneSession(
   sessionId: string,
   files: readonly string[],
   prunedIds: readonly string[],
-  before: ReadonlyMap<string, { size: number; ino: number }>,
+  before: ReadonlyMap<string, FileIdentity>,
   options: SweepOptions,
 ): Promise<SweptSession> {
   const opened: AppendFile[] = [];
@@ -153,7 +153,9 @@ async function pruneSession(
     for (const file of opened) {
       const was = before.get(file.path);
       const now = await fs.stat(file.path);
-      if (was === undefined || was.size !== now.size || was.ino !== now.ino || file.opened.tornTail !== null)
+      // The change time too: an append into pre-allocated space (spec §3.8) leaves the length as it was.
+      const changed = was === undefined || was.size !== now.size || was.ino !== now.ino || was.ctimeMs !== now.ctimeMs;
+      if (changed || file.opened.tornTail !== null)
         return skip(`${file.path} changed during the sweep; the next sweep will see it`);
     }
     // The turns whose lines go: those this sweep prunes, and remnants of those an earlier sweep removed (TJ-RET-016).
@@ -286,15 +288,19 @@ function journalFilesOf(dir: string): string[] {
     .map((file) => file.path);
 }
 
-async function statFiles(
-  fs: FileSystem,
-  files: readonly string[],
-): Promise<Map<string, { size: number; ino: number }>> {
-  const stats = new Map<string, { size: number; ino: number }>();
+/** What says a journal file changed between the audit and the sweep's lock. */
+interface FileIdentity {
+  readonly size: number;
+  readonly ino: number;
+  readonly ctimeMs: number | undefined;
+}
+
+async function statFiles(fs: FileSystem, files: readonly string[]): Promise<Map<string, FileIdentity>> {
+  const stats = new Map<string, FileIdentity>();
   for (const file of files) {
     try {
-      const { size, ino } = await fs.stat(file);
-      stats.set(file, { size, ino });
+      const { size, ino, ctimeMs } = await fs.stat(file);
+      stats.set(file, { size, ino, ctimeMs });
     } catch {
       // Gone since the listing: the session is skipped when it is reached.
     }

@@ -24,10 +24,17 @@ export async function readTurnRecords(
   startOffset = 0,
 ): Promise<TurnRecordsRead> {
   let eof = startOffset;
+  // NUL bytes that end what was read so far: pre-allocated space (spec §3.8), which another writer fills later. The
+  // next read must start where they start, not at the end of the file (TJ-FRAME-037).
+  let trailingNuls = 0;
   const tracked: JournalSource = {
     async read(buffer, offset, length, position) {
       const read = await source.read(buffer, offset, length, position);
-      eof = Math.max(eof, position + read);
+      if (read > 0 && position + read > eof) {
+        eof = position + read;
+        const nuls = trailingNulCount(buffer, offset, read);
+        trailingNuls = nuls === read ? trailingNuls + read : nuls;
+      }
       return read;
     },
   };
@@ -45,7 +52,14 @@ export async function readTurnRecords(
         table.add(validation.classification.type as string, value);
     }
   }
-  return { end: tornAt ?? eof, findings };
+  return { end: tornAt ?? eof - trailingNuls, findings };
+}
+
+/** How many NUL bytes end `buffer[offset, offset + length)`. */
+function trailingNulCount(buffer: Uint8Array, offset: number, length: number): number {
+  let at = offset + length;
+  while (at > offset && buffer[at - 1] === 0) at -= 1;
+  return offset + length - at;
 }
 
 /** A positional reader over a descriptor of the file-system layer, naming `path` in its errors. */

@@ -24,8 +24,11 @@ export class SiblingShards {
   readonly #sessionId: string;
   /** The writer's table of turns, which a re-read after a failed write replaces. */
   readonly #table: () => TurnTable;
-  /** Where incremental reads of the session's other shards resume, per file name. */
-  #ends = new Map<string, { end: number; ino: number }>();
+  /**
+   * Where incremental reads of the session's other shards resume, per file name, and the file's length and change
+   * time when it was read (its length can exceed `end` by pre-allocated space, spec §3.8).
+   */
+  #ends = new Map<string, ShardRead>();
   /** The last listing of the session's other shards, and the directory's identity and change time when it was taken. */
   #listing: { names: readonly string[]; ino: number; ctimeMs: number | undefined; settled: boolean } | undefined;
   /** Settles when the last read queued has ended, successfully or not: the next one starts then. */
@@ -102,9 +105,8 @@ export class SiblingShards {
   async #readShard(path: string, name: string): Promise<void> {
     const known = this.#ends.get(name);
     if (known !== undefined) {
-      // Unchanged since the last read (same file, same size): nothing to open.
       const now = await this.#fs.stat(path).catch(() => undefined);
-      if (now !== undefined && now.ino === known.ino && now.size === known.end) return;
+      if (now !== undefined && unchangedSince(known, now)) return;
     }
     let fd: number;
     try {
@@ -113,16 +115,39 @@ export class SiblingShards {
       return; // removed since the listing (a sweep deleted an empty shard)
     }
     try {
-      const { size, ino } = await this.#fs.fstat(fd);
+      const readAt = Date.now();
+      const { size, ino, ctimeMs } = await this.#fs.fstat(fd);
       // A file that shrank or was replaced was rewritten by a sweep: read it again from the start.
       const from = known !== undefined && known.ino === ino && known.end <= size ? known.end : 0;
       if (from === size) return;
       const read = await readTurnRecords(path, descriptorSource(this.#fs, path, fd), this.#table(), from);
-      this.#ends.set(name, { end: read.end, ino });
+      const settled = isSettled(ctimeMs, readAt);
+      this.#ends.set(name, { end: read.end, ino, size, ctimeMs, settled });
     } finally {
       await this.#fs.close(fd).catch(() => undefined);
     }
   }
+}
+
+/** Where a shard's last read ended, and what the shard's metadata said when it began. */
+interface ShardRead {
+  readonly end: number;
+  readonly ino: number;
+  readonly size: number;
+  readonly ctimeMs: number | undefined;
+  /** Whether `ctimeMs` was far enough before the read that a later write must have changed it (see `isSettled`). */
+  readonly settled: boolean;
+}
+
+/**
+ * Whether a shard cannot hold records its last read did not see. Its length alone decides when it ends where the read
+ * did: an append grows it. With pre-allocated space after its lines, an append fills the space and the length stays
+ * (TJ-FRAME-037), so only a change time that stayed the same, and that a later write would have moved, says so.
+ */
+function unchangedSince(known: ShardRead, now: { ino: number; size: number; ctimeMs?: number }): boolean {
+  if (now.ino !== known.ino) return false;
+  if (now.size === known.end) return true;
+  return known.settled && now.size === known.size && now.ctimeMs === known.ctimeMs;
 }
 
 /**

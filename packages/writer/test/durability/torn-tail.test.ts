@@ -69,10 +69,71 @@ describe('torn-tail repair cases (spec §3.1, §11.1)', () => {
     expect((await readAll(file)).records.map((r) => r.value.seq)).toEqual([1, 2, 100]);
   });
 
-  it('a zero-filled tail (what a power loss leaves after a size-extending append) is a torn tail (TJ-FRAME-030, TJ-DUR-005)', async () => {
+  it('a torn tail followed by NUL bytes: the torn bytes are moved aside without the space after them (TJ-FRAME-030, TJ-DUR-005)', async () => {
+    const committed = Buffer.concat([line(0), line(1)]);
+    const torn = line(2).subarray(0, 20);
+    await expectRepaired(fileWith(Buffer.concat([committed, torn, Buffer.alloc(5000)])), committed.length, torn);
+  });
+
+  it('NUL bytes before other bytes after the last LF are part of the torn tail (TJ-FRAME-030, TJ-DUR-005)', async () => {
     const committed = line(0);
-    const torn = Buffer.alloc(4096);
-    await expectRepaired(fileWith(Buffer.concat([committed, torn])), committed.length, torn);
+    const torn = Buffer.concat([Buffer.alloc(100), Buffer.from('{"seq":2')]);
+    await expectRepaired(fileWith(Buffer.concat([committed, torn, Buffer.alloc(300)])), committed.length, torn);
+  });
+});
+
+describe('pre-allocated space (spec §3.8, §11.6)', () => {
+  for (const [name, lines] of [
+    ['after the last line', Buffer.concat([line(0), line(1)])],
+    ['in a file without a line', Buffer.alloc(0)],
+  ] as const) {
+    it(`space ${name} is no torn tail: the writer keeps it, appends at its start and truncates it on close (TJ-FRAME-036, TJ-DUR-033, TJ-DUR-034)`, async () => {
+      const file = fileWith(Buffer.concat([lines, Buffer.alloc(6000)]));
+      const writer = await AppendFile.open(file, { durability: 'every' });
+      expect(writer.opened.tornTail).toBeNull();
+      expect(writer.size, 'the lines end where the space starts').toBe(lines.length);
+      expect(readdirSync(join(file, '..')).filter((n) => n.endsWith('.torn'))).toEqual([]);
+      const ack = await writer.appendRecord(eventRecord(99));
+      expect(ack.offset, 'the record starts where the lines end, not after the space (TJ-DUR-033)').toBe(lines.length);
+      const open = readFileSync(file);
+      expect(open.length, 'the space was overwritten, not extended').toBe(lines.length + 6000);
+      await writer.close();
+      const closed = readFileSync(file);
+      expect(closed.length, 'the close truncated the space away (TJ-DUR-034)').toBe(ack.offset + ack.length);
+      expect(closed.equals(open.subarray(0, closed.length))).toBe(true);
+    });
+  }
+
+  it('a writer pre-allocates in every and group modes: the space is NUL bytes after the last line, at most 64 KiB, and a failed write takes it away (TJ-DUR-035, TJ-DUR-023)', async () => {
+    for (const durability of ['every', 'group'] as const) {
+      const file = fileWith(Buffer.alloc(0));
+      const writer = await AppendFile.open(file, { durability });
+      let end = 0;
+      for (let n = 0; n < 400; n++) {
+        const ack = await writer.appendRecord(eventRecord(n, 'x'.repeat(n)));
+        end = ack.offset + ack.length;
+        const bytes = readFileSync(file);
+        expect(bytes.length, `${durability}: the file holds its lines and some space`).toBeGreaterThan(end);
+        expect(bytes.length - end).toBeLessThanOrEqual(64 * 1024);
+        expect(bytes.subarray(end).every((byte) => byte === 0)).toBe(true);
+      }
+      expect(writer.size).toBe(end);
+      await writer.close();
+      expect(statSync(file).size).toBe(end);
+    }
+  });
+
+  it('in none mode the writer pre-allocates nothing, but appends at the start of space it finds (TJ-DUR-033)', async () => {
+    const lines = line(0);
+    const file = fileWith(Buffer.concat([lines, Buffer.alloc(100)]));
+    const writer = await AppendFile.open(file, { durability: 'none' });
+    const first = await writer.appendRecord(eventRecord(1));
+    expect(first.offset).toBe(lines.length);
+    await writer.appendRecord(eventRecord(2, 'y'.repeat(500)));
+    await writer.flush();
+    expect(statSync(file).size, 'past the space found, no new space').toBe(writer.size);
+    await writer.close();
+    expect((await readAll(file)).records.map((r) => r.value.seq)).toEqual([1, 2, 3]);
   });
 
   it('a torn tail longer than the backward scan window is found and moved aside whole (TJ-DUR-005)', async () => {

@@ -4,6 +4,7 @@ import { checkStore, replayEventLog } from '@turnjournal/reader';
 import { describe, expect, it } from 'vitest';
 import { faultyFileSystem } from '../support/faulty-fs.js';
 import { compactEventLog, type EventLog, nodeFileSystem, openEventLog } from '../support/internals.js';
+import { readLinesOf } from '../support/space.js';
 import { tempDir } from '../support/temp.js';
 import { fullFold, recordsOf, seqsOf, steppingClock } from './support.js';
 
@@ -121,7 +122,7 @@ describe('compactEventLog (spec §14.2)', () => {
     await log.chatStarted({ requestId: 'slow' });
     await log.segmentStarted({ requestId: 'slow', messageId: 'm' });
     await log.checkpoint();
-    const original = readFileSync(file);
+    const original = readLinesOf(file);
     const earlyOffset = offsetOfSeq(file, early.seq);
 
     let report = await log.compact({ now: LATER });

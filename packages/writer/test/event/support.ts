@@ -7,6 +7,7 @@ import {
   recoverEventLog,
   replayEventLog,
 } from '@turnjournal/reader';
+import { readLinesOf } from '../support/space.js';
 
 // The repository's one convention for property parameters (fixed seed and runs, TJ_PROPERTY_SEED / TJ_PROPERTY_RUNS).
 export { propertyParameters } from '@turnjournal/test-support';
@@ -21,7 +22,8 @@ export async function fullFold(file: string): Promise<EventLogState> {
 
 /** Every seq in the file, in file order, of the lines that parse. */
 export function seqsOf(file: string): number[] {
-  return readFileSync(file, 'utf8')
+  return readLinesOf(file)
+    .toString('utf8')
     .split('\n')
     .filter((line) => line.length > 0)
     .map((line) => JSON.parse(line).seq as number);
@@ -29,7 +31,8 @@ export function seqsOf(file: string): number[] {
 
 /** The records of the file, parsed. */
 export function recordsOf(file: string): Record<string, unknown>[] {
-  return readFileSync(file, 'utf8')
+  return readLinesOf(file)
+    .toString('utf8')
     .split('\n')
     .filter((line) => line.length > 0)
     .map((line) => JSON.parse(line) as Record<string, unknown>);

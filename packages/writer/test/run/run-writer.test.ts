@@ -9,6 +9,7 @@ import {
   runFilePath,
   toUtcTimestamp,
 } from '../support/internals.js';
+import { readLinesOf } from '../support/space.js';
 import { findingCodes, tempDir } from '../support/temp.js';
 
 const HEADER: RunHeaderInput = {
@@ -307,7 +308,7 @@ describe('openRunWriter: run.end is the last record (spec §16)', () => {
     const ending = writer.end({ outcome: 'completed', final: 'done' });
     await expect(writer.agentEvent({ type: 'late' })).rejects.toMatchObject({ code: 'run_ended' });
     await ending;
-    const after = readFileSync(writer.path);
+    const after = readLinesOf(writer.path);
     const calls: Promise<unknown>[] = [
       writer.runStart('again'),
       writer.context(10),

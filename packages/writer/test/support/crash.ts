@@ -160,9 +160,13 @@ export async function crashRound(prepared: PreparedCrash, context: string): Prom
   );
 
   // What survived: read with the reference reader.
+  // A writer pre-allocates space after its lines (spec §3.8): the NUL bytes that end the file are that space, the
+  // torn tail is what lies between the last LF and them.
   const bytes = readFileSync(file);
-  const committedEnd = bytes.lastIndexOf(0x0a) + 1;
-  const torn = bytes.subarray(committedEnd);
+  let dataEnd = bytes.length;
+  while (dataEnd > 0 && bytes[dataEnd - 1] === 0) dataEnd -= 1;
+  const committedEnd = bytes.subarray(0, dataEnd).lastIndexOf(0x0a) + 1;
+  const torn = bytes.subarray(committedEnd, dataEnd);
   const crashed = await readAll(file);
   const numbers = crashed.records.map((record) => numberOf(contentOfRecord(variant.kind, record.value)));
   const survivors = numbers.length;
@@ -227,6 +231,10 @@ export async function crashRound(prepared: PreparedCrash, context: string): Prom
     `${where}: after the repair and new appends the file is the survivors plus the new records`,
   ).toEqual(range(survivors + more));
   expect(after.findings, `${where}: no finding after repair`).toEqual([]);
+  const closed = readFileSync(file);
+  expect(closed.at(-1), `${where}: the closed file ends with its last line, its space truncated (TJ-DUR-034)`).toBe(
+    0x0a,
+  );
   expect(existsSync(`${file}.lock`), `${where}: the new writer released its lock`).toBe(false);
   const check = await checkStore([root]);
   expect(
