@@ -31,6 +31,7 @@ export const BASE_MUTANTS: readonly Mutant[] = [
   reference('silent-json-sidecar', 'TJ-FAM-008'),
   reference('silent-other-version', 'TJ-COMPAT-011', 'TJ-COMPAT-012'),
   reference('ignore-write-error', 'TJ-DUR-030'),
+  reference('append-after-space', 'TJ-DUR-033'),
   py('pid-only-liveness', 'TJ-DUR-020'),
   py('no-dir-fsync', 'TJ-DUR-007', 'TJ-CONF-026'),
   py('no-fdatasync', 'TJ-DUR-003', 'TJ-CONF-014'),

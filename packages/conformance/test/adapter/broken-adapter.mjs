@@ -163,6 +163,26 @@ const implementations = {
   },
   'rewrite-per-append': { open: async (file) => simpleWriter(file, { rewrite: true }) },
   'no-repair': { open: async (file) => simpleWriter(file) },
+  // The reference writer, except that it appends at the end of the file, after pre-allocated space it found there
+  // (NUL bytes after the last line, spec §3.8): every write and truncation at or past the end of the lines is moved
+  // past the space. Violates TJ-DUR-033 alone: on files without space it is the reference writer.
+  'append-after-space': {
+    open: async (file, durability) => {
+      const bytes = existsSync(file) ? readFileSync(file) : Buffer.alloc(0);
+      let dataEnd = bytes.length;
+      while (dataEnd > 0 && bytes[dataEnd - 1] === 0) dataEnd -= 1;
+      const linesEnd = bytes.subarray(0, dataEnd).lastIndexOf(0x0a) + 1;
+      const shift = linesEnd === dataEnd ? bytes.length - dataEnd : 0;
+      const fs = {
+        ...nodeFileSystem,
+        write: (fd, buffer, offset, length, position, options) =>
+          nodeFileSystem.write(fd, buffer, offset, length, position >= linesEnd ? position + shift : position, options),
+        ftruncate: (fd, length) => nodeFileSystem.ftruncate(fd, length >= linesEnd ? length + shift : length),
+      };
+      const appendFile = await AppendFile.open(file, { durability, fs, preallocate: false });
+      return { append: async (r) => void (await appendFile.appendRecord(r)), close: () => appendFile.close() };
+    },
+  },
   'ack-before-write': {
     open: async (file, durability) => {
       const appendFile = await AppendFile.open(file, { durability });

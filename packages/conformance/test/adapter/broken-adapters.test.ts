@@ -37,6 +37,7 @@ const DEFECTS: readonly {
     ids: ['TJ-CONF-009', 'TJ-DUR-018'],
   },
   { defect: 'no-repair', tier: 'writer', only: ['writer/torn-tail'], ids: ['TJ-DUR-004', 'TJ-DUR-005'] },
+  { defect: 'append-after-space', tier: 'writer', only: ['writer/preallocated-space'], ids: ['TJ-DUR-033'] },
   {
     defect: 'reject-unknown-fields',
     tier: 'reader',

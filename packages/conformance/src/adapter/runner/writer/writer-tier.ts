@@ -21,7 +21,7 @@ import { runAndStateChecks } from './run-and-state.js';
 import { shortWriteCheck } from './short-write.js';
 import { fifoCheck, symlinkCheck } from './special-paths.js';
 import { sweepRecheckCheck } from './sweep-recheck.js';
-import { tornTailCheck } from './torn-tail.js';
+import { preallocatedSpaceCheck, tornTailCheck } from './torn-tail.js';
 import { tracedOpenCloseChecks } from './traced-open-close.js';
 import { tracedStoreOpsChecks } from './traced-store-ops.js';
 
@@ -60,6 +60,7 @@ export async function writerTier(claims: StartResult, settings: WriterTierSettin
   await killRoundChecks(context);
   await lockCheck(context);
   await tornTailCheck(context);
+  await preallocatedSpaceCheck(context);
   await repairChecks(context);
   await foreignHostLockCheck(context);
   await deadHolderLockCheck(context);
