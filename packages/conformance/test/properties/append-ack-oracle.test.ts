@@ -47,6 +47,8 @@ interface Seen {
   ackedAndLost: number;
   tornTail: number;
   survivedUnacked: number;
+  /** Crash images that end in pre-allocated space (spec §3.8): the writer's layout, not only appends, was crashed. */
+  endedInSpace: number;
 }
 
 async function runRounds(durability: Durability, rounds: readonly Round[], seen: Seen): Promise<void> {
@@ -96,6 +98,7 @@ async function runRounds(durability: Durability, rounds: readonly Round[], seen:
     if (acked.size > 0 && acked.size < attempted.length) seen.ackedAndLost += 1;
     if (codes.includes('torn_tail')) seen.tornTail += 1;
     if (ns.some((n) => attempted.includes(n) && !acked.has(n))) seen.survivedUnacked += 1;
+    if (bytes.length > 0 && bytes[bytes.length - 1] === 0) seen.endedInSpace += 1;
     expected = ns;
   }
 }
@@ -112,7 +115,7 @@ const rounds = fc.array(
 describe('AppendFile under simulated power loss: the ack oracle (TJ-CONF-009, TJ-DUR-024)', () => {
   for (const durability of ['every', 'group'] as const) {
     it(`${durability} mode: acknowledged records survive; survivors are a gap-free prefix plus a torn tail (TJ-CONF-009, TJ-DUR-003, TJ-DUR-005, TJ-DUR-024${durability === 'group' ? ', TJ-DUR-014' : ''})`, async () => {
-      const seen: Seen = { ackedAndLost: 0, tornTail: 0, survivedUnacked: 0 };
+      const seen: Seen = { ackedAndLost: 0, tornTail: 0, survivedUnacked: 0, endedInSpace: 0 };
       await checkProperty(
         `ack oracle: AppendFile ${durability} (TJ-CONF-009)`,
         fc.asyncProperty(rounds, (r) => runRounds(durability, r, seen)),
@@ -124,6 +127,7 @@ describe('AppendFile under simulated power loss: the ack oracle (TJ-CONF-009, TJ
       expect(seen.ackedAndLost).toBeGreaterThan(0);
       expect(seen.tornTail).toBeGreaterThan(0);
       expect(seen.survivedUnacked).toBeGreaterThan(0);
+      expect(seen.endedInSpace, 'crash images with pre-allocated space after the lines (TJ-DUR-033)').toBeGreaterThan(0);
     }, 300_000);
   }
 
@@ -132,7 +136,7 @@ describe('AppendFile under simulated power loss: the ack oracle (TJ-CONF-009, TJ
     // Only the acknowledgement check counts: `expect(ns).toContain(n)` failing means an acked record was lost.
     let caught = false;
     for (let seed = 1; seed <= 40 && !caught; seed++) {
-      const seen: Seen = { ackedAndLost: 0, tornTail: 0, survivedUnacked: 0 };
+      const seen: Seen = { ackedAndLost: 0, tornTail: 0, survivedUnacked: 0, endedInSpace: 0 };
       try {
         await runRounds('none', [{ appends: 8, crashAfter: 1000, seed }], seen);
       } catch (error) {
