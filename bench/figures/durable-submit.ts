@@ -56,8 +56,9 @@ export const durableSubmit: Figure = {
     const asyncFd = openSync(join(context.workDir, 'durable-async-floor.jsonl'), 'a');
     const asyncSync = (syncFd = asyncFd) =>
       new Promise<void>((resolve, reject) => fdatasync(syncFd, (error) => (error ? reject(error) : resolve())));
-    // What a pre-allocated journal end would buy (issue 14, information): the same line written over zeros that were
-    // written and synced before the loop, so the fdatasync commits no change of file size, through the thread pool.
+    // The floor of pre-allocated space (spec §11.6, what the writer does since issue 14): the same line written over
+    // zeros that were written and synced before the loop, so the fdatasync commits no change of file size, through
+    // the thread pool.
     const preFd = openSync(join(context.workDir, 'durable-prealloc-floor.jsonl'), 'w+');
     const preBytes = lines.reduce((sum, line) => sum + line.length, 0);
     writeSync(preFd, Buffer.alloc(preBytes), 0, preBytes, 0);
@@ -267,7 +268,7 @@ export const durableSubmit: Figure = {
       met: null,
       status: 'info',
       note:
-        `writeSync over zeros synced before the loop, then fdatasync through libuv's thread pool, awaited: no file-size change to commit, as in SQLite's WAL; what a journal format with pre-allocated space would start from` +
+        `writeSync over zeros synced before the loop, then fdatasync through libuv's thread pool, awaited: no file-size change to commit, as in SQLite's WAL; the floor of the writer's pre-allocated space (spec §11.6), which `submit` now overwrites` +
         (q50 === null
           ? ''
           : `; = ${round(pre50 / q50, 2)} × SQLite, against ${round(a50 / q50, 2)} × SQLite for the appending non-blocking floor`),
