@@ -1,13 +1,14 @@
 import { existsSync, readFileSync } from 'node:fs';
 import type { AdapterProcess } from '../../process.js';
 import { answerCode } from './context.js';
+import { withoutSpace } from './support.js';
 
 // What the checks of the writer's own decisions (features lifecycle and live) read back: a journal's bytes and
 // records, and the answers to requests that must succeed or must be refused.
 
-/** The bytes of `file`, empty when it does not exist. */
+/** The bytes of `file`'s lines, without pre-allocated space after them (spec §3.8); empty when it does not exist. */
 export function bytesOf(file: string): Buffer {
-  return existsSync(file) ? readFileSync(file) : Buffer.alloc(0);
+  return existsSync(file) ? withoutSpace(readFileSync(file)) : Buffer.alloc(0);
 }
 
 /**

@@ -12,6 +12,16 @@ export const STRACE_MISSING =
 /** A feature an adapter can claim in its `start` answer (adapter.md §2). */
 export type Feature = NonNullable<StartResult['features']>[number];
 
+/**
+ * `bytes` without the pre-allocated space at its end (spec §3.8): the NUL bytes that end the file. A writer may keep
+ * that space while it holds the file open (and after a crash), so the harness compares and parses only the lines.
+ */
+export function withoutSpace(bytes: Buffer): Buffer {
+  let end = bytes.length;
+  while (end > 0 && bytes[end - 1] === 0) end -= 1;
+  return bytes.subarray(0, end);
+}
+
 /** True when the adapter claims `feature`: the checks of an unclaimed feature are skipped. */
 export function claimsFeature(claims: StartResult, feature: Feature): boolean {
   return (claims.features ?? []).includes(feature);
