@@ -7,9 +7,11 @@ import { canonicalDigest, compareBytes, compareCodePoints } from './canonical-js
 import { DigestSet } from './digest-set.js';
 import { flatCopy } from './flat-copy.js';
 import { claimArena, type FoldArena } from './fold-arena.js';
-import { EVENT_INDEX, type FoldContext, FoldedTurn, TERMINAL } from './folded-turn.js';
+import { EVENT_INDEX, type FoldContext, FoldedTurn, SUBMITTED, TERMINAL } from './folded-turn.js';
 import { ownString } from './own-string.js';
+import { PagedIndex } from './paged-index.js';
 import { type RecordLocation, type RepresentativeRecord, readRecordBytes, recordMovedError } from './representative.js';
+import type { RepresentativeTable } from './representative-table.js';
 
 /** The derived state of a turn (spec §10.1). */
 export type TurnState = TurnEventName;
@@ -53,8 +55,13 @@ export interface DerivedTurn {
 export interface DerivedSession {
   /** The session id. */
   readonly sessionId: string;
-  /** Every turn, in code-point order of `turn_id` (TJ-DERIVE-007). */
+  /**
+   * Every turn, in code-point order of `turn_id` (TJ-DERIVE-007); empty from a fold that keeps no turns
+   * ({@link TurnFoldOptions.keepTurns}).
+   */
   readonly turns: readonly DerivedTurn[];
+  /** The number of turns derived: `turns.length` when the turns are kept. */
+  readonly turnCount: number;
   /**
    * Derivation findings: duplicates, conflicts, orphans, events after terminal, session mismatches. At most
    * {@link TurnFoldOptions.maxFindingsPerCode} per code and file; the rest are counted in `omitted`.
@@ -74,6 +81,12 @@ export interface TurnFoldOptions {
    * record, and a million finding objects would be most of the fold's memory (spec TJ-AUDIT-013).
    */
   readonly maxFindingsPerCode?: number;
+  /**
+   * False to derive the findings and the number of turns only: `turns` is then empty, and the fold keeps no summary
+   * of any record (content excerpts, `created_at`, ...) and no object per turn, only what tells a duplicate from a
+   * conflict. For a check whose caller reads its verdict, not its turns. True by default.
+   */
+  readonly keepTurns?: boolean;
 }
 
 /**
@@ -91,13 +104,17 @@ export interface TurnFoldOptions {
 export class TurnFold {
   readonly #sessionId: string;
   readonly #sessionIdValid: boolean;
-  // Every turn, in the order first seen. While their ids come in increasing code-point order (turn ids are usually
-  // time-prefixed, so a journal holds them in order), a new id is known to be new by comparing it with the last one,
-  // and an earlier one is found by binary search: no map, no hashing. The first id out of order builds the map.
-  readonly #turns: FoldedTurn[] = [];
-  #byId: Map<string, FoldedTurn> | undefined;
-  readonly #shared: FoldArena = claimArena();
-  readonly #table = this.#shared.table;
+  // Every turn's id, in the order first seen: its place. While ids come in increasing code-point order (turn ids are
+  // usually time-prefixed, so a journal holds them in order), a new id is known to be new by comparing it with the
+  // last one, and an earlier one is found by binary search: no map, no hashing. The first id out of order builds the
+  // map. A turn is its id and numbers in columns until finish() (no object: 56 bytes a turn saved while reading, and
+  // all of them when the turns are not kept); its number in the arena is at its place in #numbers.
+  #ids: string[] = [];
+  readonly #numbers = new PagedIndex();
+  #byId: Map<string, number> | undefined;
+  readonly #keepTurns: boolean;
+  readonly #shared: FoldArena;
+  readonly #table: RepresentativeTable;
   // What every turn of the fold refers to for its session id and its arena.
   readonly #context: FoldContext;
   // The look-ups below are made on first use: a store of many small sessions has a fold per session, most of them
@@ -118,10 +135,12 @@ export class TurnFold {
   // first terminal line is known to belong to the current file's reading.
   #file: string | undefined;
   #reading = 0;
-  // `[#file]`, the files of every turn first seen in it.
-  #fileList: readonly string[] = [];
-  // The turn of the previous record: a turn's records usually follow each other, so most records skip the look-up.
-  #last: FoldedTurn | undefined;
+  // The lists of files of the fold's turns, by number (see FoldArena.fileList): `[#file]` for every turn first seen in
+  // it, at #fileList, and one list for each turn of several files.
+  readonly #fileLists: (readonly string[])[] = [];
+  #fileList = 0;
+  // The place of the previous record's turn: a turn's records usually follow each other, so most skip the look-up.
+  #last = -1;
   #result: DerivedSession | undefined;
 
   /**
@@ -130,10 +149,13 @@ export class TurnFold {
    */
   constructor(sessionId: string, options: TurnFoldOptions = {}) {
     this.#maxFindings = options.maxFindingsPerCode ?? DEFAULT_MAX_FINDINGS_PER_CODE;
+    this.#keepTurns = options.keepTurns ?? true;
+    this.#shared = claimArena(this.#keepTurns);
+    this.#table = this.#shared.table;
     // A flat copy: every record's session_id is compared with it (see flatCopy).
     this.#sessionId = flatCopy(sessionId);
     this.#sessionIdValid = isValidIdentifier(sessionId);
-    this.#context = { sessionId: this.#sessionId, arena: this.#shared };
+    this.#context = { sessionId: this.#sessionId, arena: this.#shared, fileLists: this.#fileLists };
   }
 
   /**
@@ -174,27 +196,29 @@ export class TurnFold {
     if (this.#file !== source.file) {
       this.#file = source.file;
       this.#reading += 1;
-      this.#fileList = [source.file];
+      this.#fileList = this.#fileLists.push([source.file]) - 1;
     }
-    const turn = this.#turn(value.turn_id as string);
-    this.#checkOrderInFile(index, turn, record, source);
-
-    if (!turn.files.includes(source.file)) turn.files = [...turn.files, source.file];
+    const place = this.#place(value.turn_id as string);
+    const arena = this.#shared;
+    const turn = this.#numbers.get(place);
+    this.#checkOrderInFile(index, place, turn, record, source);
+    const files = arena.fileList.get(turn);
+    if (files !== this.#fileList) {
+      const list = this.#fileLists[files] as readonly string[];
+      if (!list.includes(source.file)) arena.fileList.set(turn, this.#fileLists.push([...list, source.file]) - 1);
+    }
     const bit = 1 << index;
-    if ((turn.eventBits & bit) === 0) {
-      // The slot first: where it goes depends on the events the turn had before this one.
-      const slot = this.#shared.takeSlot(turn.index, index);
-      turn.addEvent(bit);
-      this.#table.set(slot, record, source.file);
+    if ((arena.eventBits(turn) & bit) === 0) {
+      this.#table.set(arena.takeSlot(turn, index), record, source.file);
       return;
     }
-    const slot = this.#shared.slotOf(turn.index, index);
+    const slot = arena.slotOf(turn, index);
     // A second record of this event name: an exact copy of a distinct record seen before, or a new distinct one.
     const name = TURN_EVENTS[index] as TurnEventName;
     const representative = this.#representativeBytes(slot);
     this.#digests ??= new DigestSet();
     const digests = this.#digests;
-    if (turn.markDigested(bit)) {
+    if (arena.markDigested(turn, bit)) {
       // Until now the representative was the only record of the name: it becomes the first known distinct one.
       digests.add(slot, digestOfStored(this.#table.location(slot), representative));
     }
@@ -204,14 +228,14 @@ export class TurnFold {
       this.#report(
         'duplicate_event',
         `an exact copy of the turn's "${name}" record; counted once`,
-        this.#at(turn, record, source),
+        this.#at(place, record, source),
       );
       return;
     }
     this.#report(
       'conflicting_duplicate',
       `a second, different "${name}" record for the turn; the one with the smallest bytes represents it`,
-      this.#at(turn, record, source),
+      this.#at(place, record, source),
     );
     // The record with the smallest bytes represents the event (TJ-DERIVE-013).
     if (compareBytes(record.bytes, representative) < 0) {
@@ -239,15 +263,30 @@ export class TurnFold {
 
   #derive(): DerivedSession {
     const removed = this.#removed;
-    // The turns are returned as they are: one object per turn from the first record on, never a copy.
-    const turns = removed === undefined ? this.#turns : this.#turns.filter((turn) => !removed.has(turn.turnId));
-    for (const turn of turns) {
-      turn.settle();
-      const where = { session_id: this.#sessionId, turn_id: turn.turnId };
-      if ((turn.eventBits & TERMINAL) === TERMINAL)
+    const arena = this.#shared;
+    const ids = this.#ids;
+    this.#ids = [];
+    // The turns take their ids' places in the same array, one by one: a million turns never hold two arrays.
+    const turns = ids as unknown[] as FoldedTurn[];
+    let count = 0;
+    for (let place = 0; place < ids.length; place += 1) {
+      const turnId = ids[place] as string;
+      if (removed?.has(turnId)) continue;
+      const number = this.#numbers.get(place);
+      const bits = arena.eventBits(number);
+      const where = { session_id: this.#sessionId, turn_id: turnId };
+      if ((bits & TERMINAL) === TERMINAL)
         this.#report('terminal_conflict', 'the turn has both completed and interrupted; completed wins', where);
-      if (turn.orphan) this.#report('orphan_turn', 'the turn has events but no submitted record', where);
+      if ((bits & SUBMITTED) === 0) this.#report('orphan_turn', 'the turn has events but no submitted record', where);
+      if (this.#keepTurns) {
+        // A turn of several files gets its list sorted; the turns of one file share theirs.
+        const files = this.#fileLists[arena.fileList.get(number)] as readonly string[];
+        if (files.length > 1) arena.fileList.set(number, this.#fileLists.push([...files].sort()) - 1);
+        turns[count] = new FoldedTurn(turnId, number, this.#context);
+      }
+      count += 1;
     }
+    turns.length = this.#keepTurns ? count : 0;
     const findings =
       removed === undefined
         ? this.#findings
@@ -257,67 +296,72 @@ export class TurnFold {
     // The turns hold what they need: the look-ups and the digests can go.
     this.#byId = undefined;
     this.#digests = undefined;
-    this.#last = undefined;
+    this.#last = -1;
     this.#representative = undefined;
     return {
       sessionId: this.#sessionId,
       turns,
+      turnCount: count,
       findings,
       omitted: this.#omitted === undefined ? NOTHING_OMITTED : Object.fromEntries(this.#omitted),
     };
   }
 
-  #turn(turnId: string): FoldedTurn {
+  /** The place of the turn with this id, a new one when the id is new. */
+  #place(turnId: string): number {
     const last = this.#last;
-    if (last !== undefined && last.turnId === turnId) return last;
-    let turn = this.#byId === undefined ? this.#findInOrder(turnId) : undefined;
-    if (turn === undefined) {
+    if (last >= 0 && this.#ids[last] === turnId) return last;
+    let place = this.#byId === undefined ? this.#findInOrder(turnId) : -1;
+    if (place < 0) {
       // A copy of the id: the parsed string may share memory with the whole line (see ownString). The map is keyed by
       // copies; compareCodePoints already compares a parsed id as its copy (lone surrogates as U+FFFD).
       const id = ownString(turnId);
-      turn = this.#byId?.get(id);
-      if (turn === undefined) {
-        turn = new FoldedTurn(id, this.#shared.turns, this.#fileList, this.#context);
-        this.#shared.turns += 1;
-        this.#turns.push(turn);
-        this.#byId?.set(id, turn);
+      place = this.#byId?.get(id) ?? -1;
+      if (place < 0) {
+        place = this.#ids.push(id) - 1;
+        const arena = this.#shared;
+        const number = arena.turns;
+        arena.turns += 1;
+        this.#numbers.set(place, number);
+        arena.fileList.set(number, this.#fileList);
+        this.#byId?.set(id, place);
       }
     }
-    this.#last = turn;
-    return turn;
+    this.#last = place;
+    return place;
   }
 
   /**
-   * The turn with this id while ids have come in order, or undefined when it is new. A new id below the last one ends
-   * the ordered mode: the map is built, and the caller adds the turn to it.
+   * The place of the turn with this id while ids have come in order, or -1 when it is new. A new id below the last one
+   * ends the ordered mode: the map is built, and the caller adds the turn to it.
    */
-  #findInOrder(turnId: string): FoldedTurn | undefined {
-    const turns = this.#turns;
+  #findInOrder(turnId: string): number {
+    const ids = this.#ids;
     let low = 0;
-    let high = turns.length;
+    let high = ids.length;
     // The common case first: an id above every id seen.
-    if (high === 0 || compareCodePoints(turnId, (turns[high - 1] as FoldedTurn).turnId) > 0) return undefined;
+    if (high === 0 || compareCodePoints(turnId, ids[high - 1] as string) > 0) return -1;
     while (low < high) {
       const middle = (low + high) >>> 1;
-      const order = compareCodePoints(turnId, (turns[middle] as FoldedTurn).turnId);
-      if (order === 0) return turns[middle];
+      const order = compareCodePoints(turnId, ids[middle] as string);
+      if (order === 0) return middle;
       if (order < 0) high = middle;
       else low = middle + 1;
     }
-    this.#byId = new Map(turns.map((turn) => [turn.turnId, turn]));
-    return undefined;
+    this.#byId = new Map(ids.map((id, place) => [id, place]));
+    return -1;
   }
 
   // event_after_terminal depends on line order within one file (TJ-DERIVE-009): records of a file arrive in order.
-  #checkOrderInFile(index: number, turn: FoldedTurn, record: JournalRecord, source: RecordSource): void {
-    const terminalLine = turn.terminalLineIn(this.#reading);
+  #checkOrderInFile(index: number, place: number, turn: number, record: JournalRecord, source: RecordSource): void {
+    const terminalLine = this.#shared.terminalLineIn(turn, this.#reading);
     if (((1 << index) & TERMINAL) !== 0) {
-      if (terminalLine === undefined) turn.setTerminalLine(this.#reading, record.line);
+      if (terminalLine === undefined) this.#shared.setTerminalLine(turn, this.#reading, record.line);
     } else if (terminalLine !== undefined && record.line > terminalLine) {
       this.#report(
         'event_after_terminal',
         `"${TURN_EVENTS[index]}" follows the turn's terminal event (line ${terminalLine}); ignored`,
-        this.#at(turn, record, source),
+        this.#at(place, record, source),
       );
     }
   }
@@ -327,8 +371,8 @@ export class TurnFold {
     return { file: source.file, line: record.line, offset: record.offset, session_id: this.#sessionId };
   }
 
-  #at(turn: FoldedTurn, record: JournalRecord, source: RecordSource) {
-    return { ...this.#where(record, source), turn_id: turn.turnId };
+  #at(place: number, record: JournalRecord, source: RecordSource) {
+    return { ...this.#where(record, source), turn_id: this.#ids[place] as string };
   }
 
   /** Keeps a finding, or only counts it once its code and file have {@link TurnFoldOptions.maxFindingsPerCode}. */

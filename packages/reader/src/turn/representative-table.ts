@@ -23,7 +23,10 @@ const FIRST = 5;
 // Columns FIRST and FIRST + 1 (SECOND): a member goes to the first of them still free.
 const SLOT_MEMBERS = 2;
 const INTEGERS = FIRST + SLOT_MEMBERS;
-const SLOT_BYTES = DOUBLES * 8 + INTEGERS * 4;
+// A table of locations only (see RepresentativeTable's constructor) keeps OFFSET, LINE, LENGTH and FILE: 20 bytes a
+// slot instead of 44, and no excerpt or string.
+const LOCATION_DOUBLES = 1;
+const LOCATION_INTEGERS = FILE + 1;
 // FLAGS bits: which optional members the record has, and where each is.
 const HAS_MESSAGE_INDEX = 1;
 const HAS_ATTACHMENTS = 2;
@@ -90,8 +93,24 @@ export class RepresentativeTable {
   // What slots could not hold in their columns, by slot; made on first use (most stores need none).
   #rare: Map<number, RareMembers> | undefined;
 
-  constructor() {
+  // Numbers a slot holds in each view: DOUBLES and INTEGERS, or the location columns alone.
+  readonly #doublesPerSlot: number;
+  readonly #integersPerSlot: number;
+
+  /**
+   * @param summaries false for a table that keeps each representative's location only, for a fold whose turns nobody
+   * reads (see TurnFoldOptions.keepTurns): duplicates still find the representative's bytes on disk, and `get`
+   * throws.
+   */
+  constructor(summaries = true) {
+    this.#doublesPerSlot = summaries ? DOUBLES : LOCATION_DOUBLES;
+    this.#integersPerSlot = summaries ? INTEGERS : LOCATION_INTEGERS;
     this.#addPage(INITIAL_SLOTS);
+  }
+
+  /** False when the table keeps locations only. */
+  get summaries(): boolean {
+    return this.#doublesPerSlot === DOUBLES;
   }
 
   /**
@@ -100,8 +119,8 @@ export class RepresentativeTable {
   set(slot: number, record: JournalRecord, file: string): void {
     if (slot >= this.#capacity) this.#grow(slot + 1);
     const page = slot >>> PAGE_BITS;
-    const d = (slot & PAGE_MASK) * DOUBLES;
-    const i = (slot & PAGE_MASK) * INTEGERS;
+    const d = (slot & PAGE_MASK) * this.#doublesPerSlot;
+    const i = (slot & PAGE_MASK) * this.#integersPerSlot;
     const doubles = this.#doubles[page] as Float64Array;
     const integers = this.#integers[page] as Uint32Array;
     const v = record.value;
@@ -110,11 +129,12 @@ export class RepresentativeTable {
     // FIRST, then SECOND: the next column free for a member, SLOT_MEMBERS when both are taken.
     let free = 0;
     doubles[d + OFFSET] = record.bytesOffset;
-    doubles[d + CREATED_AT] = typeof v.created_at === 'number' ? v.created_at : Number.NaN;
     if (record.line <= MAX_IN_SLOT) integers[i + LINE] = record.line;
     else this.#aside(slot).line = record.line;
     integers[i + LENGTH] = record.bytes.length;
     integers[i + FILE] = this.#fileNumber(file);
+    if (!this.summaries) return;
+    doubles[d + CREATED_AT] = typeof v.created_at === 'number' ? v.created_at : Number.NaN;
     integers[i + STREAM_ID] = typeof v.stream_id === 'string' ? this.#streamIdNumber(v.stream_id) : 0;
     if (typeof v.content === 'string') {
       const bytes = this.#writeExcerpt(v.content);
@@ -170,8 +190,8 @@ export class RepresentativeTable {
   /** Where the record at `slot` is. The slot must have been set. */
   location(slot: number): RecordLocation {
     const page = slot >>> PAGE_BITS;
-    const d = (slot & PAGE_MASK) * DOUBLES;
-    const i = (slot & PAGE_MASK) * INTEGERS;
+    const d = (slot & PAGE_MASK) * this.#doublesPerSlot;
+    const i = (slot & PAGE_MASK) * this.#integersPerSlot;
     const integers = this.#integers[page] as Uint32Array;
     return {
       file: this.#files[integers[i + FILE] as number] as string,
@@ -183,9 +203,10 @@ export class RepresentativeTable {
 
   /** The representative at `slot`, as new objects. The slot must have been set. */
   get(slot: number): RepresentativeRecord {
+    if (!this.summaries) throw new Error('RepresentativeTable.get(): this table keeps locations only');
     const page = slot >>> PAGE_BITS;
-    const d = (slot & PAGE_MASK) * DOUBLES;
-    const i = (slot & PAGE_MASK) * INTEGERS;
+    const d = (slot & PAGE_MASK) * this.#doublesPerSlot;
+    const i = (slot & PAGE_MASK) * this.#integersPerSlot;
     const doubles = this.#doubles[page] as Float64Array;
     const integers = this.#integers[page] as Uint32Array;
     const flags = integers[i + FLAGS] as number;
@@ -282,7 +303,7 @@ export class RepresentativeTable {
   #grow(slots: number): void {
     if (this.#capacity < PAGE_SLOTS) {
       const first = Math.min(PAGE_SLOTS, Math.max(slots, this.#capacity * 2));
-      const [doubles, integers] = columns(first);
+      const [doubles, integers] = this.#columns(first);
       doubles.set(this.#doubles[0] as Float64Array);
       integers.set(this.#integers[0] as Uint32Array);
       this.#doubles[0] = doubles;
@@ -293,15 +314,16 @@ export class RepresentativeTable {
   }
 
   #addPage(slots: number): void {
-    const [doubles, integers] = columns(slots);
+    const [doubles, integers] = this.#columns(slots);
     this.#doubles.push(doubles);
     this.#integers.push(integers);
     this.#capacity += slots;
   }
-}
 
-/** The two columns of `slots` slots, in one buffer: one allocation instead of two, which small sessions notice. */
-function columns(slots: number): [Float64Array, Uint32Array] {
-  const buffer = new ArrayBuffer(slots * SLOT_BYTES);
-  return [new Float64Array(buffer, 0, slots * DOUBLES), new Uint32Array(buffer, slots * DOUBLES * 8, slots * INTEGERS)];
+  /** The two columns of `slots` slots, in one buffer: one allocation instead of two, which small sessions notice. */
+  #columns(slots: number): [Float64Array, Uint32Array] {
+    const doubles = slots * this.#doublesPerSlot;
+    const buffer = new ArrayBuffer(doubles * 8 + slots * this.#integersPerSlot * 4);
+    return [new Float64Array(buffer, 0, doubles), new Uint32Array(buffer, doubles * 8, slots * this.#integersPerSlot)];
+  }
 }
