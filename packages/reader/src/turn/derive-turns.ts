@@ -3,12 +3,13 @@ import { parseObject } from '../framing/decode-line.js';
 import type { JournalRecord } from '../framing/read-journal.js';
 import { DEFAULT_MAX_FINDINGS_PER_CODE } from '../store/finding-sink.js';
 import { explainInvalidIdentifier, isValidIdentifier } from '../store-format/identifiers.js';
+import { hashBytes } from './byte-pool.js';
 import { canonicalDigest, compareBytes, compareCodePoints } from './canonical-json.js';
 import { DigestSet } from './digest-set.js';
 import { flatCopy } from './flat-copy.js';
 import { claimArena, type FoldArena } from './fold-arena.js';
 import { EVENT_INDEX, type FoldContext, FoldedTurn, SUBMITTED, TERMINAL } from './folded-turn.js';
-import { ownString } from './own-string.js';
+import { IdIndex } from './id-index.js';
 import { PagedIndex } from './paged-index.js';
 import { type RecordLocation, type RepresentativeRecord, readRecordBytes, recordMovedError } from './representative.js';
 import type { RepresentativeTable } from './representative-table.js';
@@ -104,14 +105,17 @@ export interface TurnFoldOptions {
 export class TurnFold {
   readonly #sessionId: string;
   readonly #sessionIdValid: boolean;
-  // Every turn's id, in the order first seen: its place. While ids come in increasing code-point order (turn ids are
+  // Every turn has a place, in the order first seen, and a number in the arena (at its place in #numbers), where its
+  // id is kept as UTF-8 bytes (FoldArena.ids) and the rest in columns: no object and no string per turn while records
+  // arrive, and none at all when the turns are not kept. While ids come in increasing code-point order (turn ids are
   // usually time-prefixed, so a journal holds them in order), a new id is known to be new by comparing it with the
-  // last one, and an earlier one is found by binary search: no map, no hashing. The first id out of order builds the
-  // map. A turn is its id and numbers in columns until finish() (no object: 56 bytes a turn saved while reading, and
-  // all of them when the turns are not kept); its number in the arena is at its place in #numbers.
-  #ids: string[] = [];
+  // last one, and an earlier one is found by binary search: no hashing. The first id out of order builds the index.
+  #count = 0;
   readonly #numbers = new PagedIndex();
-  #byId: Map<string, number> | undefined;
+  #byId: IdIndex | undefined;
+  // The id of the record being added, as UTF-8 (code-point order is byte order; a lone surrogate is written as U+FFFD,
+  // as ownString would keep it).
+  #scratch = Buffer.allocUnsafe(64);
   readonly #keepTurns: boolean;
   readonly #shared: FoldArena;
   readonly #table: RepresentativeTable;
@@ -139,8 +143,10 @@ export class TurnFold {
   // it, at #fileList, and one list for each turn of several files.
   readonly #fileLists: (readonly string[])[] = [];
   #fileList = 0;
-  // The place of the previous record's turn: a turn's records usually follow each other, so most skip the look-up.
+  // The place and id (a flat copy) of the previous record's turn: a turn's records usually follow each other, so most
+  // skip the look-up.
   #last = -1;
+  #lastId = '';
   #result: DerivedSession | undefined;
 
   /**
@@ -264,39 +270,45 @@ export class TurnFold {
   #derive(): DerivedSession {
     const removed = this.#removed;
     const arena = this.#shared;
-    const ids = this.#ids;
-    this.#ids = [];
-    // The turns take their ids' places in the same array, one by one: a million turns never hold two arrays.
-    const turns = ids as unknown[] as FoldedTurn[];
+    const turns: FoldedTurn[] = [];
     let count = 0;
-    for (let place = 0; place < ids.length; place += 1) {
-      const turnId = ids[place] as string;
-      if (removed?.has(turnId)) continue;
+    for (let place = 0; place < this.#count; place += 1) {
       const number = this.#numbers.get(place);
-      const bits = arena.eventBits(number);
-      const where = { session_id: this.#sessionId, turn_id: turnId };
-      if ((bits & TERMINAL) === TERMINAL)
-        this.#report('terminal_conflict', 'the turn has both completed and interrupted; completed wins', where);
-      if ((bits & SUBMITTED) === 0) this.#report('orphan_turn', 'the turn has events but no submitted record', where);
-      if (this.#keepTurns) {
-        // A turn of several files gets its list sorted; the turns of one file share theirs.
-        const files = this.#fileLists[arena.fileList.get(number)] as readonly string[];
-        if (files.length > 1) arena.fileList.set(number, this.#fileLists.push([...files].sort()) - 1);
-        turns[count] = new FoldedTurn(turnId, number, this.#context);
-      }
+      if (removed?.has(arena.ids.get(number))) continue;
       count += 1;
+      const bits = arena.eventBits(number);
+      // The id is made into a string only for a finding the cap keeps: two million orphans keep a thousand.
+      if ((bits & TERMINAL) === TERMINAL && this.#counts('terminal_conflict', undefined))
+        this.#findings.push(
+          makeFinding('terminal_conflict', 'the turn has both completed and interrupted; completed wins', {
+            session_id: this.#sessionId,
+            turn_id: arena.ids.get(number),
+          }),
+        );
+      if ((bits & SUBMITTED) === 0 && this.#counts('orphan_turn', undefined))
+        this.#findings.push(
+          makeFinding('orphan_turn', 'the turn has events but no submitted record', {
+            session_id: this.#sessionId,
+            turn_id: arena.ids.get(number),
+          }),
+        );
+      if (!this.#keepTurns) continue;
+      // A turn of several files gets its list sorted; the turns of one file share theirs.
+      const files = this.#fileLists[arena.fileList.get(number)] as readonly string[];
+      if (files.length > 1) arena.fileList.set(number, this.#fileLists.push([...files].sort()) - 1);
+      turns.push(new FoldedTurn(number, this.#context));
     }
-    turns.length = this.#keepTurns ? count : 0;
     const findings =
       removed === undefined
         ? this.#findings
         : this.#findings.filter((f) => f.turn_id === undefined || !removed.has(f.turn_id));
-    // Turns first seen in order are sorted already.
-    if (this.#byId !== undefined) turns.sort((x, y) => compareCodePoints(x.turnId, y.turnId));
+    // Turns first seen in order are sorted already; UTF-8 bytes sort as code points do (TJ-DERIVE-007).
+    if (this.#byId !== undefined) turns.sort((x, y) => arena.ids.compareEntries(x.index, y.index));
     // The turns hold what they need: the look-ups and the digests can go.
     this.#byId = undefined;
     this.#digests = undefined;
     this.#last = -1;
+    this.#lastId = '';
     this.#representative = undefined;
     return {
       sessionId: this.#sessionId,
@@ -309,46 +321,52 @@ export class TurnFold {
 
   /** The place of the turn with this id, a new one when the id is new. */
   #place(turnId: string): number {
-    const last = this.#last;
-    if (last >= 0 && this.#ids[last] === turnId) return last;
-    let place = this.#byId === undefined ? this.#findInOrder(turnId) : -1;
+    if (this.#last >= 0 && turnId === this.#lastId) return this.#last;
+    if (this.#scratch.length < turnId.length * 3) this.#scratch = Buffer.allocUnsafe(turnId.length * 3);
+    const scratch = this.#scratch;
+    const length = scratch.write(turnId, 0, 'utf8');
+    const arena = this.#shared;
+    let place = this.#byId === undefined ? this.#findInOrder(length) : -1;
+    const hash = this.#byId === undefined ? 0 : hashBytes(scratch, 0, length);
+    if (this.#byId !== undefined)
+      place = this.#byId.find(hash, (p) => arena.ids.compare(this.#numbers.get(p), scratch, length) === 0);
     if (place < 0) {
-      // A copy of the id: the parsed string may share memory with the whole line (see ownString). The map is keyed by
-      // copies; compareCodePoints already compares a parsed id as its copy (lone surrogates as U+FFFD).
-      const id = ownString(turnId);
-      place = this.#byId?.get(id) ?? -1;
-      if (place < 0) {
-        place = this.#ids.push(id) - 1;
-        const arena = this.#shared;
-        const number = arena.turns;
-        arena.turns += 1;
-        this.#numbers.set(place, number);
-        arena.fileList.set(number, this.#fileList);
-        this.#byId?.set(id, place);
-      }
+      place = this.#count;
+      this.#count += 1;
+      const number = arena.addTurn(scratch, length);
+      this.#numbers.set(place, number);
+      arena.fileList.set(number, this.#fileList);
+      this.#byId?.add(place, hash);
     }
     this.#last = place;
+    // A copy: the parsed id may share memory with the whole line.
+    this.#lastId = flatCopy(turnId);
     return place;
   }
 
   /**
-   * The place of the turn with this id while ids have come in order, or -1 when it is new. A new id below the last one
-   * ends the ordered mode: the map is built, and the caller adds the turn to it.
+   * The place of the turn whose id is in #scratch while ids have come in order, or -1 when it is new. A new id below
+   * the last one ends the ordered mode: the index is built, and the caller adds the turn to it.
    */
-  #findInOrder(turnId: string): number {
-    const ids = this.#ids;
+  #findInOrder(length: number): number {
+    const ids = this.#shared.ids;
+    const scratch = this.#scratch;
+    // The order of the id at a place and the new one.
+    const order = (place: number) => ids.compare(this.#numbers.get(place), scratch, length);
     let low = 0;
-    let high = ids.length;
+    let high = this.#count;
     // The common case first: an id above every id seen.
-    if (high === 0 || compareCodePoints(turnId, ids[high - 1] as string) > 0) return -1;
+    if (high === 0 || order(high - 1) < 0) return -1;
     while (low < high) {
       const middle = (low + high) >>> 1;
-      const order = compareCodePoints(turnId, ids[middle] as string);
-      if (order === 0) return middle;
-      if (order < 0) high = middle;
+      const found = order(middle);
+      if (found === 0) return middle;
+      if (found > 0) high = middle;
       else low = middle + 1;
     }
-    this.#byId = new Map(ids.map((id, place) => [id, place]));
+    const byId = new IdIndex((place) => ids.hash(this.#numbers.get(place)));
+    for (let place = 0; place < this.#count; place += 1) byId.add(place, ids.hash(this.#numbers.get(place)));
+    this.#byId = byId;
     return -1;
   }
 
@@ -372,22 +390,27 @@ export class TurnFold {
   }
 
   #at(place: number, record: JournalRecord, source: RecordSource) {
-    return { ...this.#where(record, source), turn_id: this.#ids[place] as string };
+    return { ...this.#where(record, source), turn_id: this.#shared.ids.get(this.#numbers.get(place)) };
   }
 
   /** Keeps a finding, or only counts it once its code and file have {@link TurnFoldOptions.maxFindingsPerCode}. */
   #report(code: FindingCode, message: string, location: Parameters<typeof makeFinding>[2]): void {
-    const key = `${code}\u0000${location?.file ?? ''}`;
+    if (this.#counts(code, location?.file)) this.#findings.push(makeFinding(code, message, location));
+  }
+
+  /** Counts a finding of `code` about `file`: true when the cap keeps it, false when only its count is kept. */
+  #counts(code: FindingCode, file: string | undefined): boolean {
+    const key = `${code}\u0000${file ?? ''}`;
     this.#findingCounts ??= new Map();
     const counts = this.#findingCounts;
     const kept = counts.get(key) ?? 0;
     if (kept >= this.#maxFindings) {
       this.#omitted ??= new Map();
       this.#omitted.set(code, (this.#omitted.get(code) ?? 0) + 1);
-      return;
+      return false;
     }
     counts.set(key, kept + 1);
-    this.#findings.push(makeFinding(code, message, location));
+    return true;
   }
 }
 

@@ -1,4 +1,5 @@
 import { TURN_EVENTS } from '@turnjournal/schema';
+import { BytePool } from './byte-pool.js';
 import { PagedIndex } from './paged-index.js';
 import { RepresentativeTable } from './representative-table.js';
 
@@ -34,14 +35,19 @@ export class FoldArena {
   // Per turn: the number of its list of files in its fold (see TurnFold): a column, where a member of each turn's
   // object took 8 bytes.
   readonly fileList = new PagedIndex();
+  /** Every turn's id, as UTF-8 bytes: entry n is turn n's (see TurnFold). */
+  readonly ids = new BytePool();
   /** Slots taken in the table. */
   slots = 0;
-  /** Turns numbered. */
-  turns = 0;
 
   /** @param summaries false for a table of locations only (see RepresentativeTable). */
   constructor(summaries = true) {
     this.table = new RepresentativeTable(summaries);
+  }
+
+  /** Numbers a new turn whose id is the first `length` bytes of `id`: the next number. */
+  addTurn(id: Uint8Array, length: number): number {
+    return this.ids.addBytes(id, length);
   }
 
   /** Bit set of the event names turn `turn` has a representative of (bit i: TURN_EVENTS[i]). */

@@ -49,6 +49,13 @@ export class FoldedTurn implements DerivedTurn {
   // Own, enumerable and read-only, as data members would be; `Object.defineProperty` with the same descriptor on every
   // turn keeps one hidden class for them all.
   static readonly #members: PropertyDescriptorMap = {
+    // A new string on each read, from the arena's bytes: a million turns hold no string each.
+    turnId: {
+      enumerable: true,
+      get(this: FoldedTurn) {
+        return this.#fold.arena.ids.get(this.#index);
+      },
+    },
     sessionId: {
       enumerable: true,
       get(this: FoldedTurn) {
@@ -83,10 +90,10 @@ export class FoldedTurn implements DerivedTurn {
     },
   };
 
-  constructor(turnId: string, index: number, fold: FoldContext) {
+  constructor(index: number, fold: FoldContext) {
     // Member by member, in the order of DerivedTurn: that is the order of Object.keys and of a spread.
-    this.turnId = turnId;
     const members = FoldedTurn.#members;
+    Object.defineProperty(this, 'turnId', members.turnId as PropertyDescriptor);
     Object.defineProperty(this, 'sessionId', members.sessionId as PropertyDescriptor);
     Object.defineProperty(this, 'state', members.state as PropertyDescriptor);
     Object.defineProperty(this, 'orphan', members.orphan as PropertyDescriptor);

@@ -108,6 +108,14 @@ export class RepresentativeTable {
     this.#addPage(INITIAL_SLOTS);
   }
 
+  /** Bytes the table's columns, excerpts and strings hold (for tests that count what a fold keeps). */
+  get heldBytes(): number {
+    let bytes = this.#strings.heldBytes;
+    for (const column of this.#doubles) bytes += column.buffer.byteLength;
+    // The excerpts written, not the pages reserved for them: a table that writes none holds none.
+    return bytes + (this.#text.length - 1) * TEXT_PAGE_BYTES + this.#textLength;
+  }
+
   /** False when the table keeps locations only. */
   get summaries(): boolean {
     return this.#doublesPerSlot === DOUBLES;
