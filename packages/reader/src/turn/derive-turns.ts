@@ -4,7 +4,7 @@ import type { JournalRecord } from '../framing/read-journal.js';
 import { DEFAULT_MAX_FINDINGS_PER_CODE } from '../store/finding-sink.js';
 import { explainInvalidIdentifier, isValidIdentifier } from '../store-format/identifiers.js';
 import { hashBytes } from './byte-pool.js';
-import { canonicalDigest, compareBytes, compareCodePoints } from './canonical-json.js';
+import { canonicalDigest, compareBytes } from './canonical-json.js';
 import { DigestSet } from './digest-set.js';
 import { flatCopy } from './flat-copy.js';
 import { claimArena, type FoldArena } from './fold-arena.js';

@@ -94,7 +94,7 @@ describe('TurnFold turn ids', () => {
         const seconds = ['duplicate_event', 'conflicting_duplicate'].map(
           (code) => derived.findings.filter((f) => f.code === code).length + (derived.omitted[code] ?? 0),
         );
-        expect(seconds[0] + seconds[1]).toBe(ids.length - expected.length);
+        expect((seconds[0] ?? 0) + (seconds[1] ?? 0)).toBe(ids.length - expected.length);
       }),
       propertyParameters({ defaultRuns: 100 }),
     );
