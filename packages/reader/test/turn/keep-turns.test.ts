@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { propertyParameters } from '@turnjournal/test-support';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { checkStore, type TurnFoldOptions } from '../../src/index.js';
+import { auditStore, checkStore, type TurnFoldOptions } from '../../src/index.js';
 import { compareCodePoints } from '../../src/turn/canonical-json.js';
 import { TurnFold } from '../../src/turn/derive-turns.js';
 import { FoldArena, withArena } from '../../src/turn/fold-arena.js';
@@ -125,5 +125,16 @@ describe('checkStore with keepTurns: false', () => {
       kept.sessions.map((s) => [s.sessionId, s.turns.length, 0, s.files]),
     );
     expect(kept.sessions.map((s) => s.turnCount)).toEqual([3, 1]);
+  });
+});
+
+describe('auditStore', () => {
+  it('keeps the turns it plans from, whatever a JavaScript caller passes as keepTurns', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'tj-keep-turns-'));
+    mkdirSync(join(root, '_turn_journal'));
+    writeFileSync(join(root, '_turn_journal', 'a.jsonl'), jsonl([ev('submitted', 't1'), ev('worker_started', 't1')]));
+    const audit = await auditStore([root], { keepTurns: false } as Parameters<typeof auditStore>[1]);
+    expect(audit.check.sessions[0]?.turns.map((t) => [t.turnId, t.state])).toEqual([['t1', 'worker_started']]);
+    expect(Array.from(audit.plan, (r) => r.turnId)).toEqual(['t1']);
   });
 });
