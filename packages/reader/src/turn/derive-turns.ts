@@ -105,13 +105,16 @@ export interface TurnFoldOptions {
 export class TurnFold {
   readonly #sessionId: string;
   readonly #sessionIdValid: boolean;
-  // Every turn has a place, in the order first seen, and a number in the arena (at its place in #numbers), where its
+  // Every turn has a place, in the order first seen, and a number in the arena (see #number), where its
   // id is kept as UTF-8 bytes (FoldArena.ids) and the rest in columns: no object and no string per turn while records
   // arrive, and none at all when the turns are not kept. While ids come in increasing code-point order (turn ids are
   // usually time-prefixed, so a journal holds them in order), a new id is known to be new by comparing it with the
   // last one, and an earlier one is found by binary search: no hashing. The first id out of order builds the index.
   #count = 0;
-  readonly #numbers = new PagedIndex();
+  // The number of the turn at place 0; while the fold's turns are numbered one after the other (one fold reads at a
+  // time, which a store of one session always does), a turn's number is that plus its place, and #numbers is not made.
+  #firstNumber = 0;
+  #numbers: PagedIndex | undefined;
   #byId: IdIndex | undefined;
   // The id of the record being added, as UTF-8 (code-point order is byte order; a lone surrogate is written as U+FFFD,
   // as ownString would keep it).
@@ -206,9 +209,10 @@ export class TurnFold {
     }
     const place = this.#place(value.turn_id as string);
     const arena = this.#shared;
-    const turn = this.#numbers.get(place);
+    const turn = this.#number(place);
     this.#checkOrderInFile(index, place, turn, record, source);
-    const files = arena.fileList.get(turn);
+    // The files of a turn are part of the turns kept, and of nothing else.
+    const files = this.#keepTurns ? arena.fileList.get(turn) : this.#fileList;
     if (files !== this.#fileList) {
       const list = this.#fileLists[files] as readonly string[];
       if (!list.includes(source.file)) arena.fileList.set(turn, this.#fileLists.push([...list, source.file]) - 1);
@@ -273,7 +277,7 @@ export class TurnFold {
     const turns: FoldedTurn[] = [];
     let count = 0;
     for (let place = 0; place < this.#count; place += 1) {
-      const number = this.#numbers.get(place);
+      const number = this.#number(place);
       if (removed?.has(arena.ids.get(number))) continue;
       count += 1;
       const bits = arena.eventBits(number);
@@ -319,6 +323,11 @@ export class TurnFold {
     };
   }
 
+  /** The number in the arena of the turn at `place`. */
+  #number(place: number): number {
+    return this.#numbers === undefined ? this.#firstNumber + place : this.#numbers.get(place);
+  }
+
   /** The place of the turn with this id, a new one when the id is new. */
   #place(turnId: string): number {
     if (this.#last >= 0 && turnId === this.#lastId) return this.#last;
@@ -329,13 +338,19 @@ export class TurnFold {
     let place = this.#byId === undefined ? this.#findInOrder(length) : -1;
     const hash = this.#byId === undefined ? 0 : hashBytes(scratch, 0, length);
     if (this.#byId !== undefined)
-      place = this.#byId.find(hash, (p) => arena.ids.compare(this.#numbers.get(p), scratch, length) === 0);
+      place = this.#byId.find(hash, (p) => arena.ids.compare(this.#number(p), scratch, length) === 0);
     if (place < 0) {
       place = this.#count;
       this.#count += 1;
       const number = arena.addTurn(scratch, length);
-      this.#numbers.set(place, number);
-      arena.fileList.set(number, this.#fileList);
+      if (place === 0) this.#firstNumber = number;
+      else if (this.#numbers === undefined && number !== this.#firstNumber + place) {
+        // Another fold numbered turns in between: from now on the numbers are kept.
+        this.#numbers = new PagedIndex();
+        for (let earlier = 0; earlier < place; earlier += 1) this.#numbers.set(earlier, this.#firstNumber + earlier);
+      }
+      this.#numbers?.set(place, number);
+      if (this.#keepTurns) arena.fileList.set(number, this.#fileList);
       this.#byId?.add(place, hash);
     }
     this.#last = place;
@@ -352,7 +367,7 @@ export class TurnFold {
     const ids = this.#shared.ids;
     const scratch = this.#scratch;
     // The order of the id at a place and the new one.
-    const order = (place: number) => ids.compare(this.#numbers.get(place), scratch, length);
+    const order = (place: number) => ids.compare(this.#number(place), scratch, length);
     let low = 0;
     let high = this.#count;
     // The common case first: an id above every id seen.
@@ -364,8 +379,8 @@ export class TurnFold {
       if (found > 0) high = middle;
       else low = middle + 1;
     }
-    const byId = new IdIndex((place) => ids.hash(this.#numbers.get(place)));
-    for (let place = 0; place < this.#count; place += 1) byId.add(place, ids.hash(this.#numbers.get(place)));
+    const byId = new IdIndex((place) => ids.hash(this.#number(place)));
+    for (let place = 0; place < this.#count; place += 1) byId.add(place, ids.hash(this.#number(place)));
     this.#byId = byId;
     return -1;
   }
@@ -390,7 +405,7 @@ export class TurnFold {
   }
 
   #at(place: number, record: JournalRecord, source: RecordSource) {
-    return { ...this.#where(record, source), turn_id: this.#shared.ids.get(this.#numbers.get(place)) };
+    return { ...this.#where(record, source), turn_id: this.#shared.ids.get(this.#number(place)) };
   }
 
   /** Keeps a finding, or only counts it once its code and file have {@link TurnFoldOptions.maxFindingsPerCode}. */

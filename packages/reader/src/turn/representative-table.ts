@@ -23,10 +23,15 @@ const FIRST = 5;
 // Columns FIRST and FIRST + 1 (SECOND): a member goes to the first of them still free.
 const SLOT_MEMBERS = 2;
 const INTEGERS = FIRST + SLOT_MEMBERS;
-// A table of locations only (see RepresentativeTable's constructor) keeps OFFSET, LINE, LENGTH and FILE: 20 bytes a
-// slot instead of 44, and no excerpt or string.
-const LOCATION_DOUBLES = 1;
-const LOCATION_INTEGERS = FILE + 1;
+// A table of locations only (see RepresentativeTable's constructor) keeps LINE, LENGTH, FILE and the offset's low 32
+// bits in OFFSET_LOW, no double: 16 bytes a slot instead of 44, and no excerpt or string. The offset's next 16 bits
+// are in a column of the slot's page made when a record of the page is past 4 GiB (2 bytes a slot then), and an
+// offset past 2^48 goes aside.
+const LOCATION_DOUBLES = 0;
+const OFFSET_LOW = FILE + 1;
+const LOCATION_INTEGERS = OFFSET_LOW + 1;
+const TWO_32 = 2 ** 32;
+const TWO_48 = 2 ** 48;
 // FLAGS bits: which optional members the record has, and where each is.
 const HAS_MESSAGE_INDEX = 1;
 const HAS_ATTACHMENTS = 2;
@@ -56,6 +61,7 @@ const TEXT_PAGE_BYTES = 256 * 1024;
 /** What a slot could not hold in its columns (see FIRST and SECOND). */
 interface RareMembers {
   line?: number;
+  offset?: number;
   excerptAt?: number;
   assistantMessageIndex?: number;
   attachments?: number;
@@ -90,6 +96,8 @@ export class RepresentativeTable {
   #lastStreamIdNumber = 0;
   // The few distinct reasons a store uses, each kept once; past REASONS_KEPT distinct ones, each record's is kept.
   readonly #reasons = new Map<string, number>();
+  // Per page of a table of locations only: bits 32-47 of each slot's offset, made on first use (see OFFSET_LOW).
+  readonly #offsetHigh: (Uint16Array | undefined)[] = [];
   // What slots could not hold in their columns, by slot; made on first use (most stores need none).
   #rare: Map<number, RareMembers> | undefined;
 
@@ -112,6 +120,7 @@ export class RepresentativeTable {
   get heldBytes(): number {
     let bytes = this.#strings.heldBytes;
     for (const column of this.#doubles) bytes += column.buffer.byteLength;
+    for (const high of this.#offsetHigh) bytes += high?.byteLength ?? 0;
     // The excerpts written, not the pages reserved for them: a table that writes none holds none.
     return bytes + (this.#text.length - 1) * TEXT_PAGE_BYTES + this.#textLength;
   }
@@ -136,7 +145,8 @@ export class RepresentativeTable {
     let flags = 0;
     // FIRST, then SECOND: the next column free for a member, SLOT_MEMBERS when both are taken.
     let free = 0;
-    doubles[d + OFFSET] = record.bytesOffset;
+    if (this.summaries) doubles[d + OFFSET] = record.bytesOffset;
+    else this.#setOffset(slot, i, integers, record.bytesOffset);
     if (record.line <= MAX_IN_SLOT) integers[i + LINE] = record.line;
     else this.#aside(slot).line = record.line;
     integers[i + LENGTH] = record.bytes.length;
@@ -184,6 +194,24 @@ export class RepresentativeTable {
     integers[i + FLAGS] = flags;
   }
 
+  /** Stores the offset of a slot of a table of locations only (see OFFSET_LOW). */
+  #setOffset(slot: number, i: number, integers: Uint32Array, offset: number): void {
+    integers[i + OFFSET_LOW] = offset % TWO_32;
+    const page = slot >>> PAGE_BITS;
+    if (offset >= TWO_48) this.#aside(slot).offset = offset;
+    else if (offset >= TWO_32) {
+      let high = this.#offsetHigh[page];
+      if (high === undefined) {
+        high = new Uint16Array(PAGE_SLOTS);
+        this.#offsetHigh[page] = high;
+      }
+      high[slot & PAGE_MASK] = Math.floor(offset / TWO_32);
+    } else {
+      const high = this.#offsetHigh[page];
+      if (high !== undefined) high[slot & PAGE_MASK] = 0;
+    }
+  }
+
   /** The slot's entry in the rare map, made on first use. */
   #aside(slot: number): RareMembers {
     this.#rare ??= new Map();
@@ -201,10 +229,15 @@ export class RepresentativeTable {
     const d = (slot & PAGE_MASK) * this.#doublesPerSlot;
     const i = (slot & PAGE_MASK) * this.#integersPerSlot;
     const integers = this.#integers[page] as Uint32Array;
+    const rare = this.#rare?.get(slot);
+    const offset = this.summaries
+      ? ((this.#doubles[page] as Float64Array)[d + OFFSET] as number)
+      : (rare?.offset ??
+        (integers[i + OFFSET_LOW] as number) + (this.#offsetHigh[page]?.[slot & PAGE_MASK] ?? 0) * TWO_32);
     return {
       file: this.#files[integers[i + FILE] as number] as string,
-      line: this.#rare?.get(slot)?.line ?? (integers[i + LINE] as number),
-      offset: (this.#doubles[page] as Float64Array)[d + OFFSET] as number,
+      line: rare?.line ?? (integers[i + LINE] as number),
+      offset,
       length: integers[i + LENGTH] as number,
     };
   }

@@ -4,11 +4,12 @@ import { join } from 'node:path';
 import { propertyParameters } from '@turnjournal/test-support';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { auditStore, checkStore, type TurnFoldOptions } from '../../src/index.js';
+import { auditStore, checkStore, type JournalRecord, type TurnFoldOptions } from '../../src/index.js';
 import { compareCodePoints } from '../../src/turn/canonical-json.js';
 import { TurnFold } from '../../src/turn/derive-turns.js';
 import { FoldArena, withArena } from '../../src/turn/fold-arena.js';
 import { ownString } from '../../src/turn/own-string.js';
+import { RepresentativeTable } from '../../src/turn/representative-table.js';
 import { readAll, tempFile } from '../support/temp.js';
 
 // Issue 14 and issue 11 defect 8: a check whose caller reads the verdict, not the turns, keeps no summary of any
@@ -63,7 +64,7 @@ describe('a turn fold that keeps no turns (TurnFoldOptions.keepTurns)', () => {
     );
   });
 
-  it('keeps 20 bytes a record event and no excerpt, where a fold that keeps turns keeps its summary', async () => {
+  it('keeps 16 bytes a record event and no excerpt, where a fold that keeps turns keeps its summary', async () => {
     const turns = 2000;
     const values = Array.from({ length: turns }, (_, i) => [
       ev('submitted', `t${String(i).padStart(5, '0')}`),
@@ -74,7 +75,7 @@ describe('a turn fold that keeps no turns (TurnFoldOptions.keepTurns)', () => {
     const full = (await fold([path], {})).arena;
     expect(lean.slots).toBe(2 * turns);
     // Columns are allocated a page (4,096 slots) at a time: the pages of 4,000 slots, and no excerpt or string.
-    expect(lean.table.heldBytes).toBe(4096 * 20);
+    expect(lean.table.heldBytes).toBe(4096 * 16);
     // Each summary: 44 bytes of columns, the excerpt (64 bytes), a stream_id.
     expect(full.table.heldBytes).toBeGreaterThan(4096 * 44 + turns * 64);
   });
@@ -136,5 +137,65 @@ describe('auditStore', () => {
     const audit = await auditStore([root], { keepTurns: false } as Parameters<typeof auditStore>[1]);
     expect(audit.check.sessions[0]?.turns.map((t) => [t.turnId, t.state])).toEqual([['t1', 'worker_started']]);
     expect(Array.from(audit.plan, (r) => r.turnId)).toEqual(['t1']);
+  });
+});
+
+describe('a table of locations only', () => {
+  it('gives every location back, offsets past 4 GiB and 2^48 and lines past 2^32 included, and no summary', () => {
+    const offsets = fc.oneof(
+      fc.nat(),
+      fc.constantFrom(2 ** 32 - 1, 2 ** 32, 2 ** 33 + 7, 2 ** 48 - 1, 2 ** 48, 2 ** 52 + 3),
+      fc.integer({ min: 2 ** 32, max: 2 ** 40 }),
+    );
+    const entry = fc.record({
+      slot: fc.nat(9000),
+      offset: offsets,
+      line: fc.constantFrom(1, 0xffff_fffe, 0xffff_ffff, 2 ** 40),
+      length: fc.nat(1000),
+      file: fc.constantFrom('a.jsonl', 'b.jsonl'),
+    });
+    fc.assert(
+      fc.property(fc.array(entry, { minLength: 1, maxLength: 30 }), (entries) => {
+        const table = new RepresentativeTable(false);
+        const expected = new Map<number, unknown>();
+        for (const e of entries) {
+          const record = { line: e.line, bytesOffset: e.offset, bytes: new Uint8Array(e.length), value: {} };
+          table.set(e.slot, record as unknown as JournalRecord, e.file);
+          expected.set(e.slot, { file: e.file, line: e.line, offset: e.offset, length: e.length });
+        }
+        for (const [slot, location] of expected) expect(table.location(slot)).toEqual(location);
+        expect(() => table.get(entries[0]?.slot ?? 0)).toThrow(/locations only/);
+      }),
+      propertyParameters({ defaultRuns: 300 }),
+    );
+  });
+});
+
+describe('checkStore over sessions whose files interleave', () => {
+  it('derives each session as a fold of its own files alone would (turns numbered apart in the shared arena)', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'tj-keep-turns-'));
+    const dir = join(root, '_turn_journal');
+    mkdirSync(dir);
+    // Read in this order: a, a0, then a's shard, so session a's turns are not numbered one after the other.
+    const files: Record<string, unknown[]> = {
+      'a.jsonl': [ev('submitted', 't2'), ev('submitted', 't1'), ev('completed', 't2')],
+      'a0.jsonl': [ev('submitted', 'u1'), ev('interrupted', 'u1')],
+      'a~2.jsonl': [ev('worker_started', 't1'), ev('submitted', 't0'), ev('completed', 't1'), ev('submitted', 't3')],
+    };
+    for (const [name, values] of Object.entries(files)) writeFileSync(join(dir, name), jsonl(values));
+    const check = await checkStore([root]);
+    for (const session of check.sessions) {
+      const alone = withArena(new FoldArena(), () => new TurnFold(session.sessionId));
+      for (const file of session.files)
+        for (const item of await readAll(file))
+          if (item.kind === 'record') alone.add(item.record, { file, sessionId: session.sessionId });
+      const expected = alone.finish();
+      expect(JSON.stringify(session.turns)).toBe(JSON.stringify(expected.turns));
+      expect(session.turnCount).toBe(expected.turns.length);
+    }
+    expect(check.sessions.map((s) => s.turns.map((t) => `${t.turnId}:${t.state}`))).toEqual([
+      ['t0:submitted', 't1:completed', 't2:completed', 't3:submitted'],
+      ['u1:interrupted'],
+    ]);
   });
 });
