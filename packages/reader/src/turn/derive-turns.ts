@@ -92,9 +92,10 @@ export interface TurnFoldOptions {
 
 /**
  * The order-independent fold of spec §10: feed every turn record of one session, from every shard, in any order, then
- * call {@link TurnFold.finish} once. It keeps per turn only the location and a small summary of one representative
- * record per event name, in a table of numbers rather than objects, so memory follows the number of turns, not the
- * size of the files or of the messages in them, and the garbage collector has little to trace.
+ * call {@link TurnFold.finish} once. It keeps per turn only its id (as UTF-8 bytes) and the location and a small
+ * summary of one representative record per event name (the location alone when the turns are not kept, see
+ * {@link TurnFoldOptions.keepTurns}), in typed arrays rather than objects and strings, so memory follows the number of
+ * turns, not the size of the files or of the messages in them, and the garbage collector has little to trace.
  *
  * Exact duplicates (records equal as JSON values, spec §4.6) can only be records of the same turn and event name, so
  * nothing is computed for the first record of each: when a second one arrives, the first is read back from disk, and

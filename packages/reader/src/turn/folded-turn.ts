@@ -29,12 +29,13 @@ export interface FoldContext {
 
 /**
  * One turn a fold returns, made by `TurnFold.finish` from the fold's columns (while records arrive a turn is a number
- * in them and its id, no object: a fold that keeps no turns never makes one). Its own enumerable members are
- * those of {@link DerivedTurn}, in that order, but only `turnId` is stored in it: `sessionId` is its fold's, `files`
- * is in its fold's lists, and `state`, `orphan` and `terminal` follow from its event bits, in its arena's columns. They are accessors defined on each turn with the same
- * getter, so every turn has one hidden class and none holds them: 48 bytes a turn instead of 112 (issue 11: 2 M
- * orphan records). `events` builds the representatives on each read: most callers read the states of all turns, and
- * the records of a few.
+ * in them, no object: a fold that keeps no turns never makes one). Its own enumerable members are those of
+ * {@link DerivedTurn}, in that order, and none is stored in it: `turnId` is read from the arena's bytes (a new string
+ * on each read), `sessionId` is its fold's, `files` is in its fold's lists, and `state`, `orphan` and `terminal` follow
+ * from its event bits, in its arena's columns. They are accessors defined on each turn with the same getter, so every
+ * turn has one hidden class: 40 bytes a turn and no string, where a turn with its members and id took 160 (issue 11:
+ * 2 M orphan records; issue 14). `events` builds the representatives on each read: most callers read the states of
+ * all turns, and the records of a few.
  */
 export class FoldedTurn implements DerivedTurn {
   declare readonly turnId: string;
