@@ -33,7 +33,7 @@ export interface FoldContext {
  * {@link DerivedTurn}, in that order, and none is stored in it: `turnId` is read from the arena's bytes (a new string
  * on each read), `sessionId` is its fold's, `files` is in its fold's lists, and `state`, `orphan` and `terminal` follow
  * from its event bits, in its arena's columns. They are accessors defined on each turn with the same getter, so every
- * turn has one hidden class: 40 bytes a turn and no string, where a turn with its members and id took 160 (issue 11:
+ * turn has one hidden class: 40 bytes a turn and no string, where an object and its id string took about 100 (issue 11:
  * 2 M orphan records; issue 14). `events` builds the representatives on each read: most callers read the states of
  * all turns, and the records of a few.
  */
