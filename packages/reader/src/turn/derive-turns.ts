@@ -355,8 +355,8 @@ export class TurnFold {
       this.#byId?.add(place, hash);
     }
     this.#last = place;
-    // A copy: the parsed id may share memory with the whole line.
-    this.#lastId = flatCopy(turnId);
+    // The parsed id itself, no copy: it may keep its line alive, but only the one line of the latest turn.
+    this.#lastId = turnId;
     return place;
   }
 
