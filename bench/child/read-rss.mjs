@@ -2,7 +2,7 @@
 // high-water mark (`process.resourceUsage().maxRSS`, kept by the kernel) and nothing else the harness did counts.
 // Plain JavaScript on purpose: it runs under plain `node`, without a TypeScript loader adding its own memory.
 // Usage: node bench/child/read-rss.mjs <what> <file> [chunkBytes]
-//   what: baseline | floor | readJournal | checkStore
+//   what: baseline | floor | readJournal | checkStore | checkStoreCount (checkStore with keepTurns: false)
 import { closeSync, openSync, readSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 
@@ -46,11 +46,12 @@ if (what === 'floor') {
       else findings += 1;
     }
   }
-} else if (what === 'checkStore') {
-  const check = await reader.checkStore([file]);
+} else if (what === 'checkStore' || what === 'checkStoreCount') {
+  const check = await reader.checkStore([file], what === 'checkStore' ? {} : { keepTurns: false });
   records = check.files.reduce((sum, f) => sum + f.records, 0);
   findings = check.findings.length;
-  extra = { turns: check.sessions.reduce((sum, s) => sum + s.turns.length, 0) };
+  // A reader from before turnCount (TJ_BENCH_READER) keeps its turns whatever the option says.
+  extra = { turns: check.sessions.reduce((sum, s) => sum + (s.turnCount ?? s.turns.length), 0) };
 } else if (what !== 'baseline') {
   throw new Error(`unknown measurement ${what}`);
 }

@@ -19,7 +19,7 @@ interface ChildResult {
 /**
  * Peak RSS of a whole process reading a large turn journal, each in its own child process (plain `node`, no flags):
  * streaming `readJournal` (target ≤ 100 MB), `checkStore` over the same file (information: it keeps a summary per
- * turn), the raw streaming floor (split + JSON.parse, keeping nothing) and a process that only loads the reader.
+ * turn), `checkStore` with `keepTurns: false` (information: findings and counts only), the raw streaming floor (split + JSON.parse, keeping nothing) and a process that only loads the reader.
  */
 export const peakMemory: Figure = {
   id: 'peak-memory',
@@ -42,6 +42,7 @@ export const peakMemory: Figure = {
     const floor = await measure('floor');
     const read = await measure('readJournal');
     const check = await measure('checkStore');
+    const count = await measure('checkStoreCount');
     if (read.records !== generated.lines) throw new Error(`readJournal read ${read.records} of ${generated.lines}`);
     const mb = (n: number) => round(n / MiB, 4);
     const common = {
@@ -80,6 +81,21 @@ export const peakMemory: Figure = {
         status: 'info',
         note: `checkStore keeps per turn a summary of each representative record; ${((check.maxRssBytes - baseline.maxRssBytes) / generated.turns).toFixed(0)} B per turn over the baseline`,
         details: { ...common, ms: check.ms, records: check.records, turns: check.turns },
+      },
+      {
+        id: 'peak-rss-check-store-count',
+        name: `peak RSS, checkStore with keepTurns: false over ${size}`,
+        value: mb(count.maxRssBytes),
+        unit: 'MiB',
+        floor: mb(floor.maxRssBytes),
+        ratioDefinition: 'value / floor (RSS)',
+        ratio: round(count.maxRssBytes / floor.maxRssBytes, 3),
+        direction: 'lower',
+        target: 'none',
+        met: null,
+        status: 'info',
+        note: `the check of \`turnjournal check\`'s text and junit reports: findings and turn counts, no turn kept; ${((count.maxRssBytes - baseline.maxRssBytes) / generated.turns).toFixed(0)} B per turn over the baseline`,
+        details: { ...common, ms: count.ms, records: count.records, turns: count.turns },
       },
     ];
   },

@@ -183,7 +183,12 @@ async function run(argv: readonly string[]): Promise<number> {
       ? await auditStore(paths, { mode }).then((audit) =>
           buildStreamedReport(audit.check, { command, mode, paths, plan: audit.plan }),
         )
-      : buildStreamedReport(await checkStore(paths, { mode }), { command, mode, paths });
+      : // Only JSON and the timeline of `inspect` print turns: the other reports need their number alone.
+        buildStreamedReport(await checkStore(paths, { mode, keepTurns: command === 'inspect' || format === 'json' }), {
+          command,
+          mode,
+          paths,
+        });
   await writeOut(reportChunks(report, format, { timeline: command === 'inspect' }));
   return report.summary.findings.error > 0 ? EXIT.violations : EXIT.clean;
 }

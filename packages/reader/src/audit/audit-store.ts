@@ -6,7 +6,7 @@ import { loadRecord } from '../turn/representative.js';
 import { type HostView, LazyRecoveryPlan, type RecoveryPlan } from './plan-recovery.js';
 
 /** Options of {@link auditStore}. */
-export interface AuditStoreOptions extends CheckStoreOptions {
+export interface AuditStoreOptions extends Omit<CheckStoreOptions, 'keepTurns'> {
   /** What the host's transcript holds; without it, interruption markers are not checked and every step is planned. */
   readonly host?: HostView;
 }
@@ -28,7 +28,8 @@ const MALFORMED_EVENT_SOURCES = new Set(['malformed_line', 'zero_filled_region',
  * `turn_journal_*` findings of seed 000, stale locks, and the recovery plan (spec §12).
  */
 export async function auditStore(paths: readonly string[], options: AuditStoreOptions = {}): Promise<StoreAudit> {
-  const check = await checkStore(paths, options);
+  // The plan and the pending-turn findings are made from the turns: an audit always keeps them.
+  const check = await checkStore(paths, { ...options, keepTurns: true });
   const sink = new FindingSink(options.maxFindingsPerCode, options.maxFindingsPerCodeInStore);
   // What the check left out stays counted: the audit's report states every omission (TJ-AUDIT-013, TJ-AUDIT-016).
   sink.addOmitted(check.omitted);

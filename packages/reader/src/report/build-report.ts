@@ -71,7 +71,7 @@ export function buildStreamedReport(check: StoreCheck, context: ReportContext): 
       files: check.files.length,
       records: check.files.reduce((n, f) => n + f.records, 0),
       sessions: check.sessions.length,
-      turns: check.sessions.reduce((n, s) => n + s.turns.length, 0),
+      turns: check.sessions.reduce((n, s) => n + s.turnCount, 0),
       findings: counts,
       omitted: { ...check.omitted },
     },

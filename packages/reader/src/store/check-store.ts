@@ -27,6 +27,12 @@ export interface CheckStoreOptions {
   readonly maxFindingsPerCode?: number;
   /** Findings kept per code over the whole store (default 10,000, spec TJ-AUDIT-016). */
   readonly maxFindingsPerCodeInStore?: number;
+  /**
+   * False when the caller reads the findings and counts, not the turns (a `check` that prints its verdict): each
+   * session's `turns` is then empty and its `turnCount` says how many there are, and the check keeps no summary of
+   * any turn record, so its memory per turn is a fraction (see TurnFoldOptions.keepTurns). True by default.
+   */
+  readonly keepTurns?: boolean;
 }
 
 /** What was read from one file. */
@@ -85,7 +91,7 @@ export async function checkStore(paths: readonly string[], options: CheckStoreOp
   for (const finding of discovery.findings) sink.add(finding);
   const folds = new Map<string, TurnFold>();
   // One arena for every session's fold: a store of many small sessions holds one representative table, not one each.
-  const arena = new FoldArena();
+  const arena = new FoldArena(options.keepTurns ?? true);
   const foldOf = (sessionId: string) => turnFold(sessionId, folds, arena, options);
   const files: CheckedFile[] = [];
   const runs: (DerivedRun & { file: string })[] = [];
@@ -139,8 +145,8 @@ export async function checkStore(paths: readonly string[], options: CheckStoreOp
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([sessionId, fold]) => {
       // Member by member, not a spread: V8 gave every spread copy a shape of its own, about 250 bytes per session.
-      const { turns, findings, omitted } = fold.finish();
-      return { sessionId, turns, findings, omitted, files: sessionFiles.get(sessionId) ?? [] };
+      const { turns, turnCount, findings, omitted } = fold.finish();
+      return { sessionId, turns, turnCount, findings, omitted, files: sessionFiles.get(sessionId) ?? [] };
     });
   for (const session of sessions) for (const finding of session.findings) sink.add(finding);
   return { files, sessions, runs, eventLogs, findings: sink.findings, omitted: withFoldOmissions(sink, sessions) };
@@ -292,7 +298,7 @@ function turnFold(
 ): TurnFold {
   let fold = folds.get(sessionId);
   if (fold === undefined) {
-    const foldOptions = { maxFindingsPerCode: options.maxFindingsPerCode };
+    const foldOptions = { maxFindingsPerCode: options.maxFindingsPerCode, keepTurns: options.keepTurns };
     fold = withArena(arena, () => new TurnFold(sessionId, foldOptions));
     folds.set(sessionId, fold);
   }

@@ -8,8 +8,8 @@ const INITIAL_BYTES = 256;
 const STRIDE = 3;
 
 /**
- * Strings kept as UTF-8 bytes in a few large buffers instead of one heap string each: the `stream_id`s and `reason`s
- * of a fold's representatives, which a journal of a million turns holds a million of, each a string for the garbage
+ * Strings kept as UTF-8 bytes in a few large buffers instead of one heap string each: the turn ids of a fold's arena,
+ * the `stream_id`s and `reason`s of its representatives, which a journal of a million turns holds a million of, each a string for the garbage
  * collector to copy and mark. A string comes back as `ownString` would have kept it: a lone surrogate is written, and
  * read back, as U+FFFD. Internal to the reader.
  */
@@ -20,9 +20,57 @@ export class BytePool {
   readonly #entries = new PagedIndex();
   #count = 0;
 
+  /** Bytes of the strings kept (their entries' index aside). */
+  get heldBytes(): number {
+    let bytes = this.#used;
+    for (let page = 0; page < this.#pages.length - 1; page += 1) bytes += (this.#pages[page] as Buffer).length;
+    return bytes;
+  }
+
   /** Keeps `text`; returns its entry number. */
   add(text: string): number {
     const bytes = Buffer.byteLength(text);
+    const entry = this.#reserve(bytes);
+    this.#buffer(entry).write(text, this.#entries.get(entry * STRIDE + 1), bytes, 'utf8');
+    return entry;
+  }
+
+  /** Keeps the first `length` bytes of `bytes` (UTF-8); returns their entry number. */
+  addBytes(bytes: Uint8Array, length: number): number {
+    const entry = this.#reserve(length);
+    this.#buffer(entry).set(bytes.subarray(0, length), this.#entries.get(entry * STRIDE + 1));
+    return entry;
+  }
+
+  /** The order of an entry's bytes and the first `length` bytes of `bytes`: negative, 0 or positive. */
+  compare(entry: number, bytes: Uint8Array, length: number): number {
+    const at = this.#entries.get(entry * STRIDE + 1);
+    return this.#buffer(entry).compare(bytes, 0, length, at, at + this.#entries.get(entry * STRIDE + 2));
+  }
+
+  /** The order of two entries' bytes, which is their strings' code-point order (UTF-8 keeps it). */
+  compareEntries(a: number, b: number): number {
+    const at = this.#entries.get(b * STRIDE + 1);
+    return this.compare(a, this.#buffer(b).subarray(at, at + this.#entries.get(b * STRIDE + 2)), this.size(b));
+  }
+
+  /** An entry's length in bytes. */
+  size(entry: number): number {
+    return this.#entries.get(entry * STRIDE + 2);
+  }
+
+  /** A 32-bit hash (FNV-1a) of an entry's bytes, the same as {@link hashBytes} of them. */
+  hash(entry: number): number {
+    const at = this.#entries.get(entry * STRIDE + 1);
+    return hashBytes(this.#buffer(entry), at, at + this.size(entry));
+  }
+
+  #buffer(entry: number): Buffer {
+    return this.#pages[this.#entries.get(entry * STRIDE)] as Buffer;
+  }
+
+  /** Makes room for an entry of `bytes` bytes at the end of the last page (or a new one); returns its number. */
+  #reserve(bytes: number): number {
     let page = this.#pages.length - 1;
     let buffer = this.#pages[page] as Buffer;
     if (this.#used + bytes > buffer.length) {
@@ -41,7 +89,6 @@ export class BytePool {
       }
     }
     const at = this.#used;
-    buffer.write(text, at, bytes, 'utf8');
     this.#used = at + bytes;
     const entry = this.#count;
     this.#count += 1;
@@ -54,7 +101,13 @@ export class BytePool {
   /** The string of an entry `add` returned, as a new string. */
   get(entry: number): string {
     const at = this.#entries.get(entry * STRIDE + 1);
-    const buffer = this.#pages[this.#entries.get(entry * STRIDE)] as Buffer;
-    return buffer.toString('utf8', at, at + this.#entries.get(entry * STRIDE + 2));
+    return this.#buffer(entry).toString('utf8', at, at + this.size(entry));
   }
+}
+
+/** FNV-1a of `bytes[from..to)`: a 32-bit hash for tables keyed by pooled bytes. */
+export function hashBytes(bytes: Uint8Array, from: number, to: number): number {
+  let hash = 0x811c9dc5;
+  for (let i = from; i < to; i += 1) hash = Math.imul(hash ^ (bytes[i] as number), 0x01000193);
+  return hash >>> 0;
 }

@@ -3,13 +3,16 @@ import { parseObject } from '../framing/decode-line.js';
 import type { JournalRecord } from '../framing/read-journal.js';
 import { DEFAULT_MAX_FINDINGS_PER_CODE } from '../store/finding-sink.js';
 import { explainInvalidIdentifier, isValidIdentifier } from '../store-format/identifiers.js';
-import { canonicalDigest, compareBytes, compareCodePoints } from './canonical-json.js';
+import { hashBytes } from './byte-pool.js';
+import { canonicalDigest, compareBytes } from './canonical-json.js';
 import { DigestSet } from './digest-set.js';
 import { flatCopy } from './flat-copy.js';
 import { claimArena, type FoldArena } from './fold-arena.js';
-import { EVENT_INDEX, type FoldContext, FoldedTurn, TERMINAL } from './folded-turn.js';
-import { ownString } from './own-string.js';
+import { EVENT_INDEX, type FoldContext, FoldedTurn, SUBMITTED, TERMINAL } from './folded-turn.js';
+import { IdIndex } from './id-index.js';
+import { PagedIndex } from './paged-index.js';
 import { type RecordLocation, type RepresentativeRecord, readRecordBytes, recordMovedError } from './representative.js';
+import type { RepresentativeTable } from './representative-table.js';
 
 /** The derived state of a turn (spec §10.1). */
 export type TurnState = TurnEventName;
@@ -53,8 +56,13 @@ export interface DerivedTurn {
 export interface DerivedSession {
   /** The session id. */
   readonly sessionId: string;
-  /** Every turn, in code-point order of `turn_id` (TJ-DERIVE-007). */
+  /**
+   * Every turn, in code-point order of `turn_id` (TJ-DERIVE-007); empty from a fold that keeps no turns
+   * ({@link TurnFoldOptions.keepTurns}).
+   */
   readonly turns: readonly DerivedTurn[];
+  /** The number of turns derived: `turns.length` when the turns are kept. */
+  readonly turnCount: number;
   /**
    * Derivation findings: duplicates, conflicts, orphans, events after terminal, session mismatches. At most
    * {@link TurnFoldOptions.maxFindingsPerCode} per code and file; the rest are counted in `omitted`.
@@ -74,13 +82,20 @@ export interface TurnFoldOptions {
    * record, and a million finding objects would be most of the fold's memory (spec TJ-AUDIT-013).
    */
   readonly maxFindingsPerCode?: number;
+  /**
+   * False to derive the findings and the number of turns only: `turns` is then empty, and the fold keeps no summary
+   * of any record (content excerpts, `created_at`, ...) and no object per turn, only what tells a duplicate from a
+   * conflict. For a check whose caller reads its verdict, not its turns. True by default.
+   */
+  readonly keepTurns?: boolean;
 }
 
 /**
  * The order-independent fold of spec §10: feed every turn record of one session, from every shard, in any order, then
- * call {@link TurnFold.finish} once. It keeps per turn only the location and a small summary of one representative
- * record per event name, in a table of numbers rather than objects, so memory follows the number of turns, not the
- * size of the files or of the messages in them, and the garbage collector has little to trace.
+ * call {@link TurnFold.finish} once. It keeps per turn only its id (as UTF-8 bytes) and the location and a small
+ * summary of one representative record per event name (the location alone when the turns are not kept, see
+ * {@link TurnFoldOptions.keepTurns}), in typed arrays rather than objects and strings, so memory follows the number of
+ * turns, not the size of the files or of the messages in them, and the garbage collector has little to trace.
  *
  * Exact duplicates (records equal as JSON values, spec §4.6) can only be records of the same turn and event name, so
  * nothing is computed for the first record of each: when a second one arrives, the first is read back from disk, and
@@ -91,13 +106,23 @@ export interface TurnFoldOptions {
 export class TurnFold {
   readonly #sessionId: string;
   readonly #sessionIdValid: boolean;
-  // Every turn, in the order first seen. While their ids come in increasing code-point order (turn ids are usually
-  // time-prefixed, so a journal holds them in order), a new id is known to be new by comparing it with the last one,
-  // and an earlier one is found by binary search: no map, no hashing. The first id out of order builds the map.
-  readonly #turns: FoldedTurn[] = [];
-  #byId: Map<string, FoldedTurn> | undefined;
-  readonly #shared: FoldArena = claimArena();
-  readonly #table = this.#shared.table;
+  // Every turn has a place, in the order first seen, and a number in the arena (see #number), where its
+  // id is kept as UTF-8 bytes (FoldArena.ids) and the rest in columns: no object and no string per turn while records
+  // arrive, and none at all when the turns are not kept. While ids come in increasing code-point order (turn ids are
+  // usually time-prefixed, so a journal holds them in order), a new id is known to be new by comparing it with the
+  // last one, and an earlier one is found by binary search: no hashing. The first id out of order builds the index.
+  #count = 0;
+  // The number of the turn at place 0; while the fold's turns are numbered one after the other (one fold reads at a
+  // time, which a store of one session always does), a turn's number is that plus its place, and #numbers is not made.
+  #firstNumber = 0;
+  #numbers: PagedIndex | undefined;
+  #byId: IdIndex | undefined;
+  // The id of the record being added, as UTF-8 (code-point order is byte order; a lone surrogate is written as U+FFFD,
+  // as ownString would keep it).
+  #scratch = Buffer.allocUnsafe(64);
+  readonly #keepTurns: boolean;
+  readonly #shared: FoldArena;
+  readonly #table: RepresentativeTable;
   // What every turn of the fold refers to for its session id and its arena.
   readonly #context: FoldContext;
   // The look-ups below are made on first use: a store of many small sessions has a fold per session, most of them
@@ -118,10 +143,14 @@ export class TurnFold {
   // first terminal line is known to belong to the current file's reading.
   #file: string | undefined;
   #reading = 0;
-  // `[#file]`, the files of every turn first seen in it.
-  #fileList: readonly string[] = [];
-  // The turn of the previous record: a turn's records usually follow each other, so most records skip the look-up.
-  #last: FoldedTurn | undefined;
+  // The lists of files of the fold's turns, by number (see FoldArena.fileList): `[#file]` for every turn first seen in
+  // it, at #fileList, and one list for each turn of several files.
+  readonly #fileLists: (readonly string[])[] = [];
+  #fileList = 0;
+  // The place and id (a flat copy) of the previous record's turn: a turn's records usually follow each other, so most
+  // skip the look-up.
+  #last = -1;
+  #lastId = '';
   #result: DerivedSession | undefined;
 
   /**
@@ -130,10 +159,13 @@ export class TurnFold {
    */
   constructor(sessionId: string, options: TurnFoldOptions = {}) {
     this.#maxFindings = options.maxFindingsPerCode ?? DEFAULT_MAX_FINDINGS_PER_CODE;
+    this.#keepTurns = options.keepTurns ?? true;
+    this.#shared = claimArena(this.#keepTurns);
+    this.#table = this.#shared.table;
     // A flat copy: every record's session_id is compared with it (see flatCopy).
     this.#sessionId = flatCopy(sessionId);
     this.#sessionIdValid = isValidIdentifier(sessionId);
-    this.#context = { sessionId: this.#sessionId, arena: this.#shared };
+    this.#context = { sessionId: this.#sessionId, arena: this.#shared, fileLists: this.#fileLists };
   }
 
   /**
@@ -174,27 +206,30 @@ export class TurnFold {
     if (this.#file !== source.file) {
       this.#file = source.file;
       this.#reading += 1;
-      this.#fileList = [source.file];
+      this.#fileList = this.#fileLists.push([source.file]) - 1;
     }
-    const turn = this.#turn(value.turn_id as string);
-    this.#checkOrderInFile(index, turn, record, source);
-
-    if (!turn.files.includes(source.file)) turn.files = [...turn.files, source.file];
+    const place = this.#place(value.turn_id as string);
+    const arena = this.#shared;
+    const turn = this.#number(place);
+    this.#checkOrderInFile(index, place, turn, record, source);
+    // The files of a turn are part of the turns kept, and of nothing else.
+    const files = this.#keepTurns ? arena.fileList.get(turn) : this.#fileList;
+    if (files !== this.#fileList) {
+      const list = this.#fileLists[files] as readonly string[];
+      if (!list.includes(source.file)) arena.fileList.set(turn, this.#fileLists.push([...list, source.file]) - 1);
+    }
     const bit = 1 << index;
-    if ((turn.eventBits & bit) === 0) {
-      // The slot first: where it goes depends on the events the turn had before this one.
-      const slot = this.#shared.takeSlot(turn.index, index);
-      turn.addEvent(bit);
-      this.#table.set(slot, record, source.file);
+    if ((arena.eventBits(turn) & bit) === 0) {
+      this.#table.set(arena.takeSlot(turn, index), record, source.file);
       return;
     }
-    const slot = this.#shared.slotOf(turn.index, index);
+    const slot = arena.slotOf(turn, index);
     // A second record of this event name: an exact copy of a distinct record seen before, or a new distinct one.
     const name = TURN_EVENTS[index] as TurnEventName;
     const representative = this.#representativeBytes(slot);
     this.#digests ??= new DigestSet();
     const digests = this.#digests;
-    if (turn.markDigested(bit)) {
+    if (arena.markDigested(turn, bit)) {
       // Until now the representative was the only record of the name: it becomes the first known distinct one.
       digests.add(slot, digestOfStored(this.#table.location(slot), representative));
     }
@@ -204,14 +239,14 @@ export class TurnFold {
       this.#report(
         'duplicate_event',
         `an exact copy of the turn's "${name}" record; counted once`,
-        this.#at(turn, record, source),
+        this.#at(place, record, source),
       );
       return;
     }
     this.#report(
       'conflicting_duplicate',
       `a second, different "${name}" record for the turn; the one with the smallest bytes represents it`,
-      this.#at(turn, record, source),
+      this.#at(place, record, source),
     );
     // The record with the smallest bytes represents the event (TJ-DERIVE-013).
     if (compareBytes(record.bytes, representative) < 0) {
@@ -239,85 +274,128 @@ export class TurnFold {
 
   #derive(): DerivedSession {
     const removed = this.#removed;
-    // The turns are returned as they are: one object per turn from the first record on, never a copy.
-    const turns = removed === undefined ? this.#turns : this.#turns.filter((turn) => !removed.has(turn.turnId));
-    for (const turn of turns) {
-      turn.settle();
-      const where = { session_id: this.#sessionId, turn_id: turn.turnId };
-      if ((turn.eventBits & TERMINAL) === TERMINAL)
-        this.#report('terminal_conflict', 'the turn has both completed and interrupted; completed wins', where);
-      if (turn.orphan) this.#report('orphan_turn', 'the turn has events but no submitted record', where);
+    const arena = this.#shared;
+    const turns: FoldedTurn[] = [];
+    let count = 0;
+    for (let place = 0; place < this.#count; place += 1) {
+      const number = this.#number(place);
+      if (removed?.has(arena.ids.get(number))) continue;
+      count += 1;
+      const bits = arena.eventBits(number);
+      // The id is made into a string only for a finding the cap keeps: two million orphans keep a thousand.
+      if ((bits & TERMINAL) === TERMINAL && this.#counts('terminal_conflict', undefined))
+        this.#findings.push(
+          makeFinding('terminal_conflict', 'the turn has both completed and interrupted; completed wins', {
+            session_id: this.#sessionId,
+            turn_id: arena.ids.get(number),
+          }),
+        );
+      if ((bits & SUBMITTED) === 0 && this.#counts('orphan_turn', undefined))
+        this.#findings.push(
+          makeFinding('orphan_turn', 'the turn has events but no submitted record', {
+            session_id: this.#sessionId,
+            turn_id: arena.ids.get(number),
+          }),
+        );
+      if (!this.#keepTurns) continue;
+      // A turn of several files gets its list sorted; the turns of one file share theirs.
+      const files = this.#fileLists[arena.fileList.get(number)] as readonly string[];
+      if (files.length > 1) arena.fileList.set(number, this.#fileLists.push([...files].sort()) - 1);
+      turns.push(new FoldedTurn(number, this.#context));
     }
     const findings =
       removed === undefined
         ? this.#findings
         : this.#findings.filter((f) => f.turn_id === undefined || !removed.has(f.turn_id));
-    // Turns first seen in order are sorted already.
-    if (this.#byId !== undefined) turns.sort((x, y) => compareCodePoints(x.turnId, y.turnId));
+    // Turns first seen in order are sorted already; UTF-8 bytes sort as code points do (TJ-DERIVE-007).
+    if (this.#byId !== undefined) turns.sort((x, y) => arena.ids.compareEntries(x.index, y.index));
     // The turns hold what they need: the look-ups and the digests can go.
     this.#byId = undefined;
     this.#digests = undefined;
-    this.#last = undefined;
+    this.#last = -1;
+    this.#lastId = '';
     this.#representative = undefined;
     return {
       sessionId: this.#sessionId,
       turns,
+      turnCount: count,
       findings,
       omitted: this.#omitted === undefined ? NOTHING_OMITTED : Object.fromEntries(this.#omitted),
     };
   }
 
-  #turn(turnId: string): FoldedTurn {
-    const last = this.#last;
-    if (last !== undefined && last.turnId === turnId) return last;
-    let turn = this.#byId === undefined ? this.#findInOrder(turnId) : undefined;
-    if (turn === undefined) {
-      // A copy of the id: the parsed string may share memory with the whole line (see ownString). The map is keyed by
-      // copies; compareCodePoints already compares a parsed id as its copy (lone surrogates as U+FFFD).
-      const id = ownString(turnId);
-      turn = this.#byId?.get(id);
-      if (turn === undefined) {
-        turn = new FoldedTurn(id, this.#shared.turns, this.#fileList, this.#context);
-        this.#shared.turns += 1;
-        this.#turns.push(turn);
-        this.#byId?.set(id, turn);
+  /** The number in the arena of the turn at `place`. */
+  #number(place: number): number {
+    return this.#numbers === undefined ? this.#firstNumber + place : this.#numbers.get(place);
+  }
+
+  /** The place of the turn with this id, a new one when the id is new. */
+  #place(turnId: string): number {
+    if (this.#last >= 0 && turnId === this.#lastId) return this.#last;
+    if (this.#scratch.length < turnId.length * 3) this.#scratch = Buffer.allocUnsafe(turnId.length * 3);
+    const scratch = this.#scratch;
+    const length = scratch.write(turnId, 0, 'utf8');
+    const arena = this.#shared;
+    let place = this.#byId === undefined ? this.#findInOrder(length) : -1;
+    const hash = this.#byId === undefined ? 0 : hashBytes(scratch, 0, length);
+    if (this.#byId !== undefined)
+      place = this.#byId.find(hash, (p) => arena.ids.compare(this.#number(p), scratch, length) === 0);
+    if (place < 0) {
+      place = this.#count;
+      this.#count += 1;
+      const number = arena.addTurn(scratch, length);
+      if (place === 0) this.#firstNumber = number;
+      else if (this.#numbers === undefined && number !== this.#firstNumber + place) {
+        // Another fold numbered turns in between: from now on the numbers are kept.
+        this.#numbers = new PagedIndex();
+        for (let earlier = 0; earlier < place; earlier += 1) this.#numbers.set(earlier, this.#firstNumber + earlier);
       }
+      this.#numbers?.set(place, number);
+      if (this.#keepTurns) arena.fileList.set(number, this.#fileList);
+      this.#byId?.add(place, hash);
     }
-    this.#last = turn;
-    return turn;
+    this.#last = place;
+    // The parsed id itself, no copy: it may keep its line alive, but only the one line of the latest turn.
+    this.#lastId = turnId;
+    return place;
   }
 
   /**
-   * The turn with this id while ids have come in order, or undefined when it is new. A new id below the last one ends
-   * the ordered mode: the map is built, and the caller adds the turn to it.
+   * The place of the turn whose id is in #scratch while ids have come in order, or -1 when it is new. A new id below
+   * the last one ends the ordered mode: the index is built, and the caller adds the turn to it.
    */
-  #findInOrder(turnId: string): FoldedTurn | undefined {
-    const turns = this.#turns;
+  #findInOrder(length: number): number {
+    const ids = this.#shared.ids;
+    const scratch = this.#scratch;
+    // The order of the id at a place and the new one.
+    const order = (place: number) => ids.compare(this.#number(place), scratch, length);
     let low = 0;
-    let high = turns.length;
+    let high = this.#count;
     // The common case first: an id above every id seen.
-    if (high === 0 || compareCodePoints(turnId, (turns[high - 1] as FoldedTurn).turnId) > 0) return undefined;
+    if (high === 0 || order(high - 1) < 0) return -1;
     while (low < high) {
       const middle = (low + high) >>> 1;
-      const order = compareCodePoints(turnId, (turns[middle] as FoldedTurn).turnId);
-      if (order === 0) return turns[middle];
-      if (order < 0) high = middle;
+      const found = order(middle);
+      if (found === 0) return middle;
+      if (found > 0) high = middle;
       else low = middle + 1;
     }
-    this.#byId = new Map(turns.map((turn) => [turn.turnId, turn]));
-    return undefined;
+    const byId = new IdIndex((place) => ids.hash(this.#number(place)));
+    for (let place = 0; place < this.#count; place += 1) byId.add(place, ids.hash(this.#number(place)));
+    this.#byId = byId;
+    return -1;
   }
 
   // event_after_terminal depends on line order within one file (TJ-DERIVE-009): records of a file arrive in order.
-  #checkOrderInFile(index: number, turn: FoldedTurn, record: JournalRecord, source: RecordSource): void {
-    const terminalLine = turn.terminalLineIn(this.#reading);
+  #checkOrderInFile(index: number, place: number, turn: number, record: JournalRecord, source: RecordSource): void {
+    const terminalLine = this.#shared.terminalLineIn(turn, this.#reading);
     if (((1 << index) & TERMINAL) !== 0) {
-      if (terminalLine === undefined) turn.setTerminalLine(this.#reading, record.line);
+      if (terminalLine === undefined) this.#shared.setTerminalLine(turn, this.#reading, record.line);
     } else if (terminalLine !== undefined && record.line > terminalLine) {
       this.#report(
         'event_after_terminal',
         `"${TURN_EVENTS[index]}" follows the turn's terminal event (line ${terminalLine}); ignored`,
-        this.#at(turn, record, source),
+        this.#at(place, record, source),
       );
     }
   }
@@ -327,23 +405,28 @@ export class TurnFold {
     return { file: source.file, line: record.line, offset: record.offset, session_id: this.#sessionId };
   }
 
-  #at(turn: FoldedTurn, record: JournalRecord, source: RecordSource) {
-    return { ...this.#where(record, source), turn_id: turn.turnId };
+  #at(place: number, record: JournalRecord, source: RecordSource) {
+    return { ...this.#where(record, source), turn_id: this.#shared.ids.get(this.#number(place)) };
   }
 
   /** Keeps a finding, or only counts it once its code and file have {@link TurnFoldOptions.maxFindingsPerCode}. */
   #report(code: FindingCode, message: string, location: Parameters<typeof makeFinding>[2]): void {
-    const key = `${code}\u0000${location?.file ?? ''}`;
+    if (this.#counts(code, location?.file)) this.#findings.push(makeFinding(code, message, location));
+  }
+
+  /** Counts a finding of `code` about `file`: true when the cap keeps it, false when only its count is kept. */
+  #counts(code: FindingCode, file: string | undefined): boolean {
+    const key = `${code}\u0000${file ?? ''}`;
     this.#findingCounts ??= new Map();
     const counts = this.#findingCounts;
     const kept = counts.get(key) ?? 0;
     if (kept >= this.#maxFindings) {
       this.#omitted ??= new Map();
       this.#omitted.set(code, (this.#omitted.get(code) ?? 0) + 1);
-      return;
+      return false;
     }
     counts.set(key, kept + 1);
-    this.#findings.push(makeFinding(code, message, location));
+    return true;
   }
 }
 

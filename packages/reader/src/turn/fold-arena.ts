@@ -1,4 +1,5 @@
 import { TURN_EVENTS } from '@turnjournal/schema';
+import { BytePool } from './byte-pool.js';
 import { PagedIndex } from './paged-index.js';
 import { RepresentativeTable } from './representative-table.js';
 
@@ -18,7 +19,7 @@ const SCATTERED = 0b111;
  * each is in columns here, at the turn's number (issue 11: 2 M orphan records). Internal to the reader.
  */
 export class FoldArena {
-  readonly table = new RepresentativeTable();
+  readonly table: RepresentativeTable;
   // Per turn: the slot of its first event. A turn's events usually arrive one after the other, so their slots follow
   // it: 4 bytes a turn, where an index of a slot per event name took 20.
   readonly #firstSlot = new PagedIndex();
@@ -31,14 +32,58 @@ export class FoldArena {
   readonly terminalReading = new PagedIndex();
   readonly terminalLine = new PagedIndex();
   longLines: Map<number, number> | undefined;
+  // Per turn: the number of its list of files in its fold (see TurnFold): a column, where a member of each turn's
+  // object took 8 bytes.
+  readonly fileList = new PagedIndex();
+  /** Every turn's id, as UTF-8 bytes: entry n is turn n's (see TurnFold). */
+  readonly ids = new BytePool();
   /** Slots taken in the table. */
   slots = 0;
-  /** Turns numbered. */
-  turns = 0;
+
+  /** @param summaries false for a table of locations only (see RepresentativeTable). */
+  constructor(summaries = true) {
+    this.table = new RepresentativeTable(summaries);
+  }
+
+  /** Numbers a new turn whose id is the first `length` bytes of `id`: the next number. */
+  addTurn(id: Uint8Array, length: number): number {
+    return this.ids.addBytes(id, length);
+  }
+
+  /** Bit set of the event names turn `turn` has a representative of (bit i: TURN_EVENTS[i]). */
+  eventBits(turn: number): number {
+    return this.bits.get(turn) & 0xff;
+  }
+
+  /** Marks the event name's records of turn `turn` as being in the digest set; false when they were already. */
+  markDigested(turn: number, bit: number): boolean {
+    const had = this.bits.get(turn);
+    if ((had & (bit << 8)) !== 0) return false;
+    this.bits.set(turn, had | (bit << 8));
+    return true;
+  }
+
+  /** The line of the turn's first terminal event, when it was seen in the given reading (1 or more). */
+  terminalLineIn(turn: number, reading: number): number | undefined {
+    if (this.terminalReading.get(turn) !== reading) return undefined;
+    const line = this.terminalLine.get(turn);
+    return line === LONG_LINE ? this.longLines?.get(turn) : line;
+  }
+
+  setTerminalLine(turn: number, reading: number, line: number): void {
+    this.terminalReading.set(turn, reading);
+    if (line < LONG_LINE) {
+      this.terminalLine.set(turn, line);
+      return;
+    }
+    this.terminalLine.set(turn, LONG_LINE);
+    this.longLines ??= new Map();
+    this.longLines.set(turn, line);
+  }
 
   /**
    * Takes the next slot of the table for event `event` (its index in TURN_EVENTS) of turn `turn`, which has no
-   * representative of that event yet; the caller then sets the event's bit.
+   * representative of that event yet, and sets the event's bit.
    */
   takeSlot(turn: number, event: number): number {
     const slot = this.slots;
@@ -51,7 +96,8 @@ export class FoldArena {
       rank = SCATTERED;
       this.#scattered.set(turn * TURN_EVENTS.length + event, slot);
     }
-    this.bits.set(turn, bits | (rank << (RANKS + RANK_BITS * event)));
+    // The event's bit with its rank: the caller stores the representative next.
+    this.bits.set(turn, bits | (1 << event) | (rank << (RANKS + RANK_BITS * event)));
     return slot;
   }
 
@@ -91,8 +137,8 @@ export function withArena<T>(arena: FoldArena, build: () => T): T {
 }
 
 /** The arena a fold under construction uses: the one handed over, or a new one of its own. */
-export function claimArena(): FoldArena {
-  const arena = handedOver ?? new FoldArena();
+export function claimArena(summaries: boolean): FoldArena {
+  const arena = handedOver ?? new FoldArena(summaries);
   handedOver = undefined;
   return arena;
 }

@@ -1,6 +1,6 @@
 import { TURN_EVENTS, type TurnEventName } from '@turnjournal/schema';
 import type { DerivedTurn, TurnState } from './derive-turns.js';
-import { type FoldArena, LONG_LINE } from './fold-arena.js';
+import type { FoldArena } from './fold-arena.js';
 import type { RepresentativeRecord } from './representative.js';
 
 // The per-turn state of `TurnFold` (derive-turns.ts), apart from the fold itself: the event bit set and the object
@@ -11,7 +11,7 @@ import type { RepresentativeRecord } from './representative.js';
 // one event costs one slot, not one per event name.
 export const EVENT_INDEX = new Map<string, number>(TURN_EVENTS.map((event, index) => [event, index]));
 const bitOf = (event: TurnEventName) => 1 << TURN_EVENTS.indexOf(event);
-const SUBMITTED = bitOf('submitted');
+export const SUBMITTED = bitOf('submitted');
 export const TERMINAL = bitOf('completed') | bitOf('interrupted');
 // Event names from the highest rank down, `completed` before `interrupted` (TJ-DERIVE-010): a turn's state is the
 // first one it has.
@@ -23,17 +23,19 @@ const BY_RANK = (['completed', 'interrupted', 'assistant_started', 'worker_start
 export interface FoldContext {
   readonly sessionId: string;
   readonly arena: FoldArena;
+  /** The fold's lists of files: a turn's is at the number in its arena's `fileList` column. */
+  readonly fileLists: readonly (readonly string[])[];
 }
 
 /**
- * One turn of a fold: its state while records arrive, and the turn `TurnFold.finish` returns, the same object,
- * so that a journal of millions of turns holds one small object per turn, never two. Its own enumerable members are
- * those of {@link DerivedTurn}, in that order, but only `turnId` and `files` are stored in it: `sessionId` is its fold's,
- * and `state`, `orphan` and `terminal` follow from its event bits, which are kept with its representatives and the
- * line of its first terminal event in its arena's columns. They are accessors defined on each turn with the same
- * getter, so every turn has one hidden class and none holds them: 56 bytes a turn instead of 112 (issue 11: 2 M
- * orphan records). `events` builds the representatives on each read: most callers read the states of all turns, and
- * the records of a few.
+ * One turn a fold returns, made by `TurnFold.finish` from the fold's columns (while records arrive a turn is a number
+ * in them, no object: a fold that keeps no turns never makes one). Its own enumerable members are those of
+ * {@link DerivedTurn}, in that order, and none is stored in it: `turnId` is read from the arena's bytes (a new string
+ * on each read), `sessionId` is its fold's, `files` is in its fold's lists, and `state`, `orphan` and `terminal` follow
+ * from its event bits, in its arena's columns. They are accessors defined on each turn with the same getter, so every
+ * turn has one hidden class: 40 bytes a turn and no string, where an object and its id string took about 100 (issue 11:
+ * 2 M orphan records; issue 14). `events` builds the representatives on each read: most callers read the states of
+ * all turns, and the records of a few.
  */
 export class FoldedTurn implements DerivedTurn {
   declare readonly turnId: string;
@@ -41,14 +43,20 @@ export class FoldedTurn implements DerivedTurn {
   declare readonly state: TurnState;
   declare readonly orphan: boolean;
   declare readonly terminal: boolean;
-  /** Files holding the turn's records, in the order seen, until settled. Shared by the turns of one file: replaced, never pushed to. */
-  declare files: readonly string[];
+  declare readonly files: readonly string[];
   readonly #fold: FoldContext;
   readonly #index: number;
 
   // Own, enumerable and read-only, as data members would be; `Object.defineProperty` with the same descriptor on every
   // turn keeps one hidden class for them all.
   static readonly #members: PropertyDescriptorMap = {
+    // A new string on each read, from the arena's bytes: a million turns hold no string each.
+    turnId: {
+      enumerable: true,
+      get(this: FoldedTurn) {
+        return this.#fold.arena.ids.get(this.#index);
+      },
+    },
     sessionId: {
       enumerable: true,
       get(this: FoldedTurn) {
@@ -74,17 +82,24 @@ export class FoldedTurn implements DerivedTurn {
         return (this.eventBits & TERMINAL) !== 0;
       },
     },
+    // The list its fold settled (sorted), shared by the turns of one file.
+    files: {
+      enumerable: true,
+      get(this: FoldedTurn) {
+        return this.#fold.fileLists[this.#fold.arena.fileList.get(this.#index)] as readonly string[];
+      },
+    },
   };
 
-  constructor(turnId: string, index: number, files: readonly string[], fold: FoldContext) {
+  constructor(index: number, fold: FoldContext) {
     // Member by member, in the order of DerivedTurn: that is the order of Object.keys and of a spread.
-    this.turnId = turnId;
     const members = FoldedTurn.#members;
+    Object.defineProperty(this, 'turnId', members.turnId as PropertyDescriptor);
     Object.defineProperty(this, 'sessionId', members.sessionId as PropertyDescriptor);
     Object.defineProperty(this, 'state', members.state as PropertyDescriptor);
     Object.defineProperty(this, 'orphan', members.orphan as PropertyDescriptor);
     Object.defineProperty(this, 'terminal', members.terminal as PropertyDescriptor);
-    this.files = files;
+    Object.defineProperty(this, 'files', members.files as PropertyDescriptor);
     this.#fold = fold;
     this.#index = index;
   }
@@ -94,52 +109,9 @@ export class FoldedTurn implements DerivedTurn {
     return this.#index;
   }
 
-  // The turn's bits, in its arena's column: event names with a representative in bits 0-7, and, shifted by 8, those
-  // whose distinct records are in the fold's digest set (those that have had a second record). Not a private
-  // accessor: a class with private methods or accessors stores a brand in each instance, 8 bytes a turn.
-
-  /** Bit set of the event names that have a representative. */
+  /** Bit set of the event names that have a representative (kept in its arena's column). */
   get eventBits(): number {
-    return this.#fold.arena.bits.get(this.#index) & 0xff;
-  }
-
-  addEvent(bit: number): void {
-    const { bits } = this.#fold.arena;
-    bits.set(this.#index, bits.get(this.#index) | bit);
-  }
-
-  /** Marks the event name's records as being in the digest set; false when they were already. */
-  markDigested(bit: number): boolean {
-    const { bits } = this.#fold.arena;
-    const had = bits.get(this.#index);
-    if ((had & (bit << 8)) !== 0) return false;
-    bits.set(this.#index, had | (bit << 8));
-    return true;
-  }
-
-  /** The line of the turn's first terminal event, when it was seen in the given reading (1 or more). */
-  terminalLineIn(reading: number): number | undefined {
-    const arena = this.#fold.arena;
-    if (arena.terminalReading.get(this.#index) !== reading) return undefined;
-    const line = arena.terminalLine.get(this.#index);
-    return line === LONG_LINE ? arena.longLines?.get(this.#index) : line;
-  }
-
-  setTerminalLine(reading: number, line: number): void {
-    const arena = this.#fold.arena;
-    arena.terminalReading.set(this.#index, reading);
-    if (line < LONG_LINE) {
-      arena.terminalLine.set(this.#index, line);
-      return;
-    }
-    arena.terminalLine.set(this.#index, LONG_LINE);
-    arena.longLines ??= new Map();
-    arena.longLines.set(this.#index, line);
-  }
-
-  /** Settles what the turn holds once every record is in: its files, sorted. */
-  settle(): void {
-    if (this.files.length > 1) this.files = [...this.files].sort();
+    return this.#fold.arena.eventBits(this.#index);
   }
 
   get events(): Readonly<Partial<Record<TurnEventName, RepresentativeRecord>>> {
