@@ -100,7 +100,8 @@ interface ChunkRead {
  * batches (about 16 KiB of lines each) so a caller pays no promise per line. Applies every framing rule of spec §3 and
  * the recovery mode: `tolerant` reports damage, salvages glued records and reads on; `prefix` reports the first damage
  * and stops; `strict` throws {@link ReaderError} at the first damage or invalid record. A torn tail is never
- * damage.
+ * damage, and the run of NUL bytes that ends the file after its last line (or after a torn tail) is pre-allocated
+ * space a writer reserved: no record and no finding, in any mode (spec §3.8, TJ-FRAME-036).
  * Record-level findings (`invalid_record`, `unsupported_version`, `unknown_record`) come with the records.
  */
 export async function* readJournal(path: string, options: ReadJournalOptions = {}): AsyncGenerator<JournalItem[]> {
