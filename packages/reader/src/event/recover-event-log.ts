@@ -87,9 +87,9 @@ const ESCAPE = Buffer.from('\\u');
 
 /**
  * Recovers an event log from its last valid checkpoint (spec §15.2): scans the file backwards from the end in chunks,
- * skipping pre-allocated space (TJ-FRAME-036), a torn tail and damaged lines (TJ-REPLAY-003, TJ-REPLAY-006), then folds that checkpoint and the accepted
- * records after it (TJ-REPLAY-004) with {@link EventLogFold}. Without a valid checkpoint it folds the whole file
- * (TJ-REPLAY-008). With `findActiveRun` (default) the fold starts at the last `chat.started` when that is earlier,
+ * skipping pre-allocated space (TJ-FRAME-036), a torn tail and damaged lines (TJ-REPLAY-003, TJ-REPLAY-006), then
+ * folds that checkpoint and the accepted records after it (TJ-REPLAY-004) with {@link EventLogFold}. Without a valid
+ * checkpoint it folds the whole file (TJ-REPLAY-008). With `findActiveRun` (default) the fold starts at the last `chat.started` when that is earlier,
  * and message records before the checkpoint then change nothing (the checkpoint replaces the list).
  *
  * For a log without seq findings the messages and last seq equal those of the whole-file fold (TJ-REPLAY-007). The
