@@ -24,6 +24,7 @@ export const READER_MUTANTS: readonly Mutant[] = [
   // by the space after it.
   reference('space-as-torn-tail', 'TJ-FRAME-036'),
   reference('nuls-hide-torn-tail', 'TJ-FRAME-030'),
+  py('space-as-torn-tail', 'TJ-FRAME-036'),
   // Families and compatibility (spec §4, §9)
   py('type-case-insensitive', 'TJ-FAM-003'),
   py('no-mixed-families', 'TJ-FAM-006'),
