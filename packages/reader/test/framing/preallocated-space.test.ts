@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { LineSplitter } from '../../src/framing/line-splitter.js';
 import { trailingNulCount } from '../../src/framing/space.js';
-import { type JournalItem, RECOVERY_MODES } from '../../src/index.js';
+import { type JournalItem, type JournalSource, RECOVERY_MODES, readJournal } from '../../src/index.js';
 import { comparable, readAll, summary, tempFile } from '../support/temp.js';
 
 const a = { version: 1, event: 'worker_started', turn_id: 'a', created_at: 1 };
@@ -120,6 +120,60 @@ describe('pre-allocated space (spec §3.8)', () => {
       ),
       propertyParameters(),
     );
+  });
+});
+
+/** A file a writer fills: reads see `before` until `after` reads have been made, then `after`'s bytes. */
+function fillingSource(before: Buffer, after: Buffer, readsBefore: number): JournalSource {
+  let reads = 0;
+  return {
+    read: async (buffer, offset, length, position) => {
+      const content = reads++ < readsBefore ? before : after;
+      const n = Math.max(0, Math.min(length, content.length - position));
+      buffer.set(content.subarray(position, position + n), offset);
+      return n;
+    },
+  };
+}
+
+async function readSource(source: JournalSource, options: { chunkBytes: number; mode?: 'tolerant' | 'strict' }) {
+  const items: JournalItem[] = [];
+  for await (const batch of readJournal('filling.jsonl', { ...options, source })) items.push(...batch);
+  return items;
+}
+
+describe('a reader racing a writer that fills pre-allocated space (TJ-FRAME-036, TJ-FRAME-028)', () => {
+  const c = { version: 1, event: 'completed', turn_id: 'a', created_at: 3 };
+  const head = Buffer.from(line(a));
+  const records = Buffer.from(line(b) + line(c));
+  const before = bytes(head, nuls(300));
+  const after = bytes(head, records, nuls(300 - records.length));
+  const lines = (items: readonly JournalItem[]) =>
+    items.map((i) => (i.kind === 'record' ? `record@${i.record.line}` : `${i.finding.code}@${i.finding.line}`));
+
+  it('reads a line whose start it saw as space before the writer filled it as the records it holds, not as damage', async () => {
+    // The first read ends 10 bytes into the space; the writer appends b and c before the next one.
+    for (const mode of ['tolerant', 'strict'] as const) {
+      const items = await readSource(fillingSource(before, after, 1), { chunkBytes: head.length + 10, mode });
+      expect(summary(items)).toEqual({ records: [a, b, c], findings: [] });
+      expect(lines(items)).toEqual(['record@1', 'record@2', 'record@3']);
+    }
+  });
+
+  it('finds every record the writer appended when the first read saw all of one of them as space, and numbers the lines after it', async () => {
+    const d = { version: 1, event: 'worker_started', turn_id: 'd', created_at: 4 };
+    const more = Buffer.from(line(b) + line(c) + line(d));
+    const filled = bytes(head, more, nuls(300 - more.length));
+    const items = await readSource(fillingSource(before, filled, 1), { chunkBytes: head.length + line(b).length + 5 });
+    expect(summary(items)).toEqual({ records: [a, b, c, d], findings: [] });
+    expect(lines(items)).toEqual(['record@1', 'record@2', 'record@3', 'record@4']);
+  });
+
+  it('still reports a committed line that starts with NUL when reading it again finds the same bytes', async () => {
+    const damaged = bytes(head, nuls(8), line(b), line(c));
+    const items = await readSource(fillingSource(damaged, damaged, 0), { chunkBytes: head.length + 4 });
+    expect(summary(items)).toEqual({ records: [a, b, c], findings: ['zero_filled_region@2'] });
+    expect(lines(items)).toEqual(['record@1', 'zero_filled_region@2', 'record@2', 'record@3']);
   });
 });
 
