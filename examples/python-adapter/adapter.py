@@ -1847,6 +1847,26 @@ def _lines(data):
     return [part + b"\n" for part in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
 
 
+def data_end(path):
+    """Where a file's bytes end before its pre-allocated space (TJ-FRAME-036). A writer fills that space without
+    changing the file's size, so an unchanged size does not mean nothing was appended (TJ-FRAME-037)."""
+    with open(path, "rb") as f:
+        end = f.seek(0, os.SEEK_END)
+        while end > 0:
+            start = max(0, end - CHUNK)
+            f.seek(start)
+            kept = len(f.read(end - start).rstrip(b"\x00"))
+            if kept > 0:
+                return start + kept
+            end = start
+    return 0
+
+
+def _identity(path):
+    st = os.stat(path)
+    return st.st_size, st.st_ino, data_end(path)
+
+
 def sweep_store(root, now_ms, window_s=None):
     """The retention sweep of <root>/_turn_journal (spec §14.1) for a host without delivery tracking."""
     window = 48 * 3600 if window_s is None else window_s  # TJ-RET-001
@@ -1854,8 +1874,9 @@ def sweep_store(root, now_ms, window_s=None):
     directory = os.path.join(root, TURN_DIR)
     dir_token = acquire_lock(os.path.join(directory, ".turnjournal-sweep"))  # TJ-RET-010: refuses when held
     try:
-        # Size and identity of every journal as the audit sees it, for TJ-RET-015.
-        audited = {os.path.join(directory, n): os.stat(os.path.join(directory, n))
+        # Size, identity and data end of every journal as the audit sees it, for TJ-RET-015 (the data end too: an
+        # append into another writer's pre-allocated space keeps the size, TJ-FRAME-037).
+        audited = {os.path.join(directory, n): _identity(os.path.join(directory, n))
                    for n in os.listdir(directory) if n.endswith(".jsonl")}
         findings, turn_files, derived = _turn_store(root)
         swept = []
@@ -1885,9 +1906,7 @@ def sweep_store(root, now_ms, window_s=None):
             try:
                 for jf in files:
                     tokens.append((jf.path, acquire_lock(jf.path)))  # TJ-RET-008
-                now_stats = {jf.path: os.stat(jf.path) for jf in files}
-                if any(jf.path not in audited or (now_stats[jf.path].st_size, now_stats[jf.path].st_ino)
-                       != (audited[jf.path].st_size, audited[jf.path].st_ino) for jf in files):
+                if any(jf.path not in audited or _identity(jf.path) != audited[jf.path] for jf in files):
                     continue  # TJ-RET-015: changed since the audit
                 compacted = encode_record({
                     "version": 1, "event": "compacted", "created_at": now_ms / 1000.0, "session_id": sid,

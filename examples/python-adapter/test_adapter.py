@@ -259,6 +259,19 @@ class Retention(unittest.TestCase):
         with open(path, "wb") as f:
             f.write(b"".join(lines))
         self.assertEqual(adapter._lines(b"a\rb\nc\n" + b"torn"), [b"a\rb\n", b"c\n", b"torn"])
+        # An append into pre-allocated space keeps the size but moves the data end, so the sweep's check that the
+        # file did not change since its audit sees it (TJ-RET-015, TJ-FRAME-037).
+        spaced = os.path.join(directory, "spaced.bin")
+        with open(spaced, "wb") as f:
+            f.write(b"a\n" + b"\x00" * 100)
+        before = adapter._identity(spaced)
+        self.assertEqual(adapter.data_end(spaced), 2)
+        with open(spaced, "r+b") as f:
+            f.seek(2)
+            f.write(b"b\n")
+        self.assertEqual(os.path.getsize(spaced), 102)
+        self.assertNotEqual(adapter._identity(spaced), before)
+        os.unlink(spaced)
         # Pre-allocated space is no line (TJ-FRAME-036), and not part of a torn tail before it.
         self.assertEqual(adapter._lines(b"a\n" + b"\x00" * 9), [b"a\n"])
         self.assertEqual(adapter._lines(b"a\ntorn" + b"\x00" * 9), [b"a\n", b"torn"])
