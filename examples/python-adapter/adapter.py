@@ -74,7 +74,7 @@ MUTANTS = ("pid-only-liveness", "no-dir-fsync", "no-fdatasync", "no-poison", "so
            "invalid-checkpoint-resets", "recursive-canonical",
            "session-from-records", "read-omits-event-logs", "records-kept",
            "lock-written-in-place", "single-write",
-           "no-truncate-after-failure")
+           "no-truncate-after-failure", "space-as-torn-tail")
 if MUTANT and MUTANT not in MUTANTS:
     sys.stderr.write("adapter.py: unknown TJ_MUTANT %r; one of %s\n" % (MUTANT, ", ".join(MUTANTS)))
     sys.exit(2)
@@ -474,13 +474,16 @@ def _salvage(data, start):
 def iter_lines(path):
     """Yield (line_no, offset, bytes_or_None, length) for committed lines, then ('torn', offset, length).
 
-    Streams the file in chunks; a line over LINE_LIMIT is yielded with bytes None and never buffered whole.
+    Streams the file in chunks; a line over LINE_LIMIT is yielded with bytes None and never buffered whole. The NUL
+    bytes that end the file after its last LF, or after a torn tail, are pre-allocated space (TJ-FRAME-036): no line,
+    and not part of the torn tail (TJ-FRAME-030). They are counted, not buffered, so a long run costs no memory.
     """
     line_no = 0
     offset = 0  # offset of the current line's first byte
     buf = bytearray()
     skipping = False  # current line is over the limit
     skipped = 0
+    nuls = 0  # NUL bytes at the end of the current (partial) line
     with open(path, "rb") as f:
         while True:
             chunk = f.read(CHUNK)
@@ -498,17 +501,21 @@ def iter_lines(path):
                         skipping, skipped = True, len(buf)
                         buf = bytearray()
                 if nl < 0:
+                    trailing = len(piece) - len(piece.rstrip(b"\x00"))
+                    nuls = nuls + trailing if trailing == len(piece) else trailing
                     break
                 line_no += 1
                 length = skipped if skipping else len(buf)
                 yield ("line", line_no, offset, None if skipping else bytes(buf), length)
                 offset += length + 1
                 buf = bytearray()
-                skipping, skipped = False, 0
+                skipping, skipped, nuls = False, 0, 0
                 pos = nl + 1
     rest = skipped if skipping else len(buf)
+    if MUTANT != "space-as-torn-tail":  # defect switch: TJ-FRAME-036 (the space reported as a torn tail)
+        rest -= nuls
     if rest > 0 and MUTANT == "torn-as-line" and not skipping:
-        yield ("line", line_no + 1, offset, bytes(buf), rest)  # defect switch: TJ-FRAME-003
+        yield ("line", line_no + 1, offset, bytes(buf[:rest]), rest)  # defect switch: TJ-FRAME-003
     elif rest > 0:
         yield ("torn", offset, rest)
 
@@ -543,7 +550,7 @@ def read_jsonl(path, mode, findings, on_record):
             if MUTANT == "torn-zeros-zero-filled":
                 with open(path, "rb") as f:
                     f.seek(item[1])
-                    if f.read(item[2]).strip(b"\x00") == b"":
+                    if b"\x00" in f.read(item[2]):
                         findings.add("zero_filled_region", path, offset=item[1])  # defect switch: TJ-FRAME-030
                         continue
             f = findings.add("torn_tail", path, offset=item[1], length=item[2])  # TJ-FRAME-004
@@ -1618,13 +1625,22 @@ def release_lock(file, token):
 
 
 def repair_torn_tail(fd, file):
-    """TJ-DUR-005: copy the torn bytes to <file>.<offset>.torn (synced), truncate to the last LF, fsync."""
+    """TJ-DUR-005: copy the torn bytes to <file>.<offset>.torn (synced), truncate to the last LF, fsync.
+
+    The NUL bytes that end the file are pre-allocated space (TJ-FRAME-036), not torn bytes: they are not copied, a
+    file whose last LF only they follow has no torn tail, and the truncation removes them too, so an append (O_APPEND)
+    lands right after the last line, never after the space (TJ-DUR-033)."""
     size = os.fstat(fd).st_size
     end = size
     last_lf = -1
+    data_end = None  # the end of the last byte that is not NUL
     while end > 0 and last_lf < 0:
         start = max(0, end - CHUNK)
         block = os.pread(fd, end - start, start)
+        if data_end is None:
+            kept = len(block.rstrip(b"\x00"))
+            if kept > 0 or start == 0:
+                data_end = start + kept
         i = block.rfind(b"\n")
         if i >= 0:
             last_lf = start + i
@@ -1632,15 +1648,17 @@ def repair_torn_tail(fd, file):
     keep = last_lf + 1
     if keep == size:
         return
-    torn = bytearray()
-    pos = keep
-    while pos < size:
-        block = os.pread(fd, min(CHUNK, size - pos), pos)
-        if not block:
-            break
-        torn += block
-        pos += len(block)
-    atomic_replace("%s.%d.torn" % (file, keep), bytes(torn))
+    data_end = keep if data_end is None else max(keep, data_end)
+    if data_end > keep:
+        torn = bytearray()
+        pos = keep
+        while pos < data_end:
+            block = os.pread(fd, min(CHUNK, data_end - pos), pos)
+            if not block:
+                break
+            torn += block
+            pos += len(block)
+        atomic_replace("%s.%d.torn" % (file, keep), bytes(torn))
     os.ftruncate(fd, keep)
     os.fsync(fd)
 
@@ -1825,8 +1843,28 @@ def _lines(data):
     """The lines of ``data`` (bytes) as the reader numbers them: split at LF only, each with its LF; a last line
     without one (a torn tail) as it is. Not ``splitlines``, which also splits at a bare CR inside a damaged line and
     would shift every later line number."""
-    parts = data.split(b"\n")
+    parts = data.rstrip(b"\x00").split(b"\n")  # the NUL bytes that end a file are space, no line (TJ-FRAME-036)
     return [part + b"\n" for part in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
+
+
+def data_end(path):
+    """Where a file's bytes end before its pre-allocated space (TJ-FRAME-036). A writer fills that space without
+    changing the file's size, so an unchanged size does not mean nothing was appended (TJ-FRAME-037)."""
+    with open(path, "rb") as f:
+        end = f.seek(0, os.SEEK_END)
+        while end > 0:
+            start = max(0, end - CHUNK)
+            f.seek(start)
+            kept = len(f.read(end - start).rstrip(b"\x00"))
+            if kept > 0:
+                return start + kept
+            end = start
+    return 0
+
+
+def _identity(path):
+    st = os.stat(path)
+    return st.st_size, st.st_ino, data_end(path)
 
 
 def sweep_store(root, now_ms, window_s=None):
@@ -1836,8 +1874,9 @@ def sweep_store(root, now_ms, window_s=None):
     directory = os.path.join(root, TURN_DIR)
     dir_token = acquire_lock(os.path.join(directory, ".turnjournal-sweep"))  # TJ-RET-010: refuses when held
     try:
-        # Size and identity of every journal as the audit sees it, for TJ-RET-015.
-        audited = {os.path.join(directory, n): os.stat(os.path.join(directory, n))
+        # Size, identity and data end of every journal as the audit sees it, for TJ-RET-015 (the data end too: an
+        # append into another writer's pre-allocated space keeps the size, TJ-FRAME-037).
+        audited = {os.path.join(directory, n): _identity(os.path.join(directory, n))
                    for n in os.listdir(directory) if n.endswith(".jsonl")}
         findings, turn_files, derived = _turn_store(root)
         swept = []
@@ -1867,9 +1906,7 @@ def sweep_store(root, now_ms, window_s=None):
             try:
                 for jf in files:
                     tokens.append((jf.path, acquire_lock(jf.path)))  # TJ-RET-008
-                now_stats = {jf.path: os.stat(jf.path) for jf in files}
-                if any(jf.path not in audited or (now_stats[jf.path].st_size, now_stats[jf.path].st_ino)
-                       != (audited[jf.path].st_size, audited[jf.path].st_ino) for jf in files):
+                if any(jf.path not in audited or _identity(jf.path) != audited[jf.path] for jf in files):
                     continue  # TJ-RET-015: changed since the audit
                 compacted = encode_record({
                     "version": 1, "event": "compacted", "created_at": now_ms / 1000.0, "session_id": sid,
@@ -1882,7 +1919,7 @@ def sweep_store(root, now_ms, window_s=None):
                         continue
                     with open(jf.path, "rb") as f:
                         data = f.read()
-                    if not data.endswith(b"\n"):
+                    if not data.rstrip(b"\x00").endswith(b"\n"):
                         continue  # a torn tail: the audit was not clean; left for the next sweep
                     kept = [line for number, line in enumerate(_lines(data), 1) if number not in drop]
                     atomic_replace(jf.path, b"".join(kept) + compacted)  # TJ-RET-005, TJ-RET-006, TJ-RET-007

@@ -93,9 +93,20 @@ def compare(case, observed):
     return failures
 
 
+def superseded_cases():
+    """The store cases fixtures/superseded.json lists (a later spec change outvoted them): every runner skips them."""
+    path = os.path.join(FIXTURES, "..", "..", "superseded.json")
+    if not os.path.exists(path):
+        return set()
+    with open(path, "rb") as f:
+        listed = json.loads(f.read().decode("utf-8"))["cases"]
+    return {(c["file"].rsplit("/", 1)[-1], c["case"]) for c in listed if c["file"].startswith("v1/store/")}
+
+
 def run_all():
     """Returns {fixture file: (passed, failed, [(description, failures)])}."""
     results = {}
+    skipped = superseded_cases()
     for name in sorted(os.listdir(FIXTURES)):
         if not name.endswith(".json"):
             continue
@@ -103,6 +114,8 @@ def run_all():
             fixture = json.loads(f.read().decode("utf-8"))
         passed, failed = 0, []
         for case in fixture["cases"]:
+            if (name, case["description"]) in skipped:
+                continue
             with tempfile.TemporaryDirectory(prefix="tj-py-") as tmp:
                 root = os.path.realpath(tmp)
                 write_store(root, case)
@@ -246,6 +259,22 @@ class Retention(unittest.TestCase):
         with open(path, "wb") as f:
             f.write(b"".join(lines))
         self.assertEqual(adapter._lines(b"a\rb\nc\n" + b"torn"), [b"a\rb\n", b"c\n", b"torn"])
+        # An append into pre-allocated space keeps the size but moves the data end, so the sweep's check that the
+        # file did not change since its audit sees it (TJ-RET-015, TJ-FRAME-037).
+        spaced = os.path.join(directory, "spaced.bin")
+        with open(spaced, "wb") as f:
+            f.write(b"a\n" + b"\x00" * 100)
+        before = adapter._identity(spaced)
+        self.assertEqual(adapter.data_end(spaced), 2)
+        with open(spaced, "r+b") as f:
+            f.seek(2)
+            f.write(b"b\n")
+        self.assertEqual(os.path.getsize(spaced), 102)
+        self.assertNotEqual(adapter._identity(spaced), before)
+        os.unlink(spaced)
+        # Pre-allocated space is no line (TJ-FRAME-036), and not part of a torn tail before it.
+        self.assertEqual(adapter._lines(b"a\n" + b"\x00" * 9), [b"a\n"])
+        self.assertEqual(adapter._lines(b"a\ntorn" + b"\x00" * 9), [b"a\n", b"torn"])
         swept = adapter.sweep_store(root, (old + 100) * 1000, 10)
         self.assertEqual(swept, [{"session_id": "s", "pruned": ["t1"]}])
         with open(path, "rb") as f:
@@ -307,6 +336,35 @@ class Writer(unittest.TestCase):
         result = adapter.read_store([self.root])
         self.assertEqual(result["turns"], {"s1": {"t1": "completed"}})
         self.assertEqual(result["findings"], [])
+
+    def test_open_removes_pre_allocated_space_and_quarantines_only_the_torn_bytes(self):
+        """TJ-DUR-005 as amended, TJ-DUR-033: the NUL bytes that end a file are space, not torn bytes; the first
+        append lands right after the last line, never after the space (which would make a zero-filled line)."""
+        os.makedirs(os.path.dirname(self.file))
+        first = json.dumps(TURN, separators=(",", ":")).encode() + b"\n"
+        record = {"version": 1, "event": "completed", "turn_id": "t1", "created_at": 2}
+        appended = json.dumps(record, separators=(",", ":")).encode() + b"\n"
+        for tail, torn in ((b"", None), (b'{"version":1,"ev', b'{"version":1,"ev'),
+                           (b"\x00\x00x", b"\x00\x00x")):
+            for space in (1, 3 * adapter.CHUNK // 2):
+                with self.subTest(tail=tail, space=space):
+                    quarantine = "%s.%d.torn" % (self.file, len(first))
+                    if os.path.exists(quarantine):
+                        os.unlink(quarantine)
+                    with open(self.file, "wb") as f:
+                        f.write(first + tail + b"\x00" * space)
+                    writer = adapter.AppendFile(self.file, "every")
+                    try:
+                        writer.append(record)
+                    finally:
+                        writer.close()
+                    with open(self.file, "rb") as f:
+                        self.assertEqual(f.read(), first + appended)
+                    if torn is None:
+                        self.assertFalse(os.path.exists(quarantine))
+                    else:
+                        with open(quarantine, "rb") as f:
+                            self.assertEqual(f.read(), torn)
 
     def test_a_dead_holders_lock_is_taken_over(self):
         os.makedirs(os.path.dirname(self.file))

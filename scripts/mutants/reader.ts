@@ -1,4 +1,4 @@
-import { type Mutant, py } from './mutant.js';
+import { type Mutant, py, reference } from './mutant.js';
 
 /**
  * Reader defects (issue 12) on the Python example: each one the mistake a reader written from the spec could make
@@ -20,6 +20,11 @@ export const READER_MUTANTS: readonly Mutant[] = [
   py('default-prefix', 'TJ-FRAME-020'),
   py('strict-failure-no-line', 'TJ-FRAME-023'),
   py('torn-as-line', 'TJ-FRAME-003', 'TJ-FRAME-004'),
+  // Pre-allocated space (spec §3.8), on the reference reader: space reported as a torn tail, and a torn tail hidden
+  // by the space after it.
+  reference('space-as-torn-tail', 'TJ-FRAME-036'),
+  reference('nuls-hide-torn-tail', 'TJ-FRAME-030'),
+  py('space-as-torn-tail', 'TJ-FRAME-036'),
   // Families and compatibility (spec §4, §9)
   py('type-case-insensitive', 'TJ-FAM-003'),
   py('no-mixed-families', 'TJ-FAM-006'),

@@ -25,6 +25,7 @@ import { lifecycleDefects } from './mutants/lifecycle.mjs';
 import { liveDefects } from './mutants/live.mjs';
 import { recoveryDefects } from './mutants/recovery.mjs';
 import { retentionDefects } from './mutants/retention.mjs';
+import { spaceDefects } from './mutants/space.mjs';
 
 const defect = process.argv[2];
 const TURN_EVENTS = ['submitted', 'worker_started', 'assistant_started', 'completed', 'interrupted'];
@@ -61,14 +62,15 @@ function jsonlFiles(dir) {
 }
 
 // Reads a copy of the store whose journal texts went through `transform`, and maps the paths back.
-async function readTransformed(paths, mode, audit, transform) {
+// `latin1` maps each byte to one character and back, for a transform that must keep invalid UTF-8 as it is.
+async function readTransformed(paths, mode, audit, transform, encoding = 'utf8') {
   const copies = paths.map((path) => {
     const copy = mkdtempSync(join(tmpdir(), 'tj-broken-'));
     cpSync(path, copy, { recursive: true });
     for (const file of statSync(copy).isDirectory() ? jsonlFiles(copy) : []) {
-      const text = readFileSync(file, 'utf8');
+      const text = readFileSync(file, encoding);
       const fd = openSync(file, 'w');
-      writeSync(fd, transform(text));
+      writeSync(fd, Buffer.from(transform(text), encoding));
       closeSync(fd);
     }
     return copy;
@@ -525,6 +527,7 @@ Object.assign(implementations, {
 });
 
 Object.assign(implementations, lifecycleDefects, recoveryDefects, retentionDefects, liveDefects);
+Object.assign(implementations, spaceDefects(readTransformed));
 
 // Not a defect: the reference adapter claiming only the event family, so the writer tier's event path is exercised.
 implementations['claim-event-only'] = {

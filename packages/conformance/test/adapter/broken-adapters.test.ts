@@ -51,6 +51,18 @@ const DEFECTS: readonly {
     ids: ['TJ-FRAME-016', 'TJ-FRAME-017'],
   },
   { defect: 'split-u2028', tier: 'reader', only: ['reader/store/framing.json'], ids: ['TJ-FRAME-002'] },
+  {
+    defect: 'space-as-torn-tail',
+    tier: 'reader',
+    only: ['reader/store/preallocated-space.json'],
+    ids: ['TJ-FRAME-036'],
+  },
+  {
+    defect: 'nuls-hide-torn-tail',
+    tier: 'reader',
+    only: ['reader/store/preallocated-space.json'],
+    ids: ['TJ-FRAME-030'],
+  },
   // Writer mutants of issue 12: each new writer check catches the defect it exists for.
   { defect: 'no-dir-fsync', tier: 'writer', only: ['writer/durable-open'], ids: ['TJ-DUR-007'], needsStrace: true },
   { defect: 'no-close-fsync', tier: 'writer', only: ['writer/none-close'], ids: ['TJ-DUR-015'], needsStrace: true },

@@ -1,5 +1,6 @@
 import { ReaderError } from '../errors.js';
 import type { JournalSource } from '../framing/read-journal.js';
+import { trailingNulCount } from '../framing/space.js';
 
 /** A committed line met by {@link readLinesBackward}: its bytes, or only its length when over the limit. */
 export type BackwardLine =
@@ -22,13 +23,20 @@ export type BackwardLine =
 export interface ReadCounter {
   /** Bytes read so far. */
   bytesRead: number;
+  /**
+   * Set by the scan once it has read past the pre-allocated space at the end (spec §3.8): where that space starts,
+   * `end` when there is none, 0 when every byte is NUL. Bytes from there on hold no record.
+   */
+  spaceStart?: number;
 }
 
 /**
  * Yields the committed lines of a byte source (a file, or a descriptor a writer holds) from the last to the first, reading `chunkBytes` at a time backwards
  * from byte `end` with positional reads. Bytes after the last LF before `end` are a torn tail and are skipped
- * (TJ-REPLAY-006). A line longer than a chunk is assembled from several reads; a line over `maxLineBytes` is
- * reported by length without being buffered. The caller stops the scan by leaving the loop; nothing before the
+ * (TJ-REPLAY-006); before them, the run of NUL bytes that ends at `end` is pre-allocated space (TJ-FRAME-036),
+ * stepped over at memory-scan speed and recorded in `counter.spaceStart`, so that a forward read after the scan
+ * stops there instead of reading the space again. A line longer than a chunk is assembled from several reads; a line
+ * over `maxLineBytes` is reported by length without being buffered. The caller stops the scan by leaving the loop; nothing before the
  * last line it consumed is read beyond the current chunk.
  */
 export async function* readLinesBackward(
@@ -47,6 +55,8 @@ export async function* readLinesBackward(
   let skipping = false;
   let lineEnd: number | undefined;
   let position = end;
+  let inSpace = true;
+  counter.spaceStart = end;
   while (position > 0) {
     const from = Math.max(0, position - chunkBytes);
     const chunk = Buffer.allocUnsafe(position - from);
@@ -59,6 +69,12 @@ export async function* readLinesBackward(
     }
     counter.bytesRead += filled;
     let stop = chunk.length;
+    if (inSpace) {
+      // Space is all NUL and holds no LF: only the chunk that holds its start has anything to split.
+      stop -= trailingNulCount(chunk);
+      counter.spaceStart = from + stop;
+      inSpace = stop === 0;
+    }
     for (let lf = chunk.lastIndexOf(0x0a, stop - 1); lf >= 0; lf = lf > 0 ? chunk.lastIndexOf(0x0a, lf - 1) : -1) {
       if (lineEnd !== undefined) {
         const length = partsLength + (stop - lf - 1);

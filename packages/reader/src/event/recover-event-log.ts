@@ -70,6 +70,11 @@ export interface EventFoldRecovery {
   readonly checkpointBytes: number;
   /** Framing findings of the lines read forwards (the fold holds its own). */
   readonly framing: readonly Finding[];
+  /**
+   * Where the file's bytes end before its pre-allocated space (spec §3.8): the end of the last line, or of a torn tail;
+   * the file's size when it has no space. A reader following the log resumes here (TJ-FRAME-037).
+   */
+  readonly dataEnd: number;
 }
 
 const DEFAULT_CHUNK_BYTES = 64 * 1024;
@@ -82,9 +87,9 @@ const ESCAPE = Buffer.from('\\u');
 
 /**
  * Recovers an event log from its last valid checkpoint (spec §15.2): scans the file backwards from the end in chunks,
- * skipping a torn tail and damaged lines (TJ-REPLAY-003, TJ-REPLAY-006), then folds that checkpoint and the accepted
- * records after it (TJ-REPLAY-004) with {@link EventLogFold}. Without a valid checkpoint it folds the whole file
- * (TJ-REPLAY-008). With `findActiveRun` (default) the fold starts at the last `chat.started` when that is earlier,
+ * skipping pre-allocated space (TJ-FRAME-036), a torn tail and damaged lines (TJ-REPLAY-003, TJ-REPLAY-006), then
+ * folds that checkpoint and the accepted records after it (TJ-REPLAY-004) with {@link EventLogFold}. Without a valid
+ * checkpoint it folds the whole file (TJ-REPLAY-008). With `findActiveRun` (default) the fold starts at the last `chat.started` when that is earlier,
  * and message records before the checkpoint then change nothing (the checkpoint replaces the list).
  *
  * For a log without seq findings the messages and last seq equal those of the whole-file fold (TJ-REPLAY-007). The
@@ -93,8 +98,15 @@ const ESCAPE = Buffer.from('\\u');
  * runs and findings cover the part read only; an audit of the whole log reads it all.
  */
 export async function recoverEventLog(path: string, options: RecoverEventLogOptions = {}): Promise<EventLogRecovery> {
-  // The checkpoint's length is for a writer continuing the log, not part of what a reader recovers.
-  const { fold, framing, checkpointBytes: _writersOnly, ...tail } = await recoverEventFold(path, options);
+  // The checkpoint's length and where the data ends are for a writer continuing the log, not part of what a reader
+  // recovers.
+  const {
+    fold,
+    framing,
+    checkpointBytes: _writersOnly,
+    dataEnd: _followersOnly,
+    ...tail
+  } = await recoverEventFold(path, options);
   const state = fold.finish();
   return { ...state, findings: [...framing, ...state.findings], ...tail };
 }
@@ -132,6 +144,15 @@ export async function recoverEventFold(path: string, options: RecoverEventLogOpt
       else if (type === 'chat.started' && started === undefined) started = line.offset;
       if (checkpoint !== undefined && (started !== undefined || !findActiveRun)) break;
     }
+    // The scan read the space at the end once (it meets no line before it has): the forward read stops where it begins,
+    // so the space costs one memory scan, never a second read or a line split (TJ-FRAME-036, TJ-REPLAY-005).
+    const dataEnd = counter.spaceStart ?? size;
+    const data: JournalSource = {
+      read: (buffer, offset, length, position) =>
+        position >= dataEnd
+          ? Promise.resolve(0)
+          : source.read(buffer, offset, Math.min(length, dataEnd - position), position),
+    };
     const startOffset = checkpoint === undefined ? 0 : Math.min(checkpoint, started ?? checkpoint);
     const fold = new IncrementalEventFold({
       messagesUnknownUntilCheckpoint: checkpoint !== undefined && startOffset < checkpoint,
@@ -140,7 +161,13 @@ export async function recoverEventFold(path: string, options: RecoverEventLogOpt
     const where = { file: path, lineNumbers: startOffset === 0 };
     let acceptedSinceCheckpoint = 0;
     let checkpointBytes = 0;
-    for await (const batch of readJournal(path, { mode: 'tolerant', startOffset, chunkBytes, maxLineBytes, source })) {
+    for await (const batch of readJournal(path, {
+      mode: 'tolerant',
+      startOffset,
+      chunkBytes,
+      maxLineBytes,
+      source: data,
+    })) {
       for (const item of batch) {
         if (item.kind === 'finding') framing.push(item.finding);
         else if (fold.addRecord(item.record, where) && (checkpoint === undefined || item.record.offset > checkpoint))
@@ -156,9 +183,10 @@ export async function recoverEventFold(path: string, options: RecoverEventLogOpt
       framing,
       checkpointOffset: checkpoint ?? null,
       startOffset,
-      bytesRead: counter.bytesRead + (size - startOffset),
+      bytesRead: counter.bytesRead + (dataEnd - startOffset),
       acceptedSinceCheckpoint,
       checkpointBytes,
+      dataEnd,
     };
   } finally {
     await handle?.close();

@@ -1,4 +1,6 @@
 import { ReaderError } from '../errors.js';
+import { trailingNulCount } from './space.js';
+
 /** Default line-size limit: 16 MiB, counted without the LF (spec TJ-FRAME-031). */
 export const DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024;
 
@@ -24,11 +26,14 @@ export interface OversizedLine {
   readonly length: number;
 }
 
-/** Bytes after the last LF (spec TJ-FRAME-003): never a record. */
+/**
+ * Bytes after the last LF (spec TJ-FRAME-003): never a record. It ends at the last byte that is not NUL: the NUL bytes
+ * after it are pre-allocated space (spec §3.8, TJ-FRAME-030, TJ-FRAME-036).
+ */
 export interface TornTail {
   /** 0-based byte offset of the first torn byte. */
   readonly offset: number;
-  /** Number of torn bytes. */
+  /** Number of torn bytes, without the pre-allocated space after them. */
   readonly length: number;
 }
 
@@ -43,6 +48,9 @@ export class LineSplitter {
   #pending: Uint8Array[] = [];
   #pendingLength = 0;
   #skipping = false;
+  // NUL bytes at the end of the partial line, counted even once it is no longer held: when the stream ends there,
+  // they are pre-allocated space, not torn bytes (TJ-FRAME-036).
+  #trailingNuls = 0;
   #lineStart = 0;
   #lineNumber = 0;
   #position = 0;
@@ -82,12 +90,15 @@ export class LineSplitter {
       this.#pending = [];
       this.#pendingLength = 0;
       this.#skipping = false;
+      this.#trailingNuls = 0;
       this.#lineStart = this.#position + lf + 1;
       from = lf + 1;
     }
     const rest = chunk.length - from;
     if (rest > 0) {
       this.#pendingLength += rest;
+      const nuls = trailingNulCount(chunk, from);
+      this.#trailingNuls = nuls === rest ? this.#trailingNuls + rest : nuls;
       if (this.#skipping || this.#pendingLength > this.#maxLineBytes) {
         this.#skipping = true;
         this.#pending = [];
@@ -99,9 +110,22 @@ export class LineSplitter {
     return out;
   }
 
-  /** Ends the stream; returns the torn tail, if bytes follow the last LF. */
+  /**
+   * File offset where the bytes fed so far end, not counting the NUL bytes after the last LF or the last other byte:
+   * once the stream has ended, where the pre-allocated space starts, which is where a reader following the file
+   * resumes (TJ-FRAME-037).
+   */
+  get dataEnd(): number {
+    return this.#position - this.#trailingNuls;
+  }
+
+  /**
+   * Ends the stream; returns the torn tail, if bytes other than NUL follow the last LF. The NUL run that ends the
+   * stream is pre-allocated space and not part of it (TJ-FRAME-030, TJ-FRAME-036).
+   */
   end(): TornTail | undefined {
-    const tail = this.#pendingLength > 0 ? { offset: this.#lineStart, length: this.#pendingLength } : undefined;
+    const length = this.#pendingLength - this.#trailingNuls;
+    const tail = length > 0 ? { offset: this.#lineStart, length } : undefined;
     this.#pending = [];
     this.#pendingLength = 0;
     return tail;

@@ -100,7 +100,8 @@ interface ChunkRead {
  * batches (about 16 KiB of lines each) so a caller pays no promise per line. Applies every framing rule of spec §3 and
  * the recovery mode: `tolerant` reports damage, salvages glued records and reads on; `prefix` reports the first damage
  * and stops; `strict` throws {@link ReaderError} at the first damage or invalid record. A torn tail is never
- * damage.
+ * damage, and the run of NUL bytes that ends the file after its last line (or after a torn tail) is pre-allocated
+ * space a writer reserved: no record and no finding, in any mode (spec §3.8, TJ-FRAME-036).
  * Record-level findings (`invalid_record`, `unsupported_version`, `unknown_record`) come with the records.
  */
 export async function* readJournal(path: string, options: ReadJournalOptions = {}): AsyncGenerator<JournalItem[]> {
@@ -139,6 +140,9 @@ export async function* readJournal(path: string, options: ReadJournalOptions = {
       next = readNow(fd, startOffset, Math.min(chunkBytes, SMALL_READ_BYTES, rest));
     }
     let batchEnd = startOffset + BATCH_BYTES;
+    // Lines found by reading a line again (settleLine) that the splitter did not count: added to its line numbers.
+    let lineShift = 0;
+    const single: (CommittedLine | OversizedLine)[] = [];
     for (let position = startOffset; ; ) {
       const { chunk, bytesRead, length } = await next;
       ahead = undefined;
@@ -156,21 +160,32 @@ export async function* readJournal(path: string, options: ReadJournalOptions = {
       }
       let batch: JournalItem[] = [];
       let stop = false;
-      for (const line of splitter.push(chunk.subarray(0, bytesRead))) {
-        if (!legacy) {
-          // A line whose LF lies past the batch's block starts the next batch.
-          const lf = line.offset + (line.kind === 'line' ? line.bytes.length : line.length);
-          if (lf >= batchEnd) {
-            if (batch.length > 0) yield batch;
-            batch = [];
-            batchEnd = startOffset + (Math.floor((lf - startOffset) / BATCH_BYTES) + 1) * BATCH_BYTES;
+      for (const split of splitter.push(chunk.subarray(0, bytesRead))) {
+        // A line that starts with NUL may be pre-allocated space that a writer filled between two reads of it (or
+        // during one): read once more before it is called damage (see settleLine). Damage stays damage.
+        // One array reused for the common case, so that a line costs no allocation here.
+        single[0] = split;
+        const settled =
+          split.kind === 'line' && split.bytes[0] === 0 ? await settleLine(split, fd, options.source) : single;
+        for (const found of settled) {
+          const line = lineShift === 0 ? found : { ...found, number: found.number + lineShift };
+          if (!legacy) {
+            // A line whose LF lies past the batch's block starts the next batch.
+            const lf = line.offset + (line.kind === 'line' ? line.bytes.length : line.length);
+            if (lf >= batchEnd) {
+              if (batch.length > 0) yield batch;
+              batch = [];
+              batchEnd = startOffset + (Math.floor((lf - startOffset) / BATCH_BYTES) + 1) * BATCH_BYTES;
+            }
           }
+          if (line.kind === 'line') {
+            const violations = writerViolations.check(line, path, exactLines);
+            if (violations !== undefined) for (const finding of violations) batch.push({ kind: 'finding', finding });
+          }
+          stop = readLine(line, path, mode, exactLines, salvage, batch);
+          if (stop) break;
         }
-        if (line.kind === 'line') {
-          const violations = writerViolations.check(line, path, exactLines);
-          if (violations !== undefined) for (const finding of violations) batch.push({ kind: 'finding', finding });
-        }
-        stop = readLine(line, path, mode, exactLines, salvage, batch);
+        lineShift += settled.length - 1;
         if (stop) break;
       }
       if (batch.length > 0) yield batch;
@@ -223,6 +238,48 @@ function readAhead(fd: number, position: number, length: number): Promise<ChunkR
 async function readSource(source: JournalSource, position: number, length: number): Promise<ChunkRead> {
   const chunk = Buffer.allocUnsafe(length);
   return { chunk, length, bytesRead: await source.read(chunk, 0, length, position) };
+}
+
+/**
+ * The lines that the bytes of `line` hold when read again. A writer appends at the start of pre-allocated space
+ * (spec §3.8, TJ-DUR-033) while a reader may be reading the file: bytes the reader read as NUL, before the append,
+ * and the rest of the record with its LF, read after it, make a committed line that starts with NUL and was never in
+ * the file (TJ-FRAME-028 would call it damage). Its bytes, read again at once, are what the file holds now, up to an
+ * LF the reader has already seen: bytes that are not NUL never change, so that read agrees with every byte read
+ * since. It may hold several lines when the writer appended several. A line the file really holds comes back as it
+ * was, and stays damage. Rare (a line that starts with NUL), so one more positional read costs nothing in the common
+ * case.
+ */
+async function settleLine(
+  line: CommittedLine,
+  fd: number | undefined,
+  source: JournalSource | undefined,
+): Promise<CommittedLine[]> {
+  const length = line.bytes.length + 1;
+  const again = Buffer.allocUnsafe(length);
+  let filled = 0;
+  while (filled < length) {
+    const n =
+      fd === undefined
+        ? await (source as JournalSource).read(again, filled, length - filled, line.offset + filled)
+        : readSync(fd, again, filled, length - filled, line.offset + filled);
+    if (n <= 0) break;
+    filled += n;
+  }
+  // The file shrank or its LF moved (a repair, a replacement): the line as first read is all there is to report.
+  if (filled < length || again[length - 1] !== 0x0a) return [line];
+  const lines: CommittedLine[] = [];
+  let start = 0;
+  for (let lf = again.indexOf(0x0a); lf >= 0 && lf < length; lf = again.indexOf(0x0a, lf + 1)) {
+    lines.push({
+      kind: 'line',
+      number: line.number + lines.length,
+      offset: line.offset + start,
+      bytes: again.subarray(start, lf),
+    });
+    start = lf + 1;
+  }
+  return lines;
 }
 
 /** Handles one line; returns true when the read must stop (prefix mode after damage). */

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { recoverEventLog } from '../../src/event/recover-event-log.js';
+import { recoverEventFold, recoverEventLog } from '../../src/event/recover-event-log.js';
 import { tempFile } from '../support/temp.js';
 import { ev, eventLog, foldFile, line, msg, PROPERTY, PROPERTY_TIMEOUT } from './event-log.js';
 
@@ -61,6 +61,39 @@ describe('recoverEventLog (spec §15.2)', () => {
     expect(recovered.checkpointOffset).toBe(0);
     expect(recovered.findings.map((f) => f.code)).toEqual(['malformed_line', 'invalid_record', 'torn_tail']);
     expect(recovered.messages).toEqual((await foldFile(path)).messages);
+  });
+
+  it('steps over pre-allocated space at the end without a finding, and reads it once (TJ-FRAME-036, TJ-REPLAY-005)', async () => {
+    const records = [
+      ev(0, 'message_append', { message: a }),
+      ev(1, 'checkpoint', { messages: [a] }),
+      ev(2, 'message_append', { message: b }),
+    ];
+    const content = records.map(line).join('');
+    const space = 16 * 256;
+    const plainLog = await recoverEventLog(tempFile(content), { chunkBytes: 256 });
+    const withSpace = await recoverEventLog(tempFile(Buffer.concat([Buffer.from(content), Buffer.alloc(space)])), {
+      chunkBytes: 256,
+    });
+    expect(withSpace.findings).toEqual([]);
+    expect({ ...withSpace, bytesRead: 0 }).toEqual({ ...plainLog, bytesRead: 0 });
+    // The backward scan reads the space once; the forward fold stops where the space begins and never reads it again.
+    expect(withSpace.bytesRead).toBeLessThanOrEqual(plainLog.bytesRead + space + 256);
+  });
+
+  it('reports a torn tail before the space without the space, and says where the data ends (TJ-FRAME-030, TJ-FRAME-037)', async () => {
+    const head = [ev(0, 'checkpoint', { messages: [a] }), ev(1, 'message_append', { message: b })].map(line).join('');
+    const torn = '{"seq":2,"ty';
+    const path = tempFile(Buffer.concat([Buffer.from(head + torn), Buffer.alloc(3000)]), 'events.jsonl');
+    const recovered = await recoverEventFold(path, { chunkBytes: 64 });
+    expect(recovered.framing).toMatchObject([{ code: 'torn_tail', offset: head.length, length: torn.length }]);
+    expect(recovered.dataEnd).toBe(head.length + torn.length);
+    expect(recovered.fold.finish().messages).toEqual([a, b]);
+    const space = await recoverEventFold(tempFile(Buffer.concat([Buffer.from(head), Buffer.alloc(3000)])));
+    expect(space).toMatchObject({ framing: [], dataEnd: head.length });
+    const nothing = await recoverEventFold(tempFile(Buffer.alloc(3000)));
+    expect(nothing).toMatchObject({ framing: [], dataEnd: 0, checkpointOffset: null, startOffset: 0 });
+    expect(nothing.fold.finish().messages).toEqual([]);
   });
 
   it('assembles a checkpoint line longer than the chunk, and skips one over the line-size limit', async () => {
@@ -131,6 +164,32 @@ describe('recoverEventLog (spec §15.2)', () => {
             const recovered = await recoverEventLog(path, { chunkBytes, findActiveRun, ...limit });
             expect(recovered.messages).toEqual(whole.messages);
             expect(recovered.lastSeq).toBe(whole.lastSeq);
+          },
+        ),
+        PROPERTY,
+      );
+    },
+    PROPERTY_TIMEOUT,
+  );
+
+  it(
+    'recovers the same state from a log with pre-allocated space at its end as from the log without it (TJ-FRAME-036)',
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          eventLog(true),
+          fc.constantFrom(7, 64, 65536),
+          fc.nat({ max: 2000 }),
+          async (log, chunkBytes, space) => {
+            const without = await recoverEventLog(tempFile(log.content, 'events.jsonl'), { chunkBytes });
+            const path = tempFile(Buffer.concat([Buffer.from(log.content), Buffer.alloc(space)]), 'events.jsonl');
+            const withSpace = await recoverEventLog(path, { chunkBytes });
+            const comparable = (r: typeof without) => ({
+              ...r,
+              bytesRead: 0,
+              findings: r.findings.map(({ file: _f, ...f }) => f),
+            });
+            expect(comparable(withSpace)).toEqual(comparable(without));
           },
         ),
         PROPERTY,

@@ -104,9 +104,11 @@ describe('readJournal framing (spec §3)', () => {
     expect(first?.kind === 'finding' && first.finding).toMatchObject({ offset: line(a).length, length: 16 });
   });
 
-  it('reports NULs after the last LF as a torn tail (TJ-FRAME-030)', async () => {
-    const items = await readAll(tempFile(Buffer.concat([Buffer.from(line(a)), Buffer.alloc(4096)])));
-    expect(summary(items)).toEqual({ records: [a], findings: ['torn_tail@-'] });
+  it('reports NULs after the last LF as part of a torn tail when other bytes follow them, and as nothing when they reach the end (TJ-FRAME-030, TJ-FRAME-036)', async () => {
+    const torn = Buffer.concat([Buffer.from(line(a)), Buffer.alloc(4096), Buffer.from('{"v')]);
+    expect(summary(await readAll(tempFile(torn)))).toEqual({ records: [a], findings: ['torn_tail@-'] });
+    const space = Buffer.concat([Buffer.from(line(a)), Buffer.alloc(4096)]);
+    expect(summary(await readAll(tempFile(space)))).toEqual({ records: [a], findings: [] });
   });
 
   it('skips a line over the limit without failing, and reads on (TJ-FRAME-031, TJ-FRAME-032)', async () => {

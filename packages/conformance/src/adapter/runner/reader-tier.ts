@@ -2,8 +2,8 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { discoverStore } from '@turnjournal/reader';
-import type { StoreFixtureCase } from '../../fixtures/fixture-file.js';
-import { loadFixtures } from '../../fixtures/load-fixtures.js';
+import type { StoreFixtureCase, StoreFixtureFile } from '../../fixtures/fixture-file.js';
+import { loadFixtureFile, loadFixtures } from '../../fixtures/load-fixtures.js';
 import {
   compareStoreObservation,
   readStoreReference,
@@ -76,14 +76,27 @@ function defaultLimitJournal(): string {
 }
 
 /** The store fixture files below `<root>/v1/store`, by their path relative to it; none when the directory is missing. */
-function storeFixtureFiles(fixturesDir: string): { path: string; cases: readonly StoreFixtureCase[] }[] {
+/** The cases of one store fixture file in force, each with its place in the file. */
+interface StoreFixtureCases {
+  readonly path: string;
+  readonly cases: readonly { readonly index: number; readonly fixtureCase: StoreFixtureCase }[];
+}
+
+function storeFixtureFiles(fixturesDir: string): StoreFixtureCases[] {
   if (!existsSync(fixturesDir)) return [];
   // loadFixtures reads the files below a fixtures root, so load from the root and keep the store files.
-  return loadFixtures(dirname(dirname(fixturesDir))).flatMap((loaded) =>
-    loaded.content.kind === 'store' && loaded.path.startsWith('v1/store/')
-      ? [{ path: loaded.path.slice('v1/store/'.length), cases: loaded.content.cases }]
-      : [],
-  );
+  const root = dirname(dirname(fixturesDir));
+  return loadFixtures(root).flatMap((loaded) => {
+    if (loaded.content.kind !== 'store' || !loaded.path.startsWith('v1/store/')) return [];
+    // A case's check id is its place in the file as written (TJ-CONF-030): a superseded case is skipped, and the
+    // cases after it keep their ids, so that baselines and the mutation matrix still name the same cases.
+    const inForce = new Set(loaded.content.cases.map((c) => c.description));
+    const written = loadFixtureFile(root, join(root, loaded.path)).content as StoreFixtureFile;
+    const cases = written.cases.flatMap((fixtureCase, index) =>
+      inForce.has(fixtureCase.description) ? [{ index, fixtureCase }] : [],
+    );
+    return [{ path: loaded.path.slice('v1/store/'.length), cases }];
+  });
 }
 
 /** Settings of the reader tier. */
@@ -106,7 +119,7 @@ export async function readerTier(
   const { fixturesDir, runs, seed } = settings;
   const record = recorder.record.bind(recorder);
   const features = claims.features ?? [];
-  let storeFiles: { path: string; cases: readonly StoreFixtureCase[] }[] = [];
+  let storeFiles: StoreFixtureCases[] = [];
   // A run over no fixture proves nothing: a missing or empty fixture directory fails the run (no false greens). This
   // check always runs with the reader tier, whatever --only says.
   await record(
@@ -127,8 +140,7 @@ export async function readerTier(
     },
   );
   for (const loaded of storeFiles) {
-    const cases = loaded.cases;
-    for (const [index, fixtureCase] of cases.entries()) {
+    for (const { index, fixtureCase } of loaded.cases) {
       await record(
         `reader/store/${loaded.path}#${index}`,
         fixtureCase.description,
