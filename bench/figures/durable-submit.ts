@@ -268,7 +268,7 @@ export const durableSubmit: Figure = {
       met: null,
       status: 'info',
       note:
-        `writeSync over zeros synced before the loop, then fdatasync through libuv's thread pool, awaited: no file-size change to commit, as in SQLite's WAL; the floor of the writer's pre-allocated space (spec §11.6), which `submit` now overwrites` +
+        `writeSync over zeros synced before the loop, then fdatasync through libuv's thread pool, awaited: no file-size change to commit, as in SQLite's WAL; the floor of the writer's pre-allocated space (spec §11.6), which submit now overwrites` +
         (q50 === null
           ? ''
           : `; = ${round(pre50 / q50, 2)} × SQLite, against ${round(a50 / q50, 2)} × SQLite for the appending non-blocking floor`),
