@@ -127,7 +127,9 @@ describe('AppendFile under simulated power loss: the ack oracle (TJ-CONF-009, TJ
       expect(seen.ackedAndLost).toBeGreaterThan(0);
       expect(seen.tornTail).toBeGreaterThan(0);
       expect(seen.survivedUnacked).toBeGreaterThan(0);
-      expect(seen.endedInSpace, 'crash images with pre-allocated space after the lines (TJ-DUR-033)').toBeGreaterThan(0);
+      expect(seen.endedInSpace, 'crash images with pre-allocated space after the lines (TJ-DUR-033)').toBeGreaterThan(
+        0,
+      );
     }, 300_000);
   }
 
