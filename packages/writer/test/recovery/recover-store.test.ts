@@ -9,6 +9,7 @@ import {
   type RecoveryHooks,
   recoverStore,
 } from '../support/internals.js';
+import { readLinesOf } from '../support/space.js';
 import { tempDir } from '../support/temp.js';
 import { CrashPlan, orphanLocks, SimulatedCrash } from './crash-fs.js';
 
@@ -64,11 +65,14 @@ async function states(dir: string): Promise<Record<string, string>> {
 }
 
 function interruptedRecords(dir: string): Record<string, unknown>[] {
-  return readdirSync(dir)
-    .filter((name) => name.endsWith('.jsonl'))
-    .flatMap((name) => readFileSync(join(dir, name), 'utf8').split('\n').filter(Boolean))
-    .map((line) => JSON.parse(line) as Record<string, unknown>)
-    .filter((record) => record.event === 'interrupted' && record.reason === 'server_startup_recovery');
+  return (
+    readdirSync(dir)
+      .filter((name) => name.endsWith('.jsonl'))
+      // Without the pre-allocated space a crashed writer leaves after its lines (spec §3.8).
+      .flatMap((name) => readLinesOf(join(dir, name)).toString('utf8').split('\n').filter(Boolean))
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter((record) => record.event === 'interrupted' && record.reason === 'server_startup_recovery')
+  );
 }
 
 describe('recoverStore: startup recovery (spec §12)', () => {
