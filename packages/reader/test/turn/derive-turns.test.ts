@@ -7,18 +7,11 @@ import { excerpt } from '../../src/report/excerpt.js';
 import { ownString } from '../../src/turn/own-string.js';
 import { loadRecord, representativeOf } from '../../src/turn/representative.js';
 import { readAll, tempFile } from '../support/temp.js';
+import { turnRecord } from '../support/turn-records.js';
 
 const SESSION = 's1';
-const ev = (event: string, turn_id: string, extra: Record<string, unknown> = {}) => ({
-  version: 1,
-  event,
-  turn_id,
-  session_id: SESSION,
-  created_at: 1,
-  ...(event === 'submitted' ? { role: 'user', content: `hello ${turn_id}` } : {}),
-  ...(event === 'interrupted' ? { reason: 'cancelled' } : {}),
-  ...extra,
-});
+const ev = (event: string, turnId: string, extra: Record<string, unknown> = {}) =>
+  turnRecord(SESSION, event, turnId, extra);
 
 async function derive(files: readonly (readonly unknown[])[]) {
   const fold = new TurnFold(SESSION);

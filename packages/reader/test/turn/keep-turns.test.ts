@@ -11,21 +11,14 @@ import { FoldArena, withArena } from '../../src/turn/fold-arena.js';
 import { ownString } from '../../src/turn/own-string.js';
 import { RepresentativeTable } from '../../src/turn/representative-table.js';
 import { readAll, tempFile } from '../support/temp.js';
+import { turnRecord } from '../support/turn-records.js';
 
 // Issue 14 and issue 11 defect 8: a check whose caller reads the verdict, not the turns, keeps no summary of any
 // record and no object per turn; its findings and counts are those of a check that keeps the turns.
 
 const SESSION = 's1';
-const ev = (event: string, turn_id: string, extra: Record<string, unknown> = {}) => ({
-  version: 1,
-  event,
-  turn_id,
-  session_id: SESSION,
-  created_at: 1,
-  ...(event === 'submitted' ? { role: 'user', content: `hello ${turn_id} ${'x'.repeat(80)}` } : {}),
-  ...(event === 'interrupted' ? { reason: 'cancelled' } : {}),
-  ...extra,
-});
+const ev = (event: string, turnId: string, extra: Record<string, unknown> = {}) =>
+  turnRecord(SESSION, event, turnId, extra, 80);
 
 const jsonl = (values: readonly unknown[]) => values.map((v) => `${JSON.stringify(v)}\n`).join('');
 
