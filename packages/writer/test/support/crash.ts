@@ -7,6 +7,7 @@ import { afterAll, expect, it } from 'vitest';
 import { AppendFile, encodeRecord, openTurnJournal } from '../support/internals.js';
 import { type FixtureProcess, startFixture } from './child.js';
 import { contentOf, numberOf, rawRecord, readAll } from './journal.js';
+import { readLinesOf } from './space.js';
 import { tempDir } from './temp.js';
 
 /** One crash round: what the child writes, how, and when it is killed. */
@@ -162,11 +163,9 @@ export async function crashRound(prepared: PreparedCrash, context: string): Prom
   // What survived: read with the reference reader.
   // A writer pre-allocates space after its lines (spec §3.8): the NUL bytes that end the file are that space, the
   // torn tail is what lies between the last LF and them.
-  const bytes = readFileSync(file);
-  let dataEnd = bytes.length;
-  while (dataEnd > 0 && bytes[dataEnd - 1] === 0) dataEnd -= 1;
-  const committedEnd = bytes.subarray(0, dataEnd).lastIndexOf(0x0a) + 1;
-  const torn = bytes.subarray(committedEnd, dataEnd);
+  const lines = readLinesOf(file);
+  const committedEnd = lines.lastIndexOf(0x0a) + 1;
+  const torn = lines.subarray(committedEnd);
   const crashed = await readAll(file);
   const numbers = crashed.records.map((record) => numberOf(contentOfRecord(variant.kind, record.value)));
   const survivors = numbers.length;
