@@ -7,6 +7,7 @@ import {
   existsSync,
   fdatasyncSync,
   fsyncSync,
+  lstatSync,
   mkdtempSync,
   openSync,
   readdirSync,
@@ -19,6 +20,7 @@ import {
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AdapterRequestError, referenceImplementation, runAdapter } from '@turnjournal/conformance';
+import { trailingNulCount } from '@turnjournal/reader/store-format';
 import { isAcceptedRecord, validateRecord } from '@turnjournal/schema';
 import { AppendFile, nodeFileSystem } from '@turnjournal/writer/file-system';
 import { lifecycleDefects } from './mutants/lifecycle.mjs';
@@ -156,23 +158,19 @@ function simpleWriter(file, { rewrite = false } = {}) {
 }
 
 const implementations = {
-  'no-fsync': {
-    open: async (file, durability) => {
-      const fs = { ...nodeFileSystem, fdatasync: async () => undefined };
-      const appendFile = await AppendFile.open(file, { durability, fs });
-      return { append: async (r) => void (await appendFile.appendRecord(r)), close: () => appendFile.close() };
-    },
-  },
+  'no-fsync': { open: referenceOpenWith(() => ({ fs: { ...nodeFileSystem, fdatasync: async () => undefined } })) },
   'rewrite-per-append': { open: async (file) => simpleWriter(file, { rewrite: true }) },
   'no-repair': { open: async (file) => simpleWriter(file) },
   // The reference writer, except that it appends at the end of the file, after pre-allocated space it found there
   // (NUL bytes after the last line, spec §3.8): every write and truncation at or past the end of the lines is moved
   // past the space. Violates TJ-DUR-033 alone: on files without space it is the reference writer.
   'append-after-space': {
-    open: async (file, durability) => {
-      const bytes = existsSync(file) ? readFileSync(file) : Buffer.alloc(0);
-      let dataEnd = bytes.length;
-      while (dataEnd > 0 && bytes[dataEnd - 1] === 0) dataEnd -= 1;
+    // Every write and truncation at or past the end of the lines is shifted by the length of the space the file ends
+    // in, so appends land after it. Only a regular file is read first: the kit's FIFO check must still see the
+    // reference writer's refusal, not a read that blocks.
+    open: referenceOpenWith((file) => {
+      const bytes = isRegularFile(file) ? readFileSync(file) : Buffer.alloc(0);
+      const dataEnd = bytes.length - trailingNulCount(bytes);
       const linesEnd = bytes.subarray(0, dataEnd).lastIndexOf(0x0a) + 1;
       const shift = linesEnd === dataEnd ? bytes.length - dataEnd : 0;
       const fs = {
@@ -181,20 +179,21 @@ const implementations = {
           nodeFileSystem.write(fd, buffer, offset, length, position >= linesEnd ? position + shift : position, options),
         ftruncate: (fd, length) => nodeFileSystem.ftruncate(fd, length >= linesEnd ? length + shift : length),
       };
-      const appendFile = await AppendFile.open(file, { durability, fs, preallocate: false });
-      return { append: async (r) => void (await appendFile.appendRecord(r)), close: () => appendFile.close() };
-    },
+      return { fs, preallocate: false };
+    }),
   },
   'ack-before-write': {
-    open: async (file, durability) => {
-      const appendFile = await AppendFile.open(file, { durability });
-      return {
-        append: async (r) => {
-          appendFile.appendRecord(r).catch(() => undefined);
+    // Valid records are answered before their write even starts; invalid ones are still refused.
+    open: referenceOpenWith(
+      () => ({}),
+      (writer, appendFile) => ({
+        ...writer,
+        append: async (record) => {
+          if (!isAcceptedRecord(validateRecord(record))) throw new AdapterRequestError('bad_request', 'invalid record');
+          appendFile.appendRecord(record).catch(() => undefined);
         },
-        close: () => appendFile.close(),
-      };
-    },
+      }),
+    ),
   },
   'reject-unknown-fields': {
     read: (paths, mode, audit) =>
@@ -248,6 +247,15 @@ const implementations = {
 
 // ---- writer mutants over the reference writer (issue 12): each breaks one requirement, through AppendFile's own seams
 // (its file-system layer and its lock options) or around it, and the writer tier must catch it.
+
+/** Whether `path` names a regular file (not a FIFO, a device or a link), without following or opening it. */
+function isRegularFile(path) {
+  try {
+    return lstatSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
 
 /** The reference writer's open with AppendFile options changed (`fs`, `lock`), record validation kept. */
 function referenceOpenWith(options, wrap = (writer) => writer) {

@@ -1,13 +1,15 @@
 /**
  * `@turnjournal/reader/store-format`: the on-disk conventions of a store that readers and writers share — valid
  * identifiers (spec §4.3), the recommended layout in both directions (§4.4), the reserved file names, the lock-file
- * format and how a lock's holder is proved alive or dead (§11.4), and the default size limits. The writer builds
+ * format and how a lock's holder is proved alive or dead (§11.4), the default size limits, and where a file's
+ * pre-allocated space begins (§3.8). The writer builds
  * every path and lock with these, and the reader recognises files and judges locks with the same code, so the two
  * cannot drift apart.
  * @module
  */
 
 export { DEFAULT_MAX_LINE_BYTES } from '../framing/line-splitter.js';
+export { trailingNulCount } from '../framing/space.js';
 export { DEFAULT_MAX_DOCUMENT_BYTES } from '../state/read-state.js';
 export { isReservedFileName } from '../store/discover-store.js';
 export { explainInvalidIdentifier, isValidIdentifier, MAX_IDENTIFIER_LENGTH } from './identifiers.js';

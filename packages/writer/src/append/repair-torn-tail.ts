@@ -1,3 +1,4 @@
+import { trailingNulCount } from '@turnjournal/reader/store-format';
 import { JournalWriteError } from '../errors.js';
 import { attempt, replaceFile } from '../fs/durable-ops.js';
 import type { FileSystem } from '../fs/file-system.js';
@@ -63,7 +64,7 @@ async function findLinesEnd(
     await readExactly(fs, path, fd, buffer, length, start);
     let at = length - 1;
     if (dataEnd < 0) {
-      while (at >= 0 && buffer[at] === 0) at -= 1;
+      at -= trailingNulCount(buffer, 0, length);
       if (at < 0) {
         end = start;
         continue;

@@ -1,4 +1,5 @@
 import { type JournalSource, readJournal } from '@turnjournal/reader';
+import { trailingNulCount } from '@turnjournal/reader/store-format';
 import type { Finding } from '@turnjournal/schema';
 import { attempt } from '../fs/durable-ops.js';
 import type { FileSystem } from '../fs/file-system.js';
@@ -32,7 +33,7 @@ export async function readTurnRecords(
       const read = await source.read(buffer, offset, length, position);
       if (read > 0 && position + read > eof) {
         eof = position + read;
-        const nuls = trailingNulCount(buffer, offset, read);
+        const nuls = trailingNulCount(buffer, offset, offset + read);
         trailingNuls = nuls === read ? trailingNuls + read : nuls;
       }
       return read;
@@ -53,13 +54,6 @@ export async function readTurnRecords(
     }
   }
   return { end: tornAt ?? eof - trailingNuls, findings };
-}
-
-/** How many NUL bytes end `buffer[offset, offset + length)`. */
-function trailingNulCount(buffer: Uint8Array, offset: number, length: number): number {
-  let at = offset + length;
-  while (at > offset && buffer[at - 1] === 0) at -= 1;
-  return offset + length - at;
 }
 
 /** A positional reader over a descriptor of the file-system layer, naming `path` in its errors. */

@@ -1,6 +1,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { readJournal } from '@turnjournal/reader';
+import { trailingNulCount } from '@turnjournal/reader/store-format';
 import { truncate } from '../../process.js';
 import type { StartResult } from '../../protocol.js';
 import type { Random } from '../../random.js';
@@ -17,9 +18,7 @@ export type Feature = NonNullable<StartResult['features']>[number];
  * that space while it holds the file open (and after a crash), so the harness compares and parses only the lines.
  */
 export function withoutSpace(bytes: Buffer): Buffer {
-  let end = bytes.length;
-  while (end > 0 && bytes[end - 1] === 0) end -= 1;
-  return bytes.subarray(0, end);
+  return bytes.subarray(0, bytes.length - trailingNulCount(bytes));
 }
 
 /** True when the adapter claims `feature`: the checks of an unclaimed feature are skipped. */
