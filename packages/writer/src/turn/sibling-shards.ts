@@ -158,10 +158,14 @@ export class SiblingShards {
       const { size, ino, ctimeMs } = await this.#fs.fstat(fd);
       // A file that shrank or was replaced was rewritten by a sweep: read it again from the start.
       const from = known !== undefined && known.ino === ino && known.end <= size ? known.end : 0;
-      if (from === size) return;
-      const read = await readTurnRecords(path, descriptorSource(this.#fs, path, fd), this.#table(), from);
       const settled = isSettled(ctimeMs, readAt);
-      this.#ends.set(name, { end: read.end, ino, size, ctimeMs, settled });
+      // Nothing to read (a shard created and not written yet) is remembered too: the next check is then a `stat`,
+      // not another open, and the check that needs no waiting (`unchanged`) can vouch for the shard.
+      const end =
+        from === size
+          ? size
+          : (await readTurnRecords(path, descriptorSource(this.#fs, path, fd), this.#table(), from)).end;
+      this.#ends.set(name, { end, ino, size, ctimeMs, settled });
     } finally {
       await this.#fs.close(fd).catch(() => undefined);
     }

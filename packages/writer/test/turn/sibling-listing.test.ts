@@ -1,4 +1,4 @@
-import { appendFileSync, statSync as realStatSync } from 'node:fs';
+import { appendFileSync, statSync as realStatSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
@@ -17,7 +17,14 @@ import { tempDir } from '../support/temp.js';
  * apart: the writer's check that needs no waiting uses it.
  */
 function controlledDirectory(dir: string, initialCtimeMs: number | undefined, synchronous = false) {
-  const state = { ctimeMs: initialCtimeMs, listings: 0, stats: 0, statsNow: 0, writes: 0 };
+  const state = {
+    ctimeMs: initialCtimeMs,
+    listings: 0,
+    stats: 0,
+    statsNow: 0,
+    writes: 0,
+    opens: new Map<string, number>(),
+  };
   const controlled = (path: string, real: FileStat): FileStat => {
     if (path !== dir) return real;
     const { ctimeMs: _ignored, ...rest } = real;
@@ -32,6 +39,10 @@ function controlledDirectory(dir: string, initialCtimeMs: number | undefined, sy
     async readdir(path: string): Promise<string[]> {
       if (path === dir) state.listings += 1;
       return nodeFileSystem.readdir(path);
+    },
+    open(path, mode) {
+      state.opens.set(path, (state.opens.get(path) ?? 0) + 1);
+      return nodeFileSystem.open(path, mode);
     },
     write(fd, buffer, offset, length, position, options) {
       state.writes += 1;
@@ -93,6 +104,21 @@ describe.each([
         code: 'turn_id_conflict',
       });
       expect(state.listings).toBe(listings);
+      await journal.close();
+    });
+
+    it('opens a shard that holds nothing once, not again for every new turn id, and reads it once it grows', async () => {
+      const dir = tempDir();
+      const shard = join(dir, 'empty~b.jsonl');
+      writeFileSync(shard, '');
+      const { fs, state } = controlledDirectory(dir, LONG_AGO, synchronous);
+      const journal = await openTurnJournal({ dir, sessionId: 'empty', shard: 'a', fs });
+      expect(state.opens.get(shard)).toBe(1);
+      for (let i = 0; i < 3; i++) await journal.submit({ content: `c${i}`, turnId: `t-${i}` });
+      expect(state.opens.get(shard)).toBe(1);
+      appendFileSync(shard, submittedLine('empty', 'late', 'from b'));
+      expect((await journal.submit({ content: 'from b', turnId: 'late' })).created).toBe(false);
+      expect(state.opens.get(shard)).toBe(2);
       await journal.close();
     });
 
