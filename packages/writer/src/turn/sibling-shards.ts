@@ -1,6 +1,6 @@
 import { basename, dirname, join } from 'node:path';
 import { attempt } from '../fs/durable-ops.js';
-import type { FileSystem } from '../fs/file-system.js';
+import { type FileSystem, type SynchronousStat, synchronousStat } from '../fs/file-system.js';
 import { descriptorSource, readTurnRecords } from './read-turn-records.js';
 import type { TurnTable } from './turn-table.js';
 
@@ -38,6 +38,10 @@ export class SiblingShards {
    * call, so it sees everything the call needs (and a read from the start serves a plain read).
    */
   #waiting: { promise: Promise<void>; fromStart: boolean } | null = null;
+  /** Reads queued or running: while there is one, only a read can tell what the shards hold. */
+  #reads = 0;
+  /** The file system's synchronous `stat`, when it has one (see {@link SiblingShards.unchanged}). */
+  readonly #statNow: SynchronousStat | undefined;
 
   /**
    * @param path the journal whose siblings these are, of session `sessionId`.
@@ -49,6 +53,33 @@ export class SiblingShards {
     this.#own = basename(path);
     this.#sessionId = sessionId;
     this.#table = table;
+    this.#statNow = synchronousStat(fs);
+  }
+
+  /**
+   * True when the shards are known, without waiting, to hold nothing the last read did not fold into the table: no
+   * read is queued or running, the listing is trusted and the directory's change time has not moved, and every
+   * listed shard was read and has not changed since. It makes the checks a read makes when nothing changed (the
+   * `stat` of the directory and of each shard), through the file system's synchronous `stat`, and changes nothing.
+   * False when any of that cannot be told now (no synchronous `stat`, a `stat` that fails, a listed shard never
+   * read): a {@link SiblingShards.read} then decides. What it buys: a writer that learns this issues its write in
+   * the same synchronous run as the call, instead of a chain of promise reactions later.
+   */
+  unchanged(): boolean {
+    const statNow = this.#statNow;
+    const listing = this.#listing;
+    if (statNow === undefined || this.#reads > 0 || listing?.settled !== true) return false;
+    try {
+      const dir = statNow(this.#dir);
+      if (dir.ino !== listing.ino || dir.ctimeMs !== listing.ctimeMs) return false;
+      for (const name of listing.names) {
+        const known = this.#ends.get(name);
+        if (known === undefined || !unchangedSince(known, statNow(join(this.#dir, name)))) return false;
+      }
+    } catch {
+      return false; // the read reports it, or finds the shard removed
+    }
+    return true;
   }
 
   /** Folds what the session's other shards appended since the last read into the writer's table. */
@@ -71,6 +102,7 @@ export class SiblingShards {
       return waiting.promise;
     }
     const next = { promise: Promise.resolve(), fromStart };
+    this.#reads += 1;
     next.promise = this.#tail.then(async () => {
       // Started: a later call queues a read of its own (this one may have passed what it needs).
       this.#waiting = null;
@@ -81,7 +113,14 @@ export class SiblingShards {
       for (const name of await this.#names()) await this.#readShard(join(this.#dir, name), name);
     });
     this.#waiting = next;
-    this.#tail = next.promise.catch(() => undefined);
+    this.#tail = next.promise.then(
+      () => {
+        this.#reads -= 1;
+      },
+      () => {
+        this.#reads -= 1;
+      },
+    );
     return next.promise;
   }
 
@@ -119,10 +158,14 @@ export class SiblingShards {
       const { size, ino, ctimeMs } = await this.#fs.fstat(fd);
       // A file that shrank or was replaced was rewritten by a sweep: read it again from the start.
       const from = known !== undefined && known.ino === ino && known.end <= size ? known.end : 0;
-      if (from === size) return;
-      const read = await readTurnRecords(path, descriptorSource(this.#fs, path, fd), this.#table(), from);
       const settled = isSettled(ctimeMs, readAt);
-      this.#ends.set(name, { end: read.end, ino, size, ctimeMs, settled });
+      // Nothing to read (a shard created and not written yet) is remembered too: the next check is then a `stat`,
+      // not another open, and the check that needs no waiting (`unchanged`) can vouch for the shard.
+      const end =
+        from === size
+          ? size
+          : (await readTurnRecords(path, descriptorSource(this.#fs, path, fd), this.#table(), from)).end;
+      this.#ends.set(name, { end, ino, size, ctimeMs, settled });
     } finally {
       await this.#fs.close(fd).catch(() => undefined);
     }

@@ -129,10 +129,11 @@ export class TurnJournal {
     // it never answers "already submitted" before the first record is durable, nor writes a second one if that fails.
     const earlier = this.#submitting.get(turnId);
     const write = this.#appender.append(() => {
-      const unknown = callerId && this.#table.get(turnId) === undefined;
+      // A caller's id may be known to another shard. When the shards are known not to have changed since they were
+      // last read, the id is new and the write is issued in this synchronous run, as a generated id's is.
+      const unknown = callerId && this.#table.get(turnId) === undefined && !this.#siblings.unchanged();
       if (!unknown && earlier === undefined) return reserve();
       return (async () => {
-        // A caller's id may be known to another shard.
         if (unknown) await this.refreshSiblings();
         await earlier;
         return reserve();
@@ -196,7 +197,7 @@ export class TurnJournal {
       return bytes;
     };
     const ack = await this.#appender.append(() => {
-      if (this.#table.get(turnId) !== undefined) return reserve();
+      if (this.#table.get(turnId) !== undefined || this.#siblings.unchanged()) return reserve();
       return this.refreshSiblings().then(reserve);
     });
     return ack as AppendAck;
