@@ -57,7 +57,7 @@ describe('a turn fold that keeps no turns (TurnFoldOptions.keepTurns)', () => {
     );
   });
 
-  it('keeps 16 bytes a record event and no excerpt, where a fold that keeps turns keeps its summary', async () => {
+  it('keeps 8 bytes a record event and no excerpt, where a fold that keeps turns keeps its summary', async () => {
     const turns = 2000;
     const values = Array.from({ length: turns }, (_, i) => [
       ev('submitted', `t${String(i).padStart(5, '0')}`),
@@ -67,8 +67,9 @@ describe('a turn fold that keeps no turns (TurnFoldOptions.keepTurns)', () => {
     const lean = (await fold([path], { keepTurns: false })).arena;
     const full = (await fold([path], {})).arena;
     expect(lean.slots).toBe(2 * turns);
-    // Columns are allocated a page (4,096 slots) at a time: the pages of 4,000 slots, and no excerpt or string.
-    expect(lean.table.heldBytes).toBe(4096 * 16);
+    // The first page doubles up to 4,096 slots for 4,000, 8 bytes each, plus its one block's first line (8 bytes):
+    // no wide column, no excerpt or string.
+    expect(lean.table.heldBytes).toBe(4096 * 8 + 8);
     // Each summary: 44 bytes of columns, the excerpt (64 bytes), a stream_id.
     expect(full.table.heldBytes).toBeGreaterThan(4096 * 44 + turns * 64);
   });
@@ -141,10 +142,11 @@ describe('a table of locations only', () => {
       fc.integer({ min: 2 ** 32, max: 2 ** 40 }),
     );
     const entry = fc.record({
-      slot: fc.nat(9000),
+      // The growing first page, and the next page (32,768 slots).
+      slot: fc.oneof(fc.nat(9000), fc.integer({ min: 32_760, max: 33_000 })),
       offset: offsets,
-      line: fc.constantFrom(1, 0xffff_fffe, 0xffff_ffff, 2 ** 40),
-      length: fc.nat(1000),
+      line: fc.oneof(fc.constantFrom(1, 0xffff_fffe, 0xffff_ffff, 2 ** 40), fc.integer({ min: 40_000, max: 80_000 })),
+      length: fc.oneof(fc.nat(1000), fc.constantFrom(0xfffe, 0xffff, 70_000)),
       file: fc.constantFrom('a.jsonl', 'b.jsonl'),
     });
     fc.assert(
@@ -161,6 +163,29 @@ describe('a table of locations only', () => {
       }),
       propertyParameters({ defaultRuns: 300 }),
     );
+  });
+});
+
+describe('a table of locations only, over one file read in order', () => {
+  it('keeps 8 bytes a slot and no wide column: lines and offsets fit as distances from where their page starts', () => {
+    const table = new RepresentativeTable(false);
+    const slots = 100_000;
+    // Records of 2,000 bytes and more, one a line, as a large journal holds them: past 2^32 bytes and 2^16 lines.
+    const at = (slot: number) => ({
+      line: slot + 1,
+      bytesOffset: 2 ** 32 + slot * 2_500,
+      bytes: new Uint8Array(2_000),
+    });
+    for (let slot = 0; slot < slots; slot += 1) table.set(slot, at(slot) as unknown as JournalRecord, 'a.jsonl');
+    // Four pages of 32,768 slots, 8 bytes a slot, and each page's 8 line blocks' first lines.
+    expect(table.heldBytes).toBe(4 * (32_768 * 8 + 8 * 8));
+    for (const slot of [0, 4_095, 4_096, 32_767, 32_768, 99_999])
+      expect(table.location(slot)).toEqual({
+        file: 'a.jsonl',
+        line: slot + 1,
+        offset: 2 ** 32 + slot * 2_500,
+        length: 2_000,
+      });
   });
 });
 
