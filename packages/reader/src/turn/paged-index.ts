@@ -14,6 +14,13 @@ const INITIAL_ENTRIES = 8;
 export class PagedIndex {
   readonly #pages: (Uint32Array | undefined)[] = [new Uint32Array(INITIAL_ENTRIES)];
 
+  /** Bytes of the pages made (for tests that count what a fold keeps). */
+  get heldBytes(): number {
+    let bytes = 0;
+    for (const page of this.#pages) bytes += page?.byteLength ?? 0;
+    return bytes;
+  }
+
   /** The entry at `at`, 0 when it was never set. */
   get(at: number): number {
     const page = this.#pages[at >>> PAGE_BITS];

@@ -217,3 +217,61 @@ describe('checkStore over sessions whose files interleave', () => {
     ]);
   });
 });
+
+describe('the per-turn columns of a fold', () => {
+  it('keep 12 bytes a turn: its event bits, its first slot and its first terminal line, in one column each', async () => {
+    const turns = 65_536;
+    const id = (i: number) => `t${String(i).padStart(5, '0')}`;
+    const values = Array.from({ length: turns }, (_, i) => [ev('submitted', id(i)), ev('completed', id(i))]).flat();
+    const { arena, derived } = await fold([tempFile(jsonl(values))], { keepTurns: false });
+    expect(derived.turnCount).toBe(turns);
+    // Three whole pages of 65,536 entries; the file-list and scattered-slot columns, never set, their first 8 entries.
+    expect(arena.columnBytes).toBe(3 * turns * 4 + 2 * 8 * 4);
+  });
+});
+
+describe('event_after_terminal over readings of files of many lines', () => {
+  it('compares lines within each reading only, whatever the line numbers (TJ-DERIVE-009)', async () => {
+    const record = fc.record({
+      event: fc.constantFrom('submitted', 'worker_started', 'completed', 'interrupted'),
+      turn: fc.constantFrom('t1', 't2', 't3'),
+    });
+    const file = fc.array(record, { minLength: 1, maxLength: 8 });
+    // Each reading's lines start past 0, 2^31 (where a fold numbers its readings' lines from 0 again) or 2^32.
+    const reading = fc.record({ file: fc.nat(2), shift: fc.constantFrom(0, 2 ** 31 - 2, 2 ** 32 - 3, 2 ** 40) });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(file, { minLength: 3, maxLength: 3 }),
+        fc.array(reading, { minLength: 1, maxLength: 6 }),
+        async (files, readings) => {
+          const paths = files.map((lines) => tempFile(jsonl(lines.map((l) => ev(l.event, l.turn)))));
+          const turnFold = new TurnFold(SESSION, { maxFindingsPerCode: 1000, keepTurns: false });
+          const expected: string[] = [];
+          let previous = -1;
+          for (const { file: index, shift } of readings) {
+            // The same file twice in a row is one reading.
+            if (index === previous) continue;
+            previous = index;
+            const terminal = new Map<string, number>();
+            for (const item of await readAll(paths[index] as string)) {
+              if (item.kind !== 'record') continue;
+              const line = item.record.line + shift;
+              turnFold.add({ ...item.record, line }, { file: paths[index] as string, sessionId: SESSION });
+              const { event, turn_id: turn } = item.record.value as { event: string; turn_id: string };
+              const first = terminal.get(turn);
+              if (event === 'completed' || event === 'interrupted') {
+                if (first === undefined) terminal.set(turn, line);
+              } else if (first !== undefined && line > first) expected.push(`${turn}:${line}`);
+            }
+          }
+          const found = turnFold
+            .finish()
+            .findings.filter((f) => f.code === 'event_after_terminal')
+            .map((f) => `${f.turn_id}:${f.line}`);
+          expect(found).toEqual(expected);
+        },
+      ),
+      propertyParameters({ defaultRuns: 100 }),
+    );
+  });
+});
