@@ -7,7 +7,7 @@ import { hashBytes } from './byte-pool.js';
 import { canonicalDigest, compareBytes } from './canonical-json.js';
 import { DigestSet } from './digest-set.js';
 import { flatCopy } from './flat-copy.js';
-import { claimArena, type FoldArena } from './fold-arena.js';
+import { claimArena, type FoldArena, ReadingLines } from './fold-arena.js';
 import { EVENT_INDEX, type FoldContext, FoldedTurn, SUBMITTED, TERMINAL } from './folded-turn.js';
 import { IdIndex } from './id-index.js';
 import { PagedIndex } from './paged-index.js';
@@ -139,13 +139,10 @@ export class TurnFold {
   // The bytes of the representative last compared with a distinct duplicate: the duplicates of one turn event usually
   // follow each other, and each would otherwise read the representative back from disk.
   #representative: { slot: number; bytes: Uint8Array } | undefined;
-  // Files are read one after the other: the file being read. The lines of each reading of a file are numbered on from
-  // the last number stored in the reading before (see FoldArena.terminalLineIn): #lineBase is the current reading's
-  // line 0, #lastNumbered the highest number stored in it, so a turn's first terminal line is known to belong to the
-  // current reading.
+  // Files are read one after the other: the file being read, and the numbering of lines across readings that tells
+  // whether a turn's first terminal line belongs to the current reading (see ReadingLines).
   #file: string | undefined;
-  #lineBase = 0;
-  #lastNumbered = 0;
+  readonly #lines = new ReadingLines();
   // The lists of files of the fold's turns, by number (see FoldArena.fileList): `[#file]` for every turn first seen in
   // it, at #fileList, and one list for each turn of several files.
   readonly #fileLists: (readonly string[])[] = [];
@@ -208,7 +205,9 @@ export class TurnFold {
     if (index === undefined) return;
     if (this.#file !== source.file) {
       this.#file = source.file;
-      this.#newReading();
+      // Past 2^31 lines the numbering starts over: the terminal lines of readings done are forgotten.
+      if (!this.#lines.next())
+        for (let place = 0; place < this.#count; place += 1) this.#shared.clearTerminalLine(this.#number(place));
       this.#fileList = this.#fileLists.push([source.file]) - 1;
     }
     const place = this.#place(value.turn_id as string);
@@ -389,26 +388,11 @@ export class TurnFold {
     return -1;
   }
 
-  /**
-   * Starts numbering lines past the last reading's. Before the numbers outgrow the arena's column, it starts from 0
-   * again and forgets the terminal lines of the fold's turns, which belong to readings done: once per 2^31 lines.
-   */
-  #newReading(): void {
-    this.#lineBase = this.#lastNumbered;
-    if (this.#lineBase < RENUMBER_AT) return;
-    this.#lineBase = 0;
-    this.#lastNumbered = 0;
-    for (let place = 0; place < this.#count; place += 1) this.#shared.clearTerminalLine(this.#number(place));
-  }
-
   // event_after_terminal depends on line order within one file (TJ-DERIVE-009): records of a file arrive in order.
   #checkOrderInFile(index: number, place: number, turn: number, record: JournalRecord, source: RecordSource): void {
-    const terminalLine = this.#shared.terminalLineIn(turn, this.#lineBase);
+    const terminalLine = this.#shared.terminalLineIn(turn, this.#lines.base);
     if (((1 << index) & TERMINAL) !== 0) {
-      if (terminalLine === undefined) {
-        this.#shared.setTerminalLine(turn, this.#lineBase, record.line);
-        this.#lastNumbered = Math.max(this.#lastNumbered, this.#lineBase + record.line);
-      }
+      if (terminalLine === undefined) this.#lines.set(this.#shared, turn, record.line);
     } else if (terminalLine !== undefined && record.line > terminalLine) {
       this.#report(
         'event_after_terminal',
@@ -447,9 +431,6 @@ export class TurnFold {
     return true;
   }
 }
-
-/** The line number past which a fold numbers the lines of its next reading from 0 again (see TurnFold#newReading). */
-const RENUMBER_AT = 2 ** 31;
 
 /** The canonical digest of the record whose bytes were read back from `location`. */
 function digestOfStored(location: RecordLocation, bytes: Uint8Array): Uint8Array {

@@ -137,6 +137,36 @@ function countBits(bits: number): number {
 
 /** The terminal-line column's entry for a number above what it holds (in `longLines` then). */
 const LONG_LINE = 0xffff_ffff;
+/** The number past which a fold numbers the lines of its next reading from 0 again (see ReadingLines). */
+const RENUMBER_AT = 2 ** 31;
+
+/**
+ * How a fold numbers the lines of its readings one after the other (see FoldArena.terminalLineIn): `base` is the
+ * current reading's line 0, and each reading starts past the highest number stored in the one before. Before the
+ * numbers outgrow the arena's column, the numbering starts from 0 again: once per 2^31 lines.
+ */
+export class ReadingLines {
+  base = 0;
+  #last = 0;
+
+  /** Stores `line` as the turn's first terminal line in the current reading. */
+  set(arena: FoldArena, turn: number, line: number): void {
+    arena.setTerminalLine(turn, this.base, line);
+    this.#last = Math.max(this.#last, this.base + line);
+  }
+
+  /**
+   * Starts a reading. False when the numbering starts over: the caller then forgets (FoldArena.clearTerminalLine) the
+   * terminal lines of its turns, which belong to readings done.
+   */
+  next(): boolean {
+    this.base = this.#last;
+    if (this.base < RENUMBER_AT) return true;
+    this.base = 0;
+    this.#last = 0;
+    return false;
+  }
+}
 
 // The arena handed to the next fold built (see withArena): set and cleared synchronously around one construction.
 let handedOver: FoldArena | undefined;
