@@ -19,7 +19,8 @@ interface ChildResult {
 /**
  * Peak RSS of a whole process reading a large turn journal, each in its own child process (plain `node`, no flags):
  * streaming `readJournal` (target ≤ 100 MB), `checkStore` over the same file (information: it keeps a summary per
- * turn), `checkStore` with `keepTurns: false` (findings and counts only, what `turnjournal check` runs: target ≤ 150 MiB), the raw streaming floor (split + JSON.parse, keeping nothing) and a process that only loads the reader.
+ * turn), `checkStore` with `keepTurns: false` (findings and counts only, what `turnjournal check` runs: target
+ * ≤ 150 MiB), the raw streaming floor (split + JSON.parse, keeping nothing) and a process that only loads the reader.
  */
 export const peakMemory: Figure = {
   id: 'peak-memory',
