@@ -7,7 +7,7 @@ import { hashBytes } from './byte-pool.js';
 import { canonicalDigest, compareBytes } from './canonical-json.js';
 import { DigestSet } from './digest-set.js';
 import { flatCopy } from './flat-copy.js';
-import { claimArena, type FoldArena } from './fold-arena.js';
+import { claimArena, type FoldArena, ReadingLines } from './fold-arena.js';
 import { EVENT_INDEX, type FoldContext, FoldedTurn, SUBMITTED, TERMINAL } from './folded-turn.js';
 import { IdIndex } from './id-index.js';
 import { PagedIndex } from './paged-index.js';
@@ -139,10 +139,10 @@ export class TurnFold {
   // The bytes of the representative last compared with a distinct duplicate: the duplicates of one turn event usually
   // follow each other, and each would otherwise read the representative back from disk.
   #representative: { slot: number; bytes: Uint8Array } | undefined;
-  // Files are read one after the other: the file being read, and a count that changes whenever it does, so a turn's
-  // first terminal line is known to belong to the current file's reading.
+  // Files are read one after the other: the file being read, and the numbering of lines across readings that tells
+  // whether a turn's first terminal line belongs to the current reading (see ReadingLines).
   #file: string | undefined;
-  #reading = 0;
+  readonly #lines = new ReadingLines();
   // The lists of files of the fold's turns, by number (see FoldArena.fileList): `[#file]` for every turn first seen in
   // it, at #fileList, and one list for each turn of several files.
   readonly #fileLists: (readonly string[])[] = [];
@@ -205,7 +205,9 @@ export class TurnFold {
     if (index === undefined) return;
     if (this.#file !== source.file) {
       this.#file = source.file;
-      this.#reading += 1;
+      // Past 2^31 lines the numbering starts over: the terminal lines of readings done are forgotten.
+      if (!this.#lines.next())
+        for (let place = 0; place < this.#count; place += 1) this.#shared.clearTerminalLine(this.#number(place));
       this.#fileList = this.#fileLists.push([source.file]) - 1;
     }
     const place = this.#place(value.turn_id as string);
@@ -388,9 +390,9 @@ export class TurnFold {
 
   // event_after_terminal depends on line order within one file (TJ-DERIVE-009): records of a file arrive in order.
   #checkOrderInFile(index: number, place: number, turn: number, record: JournalRecord, source: RecordSource): void {
-    const terminalLine = this.#shared.terminalLineIn(turn, this.#reading);
+    const terminalLine = this.#shared.terminalLineIn(turn, this.#lines.base);
     if (((1 << index) & TERMINAL) !== 0) {
-      if (terminalLine === undefined) this.#shared.setTerminalLine(turn, this.#reading, record.line);
+      if (terminalLine === undefined) this.#lines.set(this.#shared, turn, record.line);
     } else if (terminalLine !== undefined && record.line > terminalLine) {
       this.#report(
         'event_after_terminal',

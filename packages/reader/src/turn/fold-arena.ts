@@ -26,12 +26,12 @@ export class FoldArena {
   // The slot of event i of turn n, at n * TURN_EVENTS.length + i, for the events whose slot does not follow the
   // turn's others (see SCATTERED); its pages are made where such an event is.
   readonly #scattered = new PagedIndex();
-  // Per turn: its bits (see RANKS), and, while its fold reads, the reading (see TurnFold) in which it had its first
-  // terminal event and that event's line, LONG_LINE for a line the column cannot hold (in `longLines` then).
+  // Per turn: its bits (see RANKS), and, while its fold reads, the line of its first terminal event in its fold's
+  // numbering of lines (see terminalLineIn): one column, where the reading and the line took two. LONG_LINE for a
+  // number the column cannot hold, in `longLines` then.
   readonly bits = new PagedIndex();
-  readonly terminalReading = new PagedIndex();
-  readonly terminalLine = new PagedIndex();
-  longLines: Map<number, number> | undefined;
+  readonly #terminalLine = new PagedIndex();
+  #longLines: Map<number, number> | undefined;
   // Per turn: the number of its list of files in its fold (see TurnFold): a column, where a member of each turn's
   // object took 8 bytes.
   readonly fileList = new PagedIndex();
@@ -43,6 +43,12 @@ export class FoldArena {
   /** @param summaries false for a table of locations only (see RepresentativeTable). */
   constructor(summaries = true) {
     this.table = new RepresentativeTable(summaries);
+  }
+
+  /** Bytes of the per-turn columns (the table and the ids aside), for tests that count what a fold keeps. */
+  get columnBytes(): number {
+    const columns = [this.#firstSlot, this.#scattered, this.bits, this.#terminalLine, this.fileList];
+    return columns.reduce((bytes, column) => bytes + column.heldBytes, 0);
   }
 
   /** Numbers a new turn whose id is the first `length` bytes of `id`: the next number. */
@@ -63,22 +69,34 @@ export class FoldArena {
     return true;
   }
 
-  /** The line of the turn's first terminal event, when it was seen in the given reading (1 or more). */
-  terminalLineIn(turn: number, reading: number): number | undefined {
-    if (this.terminalReading.get(turn) !== reading) return undefined;
-    const line = this.terminalLine.get(turn);
-    return line === LONG_LINE ? this.longLines?.get(turn) : line;
+  /**
+   * The line of the turn's first terminal event in the reading whose lines are numbered from `base` on, or undefined
+   * when it had none there. A fold numbers the lines of its readings one after the other (a reading's line n is
+   * `base + n`, and the next reading's base is past every number stored in this one), so a number stored in an
+   * earlier reading is at most the current base, and no column need be cleared when a reading starts.
+   */
+  terminalLineIn(turn: number, base: number): number | undefined {
+    const stored = this.#terminalLine.get(turn);
+    const numbered = stored === LONG_LINE ? (this.#longLines?.get(turn) ?? 0) : stored;
+    return numbered > base ? numbered - base : undefined;
   }
 
-  setTerminalLine(turn: number, reading: number, line: number): void {
-    this.terminalReading.set(turn, reading);
-    if (line < LONG_LINE) {
-      this.terminalLine.set(turn, line);
+  /** Records `line` (1 or more) as the turn's first terminal line in the reading numbered from `base`. */
+  setTerminalLine(turn: number, base: number, line: number): void {
+    const numbered = base + line;
+    if (numbered < LONG_LINE) {
+      this.#terminalLine.set(turn, numbered);
       return;
     }
-    this.terminalLine.set(turn, LONG_LINE);
-    this.longLines ??= new Map();
-    this.longLines.set(turn, line);
+    this.#terminalLine.set(turn, LONG_LINE);
+    this.#longLines ??= new Map();
+    this.#longLines.set(turn, numbered);
+  }
+
+  /** Forgets the turn's terminal line (see TurnFold, which numbers its lines anew before they outgrow the column). */
+  clearTerminalLine(turn: number): void {
+    this.#terminalLine.set(turn, 0);
+    this.#longLines?.delete(turn);
   }
 
   /**
@@ -117,8 +135,38 @@ function countBits(bits: number): number {
   return count;
 }
 
-/** The `terminalLine` of a line above what a column entry holds. */
-export const LONG_LINE = 0xffff_ffff;
+/** The terminal-line column's entry for a number above what it holds (in `longLines` then). */
+const LONG_LINE = 0xffff_ffff;
+/** The number past which a fold numbers the lines of its next reading from 0 again (see ReadingLines). */
+const RENUMBER_AT = 2 ** 31;
+
+/**
+ * How a fold numbers the lines of its readings one after the other (see FoldArena.terminalLineIn): `base` is the
+ * current reading's line 0, and each reading starts past the highest number stored in the one before. Before the
+ * numbers outgrow the arena's column, the numbering starts from 0 again: once per 2^31 lines.
+ */
+export class ReadingLines {
+  base = 0;
+  #last = 0;
+
+  /** Stores `line` as the turn's first terminal line in the current reading. */
+  set(arena: FoldArena, turn: number, line: number): void {
+    arena.setTerminalLine(turn, this.base, line);
+    this.#last = Math.max(this.#last, this.base + line);
+  }
+
+  /**
+   * Starts a reading. False when the numbering starts over: the caller then forgets (FoldArena.clearTerminalLine) the
+   * terminal lines of its turns, which belong to readings done.
+   */
+  next(): boolean {
+    this.base = this.#last;
+    if (this.base < RENUMBER_AT) return true;
+    this.base = 0;
+    this.#last = 0;
+    return false;
+  }
+}
 
 // The arena handed to the next fold built (see withArena): set and cleared synchronously around one construction.
 let handedOver: FoldArena | undefined;

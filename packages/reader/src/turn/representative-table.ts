@@ -1,6 +1,7 @@
 import { MAX_EXCERPT_BYTES } from '@turnjournal/schema';
 import type { JournalRecord } from '../framing/read-journal.js';
 import { BytePool } from './byte-pool.js';
+import { LocationTable } from './location-table.js';
 import type { RecordLocation, RecordSummary, RepresentativeRecord } from './representative.js';
 
 // What a slot holds, in two views of one buffer: doubles for the offset, which may pass 2^32, and for `created_at`,
@@ -23,15 +24,6 @@ const FIRST = 5;
 // Columns FIRST and FIRST + 1 (SECOND): a member goes to the first of them still free.
 const SLOT_MEMBERS = 2;
 const INTEGERS = FIRST + SLOT_MEMBERS;
-// A table of locations only (see RepresentativeTable's constructor) keeps LINE, LENGTH, FILE and the offset's low 32
-// bits in OFFSET_LOW, no double: 16 bytes a slot instead of 44, and no excerpt or string. The offset's next 16 bits
-// are in a column of the slot's page made when a record of the page is past 4 GiB (2 bytes a slot then), and an
-// offset past 2^48 goes aside.
-const LOCATION_DOUBLES = 0;
-const OFFSET_LOW = FILE + 1;
-const LOCATION_INTEGERS = OFFSET_LOW + 1;
-const TWO_32 = 2 ** 32;
-const TWO_48 = 2 ** 48;
 // FLAGS bits: which optional members the record has, and where each is.
 const HAS_MESSAGE_INDEX = 1;
 const HAS_ATTACHMENTS = 2;
@@ -61,7 +53,6 @@ const TEXT_PAGE_BYTES = 256 * 1024;
 /** What a slot could not hold in its columns (see FIRST and SECOND). */
 interface RareMembers {
   line?: number;
-  offset?: number;
   excerptAt?: number;
   assistantMessageIndex?: number;
   attachments?: number;
@@ -96,14 +87,10 @@ export class RepresentativeTable {
   #lastStreamIdNumber = 0;
   // The few distinct reasons a store uses, each kept once; past REASONS_KEPT distinct ones, each record's is kept.
   readonly #reasons = new Map<string, number>();
-  // Per page of a table of locations only: bits 32-47 of each slot's offset, made on first use (see OFFSET_LOW).
-  readonly #offsetHigh: (Uint16Array | undefined)[] = [];
+  // The table of a fold that keeps no turns: locations only, in a table of their own, and none of the above.
+  readonly #locations: LocationTable | undefined;
   // What slots could not hold in their columns, by slot; made on first use (most stores need none).
   #rare: Map<number, RareMembers> | undefined;
-
-  // Numbers a slot holds in each view: DOUBLES and INTEGERS, or the location columns alone.
-  readonly #doublesPerSlot: number;
-  readonly #integersPerSlot: number;
 
   /**
    * @param summaries false for a table that keeps each representative's location only, for a fold whose turns nobody
@@ -111,33 +98,36 @@ export class RepresentativeTable {
    * throws.
    */
   constructor(summaries = true) {
-    this.#doublesPerSlot = summaries ? DOUBLES : LOCATION_DOUBLES;
-    this.#integersPerSlot = summaries ? INTEGERS : LOCATION_INTEGERS;
-    this.#addPage(INITIAL_SLOTS);
+    if (summaries) this.#addPage(INITIAL_SLOTS);
+    else this.#locations = new LocationTable();
   }
 
   /** Bytes the table's columns, excerpts and strings hold (for tests that count what a fold keeps). */
   get heldBytes(): number {
+    if (this.#locations !== undefined) return this.#locations.heldBytes;
     let bytes = this.#strings.heldBytes;
     for (const column of this.#doubles) bytes += column.buffer.byteLength;
-    for (const high of this.#offsetHigh) bytes += high?.byteLength ?? 0;
     // The excerpts written, not the pages reserved for them: a table that writes none holds none.
     return bytes + (this.#text.length - 1) * TEXT_PAGE_BYTES + this.#textLength;
   }
 
   /** False when the table keeps locations only. */
   get summaries(): boolean {
-    return this.#doublesPerSlot === DOUBLES;
+    return this.#locations === undefined;
   }
 
   /**
    * Stores the representative of a record read from `file` at `slot`, replacing what the slot held.
    */
   set(slot: number, record: JournalRecord, file: string): void {
+    if (this.#locations !== undefined) {
+      this.#locations.set(slot, record, file);
+      return;
+    }
     if (slot >= this.#capacity) this.#grow(slot + 1);
     const page = slot >>> PAGE_BITS;
-    const d = (slot & PAGE_MASK) * this.#doublesPerSlot;
-    const i = (slot & PAGE_MASK) * this.#integersPerSlot;
+    const d = (slot & PAGE_MASK) * DOUBLES;
+    const i = (slot & PAGE_MASK) * INTEGERS;
     const doubles = this.#doubles[page] as Float64Array;
     const integers = this.#integers[page] as Uint32Array;
     const v = record.value;
@@ -145,13 +135,11 @@ export class RepresentativeTable {
     let flags = 0;
     // FIRST, then SECOND: the next column free for a member, SLOT_MEMBERS when both are taken.
     let free = 0;
-    if (this.summaries) doubles[d + OFFSET] = record.bytesOffset;
-    else this.#setOffset(slot, i, integers, record.bytesOffset);
+    doubles[d + OFFSET] = record.bytesOffset;
     if (record.line <= MAX_IN_SLOT) integers[i + LINE] = record.line;
     else this.#aside(slot).line = record.line;
     integers[i + LENGTH] = record.bytes.length;
     integers[i + FILE] = this.#fileNumber(file);
-    if (!this.summaries) return;
     doubles[d + CREATED_AT] = typeof v.created_at === 'number' ? v.created_at : Number.NaN;
     integers[i + STREAM_ID] = typeof v.stream_id === 'string' ? this.#streamIdNumber(v.stream_id) : 0;
     if (typeof v.content === 'string') {
@@ -194,24 +182,6 @@ export class RepresentativeTable {
     integers[i + FLAGS] = flags;
   }
 
-  /** Stores the offset of a slot of a table of locations only (see OFFSET_LOW). */
-  #setOffset(slot: number, i: number, integers: Uint32Array, offset: number): void {
-    integers[i + OFFSET_LOW] = offset % TWO_32;
-    const page = slot >>> PAGE_BITS;
-    if (offset >= TWO_48) this.#aside(slot).offset = offset;
-    else if (offset >= TWO_32) {
-      let high = this.#offsetHigh[page];
-      if (high === undefined) {
-        high = new Uint16Array(PAGE_SLOTS);
-        this.#offsetHigh[page] = high;
-      }
-      high[slot & PAGE_MASK] = Math.floor(offset / TWO_32);
-    } else {
-      const high = this.#offsetHigh[page];
-      if (high !== undefined) high[slot & PAGE_MASK] = 0;
-    }
-  }
-
   /** The slot's entry in the rare map, made on first use. */
   #aside(slot: number): RareMembers {
     this.#rare ??= new Map();
@@ -225,19 +195,14 @@ export class RepresentativeTable {
 
   /** Where the record at `slot` is. The slot must have been set. */
   location(slot: number): RecordLocation {
+    if (this.#locations !== undefined) return this.#locations.location(slot);
     const page = slot >>> PAGE_BITS;
-    const d = (slot & PAGE_MASK) * this.#doublesPerSlot;
-    const i = (slot & PAGE_MASK) * this.#integersPerSlot;
+    const i = (slot & PAGE_MASK) * INTEGERS;
     const integers = this.#integers[page] as Uint32Array;
-    const rare = this.#rare?.get(slot);
-    const offset = this.summaries
-      ? ((this.#doubles[page] as Float64Array)[d + OFFSET] as number)
-      : (rare?.offset ??
-        (integers[i + OFFSET_LOW] as number) + (this.#offsetHigh[page]?.[slot & PAGE_MASK] ?? 0) * TWO_32);
     return {
       file: this.#files[integers[i + FILE] as number] as string,
-      line: rare?.line ?? (integers[i + LINE] as number),
-      offset,
+      line: this.#rare?.get(slot)?.line ?? (integers[i + LINE] as number),
+      offset: (this.#doubles[page] as Float64Array)[(slot & PAGE_MASK) * DOUBLES + OFFSET] as number,
       length: integers[i + LENGTH] as number,
     };
   }
@@ -246,8 +211,8 @@ export class RepresentativeTable {
   get(slot: number): RepresentativeRecord {
     if (!this.summaries) throw new Error('RepresentativeTable.get(): this table keeps locations only');
     const page = slot >>> PAGE_BITS;
-    const d = (slot & PAGE_MASK) * this.#doublesPerSlot;
-    const i = (slot & PAGE_MASK) * this.#integersPerSlot;
+    const d = (slot & PAGE_MASK) * DOUBLES;
+    const i = (slot & PAGE_MASK) * INTEGERS;
     const doubles = this.#doubles[page] as Float64Array;
     const integers = this.#integers[page] as Uint32Array;
     const flags = integers[i + FLAGS] as number;
@@ -363,8 +328,8 @@ export class RepresentativeTable {
 
   /** The two columns of `slots` slots, in one buffer: one allocation instead of two, which small sessions notice. */
   #columns(slots: number): [Float64Array, Uint32Array] {
-    const doubles = slots * this.#doublesPerSlot;
-    const buffer = new ArrayBuffer(doubles * 8 + slots * this.#integersPerSlot * 4);
-    return [new Float64Array(buffer, 0, doubles), new Uint32Array(buffer, doubles * 8, slots * this.#integersPerSlot)];
+    const doubles = slots * DOUBLES;
+    const buffer = new ArrayBuffer(doubles * 8 + slots * INTEGERS * 4);
+    return [new Float64Array(buffer, 0, doubles), new Uint32Array(buffer, doubles * 8, slots * INTEGERS)];
   }
 }

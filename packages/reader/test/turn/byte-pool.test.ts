@@ -29,3 +29,15 @@ describe('BytePool', () => {
       expect(pool.get(entries[i] as number)).toBe(`stream-${i.toString(16)}`);
   });
 });
+
+describe('BytePool entries', () => {
+  it('cost 4 bytes each beyond their bytes: where each starts in its page', () => {
+    const pool = new BytePool();
+    const entries = 65_536;
+    // Turn ids of 29 bytes: 7 pages of 256 KiB.
+    for (let i = 0; i < entries; i += 1) pool.add(`20260511T001122Z-${i.toString(16).padStart(12, '0')}`);
+    expect(pool.indexBytes).toBe(entries * 4);
+    for (const i of [0, 9_038, 9_039, 9_040, 65_535])
+      expect(pool.get(i)).toBe(`20260511T001122Z-${i.toString(16).padStart(12, '0')}`);
+  });
+});

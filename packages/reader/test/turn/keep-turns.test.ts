@@ -57,7 +57,7 @@ describe('a turn fold that keeps no turns (TurnFoldOptions.keepTurns)', () => {
     );
   });
 
-  it('keeps 16 bytes a record event and no excerpt, where a fold that keeps turns keeps its summary', async () => {
+  it('keeps 8 bytes a record event and no excerpt, where a fold that keeps turns keeps its summary', async () => {
     const turns = 2000;
     const values = Array.from({ length: turns }, (_, i) => [
       ev('submitted', `t${String(i).padStart(5, '0')}`),
@@ -67,8 +67,9 @@ describe('a turn fold that keeps no turns (TurnFoldOptions.keepTurns)', () => {
     const lean = (await fold([path], { keepTurns: false })).arena;
     const full = (await fold([path], {})).arena;
     expect(lean.slots).toBe(2 * turns);
-    // Columns are allocated a page (4,096 slots) at a time: the pages of 4,000 slots, and no excerpt or string.
-    expect(lean.table.heldBytes).toBe(4096 * 16);
+    // The first page doubles up to 4,096 slots for 4,000, 8 bytes each, plus its one block's first line (8 bytes):
+    // no wide column, no excerpt or string.
+    expect(lean.table.heldBytes).toBe(4096 * 8 + 8);
     // Each summary: 44 bytes of columns, the excerpt (64 bytes), a stream_id.
     expect(full.table.heldBytes).toBeGreaterThan(4096 * 44 + turns * 64);
   });
@@ -141,10 +142,11 @@ describe('a table of locations only', () => {
       fc.integer({ min: 2 ** 32, max: 2 ** 40 }),
     );
     const entry = fc.record({
-      slot: fc.nat(9000),
+      // The growing first page, and the next page (32,768 slots).
+      slot: fc.oneof(fc.nat(9000), fc.integer({ min: 32_760, max: 33_000 })),
       offset: offsets,
-      line: fc.constantFrom(1, 0xffff_fffe, 0xffff_ffff, 2 ** 40),
-      length: fc.nat(1000),
+      line: fc.oneof(fc.constantFrom(1, 0xffff_fffe, 0xffff_ffff, 2 ** 40), fc.integer({ min: 40_000, max: 80_000 })),
+      length: fc.oneof(fc.nat(1000), fc.constantFrom(0xfffe, 0xffff, 70_000)),
       file: fc.constantFrom('a.jsonl', 'b.jsonl'),
     });
     fc.assert(
@@ -161,6 +163,29 @@ describe('a table of locations only', () => {
       }),
       propertyParameters({ defaultRuns: 300 }),
     );
+  });
+});
+
+describe('a table of locations only, over one file read in order', () => {
+  it('keeps 8 bytes a slot and no wide column: lines and offsets fit as distances from where their page starts', () => {
+    const table = new RepresentativeTable(false);
+    const slots = 100_000;
+    // Records of 2,000 bytes and more, one a line, as a large journal holds them: past 2^32 bytes and 2^16 lines.
+    const at = (slot: number) => ({
+      line: slot + 1,
+      bytesOffset: 2 ** 32 + slot * 2_500,
+      bytes: new Uint8Array(2_000),
+    });
+    for (let slot = 0; slot < slots; slot += 1) table.set(slot, at(slot) as unknown as JournalRecord, 'a.jsonl');
+    // Four pages of 32,768 slots, 8 bytes a slot, and each page's 8 line blocks' first lines.
+    expect(table.heldBytes).toBe(4 * (32_768 * 8 + 8 * 8));
+    for (const slot of [0, 4_095, 4_096, 32_767, 32_768, 99_999])
+      expect(table.location(slot)).toEqual({
+        file: 'a.jsonl',
+        line: slot + 1,
+        offset: 2 ** 32 + slot * 2_500,
+        length: 2_000,
+      });
   });
 });
 
@@ -190,5 +215,63 @@ describe('checkStore over sessions whose files interleave', () => {
       ['t0:submitted', 't1:completed', 't2:completed', 't3:submitted'],
       ['u1:interrupted'],
     ]);
+  });
+});
+
+describe('the per-turn columns of a fold', () => {
+  it('keep 12 bytes a turn: its event bits, its first slot and its first terminal line, in one column each', async () => {
+    const turns = 65_536;
+    const id = (i: number) => `t${String(i).padStart(5, '0')}`;
+    const values = Array.from({ length: turns }, (_, i) => [ev('submitted', id(i)), ev('completed', id(i))]).flat();
+    const { arena, derived } = await fold([tempFile(jsonl(values))], { keepTurns: false });
+    expect(derived.turnCount).toBe(turns);
+    // Three whole pages of 65,536 entries; the file-list and scattered-slot columns, never set, their first 8 entries.
+    expect(arena.columnBytes).toBe(3 * turns * 4 + 2 * 8 * 4);
+  });
+});
+
+describe('event_after_terminal over readings of files of many lines', () => {
+  it('compares lines within each reading only, whatever the line numbers (TJ-DERIVE-009)', async () => {
+    const record = fc.record({
+      event: fc.constantFrom('submitted', 'worker_started', 'completed', 'interrupted'),
+      turn: fc.constantFrom('t1', 't2', 't3'),
+    });
+    const file = fc.array(record, { minLength: 1, maxLength: 8 });
+    // Each reading's lines start past 0, 2^31 (where a fold numbers its readings' lines from 0 again) or 2^32.
+    const reading = fc.record({ file: fc.nat(2), shift: fc.constantFrom(0, 2 ** 31 - 2, 2 ** 32 - 3, 2 ** 40) });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(file, { minLength: 3, maxLength: 3 }),
+        fc.array(reading, { minLength: 1, maxLength: 6 }),
+        async (files, readings) => {
+          const paths = files.map((lines) => tempFile(jsonl(lines.map((l) => ev(l.event, l.turn)))));
+          const turnFold = new TurnFold(SESSION, { maxFindingsPerCode: 1000, keepTurns: false });
+          const expected: string[] = [];
+          let previous = -1;
+          for (const { file: index, shift } of readings) {
+            // The same file twice in a row is one reading.
+            if (index === previous) continue;
+            previous = index;
+            const terminal = new Map<string, number>();
+            for (const item of await readAll(paths[index] as string)) {
+              if (item.kind !== 'record') continue;
+              const line = item.record.line + shift;
+              turnFold.add({ ...item.record, line }, { file: paths[index] as string, sessionId: SESSION });
+              const { event, turn_id: turn } = item.record.value as { event: string; turn_id: string };
+              const first = terminal.get(turn);
+              if (event === 'completed' || event === 'interrupted') {
+                if (first === undefined) terminal.set(turn, line);
+              } else if (first !== undefined && line > first) expected.push(`${turn}:${line}`);
+            }
+          }
+          const found = turnFold
+            .finish()
+            .findings.filter((f) => f.code === 'event_after_terminal')
+            .map((f) => `${f.turn_id}:${f.line}`);
+          expect(found).toEqual(expected);
+        },
+      ),
+      propertyParameters({ defaultRuns: 100 }),
+    );
   });
 });
