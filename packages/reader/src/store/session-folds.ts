@@ -68,7 +68,7 @@ export class SessionFolds {
     const fold = this.#open.get(sessionId);
     if (fold === undefined) return;
     this.#open.delete(sessionId);
-    this.#finished.push({ sessionId, derived: fold.finish() });
+    this.#finished.push({ sessionId, derived: settled(fold.finish()) });
   }
 
   /** Folds still reading: those with a file not read yet. */
@@ -81,17 +81,31 @@ export class SessionFolds {
    * not read, which `read` never saw), so call it once, after the last file.
    */
   sessions(filesOf: ReadonlyMap<string, readonly string[]>): CheckedSession[] {
-    for (const [sessionId, fold] of this.#open) this.#finished.push({ sessionId, derived: fold.finish() });
+    for (const [sessionId, fold] of this.#open) this.#finished.push({ sessionId, derived: settled(fold.finish()) });
     this.#open.clear();
     this.#unread.clear();
     return this.#finished
       .sort(({ sessionId: a }, { sessionId: b }) => (a < b ? -1 : a > b ? 1 : 0))
-      .map(({ sessionId, derived }) => {
+      .map(({ derived }) => {
         // Member by member, not a spread: V8 gave every spread copy a shape of its own, about 250 bytes per session.
-        const { turnCount, omitted } = derived;
-        const turns = derived.turns.length === 0 ? NO_TURNS : derived.turns;
-        const findings = derived.findings.length === 0 ? NO_FINDINGS : derived.findings;
+        // The fold's copy of the session id, which its turns share: the name's copy can go with the discovery.
+        const { sessionId, turns, turnCount, findings, omitted } = derived;
         return { sessionId, turns, turnCount, findings, omitted, files: filesOf.get(sessionId) ?? NO_FILES };
       });
   }
+}
+
+// An array that grew by `push` has room for 17 elements at least: a session of one turn kept 84 bytes for its list.
+const SMALL = 17;
+
+/** A fold's derivation as a check keeps it: empty lists shared, small ones copied to their size. */
+function settled(derived: DerivedSession): DerivedSession {
+  const { sessionId, turns, turnCount, findings, omitted } = derived;
+  return {
+    sessionId,
+    turns: turns.length === 0 ? NO_TURNS : turns.length < SMALL ? [...turns] : turns,
+    turnCount,
+    findings: findings.length === 0 ? NO_FINDINGS : findings.length < SMALL ? [...findings] : findings,
+    omitted,
+  };
 }
