@@ -118,7 +118,7 @@ export async function checkStore(paths: readonly string[], options: CheckStoreOp
     // Created on the file's first record of their family: most files of a store are turn journals.
     const perFile: PerFileFolds = {};
     const checked = await checkJournalFile(file, readJournal(file.path, readOptions), sink, foldOf, perFile);
-    folds.read(file);
+    folds.read(file, checked.family);
     files.push(checked);
     if (checked.family === 'event') {
       const log = (perFile.event ?? new EventLogFold()).finish();
@@ -147,7 +147,7 @@ export async function checkStore(paths: readonly string[], options: CheckStoreOp
   for (const state of states)
     if (state.status === 'valid')
       for (const finding of checkStaleState(state.state, runs, { file: state.file })) sink.add(finding);
-  const sessions = folds.sessions(filesBySession(files, discovery.files));
+  const sessions = folds.sessions();
   for (const session of sessions) for (const finding of session.findings) sink.add(finding);
   return { files, sessions, runs, eventLogs, findings: sink.findings, omitted: withFoldOmissions(sink, sessions) };
 }
@@ -288,20 +288,6 @@ function turnSessionOf(file: StoreFile): string {
   const stem = name.endsWith('.jsonl') ? name.slice(0, -'.jsonl'.length) : name;
   const tilde = stem.indexOf('~');
   return tilde < 0 ? stem : stem.slice(0, tilde);
-}
-
-/** The turn files of every session, each in discovery order: one pass, so a store of many sessions costs O(files). */
-function filesBySession(checked: readonly CheckedFile[], found: readonly StoreFile[]): Map<string, string[]> {
-  const turnFiles = new Set(checked.filter((f) => f.family === 'turn').map((f) => f.path));
-  const bySession = new Map<string, string[]>();
-  for (const f of found) {
-    if (!turnFiles.has(f.path)) continue;
-    const sessionId = turnSessionOf(f);
-    const list = bySession.get(sessionId);
-    if (list === undefined) bySession.set(sessionId, [f.path]);
-    else list.push(f.path);
-  }
-  return bySession;
 }
 
 async function readState(

@@ -24,7 +24,9 @@ export class SessionFolds {
   // Files of each session not read yet; a session leaves the map with its last file.
   readonly #unread = new Map<string, number>();
   readonly #open = new Map<string, TurnFold>();
-  readonly #finished: { readonly sessionId: string; readonly derived: DerivedSession }[] = [];
+  // The turn journals read so far of each session not finished yet, in the order read (the discovery's).
+  readonly #files = new Map<string, string[]>();
+  readonly #finished: CheckedSession[] = [];
 
   /**
    * @param files every journal the check will read, in any order (state documents are left out by the caller).
@@ -56,19 +58,29 @@ export class SessionFolds {
     return fold;
   }
 
-  /** Marks a journal as read: the fold of its session is finished when no file of the session is left. */
-  read(file: StoreFile): void {
+  /**
+   * Marks a journal as read, with the family the check found it holds: a `turn` journal is one of its session's
+   * files. The fold of the session is finished when no file of the session is left.
+   */
+  read(file: StoreFile, family: string): void {
     const sessionId = this.#sessionOf(file);
+    if (family === 'turn') {
+      const files = this.#files.get(sessionId);
+      if (files === undefined) this.#files.set(sessionId, [file.path]);
+      else files.push(file.path);
+    }
     const unread = (this.#unread.get(sessionId) ?? 0) - 1;
     if (unread > 0) {
       this.#unread.set(sessionId, unread);
       return;
     }
     this.#unread.delete(sessionId);
+    const files = this.#files.get(sessionId) ?? NO_FILES;
+    this.#files.delete(sessionId);
     const fold = this.#open.get(sessionId);
     if (fold === undefined) return;
     this.#open.delete(sessionId);
-    this.#finished.push({ sessionId, derived: settled(fold.finish()) });
+    this.#finished.push(checkedSession(fold.finish(), files));
   }
 
   /** Folds still reading: those with a file not read yet. */
@@ -77,29 +89,29 @@ export class SessionFolds {
   }
 
   /**
-   * Every session derived, sorted by session id, with its files. Finishes the folds still open (a file the check did
-   * not read, which `read` never saw), so call it once, after the last file.
+   * Every session derived, sorted by session id, with its turn journals. Finishes the folds still open (a file the
+   * check did not read, which `read` never saw), so call it once, after the last file.
    */
-  sessions(filesOf: ReadonlyMap<string, readonly string[]>): CheckedSession[] {
-    for (const [sessionId, fold] of this.#open) this.#finished.push({ sessionId, derived: settled(fold.finish()) });
+  sessions(): CheckedSession[] {
+    for (const [sessionId, fold] of this.#open)
+      this.#finished.push(checkedSession(fold.finish(), this.#files.get(sessionId) ?? NO_FILES));
     this.#open.clear();
     this.#unread.clear();
-    return this.#finished
-      .sort(({ sessionId: a }, { sessionId: b }) => (a < b ? -1 : a > b ? 1 : 0))
-      .map(({ derived }) => {
-        // Member by member, not a spread: V8 gave every spread copy a shape of its own, about 250 bytes per session.
-        // The fold's copy of the session id, which its turns share: the name's copy can go with the discovery.
-        const { sessionId, turns, turnCount, findings, omitted } = derived;
-        return { sessionId, turns, turnCount, findings, omitted, files: filesOf.get(sessionId) ?? NO_FILES };
-      });
+    this.#files.clear();
+    return this.#finished.sort(({ sessionId: a }, { sessionId: b }) => (a < b ? -1 : a > b ? 1 : 0));
   }
 }
 
 // An array that grew by `push` has room for 17 elements at least: a session of one turn kept 84 bytes for its list.
 const SMALL = 17;
 
-/** A fold's derivation as a check keeps it: empty lists shared, small ones copied to their size. */
-function settled(derived: DerivedSession): DerivedSession {
+/**
+ * A fold's derivation as a check keeps it, with the session's files: empty lists shared, small ones copied to their
+ * size. The session id is the fold's copy, which its turns share: the copy the file name gave can go with the
+ * discovery.
+ */
+function checkedSession(derived: DerivedSession, files: readonly string[]): CheckedSession {
+  // Member by member, not a spread: V8 gave every spread copy a shape of its own, about 250 bytes per session.
   const { sessionId, turns, turnCount, findings, omitted } = derived;
   return {
     sessionId,
@@ -107,5 +119,6 @@ function settled(derived: DerivedSession): DerivedSession {
     turnCount,
     findings: findings.length === 0 ? NO_FINDINGS : findings.length < SMALL ? [...findings] : findings,
     omitted,
+    files,
   };
 }

@@ -34,7 +34,7 @@ async function fold(folds: SessionFolds, file: StoreFile): Promise<void> {
   for (const item of await readAll(file.path))
     if (item.kind === 'record')
       folds.foldOf(sessionOf(file)).add(item.record, { file: file.path, sessionId: sessionOf(file) });
-  folds.read(file);
+  folds.read(file, 'turn');
 }
 
 describe('SessionFolds: a store check’s turn folds', () => {
@@ -49,7 +49,7 @@ describe('SessionFolds: a store check’s turn folds', () => {
     }
     // s1 stays open while s10 is read (its shard comes later); every other fold is finished with its only file.
     expect(open).toEqual([1, 1, 0, 0]);
-    const sessions = folds.sessions(new Map());
+    const sessions = folds.sessions();
     expect(sessions.map((s) => [s.sessionId, s.turnCount])).toEqual([
       ['s1', 2],
       ['s10', 1],
