@@ -91,7 +91,10 @@ type RecoverPlanEntry = RecoverOutput['plan'][number];
 export function streamedRecoveryJson(
   result: StoreRecovery,
   applied: boolean,
-): Omit<RecoverOutput, 'plan'> & { readonly plan: Iterable<RecoverPlanEntry> } {
+): Omit<RecoverOutput, 'plan' | 'turns'> & {
+  readonly plan: Iterable<RecoverPlanEntry>;
+  readonly turns: Iterable<RecoverOutput['turns'][number]>;
+} {
   return {
     command: 'recover',
     applied,
@@ -101,13 +104,19 @@ export function streamedRecoveryJson(
         for (const turn of result.plan) yield planEntryJson(turn);
       },
     },
-    turns: result.turns.map((turn) => ({
-      session_id: turn.sessionId,
-      turn_id: turn.turnId,
-      outcome: turn.outcome,
-      performed: [...turn.performed],
-      ...(turn.reason === undefined ? {} : { reason: turn.reason }),
-    })),
+    // Also built on iteration: an applied plan has one outcome per planned turn.
+    turns: {
+      *[Symbol.iterator]() {
+        for (const turn of result.turns)
+          yield {
+            session_id: turn.sessionId,
+            turn_id: turn.turnId,
+            outcome: turn.outcome,
+            performed: [...turn.performed],
+            ...(turn.reason === undefined ? {} : { reason: turn.reason }),
+          };
+      },
+    },
     held_files: [...result.heldFiles],
     event_logs: result.eventLogs.map((log) => ({
       file: log.file,
@@ -120,8 +129,8 @@ export function streamedRecoveryJson(
 /** The JSON output of `recover` (spec/v1/recover.schema.json) as one object. */
 export function recoveryJson(result: StoreRecovery, applied: boolean): RecoverOutput {
   const streamed = streamedRecoveryJson(result, applied);
-  // The plan keeps its place among the members.
-  return { ...streamed, plan: [...streamed.plan] };
+  // The lists keep their places among the members.
+  return { ...streamed, plan: [...streamed.plan], turns: [...streamed.turns] };
 }
 
 function planEntryJson(turn: TurnRecovery): RecoverPlanEntry {
@@ -143,10 +152,13 @@ function planEntryJson(turn: TurnRecovery): RecoverPlanEntry {
 export function* recoveryTextChunks(result: StoreRecovery, applied: boolean): Generator<string> {
   if (result.plan.length === 0 && result.eventLogs.length === 0)
     yield textLine('No abandoned turn: nothing to recover.');
-  // What was done to each planned turn, by session and turn: one look-up per turn, not a search of every outcome.
-  const outcomes = new Map(result.turns.map((t) => [`${t.sessionId}\u0000${t.turnId}`, t]));
+  // What was done to each planned turn: recoverStore reports the planned turns in the plan's order, so the outcomes
+  // are walked alongside the plan, where a look-up of them all held a key string per planned turn (issue 11).
+  let next = 0;
   for (const turn of result.plan) {
-    const done = outcomes.get(`${turn.sessionId}\u0000${turn.turnId}`);
+    const candidate = result.turns[next];
+    const done = candidate?.sessionId === turn.sessionId && candidate.turnId === turn.turnId ? candidate : undefined;
+    if (done !== undefined) next += 1;
     const head = `${turn.sessionId} ${turn.turnId} (${turn.state})`;
     if (!applied) yield textLine(`${head}: ${turn.actions.map((a) => a.kind).join(' → ')}`);
     else if (done?.outcome === 'recovered') yield textLine(`${head}: recovered (${done.performed.join(' → ')})`);

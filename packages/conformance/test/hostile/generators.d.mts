@@ -10,5 +10,5 @@ export function zeroLink(root: string): HostileStore & { readonly special: strin
 export function fifoLock(root: string): HostileStore & { readonly special: string };
 export function rootLink(root: string): HostileStore;
 export function manyBadLines(root: string, journals: number, lines: number): HostileStore;
-export function manySessions(root: string, sessions: number): HostileStore;
+export function manySessions(root: string, sessions: number, pending?: boolean): HostileStore;
 export function unsafeSeq(root: string): HostileStore & { readonly file: string };

@@ -57,8 +57,8 @@ export function manyBadLines(root, journals, lines) {
   return { store: root };
 }
 
-/** `sessions` session journals of one completed turn each. */
-export function manySessions(root, sessions) {
+/** `sessions` session journals of one turn each: completed, or only submitted (abandoned) when `pending`. */
+export function manySessions(root, sessions, pending = false) {
   const dir = join(root, '_turn_journal');
   mkdirSync(dir, { recursive: true });
   for (let i = 0; i < sessions; i += 1) {
@@ -66,7 +66,7 @@ export function manySessions(root, sessions) {
     writeFileSync(
       join(dir, `${sid}.jsonl`),
       turnLine('submitted', 't1', sid, { role: 'user', content: 'hi' }) +
-        turnLine('completed', 't1', sid, { assistant_message_index: 1 }),
+        (pending ? '' : turnLine('completed', 't1', sid, { assistant_message_index: 1 })),
     );
   }
   return { store: root };

@@ -108,6 +108,30 @@ describe('store-wide finding cap (TJ-AUDIT-016)', () => {
     expect(run.signal).toBeNull();
     expect(run.stdout).toContain(`clean: ${sessions} file(s), ${2 * sessions} record(s), ${sessions} session(s)`);
   });
+
+  it('plans, and recovers, the abandoned turn of each of many sessions (TJ-RECOV-002, TJ-RECOV-003)', () => {
+    // Recovery reports each planned turn's outcome and finds each one's journal: both are walked alongside the plan,
+    // in session order, so a session out of step would show as skipped or "not reached".
+    const sessions = 30;
+    const store = gen.manySessions(root(), sessions, true);
+    const plan = turnjournal('recover', store.store);
+    expect(plan.status).toBe(0);
+    expect(
+      plan.stdout
+        .split('\n')
+        .filter((line) =>
+          line.endsWith(' t1 (submitted): ensure_user_message → ensure_interruption_marker → append_interrupted'),
+        ),
+    ).toHaveLength(sessions);
+    const applied = turnjournal('recover', '--apply', '--journal-only', '--format', 'json', store.store);
+    expect(applied.status).toBe(0);
+    const output = JSON.parse(applied.stdout) as { turns: { session_id: string; outcome: string }[] };
+    expect(output.turns.map((t) => `${t.session_id} ${t.outcome}`)).toEqual(
+      Array.from({ length: sessions }, (_, i) => `s${i} recovered`).sort(),
+    );
+    const after = turnjournal('recover', store.store);
+    expect(after.stdout).toBe('No abandoned turn: nothing to recover.\n');
+  });
 });
 
 describe('unsafe sequence numbers (TJ-EVENT-018)', () => {

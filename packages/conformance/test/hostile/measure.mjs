@@ -28,6 +28,9 @@ const checkAndAudit = (s) => [
   ['check', s.store],
   ['audit', s.store],
 ];
+// Stores whose turns are abandoned, or many: `recover` (the plan only) holds what `audit` does. Applying it is left
+// out: each planned turn opens its journal, which reads the journal again, so 2 M orphans of one file never finish.
+const checkAuditRecover = (s) => [...checkAndAudit(s), ['recover', s.store]];
 
 const cases = {
   'fifo-journal': {
@@ -75,13 +78,16 @@ const cases = {
   },
   'many-sessions': {
     make: (r) => (full ? gen.manySessions(r, 100_000) : gen.manySessions(r, 1000)),
-    runs: (s) => [
-      ['check', s.store],
-      ['audit', s.store],
-    ],
+    runs: checkAuditRecover,
+  },
+  // 100,000 sessions of one abandoned turn each: a plan of 100,000 entries. Applying it is left out: each turn's
+  // journal is opened, locked, appended to and synced, about 60 ms a turn on a loaded machine of 2 cores.
+  'many-pending': {
+    make: (r) => gen.manySessions(r, full ? 100_000 : 1000, true),
+    runs: checkAuditRecover,
   },
   // 2 M records of 2 M turns with no submitted (10,000 unless --full).
-  orphans: { make: turnJournals('orphans'), runs: checkAndAudit },
+  orphans: { make: turnJournals('orphans'), runs: checkAuditRecover },
   // 1 M turns of submitted + completed.
   turns: { make: turnJournals('turns'), runs: checkAndAudit },
   // 1 M distinct worker_started records of one turn.

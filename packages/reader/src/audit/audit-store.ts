@@ -35,9 +35,16 @@ export async function auditStore(paths: readonly string[], options: AuditStoreOp
   sink.addOmitted(check.omitted);
   for (const finding of check.findings) sink.add(finding);
 
-  const turnFiles = check.files.filter((f) => f.family === 'turn').map((f) => f.path);
   const held = new Set<string>();
-  for (const file of turnFiles) {
+  // The turn journals that a malformed-line finding names (the findings are capped, so a few): a set of every turn
+  // journal, looked up for those few, cost a store of 100,000 sessions megabytes (issue 11).
+  const malformedTurnFiles = new Set<string>();
+  const malformedIn = new Set<string>();
+  for (const finding of check.findings)
+    if (finding.file !== undefined && MALFORMED_EVENT_SOURCES.has(finding.code)) malformedIn.add(finding.file);
+  for (const { path: file, family } of check.files) {
+    if (family !== 'turn') continue;
+    if (malformedIn.has(file)) malformedTurnFiles.add(file);
     const status = readLockStatus(file);
     if (status === 'live' || status === 'unproven') held.add(file);
     if (status === 'stale')
@@ -47,9 +54,12 @@ export async function auditStore(paths: readonly string[], options: AuditStoreOp
         }),
       );
   }
-  const turnFileSet = new Set(turnFiles);
   for (const finding of check.findings) {
-    if (finding.file !== undefined && turnFileSet.has(finding.file) && MALFORMED_EVENT_SOURCES.has(finding.code)) {
+    if (
+      finding.file !== undefined &&
+      malformedTurnFiles.has(finding.file) &&
+      MALFORMED_EVENT_SOURCES.has(finding.code)
+    ) {
       const { file, line, offset } = finding;
       sink.add(
         makeFinding(

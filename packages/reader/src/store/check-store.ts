@@ -12,10 +12,11 @@ import { type DerivedRun, RunFold } from '../run/fold-run.js';
 import { checkStaleState } from '../state/check-stale-state.js';
 import { type ReadStateResult, readStateDocument } from '../state/read-state.js';
 import { explainInvalidIdentifier, isValidIdentifier } from '../store-format/identifiers.js';
-import { type DerivedSession, TurnFold } from '../turn/derive-turns.js';
-import { FoldArena, withArena } from '../turn/fold-arena.js';
+import type { DerivedSession, TurnFold } from '../turn/derive-turns.js';
+import { FoldArena } from '../turn/fold-arena.js';
 import { discoverStore, type StoreFile } from './discover-store.js';
 import { FindingSink } from './finding-sink.js';
+import { SessionFolds } from './session-folds.js';
 
 /** Options of {@link checkStore}. */
 export interface CheckStoreOptions {
@@ -89,10 +90,15 @@ export async function checkStore(paths: readonly string[], options: CheckStoreOp
   const sink = new FindingSink(options.maxFindingsPerCode, options.maxFindingsPerCodeInStore);
   const discovery = discoverStore(paths);
   for (const finding of discovery.findings) sink.add(finding);
-  const folds = new Map<string, TurnFold>();
   // One arena for every session's fold: a store of many small sessions holds one representative table, not one each.
   const arena = new FoldArena(options.keepTurns ?? true);
-  const foldOf = (sessionId: string) => turnFold(sessionId, folds, arena, options);
+  const folds = new SessionFolds(
+    discovery.files.filter((file) => file.format === 'jsonl'),
+    turnSessionOf,
+    arena,
+    { maxFindingsPerCode: options.maxFindingsPerCode, keepTurns: options.keepTurns },
+  );
+  const foldOf = (sessionId: string) => folds.foldOf(sessionId);
   const files: CheckedFile[] = [];
   const runs: (DerivedRun & { file: string })[] = [];
   const eventLogs: EventLogSummary[] = [];
@@ -112,6 +118,7 @@ export async function checkStore(paths: readonly string[], options: CheckStoreOp
     // Created on the file's first record of their family: most files of a store are turn journals.
     const perFile: PerFileFolds = {};
     const checked = await checkJournalFile(file, readJournal(file.path, readOptions), sink, foldOf, perFile);
+    folds.read(file, checked.family);
     files.push(checked);
     if (checked.family === 'event') {
       const log = (perFile.event ?? new EventLogFold()).finish();
@@ -140,14 +147,7 @@ export async function checkStore(paths: readonly string[], options: CheckStoreOp
   for (const state of states)
     if (state.status === 'valid')
       for (const finding of checkStaleState(state.state, runs, { file: state.file })) sink.add(finding);
-  const sessionFiles = filesBySession(files, discovery.files);
-  const sessions = [...folds.entries()]
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([sessionId, fold]) => {
-      // Member by member, not a spread: V8 gave every spread copy a shape of its own, about 250 bytes per session.
-      const { turns, turnCount, findings, omitted } = fold.finish();
-      return { sessionId, turns, turnCount, findings, omitted, files: sessionFiles.get(sessionId) ?? [] };
-    });
+  const sessions = folds.sessions();
   for (const session of sessions) for (const finding of session.findings) sink.add(finding);
   return { files, sessions, runs, eventLogs, findings: sink.findings, omitted: withFoldOmissions(sink, sessions) };
 }
@@ -288,35 +288,6 @@ function turnSessionOf(file: StoreFile): string {
   const stem = name.endsWith('.jsonl') ? name.slice(0, -'.jsonl'.length) : name;
   const tilde = stem.indexOf('~');
   return tilde < 0 ? stem : stem.slice(0, tilde);
-}
-
-function turnFold(
-  sessionId: string,
-  folds: Map<string, TurnFold>,
-  arena: FoldArena,
-  options: CheckStoreOptions,
-): TurnFold {
-  let fold = folds.get(sessionId);
-  if (fold === undefined) {
-    const foldOptions = { maxFindingsPerCode: options.maxFindingsPerCode, keepTurns: options.keepTurns };
-    fold = withArena(arena, () => new TurnFold(sessionId, foldOptions));
-    folds.set(sessionId, fold);
-  }
-  return fold;
-}
-
-/** The turn files of every session, each in discovery order: one pass, so a store of many sessions costs O(files). */
-function filesBySession(checked: readonly CheckedFile[], found: readonly StoreFile[]): Map<string, string[]> {
-  const turnFiles = new Set(checked.filter((f) => f.family === 'turn').map((f) => f.path));
-  const bySession = new Map<string, string[]>();
-  for (const f of found) {
-    if (!turnFiles.has(f.path)) continue;
-    const sessionId = turnSessionOf(f);
-    const list = bySession.get(sessionId);
-    if (list === undefined) bySession.set(sessionId, [f.path]);
-    else list.push(f.path);
-  }
-  return bySession;
 }
 
 async function readState(

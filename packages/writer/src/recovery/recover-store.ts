@@ -130,17 +130,25 @@ export async function recoverStore(
       'invalid_option',
       'applying a recovery plan needs host hooks (use JOURNAL_ONLY_HOOKS for a store without a host transcript)',
     );
-  const filesOf = new Map<string, readonly string[]>();
-  for (const session of audit.check.sessions)
-    for (const turn of session.turns) filesOf.set(`${session.sessionId}\u0000${turn.turnId}`, turn.files);
+  // The plan lists some of the derived turns in their order (session, then turn): the files of each planned turn are
+  // found by walking the turns alongside it, where a look-up of every turn's files held an entry (and a key string)
+  // per turn of the store, terminal ones included (issue 11).
+  const derived = derivedTurns(audit.check);
   const turns: RecoveredTurn[] = [];
   for (const planned of audit.plan) {
-    const files = filesOf.get(`${planned.sessionId}\u0000${planned.turnId}`) ?? [];
-    turns.push(await recoverTurn(planned, files, hooks, options));
+    let turn = derived.next();
+    while (!turn.done && !(turn.value.sessionId === planned.sessionId && turn.value.turnId === planned.turnId))
+      turn = derived.next();
+    turns.push(await recoverTurn(planned, turn.done ? [] : turn.value.files, hooks, options));
   }
   const eventLogs: EventLogRecovery[] = [];
   for (const file of logs) eventLogs.push(await cancelUnfinishedRuns(file, options));
   return { plan: audit.plan, turns, heldFiles: audit.heldFiles, eventLogs };
+}
+
+/** Every derived turn of the check, session after session, each in its session's order. */
+function* derivedTurns(check: StoreCheck): Generator<StoreCheck['sessions'][number]['turns'][number]> {
+  for (const session of check.sessions) yield* session.turns;
 }
 
 /**
