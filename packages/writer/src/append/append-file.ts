@@ -403,7 +403,10 @@ export class AppendFile {
     const end = start + bytes.length;
     // Past the space, the same write also zero-fills the next space (spec §11.6): one write, and the sync that makes
     // the lines durable makes the new file length durable with them, so an acknowledgement never waits for two.
-    const spaceEnd = this.#preallocate && end > this.#fileEnd ? nextSpaceEnd(end) : end;
+    // In `none` mode only a batch with a line someone waits for adds space (a live session's records, a sync follows):
+    // a batch of held lines only, written at their bound, is synced by nobody, and the space would double its write.
+    const spaced = this.#preallocate && end > this.#fileEnd && (this.durability !== 'none' || hasAwaited(batch));
+    const spaceEnd = spaced ? nextSpaceEnd(end) : end;
     try {
       await writeAll(this.#fs, this.#fd, spaceEnd > end ? withSpace(bytes, spaceEnd - start) : bytes, start, AWAITED);
     } catch (error) {
@@ -545,6 +548,12 @@ function withSpace(bytes: Uint8Array, length: number): Uint8Array {
   const out = Buffer.alloc(length);
   out.set(bytes, 0);
   return out;
+}
+
+/** True when `batch` holds a line that is not held: an append whose promise waits for this write. */
+function hasAwaited(batch: readonly Pending[]): boolean {
+  for (const pending of batch) if (!pending.held) return true;
+  return false;
 }
 
 function used(pending: Pending): Uint8Array {

@@ -166,6 +166,27 @@ describe('pre-allocated space (spec §3.8, §11.6)', () => {
     expect((await readAll(file)).records).toHaveLength(45);
   });
 
+  it('in none mode held lines written at their bound add no space: nothing syncs them, and space would double the write', async () => {
+    const file = fileWith(Buffer.alloc(0));
+    const fs = recordingFileSystem(nodeFileSystem);
+    const writer = await AppendFile.open(file, { durability: 'none', fs });
+    await writer.appendRecord(eventRecord(0));
+    await writer.flush();
+    const before = fs.calls.length;
+    const line = encodeRecord(eventRecord(1, 'd'.repeat(120)));
+    // Past the 64 KiB bound of held lines: at least one write of held lines only, made without a flush waiting.
+    for (let n = 0; n < Math.ceil((80 * 1024) / line.length); n++) await writer.appendLine(line, { hold: true });
+    const writes = fs.calls.slice(before).filter((c) => c.op === 'write' && c.path === file && c.ok === true);
+    expect(writes.length).toBeGreaterThan(0);
+    for (const write of writes)
+      expect((write.bytes as Uint8Array).at(-1), 'a write of lines only, no NUL space').toBe(0x0a);
+    // The next record someone waits for, flushed, adds the space (a live session's boundary record).
+    await writer.appendRecord(eventRecord(2));
+    await writer.flush();
+    expect(statSync(file).size).toBeGreaterThan(writer.size);
+    await writer.close();
+  });
+
   it('in none mode `preallocate: false` keeps a flushed file without space', async () => {
     const file = fileWith(Buffer.alloc(0));
     const writer = await AppendFile.open(file, { durability: 'none', preallocate: false });
