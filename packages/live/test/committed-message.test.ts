@@ -73,6 +73,6 @@ describe('a committed message (TJ-LIVE-006)', () => {
     await sent.run.done();
     await hub.close();
     // Closed, the file holds only lines (TJ-DUR-034).
-    expect(sim.peek(LOG).at(-1)).toBe(0x0a);
+    expect(sim.peek(LOG)?.at(-1)).toBe(0x0a);
   });
 });
