@@ -100,11 +100,15 @@ export interface EventRecord {
   payload?: Record<string, unknown>;
 }
 
-/** The records of a session's event log, parsed line by line (an independent reading of what the hub wrote). */
+/**
+ * The records of a session's event log, parsed line by line (an independent reading of what the hub wrote). The NUL
+ * bytes that end a log the hub holds open are its pre-allocated space (spec §3.8), not a line.
+ */
 export function eventRecords(root: string, sessionId: string): EventRecord[] {
   const path = join(root, sessionId, 'events.jsonl');
   if (!existsSync(path)) return [];
   return readFileSync(path, 'utf8')
+    .replace(/\0+$/, '')
     .split('\n')
     .filter((line) => line.trim() !== '')
     .map((line) => JSON.parse(line) as EventRecord);

@@ -257,7 +257,9 @@ function readRecords(root, sessionId) {
   } catch {
     return [];
   }
+  // The NUL bytes that end a log the hub holds open are its pre-allocated space (spec §3.8), not a line.
   return text
+    .replace(/\0+$/, '')
     .split('\n')
     .filter((line) => line.trim() !== '')
     .map((line) => JSON.parse(line));

@@ -37,7 +37,9 @@ export interface AppendFileOptions {
   readonly lock?: AcquireLockOptions;
   /**
    * Pre-allocate space after the last line (spec §11.6), so that most appends overwrite space the file has and their
-   * fdatasync commits no new file size. Default: on in `every` and `group` modes, off in `none` (nothing to gain).
+   * fdatasync commits no new file size. Default: on in `every` and `group` modes; in `none`, on from the first
+   * {@link AppendFile.flush}, which tells a file whose caller syncs it at boundaries of its own (a live session) from
+   * one synced only on close, where the space gains nothing.
    */
   readonly preallocate?: boolean;
 }
@@ -122,7 +124,9 @@ export class AppendFile {
   #size: number;
   /** The file's length: `#size` plus the pre-allocated space after the lines (spec §3.8, §11.6). */
   #fileEnd: number;
-  readonly #preallocate: boolean;
+  #preallocate: boolean;
+  /** `none` mode without a choice of the caller: pre-allocate once the file is flushed (see `preallocate`). */
+  readonly #preallocateOnFlush: boolean;
   #queue: Pending[] = [];
   /** Bytes queued or being written, not yet in `#size`: where the next line will start is `#size` plus this. */
   #unwrittenBytes = 0;
@@ -141,8 +145,8 @@ export class AppendFile {
   #closed = false;
   #closing: Promise<void> | null = null;
   /**
-   * `none` mode: writes completed, and how many of them the last completed fsync covers. Counters, not an "unsynced"
-   * flag: a write that completes while an fsync runs may not be covered by it, and a flag the fsync clears when it
+   * `none` mode: writes completed, and how many of them the last completed sync covers. Counters, not an "unsynced"
+   * flag: a write that completes while a sync runs may not be covered by it, and a flag the sync clears when it
    * returns would forget that write, so the next flush would return without syncing it.
    */
   #writesDone = 0;
@@ -168,6 +172,7 @@ export class AppendFile {
     this.#size = size;
     this.#fileEnd = fileEnd;
     this.#preallocate = options.preallocate ?? options.durability !== 'none';
+    this.#preallocateOnFlush = options.preallocate === undefined && options.durability === 'none';
   }
 
   /**
@@ -398,7 +403,10 @@ export class AppendFile {
     const end = start + bytes.length;
     // Past the space, the same write also zero-fills the next space (spec §11.6): one write, and the sync that makes
     // the lines durable makes the new file length durable with them, so an acknowledgement never waits for two.
-    const spaceEnd = this.#preallocate && end > this.#fileEnd ? nextSpaceEnd(end) : end;
+    // In `none` mode only a batch with a line someone waits for adds space (a live session's records, a sync follows):
+    // a batch of held lines only, written at their bound, is synced by nobody, and the space would double its write.
+    const spaced = this.#preallocate && end > this.#fileEnd && (this.durability !== 'none' || hasAwaited(batch));
+    const spaceEnd = spaced ? nextSpaceEnd(end) : end;
     try {
       await writeAll(this.#fs, this.#fd, spaceEnd > end ? withSpace(bytes, spaceEnd - start) : bytes, start, AWAITED);
     } catch (error) {
@@ -453,17 +461,25 @@ export class AppendFile {
     }
   }
 
-  /** Waits for pending appends and writes the held lines, then fsyncs the file (what `none` mode does on close). */
+  /**
+   * Waits for pending appends and writes the held lines, then fdatasyncs the file: what makes `none`-mode lines
+   * durable (spec §11.1) before close, which fsyncs (TJ-DUR-015). From the first flush on, a `none`-mode file
+   * pre-allocates space as the other modes do (unless opened with `preallocate: false`): a caller that flushes is
+   * one that syncs at its own boundaries, and each of those syncs then commits no new file size (spec §11.6).
+   */
   async flush(): Promise<void> {
+    if (this.#preallocateOnFlush) this.#preallocate = true;
     await this.idle();
     if (this.#poison !== null) throw new WriterPoisonedError(this.path, this.#poison);
     const covered = this.#writesDone;
     if (covered === this.#writesSynced) return;
     try {
-      await this.#fs.fsync(this.#fd);
+      // fdatasync, not fsync: the data and the file size are what a reader needs back; an fsync would also commit
+      // the modification time, which turns every sync into a journal commit even inside pre-allocated space.
+      await this.#fs.fdatasync(this.#fd);
       this.#writesSynced = Math.max(this.#writesSynced, covered);
     } catch (error) {
-      this.#poison = new JournalWriteError(this.path, 'fsync', error);
+      this.#poison = new JournalWriteError(this.path, 'fdatasync', error);
       throw this.#poison;
     }
   }
@@ -532,6 +548,12 @@ function withSpace(bytes: Uint8Array, length: number): Uint8Array {
   const out = Buffer.alloc(length);
   out.set(bytes, 0);
   return out;
+}
+
+/** True when `batch` holds a line that is not held: an append whose promise waits for this write. */
+function hasAwaited(batch: readonly Pending[]): boolean {
+  for (const pending of batch) if (!pending.held) return true;
+  return false;
 }
 
 function used(pending: Pending): Uint8Array {

@@ -373,7 +373,10 @@ export class EventLog {
     await this.#file.idle();
   }
 
-  /** Waits for pending appends, then fsyncs the file: what makes `none`-mode records durable before close. */
+  /**
+   * Waits for pending appends, then fdatasyncs the file: what makes `none`-mode records durable before close. From
+   * the first flush on, a `none`-mode log pre-allocates space after its lines (spec §11.6), as its syncs then need.
+   */
   async flush(): Promise<void> {
     // Waiting on the file at once tells it a sync is coming, so it writes what is queued without pausing first.
     const written = this.#file.idle();

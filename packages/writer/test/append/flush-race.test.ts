@@ -3,25 +3,29 @@ import { AppendFile, type FileSystem, nodeFileSystem } from '../support/internal
 import { eventRecord, readAll } from '../support/journal.js';
 import { tempDir } from '../support/temp.js';
 
-/** The real file system, with fsync held until the test lets it go, and counted. */
-function gatedFsync() {
+/** The real file system, with its syncs (a flush's fdatasync, close's fsync) held until let go, and counted. */
+function gatedSync() {
   let release: () => void = () => undefined;
   let gate: Promise<void> | null = null;
   let started: () => void = () => undefined;
-  const fsyncs: number[] = [];
-  const fs: FileSystem = {
-    ...nodeFileSystem,
-    fsync: async (fd) => {
-      fsyncs.push(fd);
+  const syncs: number[] = [];
+  const gated =
+    (sync: (fd: number) => Promise<void>) =>
+    async (fd: number): Promise<void> => {
+      syncs.push(fd);
       started();
       if (gate !== null) await gate;
-      return nodeFileSystem.fsync(fd);
-    },
+      return sync(fd);
+    };
+  const fs: FileSystem = {
+    ...nodeFileSystem,
+    fdatasync: gated(nodeFileSystem.fdatasync),
+    fsync: gated(nodeFileSystem.fsync),
   };
   return {
     fs,
-    fsyncs,
-    /** Holds the next fsync; resolves once it has started. */
+    syncs,
+    /** Holds the next sync; resolves once it has started. */
     hold(): Promise<void> {
       gate = new Promise((resolve) => {
         release = resolve;
@@ -38,36 +42,36 @@ function gatedFsync() {
 }
 
 /**
- * Opens a `none`-mode writer on a new file, appends `before`, then appends `during` while a flush's fsync is held
- * open, and lets that flush finish. Resolves with the writer and the fsyncs counted from the flush on (opening
- * fsyncs the file and its directory, which are not counted).
+ * Opens a `none`-mode writer on a new file, appends `before`, then appends `during` while a flush's sync is held
+ * open, and lets that flush finish. Resolves with the writer and the syncs of the file counted from the flush on
+ * (opening fsyncs the file and its directory, which are not counted).
  */
 async function writeDuringFlush(file: string) {
-  const gated = gatedFsync();
+  const gated = gatedSync();
   const writer = await AppendFile.open(file, { durability: 'none', fs: gated.fs });
   await writer.appendRecord(eventRecord(0, 'before'));
-  const base = gated.fsyncs.length;
-  const fsyncStarted = gated.hold();
+  const base = gated.syncs.length;
+  const syncStarted = gated.hold();
   const first = writer.flush();
-  await fsyncStarted;
-  // The fsync of the first flush is running: this write may not be covered by it.
+  await syncStarted;
+  // The sync of the first flush is running: this write may not be covered by it.
   await writer.appendRecord(eventRecord(1, 'during'));
   gated.release();
   await first;
-  return { writer, fsyncsSinceFlush: () => gated.fsyncs.length - base };
+  return { writer, syncsSinceFlush: () => gated.syncs.length - base };
 }
 
-describe('none mode: a write that lands while an fsync runs is synced by the next flush (TJ-DUR-015, TJ-LIVE-006)', () => {
-  it('flush after a write made during an earlier flush fsyncs again', async () => {
+describe('none mode: a write that lands while a sync runs is synced by the next flush (TJ-DUR-015, TJ-LIVE-006)', () => {
+  it('flush after a write made during an earlier flush syncs again', async () => {
     const file = `${tempDir('tj-flush-race-')}/events.jsonl`;
-    const { writer, fsyncsSinceFlush } = await writeDuringFlush(file);
+    const { writer, syncsSinceFlush } = await writeDuringFlush(file);
     try {
-      expect(fsyncsSinceFlush()).toBe(1);
+      expect(syncsSinceFlush()).toBe(1);
       await writer.flush();
-      expect(fsyncsSinceFlush()).toBe(2);
+      expect(syncsSinceFlush()).toBe(2);
       // Nothing written since: a third flush has nothing to sync.
       await writer.flush();
-      expect(fsyncsSinceFlush()).toBe(2);
+      expect(syncsSinceFlush()).toBe(2);
     } finally {
       await writer.close();
     }
@@ -80,8 +84,8 @@ describe('none mode: a write that lands while an fsync runs is synced by the nex
   });
 
   it('close after a write made during a flush fsyncs it (TJ-DUR-015)', async () => {
-    const { writer, fsyncsSinceFlush } = await writeDuringFlush(`${tempDir('tj-flush-race-')}/events.jsonl`);
+    const { writer, syncsSinceFlush } = await writeDuringFlush(`${tempDir('tj-flush-race-')}/events.jsonl`);
     await writer.close();
-    expect(fsyncsSinceFlush()).toBe(2);
+    expect(syncsSinceFlush()).toBe(2);
   });
 });

@@ -42,7 +42,7 @@ describe('AppendFile: held lines (none mode)', () => {
     await writer.close();
   });
 
-  it('are written by idle, flush (before its fsync) and close', async () => {
+  it('are written by idle, flush (before its sync) and close', async () => {
     const file = join(tempDir(), 'held.jsonl');
     const fs = recordingFileSystem();
     const writer = await AppendFile.open(file, { durability: 'none', fs });

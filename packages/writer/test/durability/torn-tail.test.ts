@@ -123,7 +123,7 @@ describe('pre-allocated space (spec §3.8, §11.6)', () => {
     }
   });
 
-  it('in none mode the writer pre-allocates nothing, but appends at the start of space it finds (TJ-DUR-033)', async () => {
+  it('in none mode the writer pre-allocates nothing before its first flush, but appends at the start of space it finds (TJ-DUR-033)', async () => {
     const lines = line(0);
     const file = fileWith(Buffer.concat([lines, Buffer.alloc(100)]));
     const writer = await AppendFile.open(file, { durability: 'none' });
@@ -134,6 +134,68 @@ describe('pre-allocated space (spec §3.8, §11.6)', () => {
     expect(statSync(file).size, 'past the space found, no new space').toBe(writer.size);
     await writer.close();
     expect((await readAll(file)).records.map((r) => r.value.seq)).toEqual([1, 2, 3]);
+  });
+
+  it('in none mode the writer pre-allocates from its first flush on: each later flushed append overwrites space, synced by one fdatasync (spec §11.6, TJ-DUR-035)', async () => {
+    const file = fileWith(Buffer.alloc(0));
+    const fs = recordingFileSystem(nodeFileSystem);
+    const writer = await AppendFile.open(file, { durability: 'none', fs });
+    const fsyncsAtOpen = fs.count('fsync', file);
+    for (let n = 0; n < 5; n++) await writer.appendRecord(eventRecord(n));
+    expect(statSync(file).size, 'no space before a flush: a file synced only on close gains nothing from it').toBe(
+      writer.size,
+    );
+    await writer.flush();
+    // A caller that syncs at its own boundaries, as a live session does: append, flush, append, flush…
+    const sizes = new Set<number>();
+    for (let n = 5; n < 45; n++) {
+      await writer.appendRecord(eventRecord(n, 'm'.repeat(300)));
+      await writer.flush();
+      const bytes = readFileSync(file);
+      expect(bytes.length).toBeGreaterThan(writer.size);
+      expect(bytes.length - writer.size).toBeLessThanOrEqual(64 * 1024);
+      expect(bytes.subarray(writer.size).every((byte) => byte === 0)).toBe(true);
+      sizes.add(bytes.length);
+    }
+    // 40 flushed appends of about 400 bytes: the file grew a few times (space for about as much as it holds), not 40.
+    expect(sizes.size).toBeLessThanOrEqual(4);
+    expect(fs.count('fdatasync', file), 'one fdatasync per flush').toBe(41);
+    expect(fs.count('fsync', file), 'no fsync before close').toBe(fsyncsAtOpen);
+    await writer.close();
+    expect(statSync(file).size, 'the close truncated the space away (TJ-DUR-034)').toBe(writer.size);
+    expect((await readAll(file)).records).toHaveLength(45);
+  });
+
+  it('in none mode held lines written at their bound add no space: nothing syncs them, and space would double the write', async () => {
+    const file = fileWith(Buffer.alloc(0));
+    const fs = recordingFileSystem(nodeFileSystem);
+    const writer = await AppendFile.open(file, { durability: 'none', fs });
+    await writer.appendRecord(eventRecord(0));
+    await writer.flush();
+    const before = fs.calls.length;
+    const line = encodeRecord(eventRecord(1, 'd'.repeat(120)));
+    // Past the 64 KiB bound of held lines: at least one write of held lines only, made without a flush waiting.
+    for (let n = 0; n < Math.ceil((80 * 1024) / line.length); n++) await writer.appendLine(line, { hold: true });
+    const writes = fs.calls.slice(before).filter((c) => c.op === 'write' && c.path === file && c.ok === true);
+    expect(writes.length).toBeGreaterThan(0);
+    for (const write of writes)
+      expect((write.bytes as Uint8Array).at(-1), 'a write of lines only, no NUL space').toBe(0x0a);
+    // The next record someone waits for, flushed, adds the space (a live session's boundary record).
+    await writer.appendRecord(eventRecord(2));
+    await writer.flush();
+    expect(statSync(file).size).toBeGreaterThan(writer.size);
+    await writer.close();
+  });
+
+  it('in none mode `preallocate: false` keeps a flushed file without space', async () => {
+    const file = fileWith(Buffer.alloc(0));
+    const writer = await AppendFile.open(file, { durability: 'none', preallocate: false });
+    for (let n = 0; n < 10; n++) {
+      await writer.appendRecord(eventRecord(n));
+      await writer.flush();
+      expect(statSync(file).size).toBe(writer.size);
+    }
+    await writer.close();
   });
 
   it('a torn tail longer than the backward scan window is found and moved aside whole (TJ-DUR-005)', async () => {
