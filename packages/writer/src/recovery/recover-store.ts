@@ -135,11 +135,18 @@ export async function recoverStore(
   // per turn of the store, terminal ones included (issue 11).
   const derived = derivedTurns(audit.check);
   const turns: RecoveredTurn[] = [];
-  for (const planned of audit.plan) {
-    let turn = derived.next();
-    while (!turn.done && !(turn.value.sessionId === planned.sessionId && turn.value.turnId === planned.turnId))
-      turn = derived.next();
-    turns.push(await recoverTurn(planned, turn.done ? [] : turn.value.files, hooks, options));
+  // Planned turns of one journal file follow each other (the plan is in session order): they share one open of it.
+  // Opening it per turn read the whole file again for every turn, quadratic in a journal with many pending turns.
+  const journals = new JournalsInTurn(options);
+  try {
+    for (const planned of audit.plan) {
+      let turn = derived.next();
+      while (!turn.done && !(turn.value.sessionId === planned.sessionId && turn.value.turnId === planned.turnId))
+        turn = derived.next();
+      turns.push(await recoverTurn(planned, turn.done ? [] : turn.value.files, hooks, journals));
+    }
+  } finally {
+    await journals.close();
   }
   const eventLogs: EventLogRecovery[] = [];
   for (const file of logs) eventLogs.push(await cancelUnfinishedRuns(file, options));
@@ -186,43 +193,71 @@ async function cancelUnfinishedRuns(file: string, options: RecoverStoreOptions):
   }
 }
 
+type OpenJournal = Awaited<ReturnType<typeof openTurnJournal>>;
+
+/**
+ * The turn journal the recovery is working in, kept open while the planned turns of its file follow each other, and
+ * closed (its lock released) when the next planned turn is in another file.
+ */
+class JournalsInTurn {
+  readonly #options: RecoverStoreOptions;
+  #current: { file: string; sessionId: string; journal: OpenJournal | Error } | undefined;
+
+  constructor(options: RecoverStoreOptions) {
+    this.#options = options;
+  }
+
+  /** The open journal of `file`, or the error (a held lock, an invalid identifier) that kept it from opening. */
+  async open(file: string, sessionId: string): Promise<OpenJournal | Error> {
+    const current = this.#current;
+    if (current !== undefined && current.file === file && current.sessionId === sessionId) return current.journal;
+    await this.close();
+    let journal: OpenJournal | Error;
+    try {
+      journal = await openTurnJournal({
+        file,
+        sessionId,
+        ...(this.#options.fs === undefined ? {} : { fs: this.#options.fs }),
+        ...(this.#options.clock === undefined ? {} : { clock: this.#options.clock }),
+      });
+    } catch (error) {
+      if (!(error instanceof WriterError && (error.code === 'journal_locked' || error.code === 'invalid_identifier')))
+        throw error;
+      journal = error;
+    }
+    this.#current = { file, sessionId, journal };
+    return journal;
+  }
+
+  async close(): Promise<void> {
+    const current = this.#current;
+    this.#current = undefined;
+    if (current !== undefined && !(current.journal instanceof Error)) await current.journal.close();
+  }
+}
+
 async function recoverTurn(
   planned: TurnRecovery,
   files: readonly string[],
   hooks: RecoveryHooks,
-  options: RecoverStoreOptions,
+  journals: JournalsInTurn,
 ): Promise<RecoveredTurn> {
   const { sessionId, turnId } = planned;
   const file = files[0];
   const skipped = (reason: string): RecoveredTurn => ({ sessionId, turnId, performed: [], outcome: 'skipped', reason });
   if (file === undefined) return skipped('the turn has no journal file');
-  let journal: Awaited<ReturnType<typeof openTurnJournal>>;
-  try {
-    journal = await openTurnJournal({
-      file,
-      sessionId,
-      ...(options.fs === undefined ? {} : { fs: options.fs }),
-      ...(options.clock === undefined ? {} : { clock: options.clock }),
-    });
-  } catch (error) {
-    if (error instanceof WriterError && (error.code === 'journal_locked' || error.code === 'invalid_identifier'))
-      return skipped(error.message);
-    throw error;
+  const journal = await journals.open(file, sessionId);
+  if (journal instanceof Error) return skipped(journal.message);
+  // Read again under the lock: another process may have finished the turn since the audit.
+  const state = journal.stateOf(turnId);
+  if (state === 'completed' || state === 'interrupted') return skipped(`the turn is already ${state}`);
+  const turn: RecoveringTurn = { sessionId, turnId, state: planned.state };
+  const performed: RecoveryAction['kind'][] = [];
+  for (const action of planned.actions) {
+    if (action.kind === 'ensure_user_message') await hooks.ensureUserMessage(turn, action.submitted);
+    else if (action.kind === 'ensure_interruption_marker') await hooks.ensureInterruptionMarker(turn);
+    else await journal.interrupt(turnId, action.record.reason);
+    performed.push(action.kind);
   }
-  try {
-    // Read again under the lock: another process may have finished the turn since the audit.
-    const state = journal.stateOf(turnId);
-    if (state === 'completed' || state === 'interrupted') return skipped(`the turn is already ${state}`);
-    const turn: RecoveringTurn = { sessionId, turnId, state: planned.state };
-    const performed: RecoveryAction['kind'][] = [];
-    for (const action of planned.actions) {
-      if (action.kind === 'ensure_user_message') await hooks.ensureUserMessage(turn, action.submitted);
-      else if (action.kind === 'ensure_interruption_marker') await hooks.ensureInterruptionMarker(turn);
-      else await journal.interrupt(turnId, action.record.reason);
-      performed.push(action.kind);
-    }
-    return { sessionId, turnId, performed, outcome: 'recovered' };
-  } finally {
-    await journal.close();
-  }
+  return { sessionId, turnId, performed, outcome: 'recovered' };
 }

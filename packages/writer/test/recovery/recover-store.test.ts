@@ -4,6 +4,7 @@ import { checkStore } from '@turnjournal/reader';
 import { describe, expect, it } from 'vitest';
 import {
   JOURNAL_ONLY_HOOKS,
+  nodeFileSystem,
   openEventLog,
   openTurnJournal,
   type RecoveryHooks,
@@ -179,6 +180,34 @@ describe('recoverStore: startup recovery (spec §12)', () => {
     }
     expect(crashes).toBeGreaterThan(20);
   }, 60_000);
+});
+
+describe('recoverStore: many pending turns in one journal (issue 11)', () => {
+  it('opens the journal once for all its planned turns, not once per turn (TJ-RECOV-002)', async () => {
+    const dir = join(tempDir(), '_turn_journal');
+    const journal = await openTurnJournal({ dir, sessionId: 'many', durability: 'group' });
+    const pending = 25;
+    for (let i = 0; i < pending; i += 1) await journal.submit({ content: `pending ${i}`, turnId: `t-${i}` });
+    await journal.close();
+    const opened: string[] = [];
+    const fs = {
+      ...nodeFileSystem,
+      open: (path: string, mode: Parameters<typeof nodeFileSystem.open>[1]) => {
+        opened.push(path);
+        return nodeFileSystem.open(path, mode);
+      },
+    };
+    const file = join(dir, 'many.jsonl');
+    // What one open of the journal costs in opens of its file (the writer reads it, then appends).
+    await (await openTurnJournal({ file, sessionId: 'many', fs })).close();
+    const perOpen = opened.filter((path) => path === file).length;
+    opened.length = 0;
+    const recovery = await recoverStore([dir], { apply: true, hooks: JOURNAL_ONLY_HOOKS, fs });
+    expect(recovery.turns.map((t) => t.outcome)).toEqual(Array(pending).fill('recovered'));
+    expect(perOpen).toBeGreaterThan(0);
+    expect(opened.filter((path) => path === file)).toHaveLength(perOpen);
+    expect(Object.values(await states(dir))).toEqual(Array(pending).fill('interrupted'));
+  });
 });
 
 describe('recoverStore: event logs whose writer is gone (TJ-RECOV-011)', () => {
