@@ -1,4 +1,5 @@
 import type { JournalRecord } from '../framing/read-journal.js';
+import { FileNumbers } from './file-numbers.js';
 import type { RecordLocation } from './representative.js';
 
 // Slots live in pages of PAGE_SLOTS; the first page grows by doubling until it is whole, so a small session holds a
@@ -93,10 +94,7 @@ class Page {
 export class LocationTable {
   // Page p holds slots p * PAGE_SLOTS and up; a page is made when a slot of it is first set.
   readonly #pages: (Page | undefined)[] = [];
-  readonly #files: string[] = [];
-  readonly #fileNumbers = new Map<string, number>();
-  // Records come file after file: the number of the last file stored is reused without a look-up.
-  #fileIndex = -1;
+  readonly #files = new FileNumbers();
   // The lengths of the records of LONG_LENGTH bytes or more, by slot; made on first use.
   #longLengths: Map<number, number> | undefined;
 
@@ -111,7 +109,7 @@ export class LocationTable {
   set(slot: number, record: JournalRecord, file: string): void {
     const page = this.#pageFor(slot);
     const at = slot & PAGE_MASK;
-    const number = this.#fileNumber(file);
+    const number = this.#files.numberOf(file);
     if (page.files !== undefined) page.files[at] = number;
     else if (page.file === NO_FILE) page.file = number;
     else if (page.file !== number) {
@@ -147,7 +145,7 @@ export class LocationTable {
     const line = page.lines[at] as number;
     const length = page.lengths[at] as number;
     return {
-      file: this.#files[page.files?.[at] ?? page.file] as string,
+      file: this.#files.fileOf(page.files?.[at] ?? page.file),
       line: page.wideLines ? line : (page.lineBases[at >>> LINE_BLOCK_BITS] as number) + line,
       offset: page.wideOffsets ? offset : page.offsetBase + offset,
       length: length === LONG_LENGTH ? (this.#longLengths?.get(slot) as number) : length,
@@ -167,18 +165,5 @@ export class LocationTable {
       this.#pages[number] = page;
     }
     return page;
-  }
-
-  #fileNumber(file: string): number {
-    if (this.#files[this.#fileIndex] !== file) {
-      // A map, not a search of the list: a table shared by the folds of a store check holds every file of the store.
-      let known = this.#fileNumbers.get(file);
-      if (known === undefined) {
-        known = this.#files.push(file) - 1;
-        this.#fileNumbers.set(file, known);
-      }
-      this.#fileIndex = known;
-    }
-    return this.#fileIndex;
   }
 }

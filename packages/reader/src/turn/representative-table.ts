@@ -1,6 +1,7 @@
 import { MAX_EXCERPT_BYTES } from '@turnjournal/schema';
 import type { JournalRecord } from '../framing/read-journal.js';
 import { BytePool } from './byte-pool.js';
+import { FileNumbers } from './file-numbers.js';
 import { LocationTable } from './location-table.js';
 import type { RecordLocation, RecordSummary, RepresentativeRecord } from './representative.js';
 
@@ -78,11 +79,8 @@ export class RepresentativeTable {
   #excerptAt = 0;
   // `stream_id`s and `reason`s, as bytes (see BytePool).
   readonly #strings = new BytePool();
-  readonly #files: string[] = [];
-  readonly #fileNumbers = new Map<string, number>();
-  // Records come file after file, and a turn's records one after the other with the same stream_id: the last file and
-  // stream_id stored are reused without a search or a copy.
-  #fileIndex = -1;
+  readonly #files = new FileNumbers();
+  // A turn's records come one after the other with the same stream_id: the last one stored is reused without a copy.
   #lastStreamId: string | undefined;
   #lastStreamIdNumber = 0;
   // The few distinct reasons a store uses, each kept once; past REASONS_KEPT distinct ones, each record's is kept.
@@ -139,7 +137,7 @@ export class RepresentativeTable {
     if (record.line <= MAX_IN_SLOT) integers[i + LINE] = record.line;
     else this.#aside(slot).line = record.line;
     integers[i + LENGTH] = record.bytes.length;
-    integers[i + FILE] = this.#fileNumber(file);
+    integers[i + FILE] = this.#files.numberOf(file);
     doubles[d + CREATED_AT] = typeof v.created_at === 'number' ? v.created_at : Number.NaN;
     integers[i + STREAM_ID] = typeof v.stream_id === 'string' ? this.#streamIdNumber(v.stream_id) : 0;
     if (typeof v.content === 'string') {
@@ -200,7 +198,7 @@ export class RepresentativeTable {
     const i = (slot & PAGE_MASK) * INTEGERS;
     const integers = this.#integers[page] as Uint32Array;
     return {
-      file: this.#files[integers[i + FILE] as number] as string,
+      file: this.#files.fileOf(integers[i + FILE] as number),
       line: this.#rare?.get(slot)?.line ?? (integers[i + LINE] as number),
       offset: (this.#doubles[page] as Float64Array)[(slot & PAGE_MASK) * DOUBLES + OFFSET] as number,
       length: integers[i + LENGTH] as number,
@@ -290,19 +288,6 @@ export class RepresentativeTable {
       if (this.#reasons.size < REASONS_KEPT) this.#reasons.set(this.#strings.get(number - 1), number);
     }
     return number;
-  }
-
-  #fileNumber(file: string): number {
-    if (this.#files[this.#fileIndex] !== file) {
-      // A map, not a search of the list: a table shared by the folds of a store check holds every file of the store.
-      let known = this.#fileNumbers.get(file);
-      if (known === undefined) {
-        known = this.#files.push(file) - 1;
-        this.#fileNumbers.set(file, known);
-      }
-      this.#fileIndex = known;
-    }
-    return this.#fileIndex;
   }
 
   /** Makes room for `slots` slots: the first page doubles until it is whole, then whole pages are added. */
