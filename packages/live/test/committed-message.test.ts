@@ -4,54 +4,16 @@
 // the sync commits no new file size — the cost the durable-append floor of the benchmarks does not get.
 import { SimulatedFileSystem } from '@turnjournal/conformance';
 import { openConversationHub } from '@turnjournal/live';
-import type { FileSystem } from '@turnjournal/writer/file-system';
 import { describe, expect, it } from 'vitest';
+import { countLogCalls } from './support.js';
 
 const DEAD = { statusOf: (text: string | undefined) => (text === undefined ? ('none' as const) : ('stale' as const)) };
 const LOG = '/s/s1/events.jsonl';
 
-interface LogCalls {
-  writes: number;
-  /** Writes that ended past the file's length before them: each makes the next sync commit a new size. */
-  growing: number;
-  fdatasyncs: number;
-  fsyncs: number;
-}
-
-/** `base` with the event log's writes and syncs counted, and the writes that grew the file told apart. */
-function counting(base: FileSystem): { fs: FileSystem; calls: LogCalls } {
-  const paths = new Map<number, string>();
-  const calls: LogCalls = { writes: 0, growing: 0, fdatasyncs: 0, fsyncs: 0 };
-  const fs: FileSystem = {
-    ...base,
-    async open(path, mode) {
-      const fd = await base.open(path, mode);
-      paths.set(fd, path);
-      return fd;
-    },
-    async write(fd, buffer, offset, length, position, options) {
-      if (paths.get(fd) !== LOG) return base.write(fd, buffer, offset, length, position, options);
-      const before = (await base.fstat(fd)).size;
-      calls.writes += 1;
-      if (position + length > before) calls.growing += 1;
-      return base.write(fd, buffer, offset, length, position, options);
-    },
-    fdatasync(fd) {
-      if (paths.get(fd) === LOG) calls.fdatasyncs += 1;
-      return base.fdatasync(fd);
-    },
-    fsync(fd) {
-      if (paths.get(fd) === LOG) calls.fsyncs += 1;
-      return base.fsync(fd);
-    },
-  };
-  return { fs, calls };
-}
-
 describe('a committed message (TJ-LIVE-006)', () => {
   it('costs one write into pre-allocated space and one fdatasync of the event log', async () => {
     const sim = new SimulatedFileSystem();
-    const counted = counting(sim.view());
+    const counted = countLogCalls(sim.view(), LOG);
     const hub = openConversationHub({ root: '/s', fs: counted.fs, lock: DEAD, retention: false });
     const session = await hub.session('s1');
     const sent = await session.send({ requestId: 'r1', content: 'hi' });

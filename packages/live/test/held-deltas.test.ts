@@ -5,36 +5,15 @@ import { SimulatedFileSystem } from '@turnjournal/conformance';
 import { openConversationHub } from '@turnjournal/live';
 import type { FileSystem } from '@turnjournal/writer/file-system';
 import { describe, expect, it } from 'vitest';
+import { countLogCalls } from './support.js';
 
 const DEAD = { statusOf: (text: string | undefined) => (text === undefined ? ('none' as const) : ('stale' as const)) };
 const LOG = '/s/s1/events.jsonl';
 
-/** `base` (a plain object, such as `SimulatedFileSystem.view()`) with its writes and syncs of the event log counted. */
+/** `base` with its writes and syncs (fsync or fdatasync) of the event log counted. */
 function counting(base: FileSystem): { fs: FileSystem; writes: () => number; syncs: () => number } {
-  const paths = new Map<number, string>();
-  let writes = 0;
-  let syncs = 0;
-  const fs: FileSystem = {
-    ...base,
-    async open(path, mode) {
-      const fd = await base.open(path, mode);
-      paths.set(fd, path);
-      return fd;
-    },
-    write(fd, buffer, offset, length, position, options) {
-      if (paths.get(fd) === LOG) writes += 1;
-      return base.write(fd, buffer, offset, length, position, options);
-    },
-    fsync(fd) {
-      if (paths.get(fd) === LOG) syncs += 1;
-      return base.fsync(fd);
-    },
-    fdatasync(fd) {
-      if (paths.get(fd) === LOG) syncs += 1;
-      return base.fdatasync(fd);
-    },
-  };
-  return { fs, writes: () => writes, syncs: () => syncs };
+  const { fs, calls } = countLogCalls(base, LOG);
+  return { fs, writes: () => calls.writes, syncs: () => calls.fsyncs + calls.fdatasyncs };
 }
 
 function logTypes(fs: SimulatedFileSystem): { type: string; payload: Record<string, unknown> }[] {

@@ -1,4 +1,5 @@
 import type { LiveEvent, Subscription } from '@turnjournal/live';
+import type { FileSystem } from '@turnjournal/writer/file-system';
 
 /** The next `n` events of a subscription, or fewer when it ends first. */
 export async function take(subscription: Subscription, n: number): Promise<LiveEvent[]> {
@@ -9,4 +10,46 @@ export async function take(subscription: Subscription, n: number): Promise<LiveE
     events.push(next.value);
   }
   return events;
+}
+
+/** Calls the live session made on its event log (see {@link countLogCalls}). */
+export interface LogCalls {
+  writes: number;
+  /** Writes that ended past the file's length before them: each makes the next sync commit a new size. */
+  growing: number;
+  fdatasyncs: number;
+  fsyncs: number;
+}
+
+/**
+ * `base` (a plain object, such as `SimulatedFileSystem.view()`) with its writes and syncs of the event log `log`
+ * counted, and the writes that grew the file told apart.
+ */
+export function countLogCalls(base: FileSystem, log: string): { fs: FileSystem; calls: LogCalls } {
+  const paths = new Map<number, string>();
+  const calls: LogCalls = { writes: 0, growing: 0, fdatasyncs: 0, fsyncs: 0 };
+  const fs: FileSystem = {
+    ...base,
+    async open(path, mode) {
+      const fd = await base.open(path, mode);
+      paths.set(fd, path);
+      return fd;
+    },
+    async write(fd, buffer, offset, length, position, options) {
+      if (paths.get(fd) !== log) return base.write(fd, buffer, offset, length, position, options);
+      const before = (await base.fstat(fd)).size;
+      calls.writes += 1;
+      if (position + length > before) calls.growing += 1;
+      return base.write(fd, buffer, offset, length, position, options);
+    },
+    fdatasync(fd) {
+      if (paths.get(fd) === log) calls.fdatasyncs += 1;
+      return base.fdatasync(fd);
+    },
+    fsync(fd) {
+      if (paths.get(fd) === log) calls.fsyncs += 1;
+      return base.fsync(fd);
+    },
+  };
+  return { fs, calls };
 }
