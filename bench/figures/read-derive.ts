@@ -53,7 +53,8 @@ export const readDerive: Figure = {
         unit: 'MB/s',
         value: bytes / MB / (checkMs / 1000),
         floor: bytes / MB / (floorMs / 1000),
-        minRatio: 0.6,
+        // Issue 14 raised the target from 0.6 (the first bench issue's) to 0.8.
+        minRatio: 0.8,
         note: `floor: split on LF + JSON.parse, 1 MiB chunks; medians of ${iterations} alternated runs, page cache warm`,
         details: { ...common, checkStoreMs: main.a, floorMs: main.b },
       }),
