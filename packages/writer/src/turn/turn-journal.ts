@@ -6,6 +6,7 @@ import { JournalAppender } from '../append/journal-appender.js';
 import { WriterError } from '../errors.js';
 import type { FileSystem } from '../fs/file-system.js';
 import { requireIdentifier } from '../require-identifier.js';
+import { encodeSubmittedLine } from './encode-submitted.js';
 import { readTurnRecords } from './read-turn-records.js';
 import { SiblingShards } from './sibling-shards.js';
 import { newTurnId } from './turn-id.js';
@@ -111,7 +112,14 @@ export class TurnJournal {
         outcome = { kind: 'retried', result: retriedSubmission(turnId, known, input.content, this.path) };
         return null;
       }
-      const bytes = this.#encode('submitted', submittedRecord(this.sessionId, turnId, input, this.#clock, this.path));
+      // One clock reading for both paths: the generic one takes over from the fast one with the same `created_at`.
+      const now = this.#clock();
+      const bytes =
+        encodeSubmittedLine(this.sessionId, turnId, input, now, this.#maxLineBytes) ??
+        this.#encode(
+          'submitted',
+          submittedRecord(this.sessionId, turnId, input, () => now, this.path),
+        );
       const turn: KnownTurn = {
         state: 'submitted',
         contentDigest: null,
