@@ -35,8 +35,12 @@ export class TurnJournal {
   #table: TurnTable;
   /** The session's other shards, read incrementally into the table. */
   readonly #siblings: SiblingShards;
-  /** Submissions being written, so that an overlapping retry waits for the first instead of writing again. */
-  readonly #submitting = new Map<string, Promise<unknown>>();
+  /**
+   * Submissions being written, so that an overlapping retry waits for the first instead of writing again: per turn id,
+   * the last one's wait, which gives a promise that settles once it and every earlier submission of the id have. Made
+   * only when a retry asks for it: made at every submit, its reactions to the write ran before the submit could resume.
+   */
+  readonly #submitting = new Map<string, () => Promise<unknown>>();
 
   /** @internal use {@link openTurnJournal}. */
   constructor(
@@ -143,11 +147,11 @@ export class TurnJournal {
       if (!unknown && earlier === undefined) return reserve();
       return (async () => {
         if (unknown) await this.refreshSiblings();
-        await earlier;
+        if (earlier !== undefined) await earlier();
         return reserve();
       })();
     });
-    const settled: Promise<unknown> = Promise.allSettled([earlier, write]);
+    const settled = (): Promise<unknown> => Promise.allSettled([earlier?.(), write]);
     this.#submitting.set(turnId, settled);
     try {
       await write;
