@@ -120,6 +120,27 @@ describe('overlapping submissions of one turn id (TJ-TURN-012)', () => {
     expect(readFileSync(join(dir, 'race.jsonl'), 'utf8').trim().split('\n')).toHaveLength(1);
   });
 
+  it('answers each of several overlapping retries only after the first record is durable, and writes one record', async () => {
+    const dir = tempDir();
+    let synced = 0;
+    const fs: FileSystem = {
+      ...nodeFileSystem,
+      fdatasync: (fd) => nodeFileSystem.fdatasync(fd).then(() => void synced++),
+    };
+    const journal = await openTurnJournal({ dir, sessionId: 'chain', fs });
+    const answers = await Promise.all(
+      [1, 2, 3, 4].map((n) =>
+        journal.submit({ content: 'once', turnId: 'same' }).then((r) => `${n}:${r.created}:${synced}`),
+      ),
+    );
+    expect(answers).toEqual(['1:true:1', '2:false:1', '3:false:1', '4:false:1']);
+    await expect(journal.submit({ content: 'other', turnId: 'same' })).rejects.toMatchObject({
+      code: 'turn_id_conflict',
+    });
+    await journal.close();
+    expect(readFileSync(join(dir, 'chain.jsonl'), 'utf8').trim().split('\n')).toHaveLength(1);
+  });
+
   it('recognises a retry, and refuses other content, before the first submission has its digest (TJ-TURN-012)', async () => {
     const dir = tempDir();
     // Syncs that settle at once: the first submit resolves before the event loop turns, so the content's digest

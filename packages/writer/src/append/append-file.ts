@@ -5,8 +5,14 @@ import { dirname } from 'node:path';
 import { setImmediate } from 'node:timers';
 import type { JournalSource } from '@turnjournal/reader';
 import { AppendCancelledError, JournalWriteError, WriterError, WriterPoisonedError } from '../errors.js';
-import { attempt, replaceFile, writeAll } from '../fs/durable-ops.js';
-import { type FileSystem, nodeFileSystem } from '../fs/file-system.js';
+import { attempt, replaceFile, writeAll, writeAllNow } from '../fs/durable-ops.js';
+import {
+  type FileSystem,
+  nodeFileSystem,
+  SYNC_WRITE_MAX_BYTES,
+  type SynchronousWrite,
+  synchronousWrite,
+} from '../fs/file-system.js';
 import { type AcquireLockOptions, acquireLock, type HeldLock } from '../fs/lock.js';
 import { DEFAULT_MAX_LINE_BYTES, encodeRecord } from './encode-record.js';
 import { nextSpaceEnd } from './preallocation.js';
@@ -117,6 +123,8 @@ export class AppendFile {
   /** What opening found and repaired. */
   readonly opened: OpenReport;
   readonly #fs: FileSystem;
+  /** The file system's synchronous awaited write, when it has one (see `synchronousWrite`). */
+  readonly #writeNow: SynchronousWrite | undefined;
   readonly #lock: HeldLock;
   readonly #maxLineBytes: number;
   #fd: number;
@@ -166,6 +174,7 @@ export class AppendFile {
     this.durability = options.durability;
     this.opened = opened;
     this.#fs = fs;
+    this.#writeNow = synchronousWrite(fs);
     this.#lock = lock;
     this.#maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
     this.#fd = fd;
@@ -407,8 +416,13 @@ export class AppendFile {
     // a batch of held lines only, written at their bound, is synced by nobody, and the space would double its write.
     const spaced = this.#preallocate && end > this.#fileEnd && (this.durability !== 'none' || hasAwaited(batch));
     const spaceEnd = spaced ? nextSpaceEnd(end) : end;
+    const out = spaceEnd > end ? withSpace(bytes, spaceEnd - start) : bytes;
     try {
-      await writeAll(this.#fs, this.#fd, spaceEnd > end ? withSpace(bytes, spaceEnd - start) : bytes, start, AWAITED);
+      // Synchronously when the file system can: the sync below (or, in `none` mode, the acknowledgement) then follows
+      // the write in the same synchronous run, not a few promise reactions later.
+      if (this.#writeNow !== undefined && out.length <= SYNC_WRITE_MAX_BYTES)
+        writeAllNow(this.#writeNow, this.#fd, out, start);
+      else await writeAll(this.#fs, this.#fd, out, start, AWAITED);
     } catch (error) {
       const failure = new JournalWriteError(this.path, 'write', error);
       // Set before anything is awaited: no append queued behind this one may be written (TJ-DUR-030).

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
 import { JournalWriteError } from '../errors.js';
-import type { FileSystem, WriteOptions } from './file-system.js';
+import type { FileSystem, SynchronousWrite, WriteOptions } from './file-system.js';
 
 /** Runs one file-system call and turns its failure into a {@link JournalWriteError} naming file and operation. */
 export async function attempt<T>(file: string, operation: string, call: () => Promise<T>): Promise<T> {
@@ -24,6 +24,16 @@ export async function writeAll(
   while (done < bytes.length) {
     const written = await fs.write(fd, bytes, done, bytes.length - done, position + done, options);
     // A zero-byte write would loop for ever; the kernel only returns it for a zero-length request.
+    if (written <= 0) throw Object.assign(new Error('write returned 0 bytes'), { code: 'EIO' });
+    done += written;
+  }
+}
+
+/** {@link writeAll} through a file system's synchronous write (see `synchronousWrite`): throws what it would reject. */
+export function writeAllNow(write: SynchronousWrite, fd: number, bytes: Uint8Array, position: number): void {
+  let done = 0;
+  while (done < bytes.length) {
+    const written = write(fd, bytes, done, bytes.length - done, position + done);
     if (written <= 0) throw Object.assign(new Error('write returned 0 bytes'), { code: 'EIO' });
     done += written;
   }

@@ -248,6 +248,40 @@ export function synchronousStat(fs: FileSystem): SynchronousStat | undefined {
 
 const statNow: SynchronousStat = (path) => toStat(fs.statSync(path));
 
+/** Where a file system keeps the synchronous twin of its awaited `write` (see {@link synchronousWrite}); as `STAT_NOW`. */
+const WRITE_NOW = Symbol('turnjournal.writeNow');
+
+/** A synchronous awaited `write`: returns the bytes written (may be short), throws what `write` rejects with. */
+export type SynchronousWrite = (
+  fd: number,
+  buffer: Uint8Array,
+  offset: number,
+  length: number,
+  position: number,
+) => number;
+
+/**
+ * @internal Gives `fs` a synchronous twin of its awaited `write` (one with `{ awaited: true }`) of at most
+ * {@link SYNC_WRITE_MAX_BYTES}, which must do what that call does. Not copied by an object spread, as `STAT_NOW`.
+ */
+export function withSynchronousWrite<T extends FileSystem>(fs: T, writeNow: SynchronousWrite): T {
+  Object.defineProperty(fs, WRITE_NOW, { value: writeNow, enumerable: false });
+  return fs;
+}
+
+/**
+ * @internal The synchronous twin of an awaited `fs.write` of at most {@link SYNC_WRITE_MAX_BYTES}, when `fs` has one:
+ * what a durable append uses to issue its `fdatasync` in the same synchronous run as its write. The real file
+ * system's awaited write is already a `writeSync`, but returned as a settled promise it can only be read a few
+ * promise reactions later (after each `await` of the write loop), and the sync is issued only then.
+ */
+export function synchronousWrite(fs: FileSystem): SynchronousWrite | undefined {
+  return (fs as { [WRITE_NOW]?: SynchronousWrite })[WRITE_NOW];
+}
+
+const writeNow: SynchronousWrite = (fd, buffer, offset, length, position) =>
+  fs.writeSync(fd, buffer, offset, length, position);
+
 /**
  * The real file system (Node.js `fs` on raw descriptors). Callback APIs are used rather than `FileHandle`: they cost
  * one thread-pool hop per call and no handle object, which matters on the durable append path. Calls the kernel
@@ -285,6 +319,7 @@ export const nodeFileSystem: FileSystem = {
   readFile: (path) => readRegularFile(path),
 };
 withSynchronousStat(nodeFileSystem, statNow);
+withSynchronousWrite(nodeFileSystem, writeNow);
 
 /**
  * The real file system with `fdatasync` and `fsync` made on the calling thread, as better-sqlite3 commits: a durable
@@ -301,3 +336,4 @@ export const blockingSyncFileSystem: FileSystem = {
   fsync: (fd) => settled(() => fs.fsyncSync(fd)),
 };
 withSynchronousStat(blockingSyncFileSystem, statNow);
+withSynchronousWrite(blockingSyncFileSystem, writeNow);

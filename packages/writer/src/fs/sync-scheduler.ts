@@ -76,11 +76,6 @@ function libuvPoolSize(): number {
   return Number.isFinite(configured) && configured > 0 ? Math.min(configured, 1024) : 4;
 }
 
-const fdatasyncAsync = (fd: number) =>
-  new Promise<void>((resolve, reject) => fs.fdatasync(fd, (error) => (error ? reject(error) : resolve())));
-const fsyncAsync = (fd: number) =>
-  new Promise<void>((resolve, reject) => fs.fsync(fd, (error) => (error ? reject(error) : resolve())));
-
 /** Runs `fdatasync`/`fsync` calls with more of them in flight than libuv's pool allows (see the module comment). */
 class SyncScheduler {
   /** Syncs run so far on each path, and the most in flight at once: for tests. */
@@ -96,39 +91,42 @@ class SyncScheduler {
   sync(fd: number, full: boolean): Promise<void> {
     this.#inFlight += 1;
     if (this.#inFlight > this.counts.peakInFlight) this.counts.peakInFlight = this.#inFlight;
-    const call = this.#schedule(fd, full);
-    const settled = () => {
-      this.#inFlight -= 1;
-    };
-    call.then(settled, settled);
-    return call;
+    return new Promise<void>((resolve, reject) => {
+      const request = { fd, full, resolve, reject };
+      if (this.#libuvBusy < LIBUV_SLOTS && this.#queue.length === 0) this.#onLibuv(request);
+      else {
+        this.#queue.push(request);
+        this.#dispatch();
+      }
+    });
   }
 
-  #schedule(fd: number, full: boolean): Promise<void> {
-    if (this.#libuvBusy < LIBUV_SLOTS && this.#queue.length === 0) return this.#onLibuv(fd, full);
-    return new Promise<void>((resolve, reject) => {
-      this.#queue.push({ fd, full, resolve, reject });
+  /**
+   * Runs `request` on libuv's pool. Its promise is settled from the system call's callback, with the bookkeeping done
+   * there too: a durable append's acknowledgement follows the sync by one promise reaction, as an awaited `fdatasync`
+   * of its own would, not by a chain of them.
+   */
+  #onLibuv(request: Request): void {
+    this.#libuvBusy += 1;
+    this.counts.libuv += 1;
+    (request.full ? fs.fsync : fs.fdatasync)(request.fd, (error) => {
+      this.#libuvBusy -= 1;
+      this.#settle(request, error);
       this.#dispatch();
     });
   }
 
-  #onLibuv(fd: number, full: boolean): Promise<void> {
-    this.#libuvBusy += 1;
-    this.counts.libuv += 1;
-    const done = () => {
-      this.#libuvBusy -= 1;
-      this.#dispatch();
-    };
-    const call = full ? fsyncAsync(fd) : fdatasyncAsync(fd);
-    call.then(done, done);
-    return call;
+  /** Settles `request` with its system call's outcome: resolved for `null` (success) only, rejected with anything else. */
+  #settle(request: Request, error: unknown): void {
+    this.#inFlight -= 1;
+    if (error === null) request.resolve();
+    else request.reject(error);
   }
 
   #dispatch(): void {
     while (this.#queue.length > 0) {
       if (this.#libuvBusy < LIBUV_SLOTS) {
-        const request = this.#queue.shift() as Request;
-        this.#onLibuv(request.fd, request.full).then(request.resolve, request.reject);
+        this.#onLibuv(this.#queue.shift() as Request);
         continue;
       }
       const worker = this.#idleWorker();
@@ -183,10 +181,7 @@ class SyncScheduler {
       entry.idleSince = Date.now();
       entry.worker.unref();
     }
-    if (request !== undefined) {
-      if (failure === null) request.resolve();
-      else request.reject(Object.assign(new Error(failure.message), failure));
-    }
+    if (request !== undefined) this.#settle(request, failure && Object.assign(new Error(failure.message), failure));
     if (entry.batch.length === 0) this.#dispatch();
   }
 
@@ -197,7 +192,9 @@ class SyncScheduler {
     this.#workers.splice(index, 1);
     const lost = entry.batch.slice(entry.answered);
     entry.batch = [];
-    for (const request of lost) request.reject(error);
+    // Whatever the worker failed with (even nothing), never an acknowledgement.
+    const failure = error ?? new Error('a sync worker thread failed');
+    for (const request of lost) this.#settle(request, failure);
     this.#dispatch();
   }
 

@@ -6,6 +6,7 @@ import { JournalAppender } from '../append/journal-appender.js';
 import { WriterError } from '../errors.js';
 import type { FileSystem } from '../fs/file-system.js';
 import { requireIdentifier } from '../require-identifier.js';
+import { encodeSubmittedLine } from './encode-submitted.js';
 import { readTurnRecords } from './read-turn-records.js';
 import { SiblingShards } from './sibling-shards.js';
 import { newTurnId } from './turn-id.js';
@@ -34,8 +35,12 @@ export class TurnJournal {
   #table: TurnTable;
   /** The session's other shards, read incrementally into the table. */
   readonly #siblings: SiblingShards;
-  /** Submissions being written, so that an overlapping retry waits for the first instead of writing again. */
-  readonly #submitting = new Map<string, Promise<unknown>>();
+  /**
+   * Submissions being written, so that an overlapping retry waits for the first instead of writing again: per turn id,
+   * the last one's wait, which gives a promise that settles once it and every earlier submission of the id have. Made
+   * only when a retry asks for it: made at every submit, its reactions to the write ran before the submit could resume.
+   */
+  readonly #submitting = new Map<string, () => Promise<unknown>>();
 
   /** @internal use {@link openTurnJournal}. */
   constructor(
@@ -111,7 +116,14 @@ export class TurnJournal {
         outcome = { kind: 'retried', result: retriedSubmission(turnId, known, input.content, this.path) };
         return null;
       }
-      const bytes = this.#encode('submitted', submittedRecord(this.sessionId, turnId, input, this.#clock, this.path));
+      // One clock reading for both paths: the generic one takes over from the fast one with the same `created_at`.
+      const now = this.#clock();
+      const bytes =
+        encodeSubmittedLine(this.sessionId, turnId, input, now, this.#maxLineBytes) ??
+        this.#encode(
+          'submitted',
+          submittedRecord(this.sessionId, turnId, input, () => now, this.path),
+        );
       const turn: KnownTurn = {
         state: 'submitted',
         contentDigest: null,
@@ -135,11 +147,11 @@ export class TurnJournal {
       if (!unknown && earlier === undefined) return reserve();
       return (async () => {
         if (unknown) await this.refreshSiblings();
-        await earlier;
+        if (earlier !== undefined) await earlier();
         return reserve();
       })();
     });
-    const settled: Promise<unknown> = Promise.allSettled([earlier, write]);
+    const settled = (): Promise<unknown> => Promise.allSettled([earlier?.(), write]);
     this.#submitting.set(turnId, settled);
     try {
       await write;
