@@ -54,7 +54,16 @@ export function encodeRecordLine(record: unknown, maxLineBytes: number = DEFAULT
     throw new WriterError('invalid_record', 'a journal record must be a JSON object');
   const json = serialiseRecord(record);
   if (MAYBE_UNSAFE_INTEGER.test(json)) rejectUnsafeIntegers(record);
-  const text = json.replace(LINE_SEPARATORS, escapeSeparator);
+  return lineOfJson(json, maxLineBytes);
+}
+
+/**
+ * The line of a record's `JSON.stringify` text: U+2028 and U+2029 escaped (TJ-FRAME-007), the length checked against
+ * `maxLineBytes` (`line_too_long`), one final LF. For a caller that serialised a value it vouches for itself (no unsafe
+ * integer, a JSON object); {@link encodeRecordLine} checks those first.
+ */
+export function lineOfJson(json: string, maxLineBytes: number): RecordLine {
+  const text = escapeLineSeparators(json);
   // A Buffer, not TextEncoder: several times faster for the short lines most records are (a pooled copy). Written in
   // place rather than from `text + LF`, which V8 would first flatten into a copy: 3 × slower for a long checkpoint.
   const length = Buffer.byteLength(text, 'utf8');
