@@ -52,8 +52,8 @@ export function encodeParsedRecord(
  * That value is had one of two ways. A record of strings, finite numbers, booleans, nulls, plain objects and arrays
  * (what writers build from their callers' ids, text and parsed content) is copied by {@link jsonCopy}, which vouches
  * that the copy is what `JSON.parse` of its own `JSON.stringify` gives, and the line is serialised from the copy: no
- * parse of the line back, which cost as much as the serialisation (a live committed message: two records, about 4 µs
- * of 16 warm). Anything else — a value `JSON.stringify` changes or refuses — is serialised as given and the line
+ * parse of the line back, which cost as much as the serialisation, and no scan of the text for unsafe integers (the
+ * copy checks each number): the two records of a live committed message went from 11.5 to 7.4 µs warm. Anything else — a value `JSON.stringify` changes or refuses — is serialised as given and the line
  * parsed back, as before, so what is checked is what was written either way.
  */
 export function encodeCheckedRecord(
