@@ -1,6 +1,6 @@
 import { validateRecord } from '@turnjournal/schema';
 import { WriterError } from '../errors.js';
-import { encodeRecordLine, lineOfJson, type RecordLine } from './encode-record.js';
+import { encodeParsedLine, encodeRecordLine, lineOfJson, type RecordLine } from './encode-record.js';
 import { jsonCopy, NOT_CLEAN } from './json-copy.js';
 
 /** What a writer may write: a record of this family and type, a v1-valid one or (`v1Only: false`) any accepted one. */
@@ -39,7 +39,7 @@ export function encodeParsedRecord(
   maxLineBytes: number,
   file: string,
 ): EncodedRecord {
-  return checkEncoded(encodeLine(record, rule, maxLineBytes, file).bytes, record, rule, file);
+  return checkEncoded(named(rule, file, () => encodeParsedLine(record, maxLineBytes)).bytes, record, rule, file);
 }
 
 /**

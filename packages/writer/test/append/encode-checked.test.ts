@@ -7,7 +7,7 @@
 import { checkProperty } from '@turnjournal/test-support';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { encodeCheckedRecord, type RecordRule } from '../../src/append/encode-checked.js';
+import { encodeCheckedRecord, encodeParsedRecord, type RecordRule } from '../../src/append/encode-checked.js';
 import { encodeRecord } from '../../src/append/encode-record.js';
 import { jsonCopy, NOT_CLEAN } from '../../src/append/json-copy.js';
 
@@ -209,5 +209,38 @@ describe('checked encoder (TJ-COMPAT-018)', () => {
     expect(() => encodeCheckedRecord(record, EXTENSION, 200, 'events.jsonl')).toThrow(
       expect.objectContaining({ code: 'line_too_long', file: 'events.jsonl' }),
     );
+  });
+
+  it('refuses a parsed unsafe integer in a checkpoint, found by walking the numbers or, nested deeper, in the text', () => {
+    const rule: RecordRule = { family: 'event', type: 'checkpoint' };
+    const checkpoint = (content: unknown) => ({
+      seq: 9,
+      ts: TS,
+      type: 'checkpoint',
+      payload: {
+        messages: [
+          { role: 'user', content: 'hi' },
+          { role: 'tool', content },
+        ],
+        runs: [],
+      },
+    });
+    // What a foreign writer's line can hold: JSON.parse gives an integer no reader in another language represents.
+    const unsafe = JSON.parse('12345678901234567890') as number;
+    let deep: unknown = [unsafe];
+    for (let i = 0; i < 100; i += 1) deep = [deep];
+    for (const content of [unsafe, { nested: [1, unsafe] }, deep])
+      expect(() => encodeParsedRecord(checkpoint(content), rule, LIMIT, 'events.jsonl')).toThrow(
+        expect.objectContaining({ code: 'invalid_record', message: expect.stringContaining('TJ-FRAME-035') }),
+      );
+    // Digits in strings and safe integers are not refused, and the line is encodeRecord's.
+    let safeDeep: unknown = ['12345678901234567890 e+ 1e+21'];
+    for (let i = 0; i < 100; i += 1) safeDeep = [safeDeep, Number.MAX_SAFE_INTEGER];
+    for (const content of ['12345678901234567890 e+', Number.MAX_SAFE_INTEGER, safeDeep]) {
+      const record = checkpoint(content);
+      const encoded = encodeParsedRecord(record, rule, LIMIT, 'events.jsonl');
+      expect(Buffer.from(encoded.bytes).equals(Buffer.from(encodeRecord(record, LIMIT)))).toBe(true);
+      expect(encoded.written).toBe(record);
+    }
   });
 });
