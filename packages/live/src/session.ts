@@ -342,11 +342,21 @@ export class LiveSession implements SubscriptionSource {
     }
   }
 
-  /** @internal Closes the open segment, appends `build`'s records, and waits until they are durable. */
+  /**
+   * @internal Closes the open segment, appends `records` in order, and waits until they are durable. The records after
+   * a refused one are not appended: a tool result and its message are written together or not at all (TJ-LIVE-004;
+   * a `tool.result` whose output is not a string was refused while its more lenient `message_append` was written).
+   */
   async _boundary(requestId: string, records: readonly (readonly [string, Record<string, unknown>])[]): Promise<void> {
     const active = this.#activeRun(requestId);
     this.#closeSegment(active, false);
-    const writes = records.map(([type, payload]) => this.#append(type, payload));
+    const writes: Promise<EventLogAck>[] = [];
+    for (const [type, payload] of records) {
+      const before = this.#log.lastSeq;
+      writes.push(this.#append(type, payload));
+      // A refusal reserves nothing (see `CommitPipeline.append`).
+      if (this.#log.lastSeq === before) break;
+    }
     await Promise.all([...writes, this.#durable()]);
   }
 

