@@ -131,6 +131,11 @@ export class JournalAppender {
 
   #start(prepare: () => Prepared | Promise<Prepared>, options?: AppendLineOptions): Promise<AppendAck | null> {
     if (this.#broken !== null) return Promise.reject(new WriterPoisonedError(this.file.path, this.#broken));
+    // Refused before preparing, not only when a line reaches the file: a preparation that writes nothing answers from
+    // the writer's state, which after a failed sync may hold a record that was never acknowledged (a retried submit
+    // would be told "already submitted").
+    if (this.file.poisoned)
+      return Promise.reject(new WriterPoisonedError(this.file.path, 'an earlier sync or write failed'));
     let prepared: Prepared | Promise<Prepared>;
     try {
       prepared = prepare();

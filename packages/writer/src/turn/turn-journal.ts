@@ -137,20 +137,20 @@ export class TurnJournal {
       setImmediate(() => submittedDigest(turn));
       return bytes;
     };
-    // Earlier submissions of this id still in flight: a retry that overlaps the first attempt waits for it, so that
-    // it never answers "already submitted" before the first record is durable, nor writes a second one if that fails.
-    const earlier = this.#submitting.get(turnId);
-    const write = this.#appender.append(() => {
+    const prepare = () => {
       // A caller's id may be known to another shard. When the shards are known not to have changed since they were
       // last read, the id is new and the write is issued in this synchronous run, as a generated id's is.
       const unknown = callerId && this.#table.get(turnId) === undefined && !this.#siblings.unchanged();
-      if (!unknown && earlier === undefined) return reserve();
-      return (async () => {
-        if (unknown) await this.refreshSiblings();
-        if (earlier !== undefined) await earlier();
-        return reserve();
-      })();
-    });
+      if (!unknown) return reserve();
+      return this.refreshSiblings().then(reserve);
+    };
+    // Earlier submissions of this id still in flight: a retry that overlaps the first attempt waits for it, so that
+    // it never answers "already submitted" before the first record is durable, nor writes a second one if that fails.
+    // It waits before it enters the appender, not in its preparation: a failed write's rejection comes only after the
+    // appender has re-read the file (TJ-DUR-030), which a preparation holding the appender would wait for forever.
+    const earlier = this.#submitting.get(turnId);
+    const write =
+      earlier === undefined ? this.#appender.append(prepare) : earlier().then(() => this.#appender.append(prepare));
     const settled = (): Promise<unknown> => Promise.allSettled([earlier?.(), write]);
     this.#submitting.set(turnId, settled);
     try {
