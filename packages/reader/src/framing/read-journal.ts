@@ -160,9 +160,7 @@ export async function* readJournal(path: string, options: ReadJournalOptions = {
       }
       let batch: JournalItem[] = [];
       let stop = false;
-      const bytes = chunk.subarray(0, bytesRead);
-      writerViolations.chunk(bytes);
-      for (const split of splitter.push(bytes)) {
+      for (const split of splitter.push(chunk.subarray(0, bytesRead))) {
         // A line that starts with NUL may be pre-allocated space that a writer filled between two reads of it (or
         // during one): read once more before it is called damage (see settleLine). Damage stays damage.
         // One array reused for the common case, so that a line costs no allocation here.

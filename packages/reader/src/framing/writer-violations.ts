@@ -2,32 +2,19 @@ import { type Finding, makeFinding } from '@turnjournal/schema';
 import type { CommittedLine } from './line-splitter.js';
 
 const CR = 0x0d;
-// U+2028 and U+2029 are E2 80 A8 and E2 80 A9 in UTF-8: lines are searched for the first two bytes at once.
-const SEPARATOR_HEAD = Buffer.from([0xe2, 0x80]);
+const E2 = 0xe2;
 
 /**
  * Notices what a writer MUST NOT (or SHOULD NOT) write although readers cope with it (spec TJ-FAM-026): a CR before
  * the LF (TJ-FRAME-009), a byte order mark (TJ-FRAME-008), a raw U+2028 or U+2029 (TJ-FRAME-007). Each is reported
  * once per file, at its first line, as an `info` finding: the data is read as it is, but the implementer learns that
  * their writer is wrong. One instance per read; each check stops once its finding is made, so a clean file pays a
- * byte comparison or two per line, and one native search for E2 80 per read chunk (and per line that spans chunks).
+ * byte comparison or two per line and one native search for 0xE2.
  */
 export class WriterViolations {
   #crlf = false;
   #bom = false;
   #separator = false;
-  // The chunk the lines being checked were cut from, when it holds no E2 80: a line that lies inside it holds no
-  // separator either, and is not searched (a native search per chunk instead of one per line).
-  #cleanChunk: Uint8Array | undefined;
-
-  /**
-   * Tells the checks about the chunk the next lines come from (before they are checked), so that a chunk without a
-   * separator spares a search per line. A line that is not inside it (one that spans chunks, or was read again) is
-   * searched as always.
-   */
-  chunk(chunk: Uint8Array): void {
-    this.#cleanChunk = this.#separator || bufferOf(chunk).indexOf(SEPARATOR_HEAD) >= 0 ? undefined : chunk;
-  }
 
   /**
    * Checks one committed line; returns the findings it calls for (at most one of each code per file), or undefined
@@ -58,14 +45,10 @@ export class WriterViolations {
         ),
       );
     }
-    if (!this.#separator && !inside(bytes, this.#cleanChunk)) {
-      const view = bufferOf(bytes);
-      for (
-        let i = view.indexOf(SEPARATOR_HEAD);
-        i >= 0 && i + 2 < bytes.length;
-        i = view.indexOf(SEPARATOR_HEAD, i + 1)
-      ) {
-        if (bytes[i + 2] === 0xa8 || bytes[i + 2] === 0xa9) {
+    if (!this.#separator) {
+      // U+2028 and U+2029 are E2 80 A8 and E2 80 A9 in UTF-8.
+      for (let i = bytes.indexOf(E2); i >= 0 && i + 2 < bytes.length; i = bytes.indexOf(E2, i + 1)) {
+        if (bytes[i + 1] === 0x80 && (bytes[i + 2] === 0xa8 || bytes[i + 2] === 0xa9)) {
           this.#separator = true;
           const name = bytes[i + 2] === 0xa8 ? '2028' : '2029';
           out = append(
@@ -82,22 +65,6 @@ export class WriterViolations {
     }
     return out;
   }
-}
-
-// A Buffer over the same bytes, for Buffer's native search of a sequence (a line joined across chunks is a plain
-// Uint8Array).
-function bufferOf(bytes: Uint8Array): Buffer {
-  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-}
-
-// True when `bytes` lies within `chunk`'s bytes (the same memory, not a copy of them).
-function inside(bytes: Uint8Array, chunk: Uint8Array | undefined): boolean {
-  return (
-    chunk !== undefined &&
-    bytes.buffer === chunk.buffer &&
-    bytes.byteOffset >= chunk.byteOffset &&
-    bytes.byteOffset + bytes.byteLength <= chunk.byteOffset + chunk.byteLength
-  );
 }
 
 // Where a line is: without a line number when the read started part-way.

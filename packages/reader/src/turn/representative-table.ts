@@ -275,10 +275,8 @@ export class RepresentativeTable {
   #streamIdNumber(streamId: string): number {
     if (this.#lastStreamId !== streamId) {
       this.#lastStreamIdNumber = this.#strings.add(streamId) + 1;
-      // The parsed string itself, not a copy read back from the pool (a string made per turn): it may keep its line
-      // alive (see ownString), but only the one line of the latest stream id. A lone surrogate makes the two differ
-      // (the pool holds U+FFFD); the next record then adds an entry of the same bytes, and reads the same string.
-      this.#lastStreamId = streamId;
+      // Not the parsed string itself: it may share memory with the whole line (see ownString).
+      this.#lastStreamId = this.#strings.get(this.#lastStreamIdNumber - 1);
     }
     return this.#lastStreamIdNumber;
   }
