@@ -174,6 +174,39 @@ describe('readJournal properties', () => {
     );
   });
 
+  it('reports the first raw U+2028 or U+2029 of a file at its byte, whatever the chunk size (TJ-FRAME-007)', async () => {
+    // Characters whose UTF-8 starts with E2 (U+2028, U+2029, an em dash, a check mark) and others, so separators fall
+    // on both sides of chunk boundaries and in lines that span chunks; a chunk that holds none skips the search.
+    const text = fc.array(fc.constantFrom('a', 'é', '\u2028', '\u2029', '\u2014', '\u2705', '\u2026', '中'), {
+      maxLength: 12,
+    });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(text, { minLength: 1, maxLength: 8 }),
+        fc.integer({ min: 1, max: 64 }),
+        async (notes, chunkBytes) => {
+          const raw = notes.map((note) => line({ ...a, note: note.join('') })).join('');
+          const bytes = Buffer.from(raw);
+          const at = [bytes.indexOf(Buffer.from('\u2028')), bytes.indexOf(Buffer.from('\u2029'))].filter((i) => i >= 0);
+          const first = at.length === 0 ? -1 : Math.min(...at);
+          // The line holding that byte: one more than the LFs before it.
+          const expected =
+            first < 0 ? [] : [{ line: bytes.subarray(0, first).toString().split('\n').length, byte: first }];
+          const path = tempFile(bytes);
+          for (const options of [{ chunkBytes }, {}]) {
+            const found = (await readAll(path, options)).flatMap((item) =>
+              item.kind === 'finding' && item.finding.code === 'writer_violation_unescaped_separator'
+                ? [{ line: item.finding.line, byte: Number(/at byte (\d+)/.exec(item.finding.message)?.[1]) }]
+                : [],
+            );
+            expect(found).toEqual(expected);
+          }
+        },
+      ),
+      propertyParameters(),
+    );
+  });
+
   it('the chunk size never changes what is read', async () => {
     await fc.assert(
       fc.asyncProperty(records, fc.integer({ min: 1, max: 64 }), async (values, chunkBytes) => {

@@ -6,6 +6,7 @@ import { type JournalRecord, TurnFold } from '../../src/index.js';
 import { excerpt } from '../../src/report/excerpt.js';
 import { ownString } from '../../src/turn/own-string.js';
 import { loadRecord, representativeOf } from '../../src/turn/representative.js';
+import { RepresentativeTable } from '../../src/turn/representative-table.js';
 import { readAll, tempFile } from '../support/temp.js';
 import { turnRecord } from '../support/turn-records.js';
 
@@ -413,6 +414,19 @@ describe('representative summaries', () => {
         expect(summary).toEqual(expected);
         expect(Object.keys(summary)).toEqual(Object.keys(expected));
         expect(location).toEqual({ file: 'f.jsonl', line, offset: 2 ** 33 + 7, length: 12 });
+      }),
+      propertyParameters({ defaultRuns: 500 }),
+    );
+  });
+
+  it('read back every stream_id of a run of records in one table, repeated ones and lone surrogates too (TJ-DERIVE-013)', () => {
+    // Consecutive records with an equal stream_id share its entry; a lone surrogate reads back as U+FFFD (ownString).
+    const streamId = fc.constantFrom('s-1', 's-2', 'stream-with-a-long-id-0001', '\uD800', '\uFFFD', 'a\uDC00b', '');
+    fc.assert(
+      fc.property(fc.array(streamId, { minLength: 1, maxLength: 30 }), (ids) => {
+        const table = new RepresentativeTable();
+        for (const [slot, id] of ids.entries()) table.set(slot, record({ stream_id: id }), 'f.jsonl');
+        for (const [slot, id] of ids.entries()) expect(table.get(slot).summary.streamId).toBe(ownString(id));
       }),
       propertyParameters({ defaultRuns: 500 }),
     );
