@@ -7,7 +7,7 @@ import { hashBytes } from './byte-pool.js';
 import { canonicalDigest, compareBytes } from './canonical-json.js';
 import { DigestSet } from './digest-set.js';
 import { flatCopy } from './flat-copy.js';
-import { claimArena, type FoldArena, ReadingLines } from './fold-arena.js';
+import { arenaHandedOver, claimArena, type FoldArena, ReadingLines } from './fold-arena.js';
 import { EVENT_INDEX, type FoldContext, FoldedTurn, SUBMITTED, TERMINAL } from './folded-turn.js';
 import { IdIndex } from './id-index.js';
 import { PagedIndex } from './paged-index.js';
@@ -122,6 +122,8 @@ export class TurnFold {
   #scratch = Buffer.allocUnsafe(64);
   readonly #keepTurns: boolean;
   readonly #shared: FoldArena;
+  // False when the fold shares its arena with others (see withArena).
+  readonly #ownArena: boolean;
   readonly #table: RepresentativeTable;
   // What every turn of the fold refers to for its session id and its arena.
   readonly #context: FoldContext;
@@ -160,6 +162,7 @@ export class TurnFold {
   constructor(sessionId: string, options: TurnFoldOptions = {}) {
     this.#maxFindings = options.maxFindingsPerCode ?? DEFAULT_MAX_FINDINGS_PER_CODE;
     this.#keepTurns = options.keepTurns ?? true;
+    this.#ownArena = !arenaHandedOver();
     this.#shared = claimArena(this.#keepTurns);
     this.#table = this.#shared.table;
     // A flat copy: every record's session_id is compared with it (see flatCopy).
@@ -277,7 +280,13 @@ export class TurnFold {
   #derive(): DerivedSession {
     const removed = this.#removed;
     const arena = this.#shared;
-    const turns: FoldedTurn[] = [];
+    // A fold of its own arena reads no more: the reading columns can go before the turns are made. A shared arena's
+    // owner releases them when its last fold finishes (see SessionFolds).
+    if (this.#ownArena) arena.releaseReadingColumns();
+    // Made at its final size (an upper bound: compacted turns are left out, and the length cut after): grown by `push`,
+    // a list of two million turns left the lists it outgrew (about 28 MB) to the garbage collector at the peak.
+    const turns: FoldedTurn[] = this.#keepTurns ? new Array(this.#count) : [];
+    let kept = 0;
     let count = 0;
     for (let place = 0; place < this.#count; place += 1) {
       const number = this.#number(place);
@@ -303,8 +312,10 @@ export class TurnFold {
       // A turn of several files gets its list sorted; the turns of one file share theirs.
       const files = this.#fileLists[arena.fileList.get(number)] as readonly string[];
       if (files.length > 1) arena.fileList.set(number, this.#fileLists.push([...files].sort()) - 1);
-      turns.push(new FoldedTurn(number, this.#context));
+      turns[kept] = new FoldedTurn(number, this.#context);
+      kept += 1;
     }
+    turns.length = kept;
     const findings =
       removed === undefined
         ? this.#findings
