@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { auditStore, buildStreamedReport, checkStore, RECOVERY_MODES, type RecoveryMode } from '@turnjournal/reader';
+import { buildStreamedReport, checkStore, RECOVERY_MODES, type RecoveryMode } from '@turnjournal/reader';
+import { auditStoreListing } from '@turnjournal/reader/_internals';
 import { WriterError } from '@turnjournal/writer';
 import { ConformanceError } from '../errors.js';
 import { REPORT_FORMATS, type ReportFormat, reportChunks } from './format-report.js';
@@ -180,7 +181,8 @@ async function run(argv: readonly string[]): Promise<number> {
   }
   const report =
     command === 'audit'
-      ? await auditStore(paths, { mode }).then((audit) =>
+      ? // Only JSON prints the turns: the text report walks them for its findings and plan without keeping them.
+        await auditStoreListing(paths, { mode }, format !== 'json').then((audit) =>
           buildStreamedReport(audit.check, { command, mode, paths, plan: audit.plan }),
         )
       : // Only JSON and the timeline of `inspect` print turns: the other reports need their number alone.

@@ -8,7 +8,7 @@ import { canonicalDigest, compareBytes } from './canonical-json.js';
 import { DigestSet } from './digest-set.js';
 import { flatCopy } from './flat-copy.js';
 import { arenaHandedOver, claimArena, type FoldArena, ReadingLines } from './fold-arena.js';
-import { EVENT_INDEX, type FoldContext, FoldedTurn, SUBMITTED, TERMINAL } from './folded-turn.js';
+import { EVENT_INDEX, type FoldContext, FoldedTurn, SUBMITTED, TERMINAL, TurnList } from './folded-turn.js';
 import { IdIndex } from './id-index.js';
 import { PagedIndex } from './paged-index.js';
 import { type RecordLocation, type RepresentativeRecord, readRecordBytes, recordMovedError } from './representative.js';
@@ -16,6 +16,17 @@ import type { RepresentativeTable } from './representative-table.js';
 
 /** The derived state of a turn (spec §10.1). */
 export type TurnState = TurnEventName;
+
+// The turn list of each derivation whose fold made no turn objects (see FoldArena.listsTurns).
+const turnLists = new WeakMap<DerivedSession, TurnList>();
+
+/**
+ * The turns of a derivation as a {@link TurnList}, when its fold's arena lists turns instead of making them (its
+ * `turns` is then empty); undefined otherwise. Internal to the reader.
+ */
+export function turnListOf(derived: DerivedSession): TurnList | undefined {
+  return turnLists.get(derived);
+}
 
 // The `omitted` of a fold that left nothing out: one frozen object for every such session.
 const NOTHING_OMITTED: Readonly<Record<string, number>> = Object.freeze({});
@@ -285,7 +296,10 @@ export class TurnFold {
     if (this.#ownArena) arena.releaseReadingColumns();
     // Made at its final size (an upper bound: compacted turns are left out, and the length cut after): grown by `push`,
     // a list of two million turns left the lists it outgrew (about 28 MB) to the garbage collector at the peak.
-    const turns: FoldedTurn[] = this.#keepTurns ? new Array(this.#count) : [];
+    const listed = this.#keepTurns && arena.listsTurns;
+    const turns: FoldedTurn[] = this.#keepTurns && !listed ? new Array(this.#count) : [];
+    // The numbers of the turns of a listing fold, in the same order.
+    const numbers = listed ? new Uint32Array(this.#count) : undefined;
     let kept = 0;
     let count = 0;
     for (let place = 0; place < this.#count; place += 1) {
@@ -312,29 +326,34 @@ export class TurnFold {
       // A turn of several files gets its list sorted; the turns of one file share theirs.
       const files = this.#fileLists[arena.fileList.get(number)] as readonly string[];
       if (files.length > 1) arena.fileList.set(number, this.#fileLists.push([...files].sort()) - 1);
-      turns[kept] = new FoldedTurn(number, this.#context);
+      if (numbers !== undefined) numbers[kept] = number;
+      else turns[kept] = new FoldedTurn(number, this.#context);
       kept += 1;
     }
-    turns.length = kept;
+    turns.length = numbers === undefined ? kept : 0;
     const findings =
       removed === undefined
         ? this.#findings
         : this.#findings.filter((f) => f.turn_id === undefined || !removed.has(f.turn_id));
     // Turns first seen in order are sorted already; UTF-8 bytes sort as code points do (TJ-DERIVE-007).
     if (this.#byId !== undefined) turns.sort((x, y) => arena.ids.compareEntries(x.index, y.index));
+    const list = numbers?.subarray(0, kept);
+    if (this.#byId !== undefined) list?.sort((x, y) => arena.ids.compareEntries(x, y));
     // The turns hold what they need: the look-ups and the digests can go.
     this.#byId = undefined;
     this.#digests = undefined;
     this.#last = -1;
     this.#lastId = '';
     this.#representative = undefined;
-    return {
+    const derived: DerivedSession = {
       sessionId: this.#sessionId,
       turns,
       turnCount: count,
       findings,
       omitted: this.#omitted === undefined ? NOTHING_OMITTED : Object.fromEntries(this.#omitted),
     };
+    if (list !== undefined) turnLists.set(derived, new TurnList(list, this.#context));
+    return derived;
   }
 
   /** The number in the arena of the turn at `place`. */

@@ -39,6 +39,12 @@ export class FoldArena {
   readonly ids = new BytePool();
   /** Slots taken in the table. */
   slots = 0;
+  /**
+   * True when the folds of this arena make no turn objects: each derivation's `turns` is empty and its turns are a
+   * {@link TurnList} instead (see turnListOf). Set by an internal caller (an audit that walks the turns) before any
+   * fold is built.
+   */
+  listsTurns = false;
 
   /** @param summaries false for a table of locations only (see RepresentativeTable). */
   constructor(summaries = true) {

@@ -1,11 +1,5 @@
-import {
-  auditStore,
-  type HostView,
-  type RecoveryAction,
-  type RecoveryPlan,
-  type StoreCheck,
-  type TurnRecovery,
-} from '@turnjournal/reader';
+import type { HostView, RecoveryAction, RecoveryPlan, StoreCheck, TurnRecovery } from '@turnjournal/reader';
+import { auditStoreListing, turnsOf } from '@turnjournal/reader/_internals';
 import { readLockStatus } from '@turnjournal/reader/store-format';
 import { WriterError } from '../errors.js';
 import type { EventLog } from '../event/event-log.js';
@@ -115,7 +109,9 @@ export async function recoverStore(
   paths: readonly string[],
   options: RecoverStoreOptions = {},
 ): Promise<StoreRecovery> {
-  const audit = await auditStore(paths, options.host === undefined ? {} : { host: options.host });
+  // The turns are walked, not kept as objects: the result holds the plan, not the check (issue 11: an audit of two
+  // million orphan records held 96 MB of turn objects).
+  const audit = await auditStoreListing(paths, options.host === undefined ? {} : { host: options.host }, true);
   const logs = unfinishedEventLogs(audit.check);
   if (options.apply !== true)
     return {
@@ -155,7 +151,7 @@ export async function recoverStore(
 
 /** Every derived turn of the check, session after session, each in its session's order. */
 function* derivedTurns(check: StoreCheck): Generator<StoreCheck['sessions'][number]['turns'][number]> {
-  for (const session of check.sessions) yield* session.turns;
+  for (const session of check.sessions) yield* turnsOf(session);
 }
 
 /**
