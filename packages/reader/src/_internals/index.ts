@@ -26,4 +26,6 @@ export {
   runsFromCheckpoint,
 } from '../event/run-index.js';
 export { applyRunRecord, copyRun } from '../event/scan-event-runs.js';
+export { buildStreamedReportOf } from '../report/build-report.js';
+export { checkStoreListing } from '../store/check-store.js';
 export { turnsOf } from '../store/session-folds.js';

@@ -33,10 +33,10 @@ export async function auditStore(paths: readonly string[], options: AuditStoreOp
 }
 
 /**
- * {@link auditStore}, whose check's sessions, when `listTurns` is true, have empty `turns` and give their turns on
- * iteration through `turnsOf` (session-folds.ts) instead: the same findings and plan, without an object per turn, for
- * an internal caller that prints the findings and the plan, not the turns (`turnjournal audit` and `recover`; issue
- * 11: two million orphan records). Internal to the reader.
+ * {@link auditStore}, whose check's sessions, when `listTurns` is true, have empty `turns` (but for sessions of a few
+ * turns) and give their turns on iteration through `turnsOf` (session-folds.ts) instead: the same findings and plan,
+ * without an object per turn, for an internal caller that prints the findings and the plan, not the turns
+ * (`turnjournal audit` and `recover`; issue 11: two million orphan records). Internal to the reader.
  */
 export async function auditStoreListing(
   paths: readonly string[],

@@ -92,8 +92,9 @@ export async function checkStore(paths: readonly string[], options: CheckStoreOp
 
 /**
  * {@link checkStore}, whose sessions' turns are, when `listTurns` is true, not made into objects: each session's
- * `turns` is empty and `turnsOf` (session-folds.ts) gives them on iteration, for an internal caller that walks them
- * (an audit of two million orphan records held 96 MB of turn objects, issue 11). Internal to the reader.
+ * `turns` is empty (but for sessions of a few turns) and `turnsOf` (session-folds.ts) gives them on iteration, for an
+ * internal caller that walks them (an audit of two million orphan records held 96 MB of turn objects, issue 11).
+ * Internal to the reader.
  */
 export async function checkStoreListing(
   paths: readonly string[],

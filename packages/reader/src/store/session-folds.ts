@@ -94,8 +94,6 @@ export class SessionFolds {
     const fold = this.#open.get(sessionId);
     if (fold === undefined) return;
     this.#open.delete(sessionId);
-    // No fold reads any more: what only reading needs can go before this one makes its turns.
-    if (this.#open.size === 0) this.#arena.releaseReadingColumns();
     this.#finished.push(checkedSession(fold.finish(), files));
   }
 
@@ -109,6 +107,8 @@ export class SessionFolds {
    * check did not read, which `read` never saw), so call it once, after the last file.
    */
   sessions(): CheckedSession[] {
+    // Not released as each fold finishes: the next session's turns, numbered past the released pages, would make a
+    // new page of the column each (100,000 sessions: 25 GB of pages zeroed).
     this.#arena.releaseReadingColumns();
     for (const [sessionId, fold] of this.#open)
       this.#finished.push(checkedSession(fold.finish(), this.#files.get(sessionId) ?? NO_FILES));

@@ -17,6 +17,9 @@ import type { RepresentativeTable } from './representative-table.js';
 /** The derived state of a turn (spec §10.1). */
 export type TurnState = TurnEventName;
 
+/** The number of turns from which a fold whose arena lists turns lists them (see FoldArena.listsTurns). */
+const LIST_FROM_TURNS = 64;
+
 // The turn list of each derivation whose fold made no turn objects (see FoldArena.listsTurns).
 const turnLists = new WeakMap<DerivedSession, TurnList>();
 
@@ -296,7 +299,8 @@ export class TurnFold {
     if (this.#ownArena) arena.releaseReadingColumns();
     // Made at its final size (an upper bound: compacted turns are left out, and the length cut after): grown by `push`,
     // a list of two million turns left the lists it outgrew (about 28 MB) to the garbage collector at the peak.
-    const listed = this.#keepTurns && arena.listsTurns;
+    // A small session's turns are made as objects even then: a list and its typed array cost more than a few turns.
+    const listed = this.#keepTurns && arena.listsTurns && this.#count >= LIST_FROM_TURNS;
     const turns: FoldedTurn[] = this.#keepTurns && !listed ? new Array(this.#count) : [];
     // The numbers of the turns of a listing fold, in the same order.
     const numbers = listed ? new Uint32Array(this.#count) : undefined;

@@ -41,7 +41,7 @@ export class FoldArena {
   slots = 0;
   /**
    * True when the folds of this arena make no turn objects: each derivation's `turns` is empty and its turns are a
-   * {@link TurnList} instead (see turnListOf). Set by an internal caller (an audit that walks the turns) before any
+   * {@link TurnList} instead (see turnListOf), unless it has only a few (see TurnFold). Set by an internal caller (an audit that walks the turns) before any
    * fold is built.
    */
   listsTurns = false;
