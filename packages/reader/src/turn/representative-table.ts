@@ -38,10 +38,12 @@ const MAX_IN_SLOT = 0xffff_fffe;
 const REASONS_KEPT = 64;
 /** Slots a new table has room for: a store holds many small sessions, and the table grows as it fills. */
 const INITIAL_SLOTS = 4;
-// Slots live in pages of PAGE_SLOTS; the first page grows by doubling until it is whole. Pages are never copied: one
+// Slots live in pages of PAGE_SLOTS (a column of created_at 256 KiB, of the optional members 512 KiB: at that size the
+// C allocator maps each page on its own instead of carving it from its heap between the reader's 128 KiB read buffers,
+// see LocationTable); the first page grows by doubling until it is whole. Pages are never copied: one
 // growing table would reserve up to twice what the slots need and, while it grows, hold the old table and the new one
 // together (three times), which for a million-turn journal was most of the process's memory.
-const PAGE_BITS = 12;
+const PAGE_BITS = 15;
 const PAGE_SLOTS = 1 << PAGE_BITS;
 const PAGE_MASK = PAGE_SLOTS - 1;
 // Excerpts live in pages of TEXT_PAGE_BYTES the same way; an excerpt never straddles two pages.
