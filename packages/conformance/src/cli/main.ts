@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { auditStore, buildStreamedReport, checkStore, RECOVERY_MODES, type RecoveryMode } from '@turnjournal/reader';
+import { RECOVERY_MODES, type RecoveryMode } from '@turnjournal/reader';
+import { auditStoreListing, buildStreamedReportOf, checkStoreListing, turnsOf } from '@turnjournal/reader/_internals';
 import { WriterError } from '@turnjournal/writer';
 import { ConformanceError } from '../errors.js';
 import { REPORT_FORMATS, type ReportFormat, reportChunks } from './format-report.js';
@@ -178,17 +179,19 @@ async function run(argv: readonly string[]): Promise<number> {
     );
     return results.some((r) => r.problems.some((p) => !INFORMATIONAL_CODES.has(p.code))) ? EXIT.violations : EXIT.clean;
   }
+  // The turns are listed, not kept as objects: each is made when the audit, the plan or the report reaches it (issue
+  // 11: an object per turn was 96 MB of two million orphan records).
   const report =
     command === 'audit'
-      ? await auditStore(paths, { mode }).then((audit) =>
-          buildStreamedReport(audit.check, { command, mode, paths, plan: audit.plan }),
+      ? await auditStoreListing(paths, { mode }, true).then((audit) =>
+          buildStreamedReportOf(audit.check, { command, mode, paths, plan: audit.plan }, turnsOf),
         )
-      : // Only JSON and the timeline of `inspect` print turns: the other reports need their number alone.
-        buildStreamedReport(await checkStore(paths, { mode, keepTurns: command === 'inspect' || format === 'json' }), {
-          command,
-          mode,
-          paths,
-        });
+      : buildStreamedReportOf(
+          // Only JSON and the timeline of `inspect` print turns: the other reports need their number alone.
+          await checkStoreListing(paths, { mode, keepTurns: command === 'inspect' || format === 'json' }, true),
+          { command, mode, paths },
+          turnsOf,
+        );
   await writeOut(reportChunks(report, format, { timeline: command === 'inspect' }));
   return report.summary.findings.error > 0 ? EXIT.violations : EXIT.clean;
 }

@@ -10,6 +10,9 @@
  * @module
  */
 
+// An audit whose turns are walked, not kept as objects (`turnjournal audit` and `recover`, the writer's recovery): the
+// same findings and plan as auditStore's, and each session's turns through turnsOf (issue 11: 2 M orphan records).
+export { auditStoreListing } from '../audit/audit-store.js';
 // The event-log fold, applied one record at a time: a writer continues the fold of its log's tail (spec §15.1, §15.3).
 export { IncrementalEventFold } from '../event/incremental-event-fold.js';
 export { type EventFoldRecovery, recoverEventFold } from '../event/recover-event-log.js';
@@ -23,3 +26,6 @@ export {
   runsFromCheckpoint,
 } from '../event/run-index.js';
 export { applyRunRecord, copyRun } from '../event/scan-event-runs.js';
+export { buildStreamedReportOf } from '../report/build-report.js';
+export { checkStoreListing } from '../store/check-store.js';
+export { turnsOf } from '../store/session-folds.js';

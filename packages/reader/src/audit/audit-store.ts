@@ -1,6 +1,7 @@
 import { type Finding, makeFinding } from '@turnjournal/schema';
-import { type CheckStoreOptions, checkStore, type StoreCheck } from '../store/check-store.js';
+import { type CheckStoreOptions, checkStoreListing, type StoreCheck } from '../store/check-store.js';
 import { FindingSink } from '../store/finding-sink.js';
+import { turnsOf } from '../store/session-folds.js';
 import { readLockStatus } from '../store-format/lock-file.js';
 import { loadRecord } from '../turn/representative.js';
 import { type HostView, LazyRecoveryPlan, type RecoveryPlan } from './plan-recovery.js';
@@ -28,8 +29,22 @@ const MALFORMED_EVENT_SOURCES = new Set(['malformed_line', 'zero_filled_region',
  * `turn_journal_*` findings of seed 000, stale locks, and the recovery plan (spec §12).
  */
 export async function auditStore(paths: readonly string[], options: AuditStoreOptions = {}): Promise<StoreAudit> {
+  return auditStoreListing(paths, options, false);
+}
+
+/**
+ * {@link auditStore}, whose check's sessions, when `listTurns` is true, have empty `turns` (but for sessions of a few
+ * turns) and give their turns on iteration through `turnsOf` (session-folds.ts) instead: the same findings and plan,
+ * without an object per turn, for an internal caller that prints the findings and the plan, not the turns
+ * (`turnjournal audit` and `recover`; issue 11: two million orphan records). Internal to the reader.
+ */
+export async function auditStoreListing(
+  paths: readonly string[],
+  options: AuditStoreOptions,
+  listTurns: boolean,
+): Promise<StoreAudit> {
   // The plan and the pending-turn findings are made from the turns: an audit always keeps them.
-  const check = await checkStore(paths, { ...options, keepTurns: true });
+  const check = await checkStoreListing(paths, { ...options, keepTurns: true }, listTurns);
   const sink = new FindingSink(options.maxFindingsPerCode, options.maxFindingsPerCodeInStore);
   // What the check left out stays counted: the audit's report states every omission (TJ-AUDIT-013, TJ-AUDIT-016).
   sink.addOmitted(check.omitted);
@@ -73,7 +88,7 @@ export async function auditStore(paths: readonly string[], options: AuditStoreOp
   // A finding per pending or interrupted turn, built only while the caps keep it: a store of two million abandoned
   // turns keeps 10,000 and counts the rest (issue 11).
   for (const session of check.sessions) {
-    for (const turn of session.turns) {
+    for (const turn of turnsOf(session)) {
       const file = turn.files[0];
       const where = () => ({ session_id: turn.sessionId, turn_id: turn.turnId, file });
       if (!turn.terminal)
@@ -91,7 +106,7 @@ export async function auditStore(paths: readonly string[], options: AuditStoreOp
     }
   }
   // Built on iteration from the derived turns the check holds anyway (see RecoveryPlan).
-  const plan = new LazyRecoveryPlan(check.sessions, held, options.host, loadRecord);
+  const plan = new LazyRecoveryPlan(check.sessions, held, options.host, loadRecord, turnsOf);
   return { check: { ...check, findings: sink.findings, omitted: sink.omitted }, plan, heldFiles: [...held].sort() };
 }
 

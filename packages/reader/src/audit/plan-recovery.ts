@@ -64,6 +64,7 @@ const HAS_INTERRUPTION_MARKER = 2;
 /** The lazy {@link RecoveryPlan} of the turns of some sessions. Internal to the reader. */
 export class LazyRecoveryPlan implements RecoveryPlan {
   readonly #sessions: readonly { readonly turns: readonly DerivedTurn[] }[];
+  readonly #turnsOf: (session: { readonly turns: readonly DerivedTurn[] }) => Iterable<DerivedTurn>;
   readonly #held: ReadonlySet<string>;
   readonly #load: (location: RecordLocation) => Record<string, unknown>;
   // The host's answers for planned turn i at [i].
@@ -75,8 +76,12 @@ export class LazyRecoveryPlan implements RecoveryPlan {
     held: ReadonlySet<string>,
     host: HostView | undefined,
     load: (location: RecordLocation) => Record<string, unknown>,
+    // A session's turns: its `turns`, or the turn list of a check that lists them (see checkStoreListing).
+    turnsOf: (session: { readonly turns: readonly DerivedTurn[] }) => Iterable<DerivedTurn> = (session) =>
+      session.turns,
   ) {
     this.#sessions = sessions;
+    this.#turnsOf = turnsOf;
     this.#held = held;
     this.#load = load;
     let planned = 0;
@@ -100,7 +105,7 @@ export class LazyRecoveryPlan implements RecoveryPlan {
   *#abandoned(): Generator<DerivedTurn> {
     const held = this.#held;
     for (const session of this.#sessions)
-      for (const turn of session.turns)
+      for (const turn of this.#turnsOf(session))
         if (!turn.terminal && (held.size === 0 || !turn.files.some((file) => held.has(file)))) yield turn;
   }
 

@@ -1,6 +1,7 @@
 import type { Finding, Report, ReportTurn } from '@turnjournal/schema';
 import type { RecoveryPlan } from '../audit/plan-recovery.js';
 import type { StoreCheck } from '../store/check-store.js';
+import { type TurnsOf, turnsOf } from '../store/session-folds.js';
 import type { DerivedTurn } from '../turn/derive-turns.js';
 
 /** What the report is about: the command, the recovery mode and the paths given. */
@@ -59,6 +60,18 @@ function mapped<T, U>(
  * lazy (see {@link StreamedReport}): for writing a large store's report out in pieces.
  */
 export function buildStreamedReport(check: StoreCheck, context: ReportContext): StreamedReport {
+  return buildStreamedReportOf(check, context, turnsOf);
+}
+
+/**
+ * {@link buildStreamedReport} with each session's turns given by `sessionTurns`: for a check or an audit that lists its
+ * turns instead of keeping them (checkStoreListing), whose sessions' `turns` are empty. Internal to the reader.
+ */
+export function buildStreamedReportOf(
+  check: StoreCheck,
+  context: ReportContext,
+  sessionTurns: TurnsOf,
+): StreamedReport {
   const counts = { error: 0, warn: 0, info: 0 };
   for (const finding of check.findings) counts[finding.severity] += 1;
   return {
@@ -79,7 +92,7 @@ export function buildStreamedReport(check: StoreCheck, context: ReportContext): 
     sessions: mapped(check.sessions, (session) => ({
       session_id: session.sessionId,
       files: [...session.files],
-      turns: mapped(session.turns, reportTurn),
+      turns: mapped(sessionTurns(session), reportTurn),
     })),
     runs: check.runs.map((run) => ({
       file: run.file,

@@ -87,11 +87,26 @@ export interface StoreCheck {
  * damage or invalid record stops that file with a finding instead.
  */
 export async function checkStore(paths: readonly string[], options: CheckStoreOptions = {}): Promise<StoreCheck> {
+  return checkStoreListing(paths, options, false);
+}
+
+/**
+ * {@link checkStore}, whose sessions' turns are, when `listTurns` is true, not made into objects: each session's
+ * `turns` is empty (but for sessions of a few turns) and `turnsOf` (session-folds.ts) gives them on iteration, for an
+ * internal caller that walks them (an audit of two million orphan records held 96 MB of turn objects, issue 11).
+ * Internal to the reader.
+ */
+export async function checkStoreListing(
+  paths: readonly string[],
+  options: CheckStoreOptions,
+  listTurns: boolean,
+): Promise<StoreCheck> {
   const sink = new FindingSink(options.maxFindingsPerCode, options.maxFindingsPerCodeInStore);
   const discovery = discoverStore(paths);
   for (const finding of discovery.findings) sink.add(finding);
   // One arena for every session's fold: a store of many small sessions holds one representative table, not one each.
   const arena = new FoldArena(options.keepTurns ?? true);
+  arena.listsTurns = listTurns;
   const folds = new SessionFolds(
     discovery.files.filter((file) => file.format === 'jsonl'),
     turnSessionOf,

@@ -1,5 +1,5 @@
-import type { DerivedSession } from '../turn/derive-turns.js';
-import { TurnFold, type TurnFoldOptions } from '../turn/derive-turns.js';
+import type { DerivedSession, DerivedTurn } from '../turn/derive-turns.js';
+import { TurnFold, type TurnFoldOptions, turnListOf } from '../turn/derive-turns.js';
 import { type FoldArena, withArena } from '../turn/fold-arena.js';
 import type { StoreFile } from './discover-store.js';
 
@@ -9,6 +9,20 @@ const NO_FINDINGS: readonly never[] = Object.freeze([]);
 const NO_FILES: readonly never[] = Object.freeze([]);
 /** A finished session's derivation and the files it was read from, as `StoreCheck.sessions` lists them. */
 export type CheckedSession = DerivedSession & { readonly files: readonly string[] };
+
+/** A session's turns as a caller walks them: an array, or a list that makes each turn on iteration. */
+export type TurnsOf = (session: {
+  readonly turns: readonly DerivedTurn[];
+}) => Iterable<DerivedTurn> & { readonly length: number };
+
+// The turn lists of the sessions whose arena lists turns (see FoldArena.listsTurns), by the session's object.
+const listed = new WeakMap<object, Iterable<DerivedTurn> & { readonly length: number }>();
+
+/**
+ * The turns of a session a store check made: its `turns`, or, when the check's arena lists turns instead of making
+ * them, its turn list. Internal to the reader.
+ */
+export const turnsOf: TurnsOf = (session) => listed.get(session) ?? session.turns;
 
 /**
  * The turn folds of a store check, one per session, each finished as soon as the last file that can hold its records
@@ -93,6 +107,9 @@ export class SessionFolds {
    * check did not read, which `read` never saw), so call it once, after the last file.
    */
   sessions(): CheckedSession[] {
+    // Not released as each fold finishes: the next session's turns, numbered past the released pages, would make a
+    // new page of the column each (100,000 sessions: 25 GB of pages zeroed).
+    this.#arena.releaseReadingColumns();
     for (const [sessionId, fold] of this.#open)
       this.#finished.push(checkedSession(fold.finish(), this.#files.get(sessionId) ?? NO_FILES));
     this.#open.clear();
@@ -113,7 +130,7 @@ const SMALL = 17;
 function checkedSession(derived: DerivedSession, files: readonly string[]): CheckedSession {
   // Member by member, not a spread: V8 gave every spread copy a shape of its own, about 250 bytes per session.
   const { sessionId, turns, turnCount, findings, omitted } = derived;
-  return {
+  const checked: CheckedSession = {
     sessionId,
     turns: turns.length === 0 ? NO_TURNS : turns.length < SMALL ? [...turns] : turns,
     turnCount,
@@ -121,4 +138,7 @@ function checkedSession(derived: DerivedSession, files: readonly string[]): Chec
     omitted,
     files,
   };
+  const list = turnListOf(derived);
+  if (list !== undefined) listed.set(checked, list);
+  return checked;
 }

@@ -7,8 +7,8 @@ import { hashBytes } from './byte-pool.js';
 import { canonicalDigest, compareBytes } from './canonical-json.js';
 import { DigestSet } from './digest-set.js';
 import { flatCopy } from './flat-copy.js';
-import { claimArena, type FoldArena, ReadingLines } from './fold-arena.js';
-import { EVENT_INDEX, type FoldContext, FoldedTurn, SUBMITTED, TERMINAL } from './folded-turn.js';
+import { arenaHandedOver, claimArena, type FoldArena, ReadingLines } from './fold-arena.js';
+import { EVENT_INDEX, type FoldContext, FoldedTurn, SUBMITTED, TERMINAL, TurnList } from './folded-turn.js';
 import { IdIndex } from './id-index.js';
 import { PagedIndex } from './paged-index.js';
 import { type RecordLocation, type RepresentativeRecord, readRecordBytes, recordMovedError } from './representative.js';
@@ -16,6 +16,20 @@ import type { RepresentativeTable } from './representative-table.js';
 
 /** The derived state of a turn (spec §10.1). */
 export type TurnState = TurnEventName;
+
+/** The number of turns from which a fold whose arena lists turns lists them (see FoldArena.listsTurns). */
+const LIST_FROM_TURNS = 64;
+
+// The turn list of each derivation whose fold made no turn objects (see FoldArena.listsTurns).
+const turnLists = new WeakMap<DerivedSession, TurnList>();
+
+/**
+ * The turns of a derivation as a {@link TurnList}, when its fold's arena lists turns instead of making them (its
+ * `turns` is then empty); undefined otherwise. Internal to the reader.
+ */
+export function turnListOf(derived: DerivedSession): TurnList | undefined {
+  return turnLists.get(derived);
+}
 
 // The `omitted` of a fold that left nothing out: one frozen object for every such session.
 const NOTHING_OMITTED: Readonly<Record<string, number>> = Object.freeze({});
@@ -122,6 +136,8 @@ export class TurnFold {
   #scratch = Buffer.allocUnsafe(64);
   readonly #keepTurns: boolean;
   readonly #shared: FoldArena;
+  // False when the fold shares its arena with others (see withArena).
+  readonly #ownArena: boolean;
   readonly #table: RepresentativeTable;
   // What every turn of the fold refers to for its session id and its arena.
   readonly #context: FoldContext;
@@ -160,6 +176,7 @@ export class TurnFold {
   constructor(sessionId: string, options: TurnFoldOptions = {}) {
     this.#maxFindings = options.maxFindingsPerCode ?? DEFAULT_MAX_FINDINGS_PER_CODE;
     this.#keepTurns = options.keepTurns ?? true;
+    this.#ownArena = !arenaHandedOver();
     this.#shared = claimArena(this.#keepTurns);
     this.#table = this.#shared.table;
     // A flat copy: every record's session_id is compared with it (see flatCopy).
@@ -277,7 +294,17 @@ export class TurnFold {
   #derive(): DerivedSession {
     const removed = this.#removed;
     const arena = this.#shared;
-    const turns: FoldedTurn[] = [];
+    // A fold of its own arena reads no more: the reading columns can go before the turns are made. A shared arena's
+    // owner releases them when its last fold finishes (see SessionFolds).
+    if (this.#ownArena) arena.releaseReadingColumns();
+    // Made at its final size (an upper bound: compacted turns are left out, and the length cut after): grown by `push`,
+    // a list of two million turns left the lists it outgrew (about 28 MB) to the garbage collector at the peak.
+    // A small session's turns are made as objects even then: a list and its typed array cost more than a few turns.
+    const listed = this.#keepTurns && arena.listsTurns && this.#count >= LIST_FROM_TURNS;
+    const turns: FoldedTurn[] = this.#keepTurns && !listed ? new Array(this.#count) : [];
+    // The numbers of the turns of a listing fold, in the same order.
+    const numbers = listed ? new Uint32Array(this.#count) : undefined;
+    let kept = 0;
     let count = 0;
     for (let place = 0; place < this.#count; place += 1) {
       const number = this.#number(place);
@@ -303,27 +330,34 @@ export class TurnFold {
       // A turn of several files gets its list sorted; the turns of one file share theirs.
       const files = this.#fileLists[arena.fileList.get(number)] as readonly string[];
       if (files.length > 1) arena.fileList.set(number, this.#fileLists.push([...files].sort()) - 1);
-      turns.push(new FoldedTurn(number, this.#context));
+      if (numbers !== undefined) numbers[kept] = number;
+      else turns[kept] = new FoldedTurn(number, this.#context);
+      kept += 1;
     }
+    turns.length = numbers === undefined ? kept : 0;
     const findings =
       removed === undefined
         ? this.#findings
         : this.#findings.filter((f) => f.turn_id === undefined || !removed.has(f.turn_id));
     // Turns first seen in order are sorted already; UTF-8 bytes sort as code points do (TJ-DERIVE-007).
     if (this.#byId !== undefined) turns.sort((x, y) => arena.ids.compareEntries(x.index, y.index));
+    const list = numbers?.subarray(0, kept);
+    if (this.#byId !== undefined) list?.sort((x, y) => arena.ids.compareEntries(x, y));
     // The turns hold what they need: the look-ups and the digests can go.
     this.#byId = undefined;
     this.#digests = undefined;
     this.#last = -1;
     this.#lastId = '';
     this.#representative = undefined;
-    return {
+    const derived: DerivedSession = {
       sessionId: this.#sessionId,
       turns,
       turnCount: count,
       findings,
       omitted: this.#omitted === undefined ? NOTHING_OMITTED : Object.fromEntries(this.#omitted),
     };
+    if (list !== undefined) turnLists.set(derived, new TurnList(list, this.#context));
+    return derived;
   }
 
   /** The number in the arena of the turn at `place`. */

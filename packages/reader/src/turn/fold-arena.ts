@@ -30,7 +30,7 @@ export class FoldArena {
   // numbering of lines (see terminalLineIn): one column, where the reading and the line took two. LONG_LINE for a
   // number the column cannot hold, in `longLines` then.
   readonly bits = new PagedIndex();
-  readonly #terminalLine = new PagedIndex();
+  #terminalLine = new PagedIndex();
   #longLines: Map<number, number> | undefined;
   // Per turn: the number of its list of files in its fold (see TurnFold): a column, where a member of each turn's
   // object took 8 bytes.
@@ -39,6 +39,12 @@ export class FoldArena {
   readonly ids = new BytePool();
   /** Slots taken in the table. */
   slots = 0;
+  /**
+   * True when the folds of this arena make no turn objects: each derivation's `turns` is empty and its turns are a
+   * {@link TurnList} instead (see turnListOf), unless it has only a few (see TurnFold). Set by an internal caller (an audit that walks the turns) before any
+   * fold is built.
+   */
+  listsTurns = false;
 
   /** @param summaries false for a table of locations only (see RepresentativeTable). */
   constructor(summaries = true) {
@@ -91,6 +97,15 @@ export class FoldArena {
     this.#terminalLine.set(turn, LONG_LINE);
     this.#longLines ??= new Map();
     this.#longLines.set(turn, numbered);
+  }
+
+  /**
+   * Forgets every turn's terminal line, once no fold of the arena reads any more: the column serves `add` alone (4
+   * bytes a turn, 8 MB of the 2 M orphan records of issue 11), and the turns a fold returns never read it.
+   */
+  releaseReadingColumns(): void {
+    this.#terminalLine = new PagedIndex();
+    this.#longLines = undefined;
   }
 
   /** Forgets the turn's terminal line (see TurnFold, which numbers its lines anew before they outgrow the column). */
@@ -182,6 +197,11 @@ export function withArena<T>(arena: FoldArena, build: () => T): T {
   } finally {
     handedOver = undefined;
   }
+}
+
+/** True while {@link withArena} hands an arena to the fold being built. */
+export function arenaHandedOver(): boolean {
+  return handedOver !== undefined;
 }
 
 /** The arena a fold under construction uses: the one handed over, or a new one of its own. */

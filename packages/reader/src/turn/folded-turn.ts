@@ -28,80 +28,46 @@ export interface FoldContext {
 }
 
 /**
- * One turn a fold returns, made by `TurnFold.finish` from the fold's columns (while records arrive a turn is a number
- * in them, no object: a fold that keeps no turns never makes one). Its own enumerable members are those of
- * {@link DerivedTurn}, in that order, and none is stored in it: `turnId` is read from the arena's bytes (a new string
- * on each read), `sessionId` is its fold's, `files` is in its fold's lists, and `state`, `orphan` and `terminal` follow
- * from its event bits, in its arena's columns. They are accessors defined on each turn with the same getter, so every
- * turn has one hidden class: 40 bytes a turn and no string, where an object and its id string took about 100 (issue 11:
- * 2 M orphan records; issue 14). `events` builds the representatives on each read: most callers read the states of
- * all turns, and the records of a few.
+ * A turn of a fold, read from the fold's columns (while records arrive a turn is a number in them, no object: a fold
+ * that keeps no turns never makes one): `turnId` is read from the arena's bytes (a new string on each read),
+ * `sessionId` is its fold's, `files` is in its fold's lists, and `state`, `orphan` and `terminal` follow from its event
+ * bits, in its arena's columns. Its members are prototype getters, so a view is two fields, quick to make: the turn
+ * lists of an audit make one per turn on each walk (see TurnList). Internal to the reader.
  */
-export class FoldedTurn implements DerivedTurn {
-  declare readonly turnId: string;
-  declare readonly sessionId: string;
-  declare readonly state: TurnState;
-  declare readonly orphan: boolean;
-  declare readonly terminal: boolean;
-  declare readonly files: readonly string[];
+export class TurnView implements DerivedTurn {
   readonly #fold: FoldContext;
   readonly #index: number;
 
-  // Own, enumerable and read-only, as data members would be; `Object.defineProperty` with the same descriptor on every
-  // turn keeps one hidden class for them all.
-  static readonly #members: PropertyDescriptorMap = {
-    // A new string on each read, from the arena's bytes: a million turns hold no string each.
-    turnId: {
-      enumerable: true,
-      get(this: FoldedTurn) {
-        return this.#fold.arena.ids.get(this.#index);
-      },
-    },
-    sessionId: {
-      enumerable: true,
-      get(this: FoldedTurn) {
-        return this.#fold.sessionId;
-      },
-    },
-    state: {
-      enumerable: true,
-      get(this: FoldedTurn): TurnState {
-        const events = this.eventBits;
-        return BY_RANK.find(({ bit }) => (events & bit) !== 0)?.event ?? 'submitted';
-      },
-    },
-    orphan: {
-      enumerable: true,
-      get(this: FoldedTurn) {
-        return (this.eventBits & SUBMITTED) === 0;
-      },
-    },
-    terminal: {
-      enumerable: true,
-      get(this: FoldedTurn) {
-        return (this.eventBits & TERMINAL) !== 0;
-      },
-    },
-    // The list its fold settled (sorted), shared by the turns of one file.
-    files: {
-      enumerable: true,
-      get(this: FoldedTurn) {
-        return this.#fold.fileLists[this.#fold.arena.fileList.get(this.#index)] as readonly string[];
-      },
-    },
-  };
-
   constructor(index: number, fold: FoldContext) {
-    // Member by member, in the order of DerivedTurn: that is the order of Object.keys and of a spread.
-    const members = FoldedTurn.#members;
-    Object.defineProperty(this, 'turnId', members.turnId as PropertyDescriptor);
-    Object.defineProperty(this, 'sessionId', members.sessionId as PropertyDescriptor);
-    Object.defineProperty(this, 'state', members.state as PropertyDescriptor);
-    Object.defineProperty(this, 'orphan', members.orphan as PropertyDescriptor);
-    Object.defineProperty(this, 'terminal', members.terminal as PropertyDescriptor);
-    Object.defineProperty(this, 'files', members.files as PropertyDescriptor);
     this.#fold = fold;
     this.#index = index;
+  }
+
+  /** A new string on each read, from the arena's bytes: a million turns hold no string each. */
+  get turnId(): string {
+    return this.#fold.arena.ids.get(this.#index);
+  }
+
+  get sessionId(): string {
+    return this.#fold.sessionId;
+  }
+
+  get state(): TurnState {
+    const events = this.eventBits;
+    return BY_RANK.find(({ bit }) => (events & bit) !== 0)?.event ?? 'submitted';
+  }
+
+  get orphan(): boolean {
+    return (this.eventBits & SUBMITTED) === 0;
+  }
+
+  get terminal(): boolean {
+    return (this.eventBits & TERMINAL) !== 0;
+  }
+
+  /** The list its fold settled (sorted), shared by the turns of one file. */
+  get files(): readonly string[] {
+    return this.#fold.fileLists[this.#fold.arena.fileList.get(this.#index)] as readonly string[];
   }
 
   /** The turn's number in its arena, in the order first seen: where its slots and columns are. */
@@ -127,5 +93,56 @@ export class FoldedTurn implements DerivedTurn {
   toJSON(): DerivedTurn {
     const { turnId, sessionId, state, orphan, terminal, events, files } = this;
     return { turnId, sessionId, state, orphan, terminal, events, files };
+  }
+}
+
+// The members of DerivedTurn that a FoldedTurn has as its own, in the interface's order.
+const OWN_MEMBERS = ['turnId', 'sessionId', 'state', 'orphan', 'terminal', 'files'] as const;
+// Own, enumerable and read-only, as data members would be, with the getters of TurnView: `Object.defineProperty`
+// with the same descriptor on every turn keeps one hidden class for them all.
+const OWN_DESCRIPTORS = OWN_MEMBERS.map((member) => ({
+  member,
+  descriptor: {
+    enumerable: true,
+    get: (Object.getOwnPropertyDescriptor(TurnView.prototype, member) as PropertyDescriptor).get,
+  } as PropertyDescriptor,
+}));
+
+/**
+ * One turn a fold returns, made by `TurnFold.finish`: a {@link TurnView} whose members of {@link DerivedTurn} are its
+ * own (so a spread or `Object.keys` of it lists them, in that order), none of them stored in it: 40 bytes a turn and
+ * no string, where an object and its id string took about 100 (issue 11: 2 M orphan records; issue 14). `events`
+ * builds the representatives on each read: most callers read the states of all turns, and the records of a few.
+ */
+export class FoldedTurn extends TurnView {
+  constructor(index: number, fold: FoldContext) {
+    super(index, fold);
+    // Member by member, in the order of DerivedTurn: that is the order of Object.keys and of a spread.
+    for (const { member, descriptor } of OWN_DESCRIPTORS) Object.defineProperty(this, member, descriptor);
+  }
+}
+
+/**
+ * The turns of a fold that makes no turn object until asked (see FoldArena.listsTurns): the turns' numbers in the
+ * fold's order, each made into a {@link TurnView} when an iteration reaches it and not kept. 4 bytes a turn, where
+ * the array of turn objects took 48 (issue 11: an audit of 2 M orphan records held 96 MB of them). Internal to the
+ * reader: an audit's findings and plan, and a recovery, walk the turns once or twice each.
+ */
+export class TurnList implements Iterable<TurnView> {
+  readonly #numbers: Uint32Array;
+  readonly #context: FoldContext;
+
+  constructor(numbers: Uint32Array, context: FoldContext) {
+    this.#numbers = numbers;
+    this.#context = context;
+  }
+
+  /** The number of turns. */
+  get length(): number {
+    return this.#numbers.length;
+  }
+
+  *[Symbol.iterator](): Iterator<TurnView> {
+    for (const number of this.#numbers) yield new TurnView(number, this.#context);
   }
 }

@@ -1,30 +1,26 @@
 import { MAX_EXCERPT_BYTES } from '@turnjournal/schema';
 import type { JournalRecord } from '../framing/read-journal.js';
 import { BytePool } from './byte-pool.js';
-import { FileNumbers } from './file-numbers.js';
 import { LocationTable } from './location-table.js';
 import type { RecordLocation, RecordSummary, RepresentativeRecord } from './representative.js';
 
-// What a slot holds, in two views of one buffer: doubles for the offset, which may pass 2^32, and for `created_at`,
-// which may be any JSON number (NaN, which JSON cannot hold, when the record has none):
-const OFFSET = 0;
-const CREATED_AT = 1;
-const DOUBLES = 2;
-// and unsigned 32-bit integers for the rest. Strings are indexes into the string list, plus one: 0 when absent.
-const LINE = 0;
-const LENGTH = 1;
-const FILE = 2;
-const STREAM_ID = 3;
+// Where a slot's record is (file, line, offset, length) is in a LocationTable, 8 bytes a slot; `created_at`, which may
+// be any JSON number (NaN, which JSON cannot hold, when the record has none), in a column of doubles; and the rest in a
+// column of four unsigned 32-bit integers a slot, made page by page only where a slot has one of them: a record with
+// no stream_id, content, reason, message index or attachments (the 2 M orphan `worker_started` records of issue 11)
+// costs 16 bytes, where one buffer of every member took 44. Strings are indexes into the string list, plus one: 0 when
+// absent.
+const STREAM_ID = 0;
 // FLAGS: the bits below, and in bits 8-15 the excerpt's length in bytes (at most MAX_EXCERPT_BYTES).
-const FLAGS = 4;
+const FLAGS = 1;
 // Two members whose meaning the flags give: what most records have, in a few bytes. A record of a turn event holds
 // at most two of an excerpt's position (`submitted`), an `assistant_message_index` (`assistant_started`,
 // `completed`), a `reason` (`interrupted`) and an attachment count (`submitted`); anything that does not fit (a third
-// one, a number that is not a small integer, a line past 2^32 - 1) goes to the slot's entry in the rare map.
-const FIRST = 5;
+// one, a number that is not a small integer) goes to the slot's entry in the rare map.
+const FIRST = 2;
 // Columns FIRST and FIRST + 1 (SECOND): a member goes to the first of them still free.
 const SLOT_MEMBERS = 2;
-const INTEGERS = FIRST + SLOT_MEMBERS;
+const EXTRAS = FIRST + SLOT_MEMBERS;
 // FLAGS bits: which optional members the record has, and where each is.
 const HAS_MESSAGE_INDEX = 1;
 const HAS_ATTACHMENTS = 2;
@@ -42,10 +38,12 @@ const MAX_IN_SLOT = 0xffff_fffe;
 const REASONS_KEPT = 64;
 /** Slots a new table has room for: a store holds many small sessions, and the table grows as it fills. */
 const INITIAL_SLOTS = 4;
-// Slots live in pages of PAGE_SLOTS (176 KiB); the first page grows by doubling until it is whole. Pages are never
-// copied: one growing table would reserve up to twice what the slots need and, while it grows, hold the old table and
-// the new one together (three times), which for a million-turn journal was most of the process's memory.
-const PAGE_BITS = 12;
+// Slots live in pages of PAGE_SLOTS (a column of created_at 256 KiB, of the optional members 512 KiB: at that size the
+// C allocator maps each page on its own instead of carving it from its heap between the reader's 128 KiB read buffers,
+// see LocationTable); the first page grows by doubling until it is whole. Pages are never copied: one
+// growing table would reserve up to twice what the slots need and, while it grows, hold the old table and the new one
+// together (three times), which for a million-turn journal was most of the process's memory.
+const PAGE_BITS = 15;
 const PAGE_SLOTS = 1 << PAGE_BITS;
 const PAGE_MASK = PAGE_SLOTS - 1;
 // Excerpts live in pages of TEXT_PAGE_BYTES the same way; an excerpt never straddles two pages.
@@ -53,7 +51,6 @@ const TEXT_PAGE_BYTES = 256 * 1024;
 
 /** What a slot could not hold in its columns (see FIRST and SECOND). */
 interface RareMembers {
-  line?: number;
   excerptAt?: number;
   assistantMessageIndex?: number;
   attachments?: number;
@@ -67,10 +64,15 @@ interface RareMembers {
  * copies and marks, so they are built only when asked for, by {@link RepresentativeTable.get}. Internal to the reader.
  */
 export class RepresentativeTable {
-  // Page p holds slots p * PAGE_SLOTS and up; #capacity is how many slots the pages hold.
-  readonly #doubles: Float64Array[] = [];
-  readonly #integers: Uint32Array[] = [];
+  // Where each slot's record is, in every table.
+  readonly #locations = new LocationTable();
+  // Page p holds slots p * PAGE_SLOTS and up; #capacity is how many slots the pages hold. A page of `#extras` is made
+  // when a slot of it first has a member there (see EXTRAS), and is of the size of its `#createdAt` page.
+  readonly #createdAt: Float64Array[] = [];
+  readonly #extras: (Uint32Array | undefined)[] = [];
   #capacity = 0;
+  // What `set` puts in FIRST and SECOND, gathered before it knows whether the slot's page needs its extras column.
+  readonly #members = new Uint32Array(SLOT_MEMBERS);
   // Excerpts, one after the other, in pages; a replaced representative leaves its excerpt behind, which only
   // duplicates do. An excerpt's position is its page's number times TEXT_PAGE_BYTES plus where it starts there.
   readonly #text: Buffer[] = [Buffer.allocUnsafe(4 * MAX_EXCERPT_BYTES)];
@@ -79,14 +81,13 @@ export class RepresentativeTable {
   #excerptAt = 0;
   // `stream_id`s and `reason`s, as bytes (see BytePool).
   readonly #strings = new BytePool();
-  readonly #files = new FileNumbers();
   // A turn's records come one after the other with the same stream_id: the last one stored is reused without a copy.
   #lastStreamId: string | undefined;
   #lastStreamIdNumber = 0;
   // The few distinct reasons a store uses, each kept once; past REASONS_KEPT distinct ones, each record's is kept.
   readonly #reasons = new Map<string, number>();
-  // The table of a fold that keeps no turns: locations only, in a table of their own, and none of the above.
-  readonly #locations: LocationTable | undefined;
+  // False for the table of a fold that keeps no turns: locations only, and none of the above.
+  readonly #summaries: boolean;
   // What slots could not hold in their columns, by slot; made on first use (most stores need none).
   #rare: Map<number, RareMembers> | undefined;
 
@@ -96,55 +97,49 @@ export class RepresentativeTable {
    * throws.
    */
   constructor(summaries = true) {
+    this.#summaries = summaries;
     if (summaries) this.#addPage(INITIAL_SLOTS);
-    else this.#locations = new LocationTable();
   }
 
   /** Bytes the table's columns, excerpts and strings hold (for tests that count what a fold keeps). */
   get heldBytes(): number {
-    if (this.#locations !== undefined) return this.#locations.heldBytes;
-    let bytes = this.#strings.heldBytes;
-    for (const column of this.#doubles) bytes += column.buffer.byteLength;
+    let bytes = this.#locations.heldBytes;
+    if (!this.#summaries) return bytes;
+    bytes += this.#strings.heldBytes;
+    for (const column of this.#createdAt) bytes += column.byteLength;
+    for (const column of this.#extras) bytes += column?.byteLength ?? 0;
     // The excerpts written, not the pages reserved for them: a table that writes none holds none.
     return bytes + (this.#text.length - 1) * TEXT_PAGE_BYTES + this.#textLength;
   }
 
   /** False when the table keeps locations only. */
   get summaries(): boolean {
-    return this.#locations === undefined;
+    return this.#summaries;
   }
 
   /**
    * Stores the representative of a record read from `file` at `slot`, replacing what the slot held.
    */
   set(slot: number, record: JournalRecord, file: string): void {
-    if (this.#locations !== undefined) {
-      this.#locations.set(slot, record, file);
-      return;
-    }
+    this.#locations.set(slot, record, file);
+    if (!this.#summaries) return;
     if (slot >= this.#capacity) this.#grow(slot + 1);
     const page = slot >>> PAGE_BITS;
-    const d = (slot & PAGE_MASK) * DOUBLES;
-    const i = (slot & PAGE_MASK) * INTEGERS;
-    const doubles = this.#doubles[page] as Float64Array;
-    const integers = this.#integers[page] as Uint32Array;
+    const at = slot & PAGE_MASK;
     const v = record.value;
     this.#rare?.delete(slot);
+    (this.#createdAt[page] as Float64Array)[at] = typeof v.created_at === 'number' ? v.created_at : Number.NaN;
+    const streamId = typeof v.stream_id === 'string' ? this.#streamIdNumber(v.stream_id) : 0;
     let flags = 0;
-    // FIRST, then SECOND: the next column free for a member, SLOT_MEMBERS when both are taken.
+    // What goes to FIRST and SECOND; `free` is the next of them free, SLOT_MEMBERS when both are taken.
+    const members = this.#members;
+    members.fill(0);
     let free = 0;
-    doubles[d + OFFSET] = record.bytesOffset;
-    if (record.line <= MAX_IN_SLOT) integers[i + LINE] = record.line;
-    else this.#aside(slot).line = record.line;
-    integers[i + LENGTH] = record.bytes.length;
-    integers[i + FILE] = this.#files.numberOf(file);
-    doubles[d + CREATED_AT] = typeof v.created_at === 'number' ? v.created_at : Number.NaN;
-    integers[i + STREAM_ID] = typeof v.stream_id === 'string' ? this.#streamIdNumber(v.stream_id) : 0;
     if (typeof v.content === 'string') {
       const bytes = this.#writeExcerpt(v.content);
       flags |= HAS_EXCERPT | (bytes << EXCERPT_LENGTH_SHIFT);
       if (this.#excerptAt <= MAX_IN_SLOT) {
-        integers[i + FIRST] = this.#excerptAt;
+        members[0] = this.#excerptAt;
         free = 1;
       } else this.#aside(slot).excerptAt = this.#excerptAt;
       // Cut when the content has more bytes than were written: surely when it has more UTF-16 units than the limit (a
@@ -155,7 +150,7 @@ export class RepresentativeTable {
     if (typeof index === 'number') {
       flags |= HAS_MESSAGE_INDEX;
       if (free < SLOT_MEMBERS && Number.isInteger(index) && index >= 0 && index <= MAX_IN_SLOT) {
-        integers[i + FIRST + free] = index;
+        members[free] = index;
         free += 1;
         flags |= MESSAGE_INDEX_IN_SLOT;
       } else this.#aside(slot).assistantMessageIndex = index;
@@ -164,7 +159,7 @@ export class RepresentativeTable {
       flags |= HAS_REASON;
       const reason = this.#reasonNumber(v.reason);
       if (free < SLOT_MEMBERS) {
-        integers[i + FIRST + free] = reason;
+        members[free] = reason;
         free += 1;
         flags |= REASON_IN_SLOT;
       } else this.#aside(slot).reason = reason;
@@ -172,12 +167,23 @@ export class RepresentativeTable {
     if (Array.isArray(v.attachments)) {
       flags |= HAS_ATTACHMENTS;
       if (free < SLOT_MEMBERS) {
-        integers[i + FIRST + free] = v.attachments.length;
+        members[free] = v.attachments.length;
         free += 1;
         flags |= ATTACHMENTS_IN_SLOT;
       } else this.#aside(slot).attachments = v.attachments.length;
     }
-    integers[i + FLAGS] = flags;
+    let extras = this.#extras[page];
+    // Nothing to store, and no page whose earlier entry for the slot must be cleared: the slot's extras read 0.
+    if (extras === undefined && streamId === 0 && flags === 0) return;
+    if (extras === undefined) {
+      extras = new Uint32Array((this.#createdAt[page] as Float64Array).length * EXTRAS);
+      this.#extras[page] = extras;
+    }
+    const i = at * EXTRAS;
+    extras[i + STREAM_ID] = streamId;
+    extras[i + FLAGS] = flags;
+    extras[i + FIRST] = members[0] as number;
+    extras[i + FIRST + 1] = members[1] as number;
   }
 
   /** The slot's entry in the rare map, made on first use. */
@@ -193,27 +199,18 @@ export class RepresentativeTable {
 
   /** Where the record at `slot` is. The slot must have been set. */
   location(slot: number): RecordLocation {
-    if (this.#locations !== undefined) return this.#locations.location(slot);
-    const page = slot >>> PAGE_BITS;
-    const i = (slot & PAGE_MASK) * INTEGERS;
-    const integers = this.#integers[page] as Uint32Array;
-    return {
-      file: this.#files.fileOf(integers[i + FILE] as number),
-      line: this.#rare?.get(slot)?.line ?? (integers[i + LINE] as number),
-      offset: (this.#doubles[page] as Float64Array)[(slot & PAGE_MASK) * DOUBLES + OFFSET] as number,
-      length: integers[i + LENGTH] as number,
-    };
+    return this.#locations.location(slot);
   }
 
   /** The representative at `slot`, as new objects. The slot must have been set. */
   get(slot: number): RepresentativeRecord {
     if (!this.summaries) throw new Error('RepresentativeTable.get(): this table keeps locations only');
     const page = slot >>> PAGE_BITS;
-    const d = (slot & PAGE_MASK) * DOUBLES;
-    const i = (slot & PAGE_MASK) * INTEGERS;
-    const doubles = this.#doubles[page] as Float64Array;
-    const integers = this.#integers[page] as Uint32Array;
-    const flags = integers[i + FLAGS] as number;
+    const at = slot & PAGE_MASK;
+    const i = at * EXTRAS;
+    // A page without extras reads as zeros: no stream_id, no flags.
+    const integers = this.#extras[page] ?? NO_EXTRAS;
+    const flags = integers[i + FLAGS] ?? 0;
     const rare = this.#rare?.get(slot);
     // The members kept in FIRST and SECOND, in the order `set` put them there.
     let next = i + FIRST;
@@ -224,9 +221,9 @@ export class RepresentativeTable {
     const attachments = (flags & ATTACHMENTS_IN_SLOT) !== 0 ? (integers[next++] as number) : rare?.attachments;
     // Members in the order of RecordSummary, each only when the record had it.
     const summary: { -readonly [K in keyof RecordSummary]: RecordSummary[K] } = {};
-    const createdAt = doubles[d + CREATED_AT] as number;
+    const createdAt = (this.#createdAt[page] as Float64Array)[at] as number;
     if (!Number.isNaN(createdAt)) summary.createdAt = createdAt;
-    const streamId = this.#string(integers[i + STREAM_ID] as number);
+    const streamId = this.#string(integers[i + STREAM_ID] ?? 0);
     if (streamId !== undefined) summary.streamId = streamId;
     if ((flags & HAS_REASON) !== 0) summary.reason = this.#string(reason as number);
     if ((flags & HAS_MESSAGE_INDEX) !== 0) summary.assistantMessageIndex = index;
@@ -294,27 +291,25 @@ export class RepresentativeTable {
   #grow(slots: number): void {
     if (this.#capacity < PAGE_SLOTS) {
       const first = Math.min(PAGE_SLOTS, Math.max(slots, this.#capacity * 2));
-      const [doubles, integers] = this.#columns(first);
-      doubles.set(this.#doubles[0] as Float64Array);
-      integers.set(this.#integers[0] as Uint32Array);
-      this.#doubles[0] = doubles;
-      this.#integers[0] = integers;
+      const createdAt = new Float64Array(first);
+      createdAt.set(this.#createdAt[0] as Float64Array);
+      this.#createdAt[0] = createdAt;
+      const extras = this.#extras[0];
+      if (extras !== undefined) {
+        this.#extras[0] = new Uint32Array(first * EXTRAS);
+        this.#extras[0].set(extras);
+      }
       this.#capacity = first;
     }
     while (this.#capacity < slots) this.#addPage(PAGE_SLOTS);
   }
 
   #addPage(slots: number): void {
-    const [doubles, integers] = this.#columns(slots);
-    this.#doubles.push(doubles);
-    this.#integers.push(integers);
+    this.#createdAt.push(new Float64Array(slots));
+    this.#extras.push(undefined);
     this.#capacity += slots;
   }
-
-  /** The two columns of `slots` slots, in one buffer: one allocation instead of two, which small sessions notice. */
-  #columns(slots: number): [Float64Array, Uint32Array] {
-    const doubles = slots * DOUBLES;
-    const buffer = new ArrayBuffer(doubles * 8 + slots * INTEGERS * 4);
-    return [new Float64Array(buffer, 0, doubles), new Uint32Array(buffer, doubles * 8, slots * INTEGERS)];
-  }
 }
+
+/** What a page without an extras column reads as: every index past its end is undefined, taken as 0. */
+const NO_EXTRAS = new Uint32Array(0);

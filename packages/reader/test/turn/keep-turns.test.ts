@@ -9,6 +9,7 @@ import { compareCodePoints } from '../../src/turn/canonical-json.js';
 import { TurnFold } from '../../src/turn/derive-turns.js';
 import { FoldArena, withArena } from '../../src/turn/fold-arena.js';
 import { ownString } from '../../src/turn/own-string.js';
+import { representativeOf } from '../../src/turn/representative.js';
 import { RepresentativeTable } from '../../src/turn/representative-table.js';
 import { readAll, tempFile } from '../support/temp.js';
 import { turnRecord } from '../support/turn-records.js';
@@ -70,8 +71,20 @@ describe('a turn fold that keeps no turns (TurnFoldOptions.keepTurns)', () => {
     // The first page doubles up to 4,096 slots for 4,000, 8 bytes each, plus its one block's first line (8 bytes):
     // no wide column, no excerpt or string.
     expect(lean.table.heldBytes).toBe(4096 * 8 + 8);
-    // Each summary: 44 bytes of columns, the excerpt (64 bytes), a stream_id.
-    expect(full.table.heldBytes).toBeGreaterThan(4096 * 44 + turns * 64);
+    // Each summary: the location (8 bytes), created_at (8), the column of a stream_id, flags and two members (16),
+    // the excerpt (64 bytes) and the stream_id's bytes.
+    let streamIdBytes = 0;
+    for (let i = 0; i < turns; i += 1) streamIdBytes += `s${i}`.length;
+    expect(full.table.heldBytes).toBe(4096 * 8 + 8 + 4096 * (8 + 16) + turns * 64 + streamIdBytes);
+  });
+
+  it('keeps 16 bytes a record event that has no stream_id, content, reason, message index or attachments', async () => {
+    // The 2 M orphan records of issue 11 (defect 8) are such records: no page of the optional members is made.
+    const turns = 4000;
+    const values = Array.from({ length: turns }, (_, i) => ev('worker_started', `t${String(i).padStart(5, '0')}`));
+    const { arena, derived } = await fold([tempFile(jsonl(values))], {});
+    expect(arena.table.heldBytes).toBe(4096 * 8 + 8 + 4096 * 8);
+    expect(derived.turns[3999]?.events.worker_started?.summary).toEqual({ createdAt: 1 });
   });
 });
 
@@ -160,6 +173,54 @@ describe('a table of locations only', () => {
         }
         for (const [slot, location] of expected) expect(table.location(slot)).toEqual(location);
         expect(() => table.get(entries[0]?.slot ?? 0)).toThrow(/locations only/);
+      }),
+      propertyParameters({ defaultRuns: 300 }),
+    );
+  });
+});
+
+describe('a table of summaries over many pages', () => {
+  it('gives back what a table of each slot alone gives, whatever the order of sets and replacements', () => {
+    // Pages of 32,768 slots, whose column of optional members is made by the first slot that has one: a slot set again
+    // with a record without them must read none, in a page with the column or without it.
+    const value = fc.record(
+      {
+        created_at: fc.oneof(fc.double({ noNaN: true }), fc.constant(0)),
+        stream_id: fc.string({ maxLength: 5 }),
+        content: fc.string({ maxLength: 70 }),
+        assistant_message_index: fc.oneof(fc.nat(10), fc.constantFrom(0xffff_ffff, -1, 2.5)),
+        reason: fc.constantFrom('cancelled', 'worker_error', ''),
+        attachments: fc.array(fc.constant({ name: 'a' }), { maxLength: 3 }),
+      },
+      { requiredKeys: [] },
+    );
+    const entry = fc.record({
+      // The first page as it grows, and around the ends of the first two whole pages (32,768 slots each).
+      slot: fc.oneof(
+        fc.nat(5),
+        fc.integer({ min: 4090, max: 4100 }),
+        fc.integer({ min: 32_760, max: 32_780 }),
+        fc.integer({ min: 65_530, max: 65_540 }),
+      ),
+      value,
+      line: fc.nat(100_000),
+      offset: fc.nat(2 ** 40),
+    });
+    fc.assert(
+      fc.property(fc.array(entry, { minLength: 1, maxLength: 40 }), (entries) => {
+        const table = new RepresentativeTable();
+        const last = new Map<number, JournalRecord>();
+        for (const e of entries) {
+          const record = {
+            value: { version: 1, event: 'submitted', turn_id: 't', session_id: SESSION, ...e.value },
+            line: e.line,
+            bytesOffset: e.offset,
+            bytes: new Uint8Array(e.line % 300),
+          } as unknown as JournalRecord;
+          table.set(e.slot, record, 'a.jsonl');
+          last.set(e.slot, record);
+        }
+        for (const [slot, record] of last) expect(table.get(slot)).toEqual(representativeOf(record, 'a.jsonl'));
       }),
       propertyParameters({ defaultRuns: 300 }),
     );

@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { checkStore } from '@turnjournal/reader';
 import { describe, expect, it } from 'vitest';
+import { faultyFileSystem, recordingFileSystem } from '../support/faulty-fs.js';
 import {
   JOURNAL_ONLY_HOOKS,
   nodeFileSystem,
@@ -207,6 +208,93 @@ describe('recoverStore: many pending turns in one journal (issue 11)', () => {
     expect(perOpen).toBeGreaterThan(0);
     expect(opened.filter((path) => path === file)).toHaveLength(perOpen);
     expect(Object.values(await states(dir))).toEqual(Array(pending).fill('interrupted'));
+  });
+});
+
+/** A journal `many.jsonl` of `pending` submitted turns `t-0`, `t-1`, … whose writer is gone. */
+async function manyPending(pending: number): Promise<{ dir: string; file: string }> {
+  const dir = join(tempDir(), '_turn_journal');
+  const journal = await openTurnJournal({ dir, sessionId: 'many', durability: 'group' });
+  await Promise.all(
+    Array.from({ length: pending }, (_, i) => journal.submit({ content: `pending ${i}`, turnId: `t-${i}` })),
+  );
+  await journal.close();
+  return { dir, file: join(dir, 'many.jsonl') };
+}
+
+describe('recoverStore: the interrupted records of one journal, batched (issue 11)', () => {
+  it.each([
+    [40, 2],
+    // Batches of at most 1,024 turns in flight: three of them, two syncs each.
+    [2500, 6],
+  ])(
+    'makes %i records durable with %i syncs of the journal, not one per turn, each acknowledged after its sync (TJ-RECOV-007)',
+    async (pending, expectedSyncs) => {
+      const { dir, file } = await manyPending(pending);
+      const fs = recordingFileSystem(nodeFileSystem);
+      const recovery = await recoverStore([dir], { apply: true, hooks: JOURNAL_ONLY_HOOKS, fs });
+      // In the plan's order: turn ids in code-point order.
+      const ids = Array.from({ length: pending }, (_, i) => `t-${i}`).sort();
+      expect(recovery.turns.map((t) => [t.turnId, t.outcome, t.performed.at(-1)])).toEqual(
+        ids.map((id) => [id, 'recovered', 'append_interrupted']),
+      );
+      const journalCalls = fs.calls.filter((c) => c.path === file);
+      const writes = journalCalls.filter((c) => c.op === 'write' && c.ok);
+      // Opening the journal syncs it once (before any record is appended); then the records: the first one alone
+      // (nothing was in flight), then the rest in one write while its sync ran, each write followed by one sync.
+      const firstWrite = writes[0]?.start ?? Number.POSITIVE_INFINITY;
+      const syncs = journalCalls.filter(
+        (c) => (c.op === 'fdatasync' || c.op === 'fsync') && c.ok && c.start > firstWrite,
+      );
+      expect(writes).toHaveLength(expectedSyncs);
+      expect(syncs).toHaveLength(expectedSyncs);
+      // Every interrupted record is in a write that ended before a sync that followed it started (TJ-DUR-003).
+      const lastWrite = writes.at(-1);
+      expect(syncs.some((sync) => lastWrite?.end !== undefined && sync.start > lastWrite.end)).toBe(true);
+      expect(interruptedRecords(dir).map((r) => r.turn_id)).toEqual(ids);
+      expect(Object.values(await states(dir))).toEqual(Array(pending).fill('interrupted'));
+    },
+  );
+
+  it('leaves a valid state when the process dies in the middle of a batch, and a rerun closes the rest (TJ-RECOV-009)', async () => {
+    const pending = 12;
+    const { dir, file } = await manyPending(pending);
+    // The batch's write (the second of the journal) tears in its middle, and the process dies there: nothing after it
+    // reaches the disk, not even the truncation back of the torn line.
+    let dead = false;
+    const fs = faultyFileSystem(nodeFileSystem, [
+      {
+        op: 'write',
+        path: 'many.jsonl',
+        nth: 2,
+        torn: (length) => Math.floor(length / 2) + 7,
+        before: () => {
+          dead = true;
+        },
+      },
+    ]);
+    fs.before = (op) => {
+      if (dead && op !== 'write') throw new SimulatedCrash(0);
+    };
+    await expect(recoverStore([dir], { apply: true, hooks: JOURNAL_ONLY_HOOKS, fs })).rejects.toThrow();
+    expect(fs.fired.map((f) => f.path)).toEqual([file]);
+    orphanLocks(dir);
+    // What the crash left: some turns closed by whole lines, the rest still pending, the torn line a torn tail.
+    const after = await states(dir);
+    const closed = Object.values(after).filter((state) => state === 'interrupted').length;
+    expect(closed).toBeGreaterThan(1);
+    expect(closed).toBeLessThan(pending);
+    expect(Object.values(after).every((state) => state === 'interrupted' || state === 'submitted')).toBe(true);
+    expect((await checkStore([dir])).findings.filter((f) => f.severity === 'error')).toEqual([]);
+    const rerun = await recoverStore([dir], { apply: true, hooks: JOURNAL_ONLY_HOOKS });
+    expect(rerun.turns.map((t) => t.outcome)).toEqual(Array(pending - closed).fill('recovered'));
+    expect(Object.values(await states(dir))).toEqual(Array(pending).fill('interrupted'));
+    expect(
+      interruptedRecords(dir)
+        .map((r) => r.turn_id)
+        .sort(),
+    ).toEqual(Array.from({ length: pending }, (_, i) => `t-${i}`).sort());
+    expect((await checkStore([dir])).findings.filter((f) => f.severity === 'error')).toEqual([]);
   });
 });
 
