@@ -2,7 +2,7 @@ import { closeSync, fdatasync, fdatasyncSync, fsyncSync, openSync, statSync, wri
 import { join } from 'node:path';
 import { submittedRecord } from '../lib/floors.js';
 import { loadSqlite, openSqlitePeer, runPythonPeer } from '../lib/peers.js';
-import { judge, median, nowMs, quantile, round } from '../lib/stats.js';
+import { judge, latencyInfoRow, median, nowMs, quantile, round } from '../lib/stats.js';
 import type { Figure, FigureRow } from '../lib/types.js';
 import { writer } from '../lib/writer.js';
 import { pendingRow } from './pending.js';
@@ -360,21 +360,14 @@ export const durableSubmit: Figure = {
         note: `submit({ content }) on a second journal in the same loop: no check of the session's other shards (p99 ${round(g99, 3)} ms)`,
         details: { samples },
       },
-      {
+      latencyInfoRow({
         id: 'durable-submit-async-floor',
         name: 'raw append + fdatasync through the thread pool (non-blocking floor), median',
-        value: round(a50),
-        unit: 'ms',
-        floor: round(f50),
-        ratioDefinition: 'value / floor (latency); lower is better',
-        direction: 'lower',
-        target: 'none (reported)',
-        ratio: round(a50 / f50, 3),
-        met: null,
-        status: 'info',
+        value: a50,
+        floor: f50,
         note: `writeSync, then fdatasync through libuv's thread pool, awaited: what no non-blocking durable append can beat; submit = ${round(s50 / a50, 2)} × this`,
         details: { samples },
-      },
+      }),
       ...peerRows,
     ];
   },

@@ -1,7 +1,7 @@
 import { closeSync, constants, fdatasync, fdatasyncSync, openSync, readSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { live } from '../lib/live.js';
-import { gc, judge, median, nowMs, quantile, round } from '../lib/stats.js';
+import { gc, judge, latencyInfoRow, median, nowMs, quantile, round } from '../lib/stats.js';
 import type { Figure, FigureRow } from '../lib/types.js';
 import { writer } from '../lib/writer.js';
 
@@ -199,18 +199,11 @@ export const liveStreamCost: Figure = {
               note: "as the row above, with the hub's event logs syncing on the calling thread (the event loop waits for each sync)",
             }),
           ]),
-      {
+      latencyInfoRow({
         id: 'live-message-cost-async-floor',
         name: `raw append of the same ${messageBytes} B + fdatasync through the thread pool (non-blocking floor), median`,
-        value: round(a50),
-        unit: 'ms',
-        floor: round(f50),
-        ratioDefinition: 'value / floor (latency); lower is better',
-        direction: 'lower',
-        target: 'none (reported)',
-        ratio: round(a50 / f50, 3),
-        met: null,
-        status: 'info',
+        value: a50,
+        floor: f50,
         note: `writeSync, then fdatasync through libuv's thread pool, awaited, alternated in the same loop as the committed-message row: what no non-blocking durable append can beat; the hub = ${round(m50 / a50, 2)} × this`,
         details: {
           messages,
@@ -218,7 +211,7 @@ export const liveStreamCost: Figure = {
           hubOverThisFloor: round(m50 / a50, 3),
           p99Ms: round(quantile(committed.asyncFloor, 0.99)),
         },
-      },
+      }),
     ];
   },
 };

@@ -107,3 +107,34 @@ export function throughputRow(input: ThroughputInput): FigureRow {
     ...(input.details === undefined ? {} : { details: input.details }),
   };
 }
+
+/** What {@link latencyInfoRow} needs: a lower-is-better time in milliseconds and the floor's, from the same run. */
+export interface LatencyInfoInput {
+  readonly id: string;
+  readonly name: string;
+  /** The subject's time, ms. */
+  readonly value: number;
+  /** The floor's time, ms, measured in the same run. */
+  readonly floor: number;
+  readonly note: string;
+  readonly details?: Readonly<Record<string, unknown>>;
+}
+
+/** A latency row reported as information (`ratio = value / floor`, lower is better, no target). */
+export function latencyInfoRow(input: LatencyInfoInput): FigureRow {
+  return {
+    id: input.id,
+    name: input.name,
+    value: round(input.value),
+    unit: 'ms',
+    floor: round(input.floor),
+    ratioDefinition: 'value / floor (latency); lower is better',
+    direction: 'lower',
+    target: 'none (reported)',
+    ratio: round(input.value / input.floor, 3),
+    met: null,
+    status: 'info',
+    note: input.note,
+    ...(input.details === undefined ? {} : { details: input.details }),
+  };
+}

@@ -22,15 +22,21 @@ function lines(file: string): Record<string, unknown>[] {
     .map((line) => JSON.parse(line) as Record<string, unknown>);
 }
 
+/** A hub on a fresh directory, session `s1`, and a new run `r1` whose start is durable. */
+async function startedRun() {
+  const root = mkdtempSync(join(tmpdir(), 'tj-live-values-'));
+  dirs.push(root);
+  const hub = openConversationHub({ root, retention: false });
+  const session = await hub.session('s1');
+  const sent = await session.send({ requestId: 'r1', content: 'hi' });
+  if (!sent.created) throw new Error('expected a new run');
+  await session.flush();
+  return { root, hub, session, sent };
+}
+
 describe('a caller’s values in toolResult (TJ-COMPAT-018, TJ-LIVE-004)', () => {
   it('refuses what JSON would make invalid, writes nothing of it, and keeps the session usable', async () => {
-    const root = mkdtempSync(join(tmpdir(), 'tj-live-values-'));
-    dirs.push(root);
-    const hub = openConversationHub({ root, retention: false });
-    const session = await hub.session('s1');
-    const sent = await session.send({ requestId: 'r1', content: 'hi' });
-    if (!sent.created) throw new Error('expected a new run');
-    await session.flush();
+    const { root, hub, session, sent } = await startedRun();
     const file = join(root, 's1', 'events.jsonl');
     const before = lines(file).length;
     const refused: unknown[] = [undefined, Number.NaN, 42, { toJSON: () => undefined }, Symbol('s')];
@@ -52,13 +58,7 @@ describe('a caller’s values in toolResult (TJ-COMPAT-018, TJ-LIVE-004)', () =>
   });
 
   it('writes, delivers and shows the same value as the line holds, for clean and replaced values alike', async () => {
-    const root = mkdtempSync(join(tmpdir(), 'tj-live-values-'));
-    dirs.push(root);
-    const hub = openConversationHub({ root, retention: false });
-    const session = await hub.session('s1');
-    const sent = await session.send({ requestId: 'r1', content: 'hi' });
-    if (!sent.created) throw new Error('expected a new run');
-    await session.flush();
+    const { root, hub, session, sent } = await startedRun();
     const subscription = session.subscribe({ after: session.durableSeq });
     const outputs: unknown[] = [
       'plain',

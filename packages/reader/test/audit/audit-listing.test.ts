@@ -18,7 +18,10 @@ const line = fc.record({
   at: fc.integer({ min: 1, max: 3 }),
   stream: fc.option(fc.constantFrom('s1', 's2'), { nil: undefined }),
 });
-type Line = typeof line extends fc.Arbitrary<infer T> ? T : never;
+// A line of either arbitrary below: the big session's ids and streams are strings of their own.
+type Line =
+  | (typeof line extends fc.Arbitrary<infer T> ? T : never)
+  | (typeof big extends fc.Arbitrary<(infer T)[]> ? T : never);
 // A session of many turns (a fold lists its turns from 64 on), ids in any order.
 const big = fc.array(
   fc.record({
