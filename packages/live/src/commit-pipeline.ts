@@ -78,8 +78,13 @@ export class CommitPipeline {
   readonly #ring: RecordRing;
   readonly #settings: LiveSessionSettings;
   readonly #stampRef: { value: number | undefined };
-  /** Records appended (handed to the writer) and not yet durable, in seq order. */
-  #pending: { record: LiveRecord; size: number }[] = [];
+  /**
+   * Records appended (handed to the writer) and not yet durable, in seq order, and their sizes for the window at the
+   * same indexes. Two arrays rather than an object per record: a group commit can hold tens of thousands of deltas,
+   * and each object kept alive until the sync is one more for the garbage collector to copy.
+   */
+  #pending: LiveRecord[] = [];
+  #pendingSizes: number[] = [];
   #durableSeq: number;
   #changed: Deferred = deferred();
   #flushRunning: Promise<void> | null = null;
@@ -171,7 +176,8 @@ export class CommitPipeline {
       record = { seq: before + 1, ts, type, payload: JSON.parse(json) as Record<string, unknown> };
       size = json.length + 64;
     }
-    this.#pending.push({ record, size });
+    this.#pending.push(record);
+    this.#pendingSizes.push(size);
     if (after === before + 2) {
       // The writer's checkpoint payload: the message list and the run index as of it (TJ-EVENT-019). Its size for
       // the window is estimated from the messages' text rather than measured by serialising the whole list again.
@@ -180,7 +186,8 @@ export class CommitPipeline {
       let size = 64 + runs.length * 160;
       for (const message of messages)
         size += 64 + (typeof message.content === 'string' ? message.content.length : JSON.stringify(message).length);
-      this.#pending.push({ record: { seq: before + 2, ts, type: 'checkpoint', payload: { messages, runs } }, size });
+      this.#pending.push({ seq: before + 2, ts, type: 'checkpoint', payload: { messages, runs } });
+      this.#pendingSizes.push(size);
     }
     // A held line cannot fail once accepted (the writer refuses up front or not at all); a write failure of the
     // batch it goes out with fails the pipeline through the sync. The handler is there so nothing goes unhandled.
@@ -242,7 +249,12 @@ export class CommitPipeline {
   /** Fails the pipeline (the first failure stays); drops the pending records from `fromSeq` on, never delivered. */
   fail(error: unknown, fromSeq?: number): void {
     if (this.#failure === null) this.#failure = error ?? new Error('unknown failure');
-    if (fromSeq !== undefined) this.#pending = this.#pending.filter((p) => p.record.seq < fromSeq);
+    if (fromSeq === undefined) return;
+    // Seqs ascend: the records from `fromSeq` on are a tail.
+    let keep = 0;
+    while (keep < this.#pending.length && (this.#pending[keep] as LiveRecord).seq < fromSeq) keep += 1;
+    this.#pending.length = keep;
+    this.#pendingSizes.length = keep;
   }
 
   async #flushOnce(): Promise<void> {
@@ -273,23 +285,25 @@ export class CommitPipeline {
     // One splice per commit, not a shift per record: a group commit can cover tens of thousands of deltas, and
     // `shift` on an array that large moves every element each time.
     const pending = this.#pending;
+    const sizes = this.#pendingSizes;
     let taken = 0;
     for (; taken < pending.length; taken += 1) {
-      const next = pending[taken] as { record: LiveRecord; size: number };
-      if (next.record.seq > target) break;
-      if (next.record.seq <= this.#durableSeq) continue;
-      if (next.record.seq !== this.#durableSeq + 1) {
+      const record = pending[taken] as LiveRecord;
+      if (record.seq > target) break;
+      if (record.seq <= this.#durableSeq) continue;
+      if (record.seq !== this.#durableSeq + 1) {
         // A seq the session never saw appended: delivering past it would leave subscribers a gap (TJ-LIVE-009).
-        this.fail(new LiveError('session_failed', `seq ${this.#durableSeq + 1} is missing before ${next.record.seq}`));
+        this.fail(new LiveError('session_failed', `seq ${this.#durableSeq + 1} is missing before ${record.seq}`));
         taken += 1;
         break;
       }
-      this.#fold.apply(next.record);
-      this.#ring.push(next.record, next.size);
-      this.#durableSeq = next.record.seq;
+      this.#fold.apply(record);
+      this.#ring.push(record, sizes[taken] as number);
+      this.#durableSeq = record.seq;
       moved = true;
     }
     pending.splice(0, taken);
+    sizes.splice(0, taken);
     if (!moved) return;
     this.wakeAll();
     this.#settings.fanOut.publish(this.#sessionId, this.#durableSeq);

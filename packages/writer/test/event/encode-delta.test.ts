@@ -50,6 +50,32 @@ describe('chat.delta fast path (encodeDeltaRecord)', () => {
     );
   });
 
+  it('writes the generic encoder’s bytes when a segment’s ids repeat or alternate between calls', async () => {
+    // The fast path keeps the serialised ids of the last call: a hit, a miss and a switch back must all be exact.
+    await checkProperty(
+      'chat-delta-fast-path-repeated-ids',
+      fc.property(
+        fc.array(
+          fc.tuple(
+            text.filter((s) => s !== ''),
+            text.filter((s) => s !== ''),
+          ),
+          { minLength: 1, maxLength: 3 },
+        ),
+        fc.array(fc.tuple(fc.nat(), text), { minLength: 1, maxLength: 12 }),
+        (ids, calls) => {
+          for (const [seq, body] of calls) {
+            const [requestId, messageId] = ids[seq % ids.length] as [string, string];
+            const payload = { request_id: requestId, message_id: messageId, text: body };
+            const fast = encodeDeltaRecord(seq, TS, payload, LIMIT);
+            expect(Buffer.from(fast?.bytes ?? []).equals(Buffer.from(generic(seq, payload).bytes))).toBe(true);
+          }
+        },
+      ),
+      { defaultRuns: 300 },
+    );
+  });
+
   it('leaves every other shape to the generic path, which refuses what the schema refuses', () => {
     const refused: Record<string, unknown>[] = [
       { request_id: 'r1', message_id: 'r1.a1', text: 42 },
