@@ -7,10 +7,13 @@ const LINE_SEPARATORS = /[\u2028\u2029]/g;
 const LF = 0x0a;
 /**
  * Cheap pre-check: an integer beyond ±(2^53-1) prints with at least 16 digits, or with an exponent `e+`. Two scans,
- * not the one expression `/\d{16}|e\+/` (same answer): `includes` is a plain substring search, and the expression
- * without its alternative scans faster; the single one cost a quarter of a short record's encoding.
+ * not the one expression `/\d{16}|e\+/`: `includes` is a plain substring search, and the digits are looked for only
+ * where `JSON.stringify` (no indentation) can start a number — after `:`, `,` or `[`, and a sign — so the scan skips
+ * to those characters instead of trying every position. Every unsafe integer still matches (digits inside strings no
+ * longer do, which only spared a needless full check). The single expression cost a quarter of a short record's
+ * encoding; these two, a tenth.
  */
-const SIXTEEN_DIGITS = /\d{16}/;
+const SIXTEEN_DIGITS = /[:,[]-?\d{16}/;
 
 /** True when `json` could print an integer beyond ±(2^53-1): the text {@link rejectUnsafeIntegers} must then check. */
 function mayHoldUnsafeInteger(json: string): boolean {

@@ -61,10 +61,13 @@ describe('AppendFile.appendRecord', () => {
     const before = readFileSync(file);
     // 2^53 prints as 16 digits, -(2^60) as 19, 1e21 and 1e300 as `1e+21` and `1e+300`.
     for (const bad of [2 ** 53, -(2 ** 60), 1e21, 1e300, -1e21]) {
-      const error = await writer.appendRecord({ type: 'x.bad', nested: { list: [1, bad] } }).catch((e) => e);
-      expect(error).toBeInstanceOf(WriterError);
-      expect((error as WriterError).code).toBe('invalid_record');
-      expect((error as WriterError).message).toMatch(/2\^53/);
+      // Where a number can stand in the line: a member's value, an array's first and later elements.
+      for (const record of [{ bad }, { nested: { list: [bad] } }, { nested: { list: [1, bad] } }]) {
+        const error = await writer.appendRecord({ type: 'x.bad', ...record }).catch((e) => e);
+        expect(error).toBeInstanceOf(WriterError);
+        expect((error as WriterError).code).toBe('invalid_record');
+        expect((error as WriterError).message).toMatch(/2\^53/);
+      }
     }
     await writer.close();
     expect(readFileSync(file)).toEqual(before);
