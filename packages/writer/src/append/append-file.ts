@@ -14,7 +14,7 @@ import {
   synchronousWrite,
 } from '../fs/file-system.js';
 import { type AcquireLockOptions, acquireLock, type HeldLock } from '../fs/lock.js';
-import { DEFAULT_MAX_LINE_BYTES, encodeRecord } from './encode-record.js';
+import { DEFAULT_MAX_LINE_BYTES, encodeRecordText } from './encode-record.js';
 import { nextSpaceEnd } from './preallocation.js';
 import { repairTornTail, type TornTailRepair } from './repair-torn-tail.js';
 
@@ -91,9 +91,14 @@ export interface AppendLineOptions {
  * `length` bytes), so holding thousands of them keeps a few chunks alive, not an object and a buffer per line.
  */
 interface Pending {
-  /** The line, or a chunk's buffer (replaced by a larger one as the chunk grows). */
+  /** The line, or a chunk's buffer (replaced by a larger one as the chunk grows); empty for a line given as `text`. */
   bytes: Uint8Array;
-  /** Bytes of `bytes` in use: all of them for a line, up to its capacity for a chunk. */
+  /**
+   * A line of `appendRecord`, as text without its LF (`bytes` then empty): copied into the batch's write as UTF-8,
+   * without a buffer of its own. Null for a line given as bytes and for a chunk.
+   */
+  readonly text: string | null;
+  /** Bytes of the line in use: all of `bytes` (or the UTF-8 of `text` and its LF), up to its capacity for a chunk. */
   length: number;
   /** True for a chunk of held lines: their promises resolved when they were queued, so nobody waits for its write. */
   readonly held: boolean;
@@ -102,6 +107,9 @@ interface Pending {
 }
 
 const IGNORE = (): void => undefined;
+/** The `bytes` of a line queued as text. */
+const EMPTY = new Uint8Array(0);
+const LF = 0x0a;
 
 /**
  * One journal file opened for appending by its single writer (spec §11). Opening takes the file's lock (TJ-DUR-017),
@@ -275,13 +283,18 @@ export class AppendFile {
 
   /** Encodes `record` as one line (see `encodeRecord`) and appends it. */
   appendRecord(record: unknown): Promise<AppendAck> {
-    let bytes: Uint8Array;
+    let text: string;
+    let length: number;
     try {
-      bytes = encodeRecord(record, this.#maxLineBytes);
+      ({ text, length } = encodeRecordText(record, this.#maxLineBytes));
     } catch (error) {
       return Promise.reject(error instanceof WriterError ? withFile(error, this.path) : error);
     }
-    return this.appendLine(bytes);
+    const refusal = this.#refusal();
+    if (refusal !== null) return Promise.reject(refusal);
+    // No scan for LFs, as `appendLine` makes: `JSON.stringify` escapes every control character, so the one LF of the
+    // line is the one the write adds after it. The text is queued as it is, and copied once, into the batch's write.
+    return this.#enqueue(EMPTY, text, length);
   }
 
   /**
@@ -295,16 +308,28 @@ export class AppendFile {
    * poisons the file: their appends were acknowledged, and only a reopen can tell what the file holds.
    */
   appendLine(bytes: Uint8Array, options?: { readonly hold?: boolean }): Promise<AppendAck> {
-    if (this.#closed) return Promise.reject(new WriterError('writer_closed', `${this.path} is closed`, this.path));
-    if (this.#poison !== null) return Promise.reject(new WriterPoisonedError(this.path, this.#poison));
+    const refusal = this.#refusal();
+    if (refusal !== null) return Promise.reject(refusal);
     if (bytes.length === 0 || bytes[bytes.length - 1] !== 0x0a || bytes.indexOf(0x0a) !== bytes.length - 1)
       return Promise.reject(
         new WriterError('invalid_record', 'an appended line must contain exactly one LF, at its end', this.path),
       );
     if (options?.hold === true && this.durability === 'none') return this.#hold(bytes);
+    return this.#enqueue(bytes, null, bytes.length);
+  }
+
+  /** Why an append is refused before it is queued (the file closed or poisoned), or null. */
+  #refusal(): Error | null {
+    if (this.#closed) return new WriterError('writer_closed', `${this.path} is closed`, this.path);
+    if (this.#poison !== null) return new WriterPoisonedError(this.path, this.#poison);
+    return null;
+  }
+
+  /** Queues a line (`bytes`, or `text` and its LF) for the next write; resolves when it is acknowledged. */
+  #enqueue(bytes: Uint8Array, text: string | null, length: number): Promise<AppendAck> {
     return new Promise<AppendAck>((resolve, reject) => {
-      this.#queue.push({ bytes, length: bytes.length, held: false, resolve, reject });
-      this.#unwrittenBytes += bytes.length;
+      this.#queue.push({ bytes, text, length, held: false, resolve, reject });
+      this.#unwrittenBytes += length;
       this.#draining ??= this.#drain();
     });
   }
@@ -328,7 +353,7 @@ export class AppendFile {
     } else {
       const chunk = Buffer.allocUnsafe(Math.max(HOLD_FIRST_CHUNK_BYTES, bytes.length));
       chunk.set(bytes, 0);
-      this.#queue.push({ bytes: chunk, length: bytes.length, held: true, resolve: IGNORE, reject: IGNORE });
+      this.#queue.push({ bytes: chunk, text: null, length: bytes.length, held: true, resolve: IGNORE, reject: IGNORE });
       this.#heldChunks += 1;
     }
     this.#unwrittenBytes += bytes.length;
@@ -396,7 +421,8 @@ export class AppendFile {
   }
 
   async #writeBatch(batch: Pending[]): Promise<void> {
-    const bytes = batch.length === 1 ? used(batch[0] as Pending) : concat(batch);
+    const first = batch[0] as Pending;
+    const bytes = batch.length === 1 && first.text === null ? used(first) : concat(batch);
     this.#unwrittenBytes -= bytes.length;
     if (this.#poison !== null) {
       for (const pending of batch) pending.reject(new WriterPoisonedError(this.path, this.#poison));
@@ -574,13 +600,19 @@ function used(pending: Pending): Uint8Array {
   return pending.length === pending.bytes.length ? pending.bytes : pending.bytes.subarray(0, pending.length);
 }
 
+/** The lines of `batch` in one buffer, each text line written into it as UTF-8 with its LF. */
 function concat(batch: readonly Pending[]): Uint8Array {
   let length = 0;
   for (const pending of batch) length += pending.length;
-  const out = new Uint8Array(length);
+  // Unsafe (not zeroed): every byte is written below, the lengths add up to it.
+  const out = Buffer.allocUnsafe(length);
   let offset = 0;
   for (const pending of batch) {
-    out.set(used(pending), offset);
+    if (pending.text === null) out.set(used(pending), offset);
+    else {
+      out.write(pending.text, offset, pending.length - 1, 'utf8');
+      out[offset + pending.length - 1] = LF;
+    }
     offset += pending.length;
   }
   return out;
