@@ -1,6 +1,7 @@
 import { closeSync, constants, fdatasync, fdatasyncSync, openSync, readSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { live } from '../lib/live.js';
+import { ShuffledSamples } from '../lib/order.js';
 import { gc, judge, latencyInfoRow, median, nowMs, quantile, round } from '../lib/stats.js';
 import type { Figure, FigureRow } from '../lib/types.js';
 import { writer } from '../lib/writer.js';
@@ -70,11 +71,11 @@ class LinesFollower {
  * Streaming cost (issue 15): the amortised cost of one delta through the hub (`run.delta` awaited, the 20 ms group
  * commit included, then the final flush) against a raw buffered append of the same bytes (`writeSync` of each line on
  * an `O_APPEND` file, one `fdatasync` at the end), in rounds alternated after an untimed warm-up round of each, as the
- * other throughput figures are (a single cold round mostly measured the compiler warming up): target ≤ 2×. And one committed message through the hub
- * (`run.toolResult`: `tool.result` and its `message_append`, durable before it resolves) against the durable append
- * floor (`writeSync` of the same bytes + `fdatasyncSync`): target ≤ 1.2×. An information row gives the non-blocking
- * floor of the same bytes (`writeSync`, then `fdatasync` through libuv's thread pool, awaited), alternated in the same
- * loop: what any writer that does not block the event loop for its sync pays before doing anything, and the hub ÷ it.
+ * other throughput figures are (a single cold round mostly measured the compiler warming up): target ≤ 2×. And one
+ * committed message through the hub (`run.toolResult`: `tool.result` and its `message_append`, durable before it
+ * resolves) against the durable append floor (`writeSync` of the same bytes + `fdatasyncSync`), one sample of each per
+ * message in a shuffled order: target ≤ 1.2×. An information row gives the non-blocking floor of the same bytes
+ * (`writeSync`, then `fdatasync` through libuv's thread pool, awaited), in the same shuffled loop: what any writer that does not block the event loop for its sync pays before doing anything, and the hub ÷ it.
  */
 export const liveStreamCost: Figure = {
   id: 'live-stream-cost',
@@ -126,7 +127,7 @@ export const liveStreamCost: Figure = {
     const hubMs = median(hubRounds);
     const floorMs = median(floorRounds);
 
-    // Committed messages: one tool result each, awaited, alternated with the durable floor of the same bytes.
+    // Committed messages: one tool result each, awaited, sampled with the durable floor of the same bytes.
     const messageFloor = join(context.workDir, 'message-floor.jsonl');
     const asyncFloorPath = join(context.workDir, 'message-async-floor.jsonl');
     const committed = await committedMessages(sent.run, file, messageFloor, messages, asyncFloorPath);
@@ -188,7 +189,7 @@ export const liveStreamCost: Figure = {
       messageRow(committed, messages, {
         id: 'live-message-cost',
         name: `live committed message through the hub, median (tool.result + message_append, ${messageBytes} B)`,
-        note: `${messages} run.toolResult() awaited one at a time, alternated with writeSync of the same bytes + fdatasyncSync (and with the non-blocking floor of the last row)`,
+        note: `${messages} run.toolResult() awaited one at a time, each sampled in a shuffled order with writeSync of the same bytes + fdatasyncSync (and with the non-blocking floor of the last row)`,
       }),
       ...(blocking === null
         ? []
@@ -204,7 +205,7 @@ export const liveStreamCost: Figure = {
         name: `raw append of the same ${messageBytes} B + fdatasync through the thread pool (non-blocking floor), median`,
         value: a50,
         floor: f50,
-        note: `writeSync, then fdatasync through libuv's thread pool, awaited, alternated in the same loop as the committed-message row: what no non-blocking durable append can beat; the hub = ${round(m50 / a50, 2)} × this`,
+        note: `writeSync, then fdatasync through libuv's thread pool, awaited, sampled in the same shuffled loop as the committed-message row: what no non-blocking durable append can beat; the hub = ${round(m50 / a50, 2)} × this`,
         details: {
           messages,
           messageBytes,
@@ -225,11 +226,11 @@ interface CommittedMessages {
 }
 
 /**
- * `messages` awaited `run.toolResult()` calls (after 10 untimed), each followed by the durable floor of the bytes it
- * added to `file` (`writeSync` + `fdatasyncSync` to `floorPath`), alternated, so both see the same disk; the bytes are
- * found by a {@link LinesFollower}, which leaves the hub's syncs as they are. With
- * `asyncFloorPath`, each is also followed by the non-blocking floor of those bytes: `writeSync`, then `fdatasync`
- * through libuv's thread pool, awaited (as `durable-submit-async-floor` measures it for a turn record).
+ * `messages` awaited `run.toolResult()` calls (after 10 untimed), each sampled with the durable floor of the bytes a
+ * message adds to `file` (`writeSync` + `fdatasyncSync` to `floorPath`) in a shuffled order, so both see the same
+ * disk; the bytes are found by a {@link LinesFollower}, which leaves the hub's syncs as they are. With
+ * `asyncFloorPath`, the non-blocking floor of those bytes joins the shuffle: `writeSync`, then `fdatasync` through
+ * libuv's thread pool, awaited (as `durable-submit-async-floor` measures it for a turn record).
  */
 async function committedMessages(
   run: { toolResult(input: { toolCallId: string; output: string }): Promise<void> },
@@ -245,34 +246,43 @@ async function committedMessages(
   const subject: number[] = [];
   const floor: number[] = [];
   const asyncFloor: number[] = [];
-  let messageBytes = 0;
   const lines = new LinesFollower(file);
   let before = lines.next();
+  // The floors write as many bytes as the hub's previous message added: ids and outputs are of fixed width, so every
+  // message adds the same count, but for the rare one the writer follows with a checkpoint (TJ-EVENT-007), whose
+  // bytes the next floor sample then writes too. The first sample, before any count is known, is a warm-up one.
+  let messageBytes = 0;
+  let floorBytes = Buffer.from('\n');
+  // One sample of each series per message, in an order shuffled afresh each time (`ShuffledSamples`), so neither the
+  // disk's drift nor the place in the loop favours one of them.
+  const shuffled = new ShuffledSamples(asyncFd >= 0 ? 3 : 2);
   try {
     for (let i = 0; i < messages + 10; i += 1) {
-      const begin = nowMs();
-      await run.toolResult({ toolCallId: `c${i}`, output: `result ${i}: ${'y'.repeat(200)}` });
-      const s = nowMs() - begin;
+      const id = String(i).padStart(6, '0');
+      const series: (() => unknown)[] = [
+        () => run.toolResult({ toolCallId: `c${id}`, output: `result ${id}: ${'y'.repeat(200)}` }),
+        () => {
+          writeSync(messageFd, floorBytes);
+          fdatasyncSync(messageFd);
+        },
+      ];
+      if (asyncFd >= 0)
+        series.push(() => {
+          writeSync(asyncFd, floorBytes);
+          return asyncSync();
+        });
+      const [s, f, a] = (await shuffled.sample(series)) as number[];
       const after = lines.next();
       messageBytes = after - before;
       before = after;
-      const bytes = Buffer.alloc(messageBytes, 0x61);
-      bytes[bytes.length - 1] = 0x0a;
-      const floorStart = nowMs();
-      writeSync(messageFd, bytes);
-      fdatasyncSync(messageFd);
-      const f = nowMs() - floorStart;
-      let a = 0;
-      if (asyncFd >= 0) {
-        const asyncStart = nowMs();
-        writeSync(asyncFd, bytes);
-        await asyncSync();
-        a = nowMs() - asyncStart;
+      if (floorBytes.length !== messageBytes) {
+        floorBytes = Buffer.alloc(messageBytes, 0x61);
+        floorBytes[floorBytes.length - 1] = 0x0a;
       }
       if (i >= 10) {
-        subject.push(s);
-        floor.push(f);
-        if (asyncFd >= 0) asyncFloor.push(a);
+        subject.push(s as number);
+        floor.push(f as number);
+        if (asyncFd >= 0) asyncFloor.push(a as number);
       }
     }
   } finally {
