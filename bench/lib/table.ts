@@ -23,10 +23,11 @@ export function metText(row: FigureRow): string {
   return row.met ? 'yes' : 'NO';
 }
 
-/** The results as a plain-text table with notes under it. */
-export function renderTable(rows: readonly FigureRow[]): string {
-  const header = ['figure', 'value', 'floor', 'ratio', 'target', 'met'];
-  const body = rows.map((row) => [
+const HEADER = ['figure', 'value', 'floor / peer', 'ratio', 'target', 'met'] as const;
+
+/** One row's cells, in the order of {@link HEADER}. */
+function cells(row: FigureRow): string[] {
+  return [
     row.name,
     row.status === 'pending' ? 'pending' : withUnit(row.value, row.unit),
     withUnit(row.floor, row.floorUnit ?? row.unit),
@@ -35,7 +36,13 @@ export function renderTable(rows: readonly FigureRow[]): string {
       : `${row.ratio.toFixed(row.ratio >= 100 ? 0 : 2)}${row.direction === 'lower' ? ' ↓' : ' ↑'}`,
     row.target,
     metText(row),
-  ]);
+  ];
+}
+
+/** The results as a plain-text table with notes under it. */
+export function renderTable(rows: readonly FigureRow[]): string {
+  const header = HEADER.map((h) => (h === 'floor / peer' ? 'floor' : h));
+  const body = rows.map(cells);
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((r) => (r[i] as string).length)));
   const line = (cells: readonly string[]) =>
     cells
@@ -46,4 +53,15 @@ export function renderTable(rows: readonly FigureRow[]): string {
   out.push('', '↑ higher ratio is better, ↓ lower is better; ratios are defined per row in latest.json.');
   for (const row of rows) if (row.note) out.push(`- ${row.id}: ${row.note}`);
   return out.join('\n');
+}
+
+/**
+ * The results as a Markdown table (the measured and pending rows, not the information ones unless `withInfo`), for
+ * BENCHMARKS.md and the README: `pnpm bench:markdown [results.json]`. Cells are escaped for the table (`|`).
+ */
+export function renderMarkdownTable(rows: readonly FigureRow[], withInfo = false): string {
+  const body = rows.filter((row) => withInfo || row.status !== 'info').map(cells);
+  const escapeCell = (cell: string) => cell.replaceAll('|', '\\|');
+  const line = (row: readonly string[]) => `| ${row.map(escapeCell).join(' | ')} |`;
+  return [line(HEADER), line(HEADER.map(() => '---')), ...body.map(line)].join('\n');
 }
