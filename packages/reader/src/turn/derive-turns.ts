@@ -1,3 +1,6 @@
+// Over 450 lines: one algorithm — the order-independent turn fold of spec §10 (TurnFold), whose per-record path,
+// duplicate detection and finish step share the arena's columns and must be read together; the turn objects, the
+// arena, the id index and the digests are already in modules of their own.
 import { type Finding, type FindingCode, makeFinding, TURN_EVENTS, type TurnEventName } from '@turnjournal/schema';
 import { parseObject } from '../framing/decode-line.js';
 import type { JournalRecord } from '../framing/read-journal.js';
