@@ -1,4 +1,6 @@
 #!/usr/bin/env node
+// First: V8 settings that must be in place before any file is read (see heap-tuning.ts).
+import './heap-tuning.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { RECOVERY_MODES, type RecoveryMode } from '@turnjournal/reader';

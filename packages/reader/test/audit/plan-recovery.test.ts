@@ -83,4 +83,14 @@ describe('planRecovery (spec §12)', () => {
     ]);
     expect(planRecovery(turns, new Set(), host, load)).toEqual(first);
   });
+
+  it('gives the ensure_user_message step the members an object literal has: kind and submitted, own and enumerable', () => {
+    // A class since issue 11 (one hidden class for every step, not one each): callers that spread, list or print a
+    // step see what they saw before.
+    const [recovery] = planRecovery([turn('a', 'submitted')], new Set(), undefined, load);
+    const step = recovery?.actions[0];
+    expect(Object.keys(step ?? {})).toEqual(['kind', 'submitted']);
+    expect(JSON.stringify(step)).toBe('{"kind":"ensure_user_message","submitted":{"turn_id":"x","content":"hi"}}');
+    expect({ ...step }).toEqual({ kind: 'ensure_user_message', submitted: { turn_id: 'x', content: 'hi' } });
+  });
 });

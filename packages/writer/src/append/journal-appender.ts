@@ -51,6 +51,8 @@ export class JournalAppender {
   #recovery: { promise: Promise<void>; resolve: () => void } | null = null;
   #broken: unknown = null;
   #closing: Promise<void> | null = null;
+  /** True once the state has been re-read after the file was poisoned (see #followPoison). */
+  #poisonFollowed = false;
 
   /**
    * @param file the open file; it is switched to refuse appends after a failed write until this appender resumes it.
@@ -188,7 +190,7 @@ export class JournalAppender {
       },
       (error: unknown) => {
         // The recovery is registered before the re-read can start, so the rejection waits for it.
-        const recovered = this.file.fenced ? this.#awaitRecovery() : null;
+        const recovered = this.file.fenced || this.#mustFollowPoison() ? this.#awaitRecovery() : null;
         this.#settled();
         if (recovered === null) throw error;
         return recovered.then(() => {
@@ -246,6 +248,10 @@ export class JournalAppender {
         if (this.#inFlight === 0) this.#recover();
         return;
       }
+      if (this.#mustFollowPoison()) {
+        if (this.#inFlight === 0) this.#followPoison();
+        return;
+      }
       // Nothing to re-read (the file refuses appends for good): the waiting calls get that refusal.
       if (this.#inFlight === 0) this.#endRecovery();
       const next = this.#held.shift();
@@ -262,6 +268,33 @@ export class JournalAppender {
   #recover(): void {
     const done = this.#block();
     this.#reread().finally(done);
+  }
+
+  /** True while the file is poisoned and the state has not been re-read since. */
+  #mustFollowPoison(): boolean {
+    return this.file.poisoned && !this.#poisonFollowed && this.#broken === null;
+  }
+
+  /**
+   * After a failed sync (or a write that lost held lines) the file refuses appends for good (TJ-DUR-021), but the
+   * calls queued behind the failure were prepared before it: their reservations (a seq, a message, a turn's next
+   * state, an open request, a run's end) are in the writer's state although their records were never written, and the
+   * state getters (`snapshot()`, `stateOf()`, `ended`…) answered them as written. Once every call has settled, the state
+   * is re-read from the file once, as a reopen would read it; the file stays poisoned. The failed calls reject after
+   * the re-read, so a caller that sees a rejection sees that state.
+   */
+  #followPoison(): void {
+    this.#poisonFollowed = true;
+    const done = this.#block();
+    (async () => {
+      try {
+        await this.#resync();
+      } catch (error) {
+        this.#broken ??= error;
+      } finally {
+        this.#endRecovery();
+      }
+    })().finally(done);
   }
 
   async #reread(): Promise<void> {

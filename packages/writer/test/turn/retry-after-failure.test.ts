@@ -39,4 +39,31 @@ describe('retries of a submission that failed (TJ-TURN-003, TJ-DUR-021, TJ-DUR-0
     expect(await ended(journal.submit({ content: 'once', turnId: 'same' }))).toBe('rejected: writer_poisoned');
     await journal.close();
   });
+
+  it('keeps no state of the calls queued behind a failing sync: stateOf answers what the file holds (bug found)', async () => {
+    // The queued calls were refused, but their reservations stayed: stateOf said `worker_started` and `submitted` for
+    // records that were never written.
+    const fs = faultyFileSystem(nodeFileSystem);
+    const journal = await openTurnJournal({ dir: tempDir(), sessionId: 'queued', fs });
+    await journal.submit({ content: 'kept', turnId: 't0' });
+    fs.inject({ op: 'fdatasync', path: 'queued.jsonl', errno: 'EIO' });
+    const outcomes = Promise.all([
+      ended(journal.submit({ content: 'unsure', turnId: 't1' })),
+      journal.workerStarted('t1').then(
+        () => 'ok',
+        (error: { code?: string }) => `rejected: ${error.code}`,
+      ),
+      ended(journal.submit({ content: 'never written', turnId: 't2' })),
+    ]).then((all) => all.join(' / '));
+    const timeout = new Promise<string>((resolve) =>
+      setTimeout(() => resolve('still waiting after 3 s'), 3000).unref(),
+    );
+    expect(await Promise.race([outcomes, timeout])).toBe(
+      'rejected: write_failed / rejected: writer_poisoned / rejected: writer_poisoned',
+    );
+    expect(journal.stateOf('t0')).toBe('submitted');
+    expect(journal.stateOf('t1')).not.toBe('worker_started');
+    expect(journal.stateOf('t2')).toBeUndefined();
+    await journal.close();
+  });
 });
