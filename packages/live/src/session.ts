@@ -329,11 +329,8 @@ export class LiveSession implements SubscriptionSource {
             .catch((error: unknown) => this.#pipeline.fail(error));
         }
       }
-      const refused = this.#appendHeld(
-        'chat.delta',
-        { request_id: requestId, message_id: segment.messageId, text },
-        requestId.length + segment.messageId.length + text.length + 40,
-      );
+      this.#appendable();
+      const refused = this.#pipeline.appendDelta(requestId, segment.messageId, text);
       if (refused !== null) return refused;
       segment.text += text;
       return ACCEPTED;
