@@ -187,15 +187,15 @@ export class CommitPipeline {
   }
 
   /**
-   * Appends a `chat.delta` of the open segment `messageId` of run `requestId`, held (TJ-LIVE-007), and starts the
-   * delta timer: null once accepted, else the refusal's promise. The writer takes it synchronously where it can (its
+   * Appends a `chat.delta` of the open segment `messageId` of run `requestId`, held (TJ-LIVE-007), stamped with
+   * `stamp` (the session's clock, read for this call), and starts the delta timer: null once accepted, else the
+   * refusal's promise. The writer takes it synchronously where it can (its
    * `holdDelta`: no promise, no record object, the line encoded straight into the held chunk), and the delta is kept
    * by its members until the sync; anything the writer's synchronous path leaves to `append` (a checkpoint due behind
    * the delta, an appender that is busy, a refusal) goes through {@link CommitPipeline.appendHeld}, which answers as
    * before.
    */
-  appendDelta(requestId: string, messageId: string, text: string): Promise<void> | null {
-    const stamp = this.#settings.clock();
+  appendDelta(requestId: string, messageId: string, text: string, stamp: number): Promise<void> | null {
     const seq = Number.isFinite(stamp) ? holdDelta(this.#log, requestId, messageId, text, this.#tsOf(stamp)) : -1;
     if (seq < 0)
       return this.appendHeld(

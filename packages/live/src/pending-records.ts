@@ -8,27 +8,30 @@ import type { LiveRecord } from './records.js';
  * object per delta kept alive until the sync was one more for the garbage collector to copy, and most of what a delta
  * allocated. Other records are kept as built, with their size for the window.
  *
- * The arrays keep their capacity from one commit to the next (entries are overwritten, the live ones moved to the
- * front when a commit leaves some): growing them again after every commit was a copy per delta of its own.
+ * The arrays are a circular buffer that doubles when full and is never copied otherwise: a sync commits the records
+ * it covers while the session goes on appending, so the list is consumed from its front as it grows at its end, and
+ * an array per field re-grown, or moved to the front, after every commit cost a copy per delta of its own.
  */
 export class PendingRecords {
-  readonly #seqs: number[] = [];
-  readonly #ts: string[] = [];
+  #seqs: number[] = [];
+  #ts: string[] = [];
   /** The record, or for a delta the ids of its segment. */
-  readonly #items: (LiveRecord | DeltaIds | undefined)[] = [];
+  #items: (LiveRecord | DeltaIds | undefined)[] = [];
   /** A delta's text; '' for another record. */
-  readonly #texts: string[] = [];
+  #texts: string[] = [];
   /** Another record's size for the window; 0 for a delta. */
-  readonly #sizes: number[] = [];
-  /** The entries in use: indexes `#head` to `#end - 1`. */
+  #sizes: number[] = [];
+  /** The arrays' length, a power of two (or 0), less one. */
+  #mask = -1;
+  /** Where the first record is, and how many are kept. */
   #head = 0;
-  #end = 0;
+  #count = 0;
   /** The ids of the last delta kept, shared by the deltas of its segment. */
   #ids = new DeltaIds('', '');
 
   /** How many records are kept. */
   get length(): number {
-    return this.#end - this.#head;
+    return this.#count;
   }
 
   /** Keeps a record and its size for the window. */
@@ -48,74 +51,84 @@ export class PendingRecords {
 
   /** The seq of the `index`-th record kept. */
   seqAt(index: number): number {
-    return this.#seqs[this.#head + index] as number;
+    return this.#seqs[(this.#head + index) & this.#mask] as number;
   }
 
   /** The `ts` of the `index`-th record kept. */
   tsAt(index: number): string {
-    return this.#ts[this.#head + index] as string;
+    return this.#ts[(this.#head + index) & this.#mask] as string;
   }
 
   /** The `index`-th record kept when it is not a delta, else the ids of the delta's segment. */
   itemAt(index: number): LiveRecord | DeltaIds {
-    return this.#items[this.#head + index] as LiveRecord | DeltaIds;
+    return this.#items[(this.#head + index) & this.#mask] as LiveRecord | DeltaIds;
   }
 
   /** The text of the `index`-th record kept, a delta. */
   textAt(index: number): string {
-    return this.#texts[this.#head + index] as string;
+    return this.#texts[(this.#head + index) & this.#mask] as string;
   }
 
   /** The window's size of the `index`-th record kept, not a delta. */
   sizeAt(index: number): number {
-    return this.#sizes[this.#head + index] as number;
+    return this.#sizes[(this.#head + index) & this.#mask] as number;
   }
 
   /** Forgets the first `count` records. */
   dropFirst(count: number): void {
-    const head = this.#head;
-    this.#release(head, head + count);
-    this.#head = head + count;
-    if (this.#head === this.#end) {
-      this.#head = 0;
-      this.#end = 0;
-    }
+    this.#release(0, count);
+    this.#head = (this.#head + count) & this.#mask;
+    this.#count -= count;
   }
 
   /** Keeps only the first `length` records. */
   truncate(length: number): void {
-    const end = this.#head + length;
-    this.#release(end, this.#end);
-    this.#end = end;
-    if (length === 0) this.#head = this.#end = 0;
+    this.#release(length, this.#count);
+    this.#count = length;
   }
 
   #put(seq: number, ts: string, item: LiveRecord | DeltaIds, text: string, size: number): void {
-    let end = this.#end;
-    if (end === this.#seqs.length && this.#head > 0) end = this.#compact();
-    this.#seqs[end] = seq;
-    this.#ts[end] = ts;
-    this.#items[end] = item;
-    this.#texts[end] = text;
-    this.#sizes[end] = size;
-    this.#end = end + 1;
+    if (this.#count === this.#mask + 1) this.#grow();
+    const at = (this.#head + this.#count) & this.#mask;
+    this.#seqs[at] = seq;
+    this.#ts[at] = ts;
+    this.#items[at] = item;
+    this.#texts[at] = text;
+    this.#sizes[at] = size;
+    this.#count += 1;
   }
 
-  /** Moves the entries in use to the front (the arrays are full and a commit left a tail): the new end. */
-  #compact(): number {
-    const head = this.#head;
-    const end = this.#end;
-    for (const array of [this.#seqs, this.#ts, this.#items, this.#texts, this.#sizes] as unknown[][])
-      array.copyWithin(0, head, end);
-    this.#release(end - head, end);
+  /** Doubles the arrays, the records kept moved to their front in order. */
+  #grow(): void {
+    const length = Math.max(64, (this.#mask + 1) * 2);
+    const seqs = new Array<number>(length).fill(0);
+    const ts = new Array<string>(length).fill('');
+    const items = new Array<LiveRecord | DeltaIds | undefined>(length).fill(undefined);
+    const texts = new Array<string>(length).fill('');
+    const sizes = new Array<number>(length).fill(0);
+    for (let i = 0; i < this.#count; i += 1) {
+      const from = (this.#head + i) & this.#mask;
+      seqs[i] = this.#seqs[from] as number;
+      ts[i] = this.#ts[from] as string;
+      items[i] = this.#items[from];
+      texts[i] = this.#texts[from] as string;
+      sizes[i] = this.#sizes[from] as number;
+    }
+    this.#seqs = seqs;
+    this.#ts = ts;
+    this.#items = items;
+    this.#texts = texts;
+    this.#sizes = sizes;
+    this.#mask = length - 1;
     this.#head = 0;
-    this.#end = end - head;
-    return this.#end;
   }
 
-  /** Lets the records and texts of entries `from` to `to - 1` go (their slots are reused later). */
+  /** Lets the records and texts of the `from`-th to the `to - 1`-th kept go (their slots are reused later). */
   #release(from: number, to: number): void {
-    this.#items.fill(undefined, from, to);
-    this.#texts.fill('', from, to);
+    for (let i = from; i < to; i += 1) {
+      const at = (this.#head + i) & this.#mask;
+      this.#items[at] = undefined;
+      this.#texts[at] = '';
+    }
   }
 }

@@ -123,21 +123,24 @@ describe('deltas kept by their members', () => {
     );
   });
 
-  it('keeps the records after a truncation and the arrays’ capacity across commits', () => {
+  it('keeps the records in order across drops, truncation, wrapping round and growth', () => {
     const pending = new PendingRecords();
-    for (let seq = 0; seq < 10; seq += 1) pending.pushDelta(seq, TS[0] as string, 'r1', 'r1.a1', `t${seq}`);
-    pending.dropFirst(4);
+    for (let seq = 0; seq < 60; seq += 1) pending.pushDelta(seq, TS[0] as string, 'r1', 'r1.a1', `t${seq}`);
+    pending.dropFirst(50);
     pending.truncate(3);
     expect([0, 1, 2].map((i) => [pending.seqAt(i), pending.textAt(i)])).toEqual([
-      [4, 't4'],
-      [5, 't5'],
-      [6, 't6'],
+      [50, 't50'],
+      [51, 't51'],
+      [52, 't52'],
     ]);
-    // Filling up to the arrays' length moves the live entries to the front; they stay in order.
-    for (let seq = 7; seq < 20; seq += 1) pending.pushDelta(seq, TS[1] as string, 'r1', 'r1.a1', `t${seq}`);
+    // Past the end of the arrays (64 entries) the list wraps round to their front, then grows when full.
+    for (let seq = 53; seq < 200; seq += 1) pending.pushDelta(seq, TS[1] as string, 'r1', 'r1.a1', `t${seq}`);
     expect(Array.from({ length: pending.length }, (_, i) => pending.seqAt(i))).toEqual(
-      Array.from({ length: 16 }, (_, i) => i + 4),
+      Array.from({ length: 150 }, (_, i) => i + 50),
     );
-    expect(pending.tsAt(15)).toBe(TS[1]);
+    expect(Array.from({ length: pending.length }, (_, i) => pending.textAt(i))).toEqual(
+      Array.from({ length: 150 }, (_, i) => `t${i + 50}`),
+    );
+    expect(pending.tsAt(149)).toBe(TS[1]);
   });
 });
