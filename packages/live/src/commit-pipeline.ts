@@ -1,6 +1,7 @@
 import { runIndexEntries } from '@turnjournal/reader/_internals';
+import type { Message } from '@turnjournal/schema';
 import type { EventLog, EventLogAck } from '@turnjournal/writer';
-import { holdDelta } from '@turnjournal/writer/_internals';
+import { heldCheckpointPayload, holdDelta } from '@turnjournal/writer/_internals';
 import { DeltaIds } from './delta-ids.js';
 import { LiveError } from './errors.js';
 import { PendingRecords } from './pending-records.js';
@@ -64,6 +65,17 @@ function sizeOfFlat(payload: Record<string, unknown>): number {
 }
 
 /**
+ * A checkpoint's size for the window, estimated from its messages' text (and its runs) rather than measured by
+ * serialising the whole list again.
+ */
+function sizeOfCheckpoint(messages: readonly Message[], runs: number): number {
+  let size = 64 + runs * 160;
+  for (const message of messages)
+    size += 64 + (typeof message.content === 'string' ? message.content.length : JSON.stringify(message).length);
+  return size;
+}
+
+/**
  * The durability pipeline of a live session (spec §18.2): every record goes through the writer's `append`, is kept
  * in the pending list until a sync covers it, and is then delivered — folded into the view, pushed into the window
  * of recent records, announced to subscribers and on the fan-out (TJ-LIVE-008). Syncs are group commits: callers
@@ -88,6 +100,9 @@ export class CommitPipeline {
   #flushNext: Deferred | null = null;
   #deltaTimer: ReturnType<typeof setTimeout> | null = null;
   #failure: unknown = null;
+  /** The last checkpoint payload the writer handed over, and its size for the window. */
+  #checkpointPayload: Record<string, unknown> | null = null;
+  #checkpointSize = 0;
   /** The last stamp turned into a `ts`, and that text: deltas come many per millisecond. */
   #tsStamp = Number.NaN;
   #ts = '';
@@ -204,7 +219,22 @@ export class CommitPipeline {
         requestId.length + messageId.length + text.length + 40,
       );
     this.#pending.pushDelta(seq, this.#ts, requestId, messageId, text);
-    if (this.#log.lastSeq === seq + 1) this.#pushCheckpoint(seq + 1, this.#ts);
+    if (this.#log.lastSeq === seq + 1) {
+      // The writer's own payload when it kept it (frozen, the same object for every checkpoint of a stream of
+      // deltas): neither the list and index copied again nor the size estimated again.
+      const payload = heldCheckpointPayload(this.#log);
+      if (payload === null) this.#pushCheckpoint(seq + 1, this.#ts);
+      else {
+        if (payload !== this.#checkpointPayload) {
+          this.#checkpointPayload = payload;
+          this.#checkpointSize = sizeOfCheckpoint(
+            payload.messages as readonly Message[],
+            (payload.runs as unknown[]).length,
+          );
+        }
+        this.#pending.push({ seq: seq + 1, ts: this.#ts, type: 'checkpoint', payload }, this.#checkpointSize);
+      }
+    }
     this.#scheduleDeltaFlush();
     return null;
   }
@@ -218,10 +248,10 @@ export class CommitPipeline {
     const log = this.#log;
     const messages = log.snapshot().messages;
     const runs = runIndexEntries(log.runs().values());
-    let size = 64 + runs.length * 160;
-    for (const message of messages)
-      size += 64 + (typeof message.content === 'string' ? message.content.length : JSON.stringify(message).length);
-    this.#pending.push({ seq, ts, type: 'checkpoint', payload: { messages, runs } }, size);
+    this.#pending.push(
+      { seq, ts, type: 'checkpoint', payload: { messages, runs } },
+      sizeOfCheckpoint(messages, runs.length),
+    );
   }
 
   /** Makes every record appended so far durable, then delivers it (group commit: concurrent callers share a sync). */

@@ -7,4 +7,4 @@
  */
 
 // A live session's held `chat.delta` appends without a promise per delta (issue 15: the per-delta cost of the hub).
-export { holdDelta } from '../event/event-log.js';
+export { heldCheckpointPayload, holdDelta } from '../event/event-log.js';

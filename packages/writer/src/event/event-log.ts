@@ -21,6 +21,7 @@ import {
 import { type EncodedRecord, encodeCheckedRecord, encodeParsedRecord } from '../append/encode-checked.js';
 import { JournalAppender, type Prepared } from '../append/journal-appender.js';
 import { WriterError, WriterPoisonedError } from '../errors.js';
+import { CheckpointLines } from './checkpoint-lines.js';
 import { type CompactEventLogOptions, compactOpenFile, type EventLogCompaction } from './compact-event-log.js';
 import { deepFreeze } from './deep-freeze.js';
 import { DeltaLines, encodeDeltaRecord } from './encode-delta.js';
@@ -53,6 +54,8 @@ const ISO_STAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 /** Set by {@link EventLog}'s static block: reaches its private delta path for {@link holdDelta}. */
 let holdDeltaOf: (log: EventLog, requestId: string, messageId: string, text: string, ts: string) => number;
+/** Set by {@link EventLog}'s static block: reaches its private state for {@link heldCheckpointPayload}. */
+let heldCheckpointPayloadOf: (log: EventLog) => Record<string, unknown> | null;
 
 /** What {@link openEventLog} found and chose, handed to the writer. */
 export interface EventLogSettings {
@@ -129,9 +132,16 @@ export class EventLog {
   readonly #deltaLines = new DeltaLines();
   /** The last `ts` a held delta came with that was checked (deltas come many per millisecond). */
   #heldTs = '';
+  /**
+   * Moves whenever the message list or the run index may have changed (every reservation but a held delta's, and a
+   * re-read): the checkpoint payload {@link CheckpointLines} remembers holds the state of one version.
+   */
+  #stateVersion = 0;
+  readonly #checkpointLines = new CheckpointLines();
 
   static {
     holdDeltaOf = (log, requestId, messageId, text, ts) => log.#holdDelta(requestId, messageId, text, ts);
+    heldCheckpointPayloadOf = (log) => log.#heldCheckpointPayload();
   }
 
   /** @internal use {@link openEventLog}. */
@@ -439,13 +449,14 @@ export class EventLog {
    */
   #reserve(type: string, payload: Payload | undefined): Prepared {
     if (this.#file.poisoned) throw new WriterPoisonedError(this.path, 'an earlier sync or write failed');
+    this.#stateVersion += 1;
     const encoded = type === 'checkpoint' ? this.#encodeCheckpoint() : this.#encode(type, payload);
     const { written, bytes } = encoded;
     const why = whyNotApplicable(this.#fold, type, written.payload as Payload | undefined, this.#runs);
     if (why !== null) throw new WriterError('illegal_transition', `${type}: ${why}`, this.path);
     const seq = this.#nextSeq;
     this.#nextSeq = seq + 1;
-    this.#apply(type, encoded, seq);
+    this.#apply(type, written, encoded.valid, bytes.length, seq);
     if (written.payload !== undefined)
       applyRunRecord(this.#runs, seq, written.ts as string, type, written.payload as Payload);
     if (type === 'checkpoint') {
@@ -455,19 +466,28 @@ export class EventLog {
     }
     if (this.#sinceCheckpoint < this.#checkpointDue || this.#bytesSinceCheckpoint < this.#checkpointBytes) return bytes;
     const checkpoint = this.#autoCheckpoint();
-    return checkpoint === null ? bytes : { line: bytes, ...checkpoint };
+    return checkpoint === null
+      ? bytes
+      : { line: bytes, trailer: checkpoint.trailer, trailerSettled: checkpoint.trailerSettled };
   }
 
   /** @param ts the checkpoint's `ts`: by default from the clock; a held delta's checkpoint takes the delta's. */
-  #autoCheckpoint(ts?: string): { trailer: Uint8Array; trailerSettled: (error: unknown) => void } | null {
+  #autoCheckpoint(
+    ts?: string,
+  ): { trailer: Uint8Array; trailerSettled: (error: unknown) => void; written: Payload; seq: number } | null {
     try {
       const encoded = this.#encodeCheckpoint(ts);
       const seq = this.#nextSeq;
       this.#nextSeq = seq + 1;
-      this.#apply('checkpoint', encoded, seq);
+      this.#apply('checkpoint', encoded.written, encoded.valid, encoded.bytes.length, seq);
       this.#checkpointDue = this.checkpointInterval;
       // A failure re-reads the state from the file; the count then makes the next append retry.
-      return { trailer: encoded.bytes, trailerSettled: (error) => (this.#checkpointFailure = error) };
+      return {
+        trailer: encoded.bytes,
+        trailerSettled: (error) => (this.#checkpointFailure = error),
+        written: encoded.written,
+        seq,
+      };
     } catch (error) {
       // The list does not encode (over the line-size limit): try again an interval later rather than on every append.
       this.#checkpointFailure = error;
@@ -493,7 +513,7 @@ export class EventLog {
    * that it applies), and counts it towards the next checkpoint. Its messages are frozen first: the fold keeps them
    * and snapshots hand them out.
    */
-  #apply(type: string, { written, valid, bytes }: EncodedRecord, seq: number): void {
+  #apply(type: string, written: Payload, valid: boolean, length: number, seq: number): void {
     if (MESSAGE_TYPES.has(type)) {
       // Only the messages: a checkpoint's run index is not kept, and freezing it would cost a walk of every run.
       const payload = written.payload as Payload;
@@ -504,10 +524,10 @@ export class EventLog {
     if (type === 'checkpoint') {
       this.#sinceCheckpoint = 0;
       this.#bytesSinceCheckpoint = 0;
-      this.#checkpointBytes = bytes.length;
+      this.#checkpointBytes = length;
     } else {
       this.#sinceCheckpoint += 1;
-      this.#bytesSinceCheckpoint += bytes.length;
+      this.#bytesSinceCheckpoint += length;
     }
   }
 
@@ -558,14 +578,43 @@ export class EventLog {
     fold.addDelta(seq, requestId, messageId, text, this.#where);
     this.#sinceCheckpoint += 1;
     this.#bytesSinceCheckpoint += length;
-    if (this.#sinceCheckpoint < this.#checkpointDue || this.#bytesSinceCheckpoint < this.#checkpointBytes) return seq;
-    const checkpoint = this.#autoCheckpoint(ts);
-    if (checkpoint !== null) {
-      // Held right behind the delta on the same file, which accepted the delta a moment ago: it cannot refuse.
-      holdLine(this.#file, checkpoint.trailer, checkpoint.trailer.length);
-      checkpoint.trailerSettled(null);
-    }
+    if (this.#sinceCheckpoint >= this.#checkpointDue && this.#bytesSinceCheckpoint >= this.#checkpointBytes)
+      this.#holdCheckpoint(ts);
     return seq;
+  }
+
+  /**
+   * The automatic checkpoint due behind a held delta (TJ-EVENT-006), with the delta's `ts`, held right behind it on
+   * the file, which accepted the delta a moment ago and cannot refuse it. While the state has not changed since the
+   * last one (deltas only), its line is the last one's with this `seq` and `ts` ({@link CheckpointLines}); otherwise
+   * it is encoded and checked as any checkpoint is, and its payload remembered.
+   */
+  #holdCheckpoint(ts: string): void {
+    const seq = this.#nextSeq;
+    const lines = this.#checkpointLines;
+    const payload = lines.payloadAt(this.#stateVersion);
+    if (payload !== null) {
+      const line = lines.line(seq, ts);
+      const length = lines.bytes;
+      if (length - 1 <= this.#maxLineBytes) {
+        holdLine(this.#file, line, length);
+        this.#nextSeq = seq + 1;
+        this.#apply('checkpoint', { seq, ts, type: 'checkpoint', payload }, true, length, seq);
+        this.#checkpointDue = this.checkpointInterval;
+        this.#checkpointFailure = null;
+        return;
+      }
+    }
+    const checkpoint = this.#autoCheckpoint(ts);
+    if (checkpoint === null) return;
+    holdLine(this.#file, checkpoint.trailer, checkpoint.trailer.length);
+    checkpoint.trailerSettled(null);
+    lines.remember(this.#stateVersion, checkpoint.written.payload as Payload, checkpoint.seq, ts, checkpoint.trailer);
+  }
+
+  /** The payload of the automatic checkpoint {@link holdDelta} reserved last, while the state it holds is current. */
+  #heldCheckpointPayload(): Payload | null {
+    return this.#checkpointLines.payloadAt(this.#stateVersion);
   }
 
   /** The `ts` of a record reserved now, from the clock. */
@@ -583,6 +632,7 @@ export class EventLog {
 
   /** After a failed write (TJ-DUR-030): the file holds what was acknowledged; the state and the next seq follow it. */
   async #reread(): Promise<void> {
+    this.#stateVersion += 1;
     const tail = await recoverTail(this.path, this.#file.source, this.#file.size, this.#maxLineBytes);
     this.#fold = tail.fold;
     this.#sinceCheckpoint = tail.sinceCheckpoint;
@@ -615,4 +665,13 @@ function defined(key: string, value: unknown): Payload {
  */
 export function holdDelta(log: EventLog, requestId: string, messageId: string, text: string, ts: string): number {
   return holdDeltaOf(log, requestId, messageId, text, ts);
+}
+
+/**
+ * @internal The payload (`{messages, runs}`, frozen) of the automatic checkpoint the last {@link holdDelta} call
+ * reserved behind its delta, when the writer remembers it and the state it holds is still the log's; else null (then
+ * build it from `snapshot()` and `runs()`). Successive checkpoints of a stream of deltas return the same object.
+ */
+export function heldCheckpointPayload(log: EventLog): Record<string, unknown> | null {
+  return heldCheckpointPayloadOf(log);
 }

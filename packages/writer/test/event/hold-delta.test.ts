@@ -4,10 +4,11 @@
 // cannot answer at once it must change nothing and leave the answer, refusal included, to that `append`.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { runIndexEntries } from '@turnjournal/reader/_internals';
 import { checkProperty } from '@turnjournal/test-support';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { holdDelta } from '../../src/_internals/index.js';
+import { heldCheckpointPayload, holdDelta } from '../../src/_internals/index.js';
 import { type EventLog, openEventLog } from '../support/internals.js';
 import { tempDir } from '../support/temp.js';
 
@@ -60,11 +61,12 @@ const op: fc.Arbitrary<Op> = fc.oneof(
       to: fc.constantFrom('other' as const, 'run' as const),
     }),
   },
-  {
-    weight: 2,
-    arbitrary: fc.record({ kind: fc.constantFrom('segment' as const, 'tool' as const, 'message' as const) }),
-  },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constantFrom('next-run' as const, 'idle' as const) }) },
+  // Records that change the message list or the run index (and so the next checkpoint's payload), or close the segment.
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('segment' as const) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('tool' as const) }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('message' as const) }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('next-run' as const) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('idle' as const) }) },
 );
 
 /** A log whose clock reads `clock.now`, which the test moves one millisecond per operation. */
@@ -81,9 +83,11 @@ describe('holdDelta (the synchronous held delta)', () => {
   it('leaves the file, the seqs and the state exactly as append with hold through the checked encoder', async () => {
     let fast = 0;
     let fellBack = 0;
+    let checkpoints = 0;
+    let kept = 0;
     await checkProperty(
       'hold-delta-oracle',
-      fc.asyncProperty(fc.array(op, { maxLength: 60 }), fc.integer({ min: 1, max: 8 }), async (ops, interval) => {
+      fc.asyncProperty(fc.array(op, { maxLength: 80 }), fc.integer({ min: 1, max: 8 }), async (ops, interval) => {
         const clock = { now: T0 };
         const subjectDir = tempDir();
         const oracleDir = tempDir();
@@ -107,6 +111,20 @@ describe('holdDelta (the synchronous held delta)', () => {
               const ts = new Date(clock.now).toISOString();
               const seq = holdDelta(subject, target, messageId, step.text, ts);
               let got: number | string = seq;
+              if (seq >= 0 && subject.lastSeq === seq + 1) {
+                // A checkpoint behind the delta: the payload handed to the live session, when the writer kept it,
+                // is what the list and the run index are (and what the file's line holds, compared below).
+                checkpoints += 1;
+                const payload = heldCheckpointPayload(subject);
+                if (payload !== null) {
+                  kept += 1;
+                  expect(payload).toEqual({
+                    messages: subject.snapshot().messages,
+                    runs: runIndexEntries(subject.runs().values()),
+                  });
+                  expect(Object.isFrozen(payload) && Object.isFrozen(payload.runs)).toBe(true);
+                }
+              }
               if (seq < 0) {
                 fellBack += 1;
                 // What the live pipeline does when the synchronous path declines: the append with hold answers.
@@ -126,15 +144,17 @@ describe('holdDelta (the synchronous held delta)', () => {
                 if (step.kind === 'segment')
                   await log.segmentStarted({ requestId, messageId: `${requestId}.a${segment + 1}` });
                 else if (step.kind === 'tool') await log.toolStart({ requestId, toolCallId: `c${n}`, tool: 't' });
-                else if (step.kind === 'message')
+                else if (step.kind === 'message') {
+                  // A message changes the list; a new segment lets the deltas (and their checkpoints) go on.
                   await log.appendMessage({ role: 'assistant', content: `m${n}`, id: `${requestId}.m${n}` });
-                else if (step.kind === 'next-run') {
+                  await log.segmentStarted({ requestId, messageId: `${requestId}.a${segment + 1}` });
+                } else if (step.kind === 'next-run') {
                   await log.chatDone({ requestId });
                   await log.chatStarted({ requestId: `r${run + 1}` });
                   await log.segmentStarted({ requestId: `r${run + 1}`, messageId: `r${run + 1}.a0` });
                 } else await log.idle();
               }
-              if (step.kind === 'segment') segment += 1;
+              if (step.kind === 'segment' || step.kind === 'message') segment += 1;
               if (step.kind === 'next-run') {
                 run += 1;
                 segment = 0;
@@ -153,11 +173,14 @@ describe('holdDelta (the synchronous held delta)', () => {
           await oracle.close();
         }
       }),
-      { defaultRuns: 60 },
+      { defaultRuns: 80 },
     );
     // Both paths were taken: the test says nothing about the synchronous one if it always declined.
     expect(fast).toBeGreaterThan(100);
     expect(fellBack).toBeGreaterThan(0);
+    // Checkpoints fell due behind held deltas, and most repeated the last one's payload (the remembered line).
+    expect(checkpoints).toBeGreaterThan(20);
+    expect(kept).toBeGreaterThan(checkpoints / 2);
   });
 
   describe('declines, changing nothing, where append must answer', () => {
