@@ -1,6 +1,7 @@
 // Over 450 lines: the event-log writer's public API (one documented method per record type, about 300 lines with its
-// comments) and its reservation step; the input types, the transition rules, the fold, the queue, the fast delta
-// encoder and compaction already live in modules of their own.
+// comments), its reservation step and the synchronous held-delta path (`holdDelta`), which reserves from the same
+// private state; the input types, the transition rules, the fold, the queue, the delta and checkpoint line builders
+// and compaction already live in modules of their own.
 import type { EventLogSnapshot, ScannedRun } from '@turnjournal/reader';
 import {
   applyRunRecord,
