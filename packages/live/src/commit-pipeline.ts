@@ -76,8 +76,8 @@ function sizeOfCheckpoint(messages: readonly Message[], runs: number): number {
 }
 
 /**
- * The durability pipeline of a live session (spec §18.2): every record goes through the writer's `append`, is kept
- * in the pending list until a sync covers it, and is then delivered — folded into the view, pushed into the window
+ * The durability pipeline of a live session (spec §18.2): every record goes through the writer's `append` (a delta
+ * through its synchronous `holdDelta` where it can), is kept in the pending list until a sync covers it, and is then delivered — folded into the view, pushed into the window
  * of recent records, announced to subscribers and on the fan-out (TJ-LIVE-008). Syncs are group commits: callers
  * that ask while one runs share the next. Deltas are held by the writer until a sync, which the delta timer brings
  * within `deltaFlushMs` when no boundary comes first (TJ-LIVE-007).
@@ -204,11 +204,10 @@ export class CommitPipeline {
   /**
    * Appends a `chat.delta` of the open segment `messageId` of run `requestId`, held (TJ-LIVE-007), stamped with
    * `stamp` (the session's clock, read for this call), and starts the delta timer: null once accepted, else the
-   * refusal's promise. The writer takes it synchronously where it can (its
-   * `holdDelta`: no promise, no record object, the line encoded straight into the held chunk), and the delta is kept
-   * by its members until the sync; anything the writer's synchronous path leaves to `append` (a checkpoint due behind
-   * the delta, an appender that is busy, a refusal) goes through {@link CommitPipeline.appendHeld}, which answers as
-   * before.
+   * refusal's promise. The writer takes it synchronously where it can (its `holdDelta`: no promise, no record object,
+   * the line kept as text until the write), with the automatic checkpoint that falls due behind it, and the delta is
+   * kept by its members until the sync; what the synchronous path leaves to `append` (an appender that is busy, a
+   * refusal) goes through {@link CommitPipeline.appendHeld}, which answers as before.
    */
   appendDelta(requestId: string, messageId: string, text: string, stamp: number): Promise<void> | null {
     const seq = Number.isFinite(stamp) ? holdDelta(this.#log, requestId, messageId, text, this.#tsOf(stamp)) : -1;
