@@ -33,6 +33,10 @@ export class DeltaLines {
   #messageId = '';
   #middle = '';
   #middleBytes = 0;
+  /** The text from after `seq` to the text's opening quote for the last `ts` and ids: fewer pieces to join per line. */
+  #ts = '';
+  #head = '';
+  #headBytes = 0;
   #bytes = 0;
 
   /** The UTF-8 length of the last line {@link DeltaLines.line} built, LF included. */
@@ -47,8 +51,13 @@ export class DeltaLines {
   line(seq: number, ts: string, requestId: string, messageId: string, text: string): string {
     const middle = this.#middleOf(requestId, messageId);
     if (isPlainAscii(text)) {
-      const line = `{"seq":${seq},"ts":"${ts}"${middle}"${text}"}}\n`;
-      this.#bytes = line.length - middle.length + this.#middleBytes;
+      if (ts !== this.#ts || this.#head === '') {
+        this.#ts = ts;
+        this.#head = `,"ts":"${ts}"${middle}"`;
+        this.#headBytes = this.#head.length - middle.length + this.#middleBytes;
+      }
+      const line = `{"seq":${seq}${this.#head}${text}"}}\n`;
+      this.#bytes = line.length - this.#head.length + this.#headBytes;
       return line;
     }
     const quoted = escapeLineSeparators(JSON.stringify(text));
@@ -63,6 +72,7 @@ export class DeltaLines {
         `,"type":"chat.delta","payload":{"request_id":${JSON.stringify(requestId)},"message_id":${JSON.stringify(messageId)},"text":`,
       );
       this.#middleBytes = Buffer.byteLength(this.#middle, 'utf8');
+      this.#head = '';
       this.#requestId = requestId;
       this.#messageId = messageId;
     }
