@@ -1,6 +1,9 @@
 import { DeltaIds } from './delta-ids.js';
 import type { LiveRecord } from './records.js';
 
+/** Entries the arrays keep when the list empties (about 20 ms of a fast stream); beyond, they are let go. */
+const KEPT_CAPACITY = 4096;
+
 /**
  * The records a live session appended and that are not yet durable, in seq order (spec §18.2): what the next sync
  * delivers. A group commit holds thousands of deltas (one every few microseconds for 20 ms), so a delta is kept as its
@@ -79,12 +82,28 @@ export class PendingRecords {
     this.#release(0, count);
     this.#head = (this.#head + count) & this.#mask;
     this.#count -= count;
+    if (this.#count === 0 && this.#mask + 1 > KEPT_CAPACITY) this.#reset();
   }
 
   /** Keeps only the first `length` records. */
   truncate(length: number): void {
     this.#release(length, this.#count);
     this.#count = length;
+    if (length === 0 && this.#mask + 1 > KEPT_CAPACITY) this.#reset();
+  }
+
+  /**
+   * Lets arrays grown by a long burst go once it is committed: a hub holds many sessions, and each would keep its
+   * largest burst's arrays (up to megabytes) for good.
+   */
+  #reset(): void {
+    this.#seqs = [];
+    this.#ts = [];
+    this.#items = [];
+    this.#texts = [];
+    this.#sizes = [];
+    this.#mask = -1;
+    this.#head = 0;
   }
 
   #put(seq: number, ts: string, item: LiveRecord | DeltaIds, text: string, size: number): void {

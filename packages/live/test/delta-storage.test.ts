@@ -142,5 +142,13 @@ describe('deltas kept by their members', () => {
       Array.from({ length: 150 }, (_, i) => `t${i + 50}`),
     );
     expect(pending.tsAt(149)).toBe(TS[1]);
+    // A long burst committed (its arrays let go) and a new one: still in order from the first.
+    for (let seq = 200; seq < 10_000; seq += 1) pending.pushDelta(seq, TS[0] as string, 'r1', 'r1.a1', `t${seq}`);
+    pending.dropFirst(pending.length);
+    expect(pending.length).toBe(0);
+    for (let seq = 10_000; seq < 10_100; seq += 1) pending.pushDelta(seq, TS[0] as string, 'r1', 'r1.a1', `t${seq}`);
+    expect(Array.from({ length: pending.length }, (_, i) => pending.seqAt(i))).toEqual(
+      Array.from({ length: 100 }, (_, i) => i + 10_000),
+    );
   });
 });
