@@ -1,7 +1,10 @@
 import { runIndexEntries } from '@turnjournal/reader/_internals';
+import type { Message } from '@turnjournal/schema';
 import type { EventLog, EventLogAck } from '@turnjournal/writer';
+import { heldCheckpointPayload, holdDelta } from '@turnjournal/writer/_internals';
+import { DeltaIds } from './delta-ids.js';
 import { LiveError } from './errors.js';
-import type { LiveRecord } from './records.js';
+import { PendingRecords } from './pending-records.js';
 import type { RecordRing } from './ring.js';
 import type { LiveSessionSettings } from './session-inputs.js';
 import type { ViewFold } from './view-fold.js';
@@ -62,8 +65,19 @@ function sizeOfFlat(payload: Record<string, unknown>): number {
 }
 
 /**
- * The durability pipeline of a live session (spec §18.2): every record goes through the writer's `append`, is kept
- * in the pending list until a sync covers it, and is then delivered — folded into the view, pushed into the window
+ * A checkpoint's size for the window, estimated from its messages' text (and its runs) rather than measured by
+ * serialising the whole list again.
+ */
+function sizeOfCheckpoint(messages: readonly Message[], runs: number): number {
+  let size = 64 + runs * 160;
+  for (const message of messages)
+    size += 64 + (typeof message.content === 'string' ? message.content.length : JSON.stringify(message).length);
+  return size;
+}
+
+/**
+ * The durability pipeline of a live session (spec §18.2): every record goes through the writer's `append` (a delta
+ * through its synchronous `holdDelta` where it can), is kept in the pending list until a sync covers it, and is then delivered — folded into the view, pushed into the window
  * of recent records, announced to subscribers and on the fan-out (TJ-LIVE-008). Syncs are group commits: callers
  * that ask while one runs share the next. Deltas are held by the writer until a sync, which the delta timer brings
  * within `deltaFlushMs` when no boundary comes first (TJ-LIVE-007).
@@ -78,19 +92,17 @@ export class CommitPipeline {
   readonly #ring: RecordRing;
   readonly #settings: LiveSessionSettings;
   readonly #stampRef: { value: number | undefined };
-  /**
-   * Records appended (handed to the writer) and not yet durable, in seq order, and their sizes for the window at the
-   * same indexes. Two arrays rather than an object per record: a group commit can hold tens of thousands of deltas,
-   * and each object kept alive until the sync is one more for the garbage collector to copy.
-   */
-  #pending: LiveRecord[] = [];
-  #pendingSizes: number[] = [];
+  /** Records appended (handed to the writer) and not yet durable, in seq order. */
+  readonly #pending = new PendingRecords();
   #durableSeq: number;
   #changed: Deferred = deferred();
   #flushRunning: Promise<void> | null = null;
   #flushNext: Deferred | null = null;
   #deltaTimer: ReturnType<typeof setTimeout> | null = null;
   #failure: unknown = null;
+  /** The last checkpoint payload the writer handed over, and its size for the window. */
+  #checkpointPayload: Record<string, unknown> | null = null;
+  #checkpointSize = 0;
   /** The last stamp turned into a `ts`, and that text: deltas come many per millisecond. */
   #tsStamp = Number.NaN;
   #ts = '';
@@ -154,41 +166,21 @@ export class CommitPipeline {
     }
     const after = log.lastSeq ?? -1;
     if (after === before) return written; // refused before anything was reserved
-    if (stamp !== this.#tsStamp) {
-      this.#tsStamp = stamp;
-      this.#ts = new Date(stamp).toISOString();
-    }
-    const ts = this.#ts;
+    const ts = this.#tsOf(stamp);
     // What subscribers get must equal what the log holds, and stay so: a payload of strings, numbers, booleans and
     // nulls (a delta, a segment start, most run records) is its own JSON round trip and nobody else holds it, so it
     // is kept as it is; one holding a caller's object (tool arguments, attachments, an error) is copied through JSON,
     // which also drops what the line dropped.
-    let record: LiveRecord;
-    let size: number;
-    if (flatSize >= 0) {
-      record = { seq: before + 1, ts, type, payload };
-      size = flatSize + 64;
-    } else if (isFlat(payload)) {
-      record = { seq: before + 1, ts, type, payload };
-      size = sizeOfFlat(payload) + 64;
-    } else {
+    if (flatSize >= 0) this.#pending.push({ seq: before + 1, ts, type, payload }, flatSize + 64);
+    else if (isFlat(payload)) this.#pending.push({ seq: before + 1, ts, type, payload }, sizeOfFlat(payload) + 64);
+    else {
       const json = JSON.stringify(payload);
-      record = { seq: before + 1, ts, type, payload: JSON.parse(json) as Record<string, unknown> };
-      size = json.length + 64;
+      this.#pending.push(
+        { seq: before + 1, ts, type, payload: JSON.parse(json) as Record<string, unknown> },
+        json.length + 64,
+      );
     }
-    this.#pending.push(record);
-    this.#pendingSizes.push(size);
-    if (after === before + 2) {
-      // The writer's checkpoint payload: the message list and the run index as of it (TJ-EVENT-019). Its size for
-      // the window is estimated from the messages' text rather than measured by serialising the whole list again.
-      const messages = log.snapshot().messages;
-      const runs = runIndexEntries(log.runs().values());
-      let size = 64 + runs.length * 160;
-      for (const message of messages)
-        size += 64 + (typeof message.content === 'string' ? message.content.length : JSON.stringify(message).length);
-      this.#pending.push({ seq: before + 2, ts, type: 'checkpoint', payload: { messages, runs } });
-      this.#pendingSizes.push(size);
-    }
+    if (after === before + 2) this.#pushCheckpoint(before + 2, ts);
     // A held line cannot fail once accepted (the writer refuses up front or not at all); a write failure of the
     // batch it goes out with fails the pipeline through the sync. The handler is there so nothing goes unhandled.
     written.catch(hold ? this.#failed : (error: unknown) => this.fail(error, before + 1));
@@ -207,6 +199,58 @@ export class CommitPipeline {
     if (this.#log.lastSeq === before) return written.then(() => undefined);
     this.#scheduleDeltaFlush();
     return null;
+  }
+
+  /**
+   * Appends a `chat.delta` of the open segment `messageId` of run `requestId`, held (TJ-LIVE-007), stamped with
+   * `stamp` (the session's clock, read for this call), and starts the delta timer: null once accepted, else the
+   * refusal's promise. The writer takes it synchronously where it can (its `holdDelta`: no promise, no record object,
+   * the line kept as text until the write), with the automatic checkpoint that falls due behind it, and the delta is
+   * kept by its members until the sync; what the synchronous path leaves to `append` (an appender that is busy, a
+   * refusal) goes through {@link CommitPipeline.appendHeld}, which answers as before.
+   */
+  appendDelta(requestId: string, messageId: string, text: string, stamp: number): Promise<void> | null {
+    const seq = Number.isFinite(stamp) ? holdDelta(this.#log, requestId, messageId, text, this.#tsOf(stamp)) : -1;
+    if (seq < 0)
+      return this.appendHeld(
+        'chat.delta',
+        { request_id: requestId, message_id: messageId, text },
+        requestId.length + messageId.length + text.length + 40,
+      );
+    this.#pending.pushDelta(seq, this.#ts, requestId, messageId, text);
+    if (this.#log.lastSeq === seq + 1) {
+      // The writer's own payload when it kept it (frozen, the same object for every checkpoint of a stream of
+      // deltas): neither the list and index copied again nor the size estimated again.
+      const payload = heldCheckpointPayload(this.#log);
+      if (payload === null) this.#pushCheckpoint(seq + 1, this.#ts);
+      else {
+        if (payload !== this.#checkpointPayload) {
+          this.#checkpointPayload = payload;
+          this.#checkpointSize = sizeOfCheckpoint(
+            payload.messages as readonly Message[],
+            (payload.runs as unknown[]).length,
+          );
+        }
+        this.#pending.push({ seq: seq + 1, ts: this.#ts, type: 'checkpoint', payload }, this.#checkpointSize);
+      }
+    }
+    this.#scheduleDeltaFlush();
+    return null;
+  }
+
+  /**
+   * Keeps the checkpoint the writer reserved with `seq` behind the record just appended (TJ-EVENT-006): the message
+   * list and the run index as of it (TJ-EVENT-019). Its size for the window is estimated from the messages' text
+   * rather than measured by serialising the whole list again.
+   */
+  #pushCheckpoint(seq: number, ts: string): void {
+    const log = this.#log;
+    const messages = log.snapshot().messages;
+    const runs = runIndexEntries(log.runs().values());
+    this.#pending.push(
+      { seq, ts, type: 'checkpoint', payload: { messages, runs } },
+      sizeOfCheckpoint(messages, runs.length),
+    );
   }
 
   /** Makes every record appended so far durable, then delivers it (group commit: concurrent callers share a sync). */
@@ -252,9 +296,17 @@ export class CommitPipeline {
     if (fromSeq === undefined) return;
     // Seqs ascend: the records from `fromSeq` on are a tail.
     let keep = 0;
-    while (keep < this.#pending.length && (this.#pending[keep] as LiveRecord).seq < fromSeq) keep += 1;
-    this.#pending.length = keep;
-    this.#pendingSizes.length = keep;
+    while (keep < this.#pending.length && this.#pending.seqAt(keep) < fromSeq) keep += 1;
+    this.#pending.truncate(keep);
+  }
+
+  /** The `ts` of epoch milliseconds `stamp` (a finite number), formatted once per millisecond. */
+  #tsOf(stamp: number): string {
+    if (stamp !== this.#tsStamp) {
+      this.#tsStamp = stamp;
+      this.#ts = new Date(stamp).toISOString();
+    }
+    return this.#ts;
   }
 
   async #flushOnce(): Promise<void> {
@@ -285,25 +337,31 @@ export class CommitPipeline {
     // One splice per commit, not a shift per record: a group commit can cover tens of thousands of deltas, and
     // `shift` on an array that large moves every element each time.
     const pending = this.#pending;
-    const sizes = this.#pendingSizes;
     let taken = 0;
     for (; taken < pending.length; taken += 1) {
-      const record = pending[taken] as LiveRecord;
-      if (record.seq > target) break;
-      if (record.seq <= this.#durableSeq) continue;
-      if (record.seq !== this.#durableSeq + 1) {
+      const seq = pending.seqAt(taken);
+      if (seq > target) break;
+      if (seq <= this.#durableSeq) continue;
+      if (seq !== this.#durableSeq + 1) {
         // A seq the session never saw appended: delivering past it would leave subscribers a gap (TJ-LIVE-009).
-        this.fail(new LiveError('session_failed', `seq ${this.#durableSeq + 1} is missing before ${record.seq}`));
+        this.fail(new LiveError('session_failed', `seq ${this.#durableSeq + 1} is missing before ${seq}`));
         taken += 1;
         break;
       }
-      this.#fold.apply(record);
-      this.#ring.push(record, sizes[taken] as number);
-      this.#durableSeq = record.seq;
+      const item = pending.itemAt(taken);
+      if (item instanceof DeltaIds) {
+        const ts = pending.tsAt(taken);
+        const text = pending.textAt(taken);
+        this.#fold.applyDelta(seq, ts, item.requestId, item.messageId, text);
+        this.#ring.pushDelta(seq, ts, item, text, item.size(text));
+      } else {
+        this.#fold.apply(item);
+        this.#ring.push(item, pending.sizeAt(taken));
+      }
+      this.#durableSeq = seq;
       moved = true;
     }
-    pending.splice(0, taken);
-    sizes.splice(0, taken);
+    pending.dropFirst(taken);
     if (!moved) return;
     this.wakeAll();
     this.#settings.fanOut.publish(this.#sessionId, this.#durableSeq);

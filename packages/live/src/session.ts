@@ -329,11 +329,11 @@ export class LiveSession implements SubscriptionSource {
             .catch((error: unknown) => this.#pipeline.fail(error));
         }
       }
-      const refused = this.#appendHeld(
-        'chat.delta',
-        { request_id: requestId, message_id: segment.messageId, text },
-        requestId.length + segment.messageId.length + text.length + 40,
-      );
+      // `#activeRun` checked the session a moment ago (`#usable`) and read the clock: what `#appendable` would do
+      // again, but the compaction check. Deltas come many per millisecond; the delta's stamp is that reading.
+      if (this.#exclusive !== null)
+        throw new LiveError('invalid_request', 'the session is compacting; retry when compact() resolved');
+      const refused = this.#pipeline.appendDelta(requestId, segment.messageId, text, this.#lastUsed);
       if (refused !== null) return refused;
       segment.text += text;
       return ACCEPTED;

@@ -90,6 +90,21 @@ export class ViewFold {
     }
   }
 
+  /**
+   * {@link ViewFold.apply} of the durable `chat.delta` record `{seq, ts, type, payload: {request_id, message_id,
+   * text}}`, given by its members: the pipeline delivers thousands per sync and builds no record for any.
+   */
+  applyDelta(seq: number, ts: string, requestId: string, messageId: string, text: string): void {
+    this.lastSeq = seq;
+    // `#stream` for a delta (not a segment-closing type, not a finishing one): the segment's text, the run's times.
+    const segment = this.segment;
+    if (segment !== undefined && messageId === segment.messageId) segment.text += text;
+    const run = this.runs.get(requestId);
+    if (run === undefined) return;
+    run.lastSeq = seq;
+    run.lastTs = ts;
+  }
+
   #stream(record: LiveRecord, body: Record<string, unknown>): void {
     const requestId = body.request_id as string;
     const { type, seq, ts } = record;

@@ -99,6 +99,21 @@ export class IncrementalEventFold {
   }
 
   /**
+   * {@link IncrementalEventFold.add} of a valid `chat.delta` record, given by its members rather than as an object: a
+   * writer streaming an answer folds thousands of them, and builds no record object for any. The same effect and the
+   * same findings as `add('chat.delta', {seq, ts, type, payload: {request_id, message_id, text}}, seq, true, where)`.
+   */
+  addDelta(seq: number, requestId: string, messageId: string, text: string, where: FindingLocation): boolean {
+    if (!this.#acceptSeq(seq, where)) return false;
+    // `#stream` for a delta (not a segment-closing type): the open segment's text, then the run's last seq.
+    const segment = this.#segment;
+    if (segment !== undefined && messageId === segment.messageId) segment.parts.push(text);
+    const run = this.#runs.get(requestId);
+    if (run !== undefined) run.lastSeq = seq;
+    return true;
+  }
+
+  /**
    * Takes the message list as it stands as known from here on: records added later change it even when the fold began
    * part-way through a log (`messagesUnknownUntilCheckpoint`) and accepted no checkpoint (its seq was excluded). What
    * a recovered tail ends with, so that a writer continuing the fold applies its own message records. No effect on a

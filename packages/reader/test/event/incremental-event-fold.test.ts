@@ -42,6 +42,51 @@ describe('IncrementalEventFold: readable between records', () => {
     PROPERTY_TIMEOUT,
   );
 
+  it(
+    'folds a valid chat.delta given by its members (addDelta) exactly as the record itself (add)',
+    async () => {
+      let deltas = 0;
+      await fc.assert(
+        fc.asyncProperty(eventLog(true), async (log) => {
+          const path = tempFile(log.content, 'events.jsonl');
+          const byRecord = new IncrementalEventFold();
+          const byMembers = new IncrementalEventFold();
+          for (const item of await readAll(path)) {
+            if (item.kind !== 'record') continue;
+            const { record } = item;
+            const acceptedByRecord = byRecord.addRecord(record, { file: path });
+            const payload = record.value.payload as { request_id?: unknown; message_id?: unknown; text?: unknown };
+            const seq = record.value.seq;
+            if (
+              record.validation.status === 'valid' &&
+              record.value.type === 'chat.delta' &&
+              typeof seq === 'number' &&
+              Number.isSafeInteger(seq) &&
+              seq >= 0
+            ) {
+              deltas += 1;
+              const where = { file: path, line: record.line, offset: record.offset };
+              const accepted = byMembers.addDelta(
+                seq,
+                payload.request_id as string,
+                payload.message_id as string,
+                payload.text as string,
+                where,
+              );
+              expect(accepted).toBe(acceptedByRecord);
+            } else byMembers.addRecord(record, { file: path });
+            expect(byMembers.snapshot()).toEqual(byRecord.snapshot());
+          }
+          expect(byMembers.finish()).toEqual(byRecord.finish());
+        }),
+        PROPERTY,
+      );
+      // The generated logs hold deltas: otherwise the property compared nothing of addDelta.
+      expect(deltas).toBeGreaterThan(20);
+    },
+    PROPERTY_TIMEOUT,
+  );
+
   it('keeps the overlay growing after a snapshot read it', () => {
     const fold = new IncrementalEventFold();
     openSegment(fold);

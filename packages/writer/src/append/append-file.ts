@@ -98,6 +98,12 @@ interface Pending {
    * without a buffer of its own. Null for a line given as bytes and for a chunk.
    */
   readonly text: string | null;
+  /**
+   * A chunk of held lines given as text (`holdLine`): the lines, LFs included, concatenated as they come — a
+   * rope, which V8 flattens once, when the chunk is written, so a held line costs no encoding of its own. Null for
+   * any other entry (`bytes` is then unused).
+   */
+  heldText: string | null;
   /** Bytes of the line in use: all of `bytes` (or the UTF-8 of `text` and its LF), up to its capacity for a chunk. */
   length: number;
   /** True for a chunk of held lines: their promises resolved when they were queued, so nobody waits for its write. */
@@ -110,6 +116,9 @@ const IGNORE = (): void => undefined;
 /** The `bytes` of a line queued as text. */
 const EMPTY = new Uint8Array(0);
 const LF = 0x0a;
+
+/** Set by {@link AppendFile}'s static block: reaches its private held path for {@link holdLine}. */
+let holdLineOf: (file: AppendFile, line: string | Uint8Array, length: number) => boolean;
 
 /**
  * One journal file opened for appending by its single writer (spec §11). Opening takes the file's lock (TJ-DUR-017),
@@ -167,6 +176,10 @@ export class AppendFile {
    */
   #writesDone = 0;
   #writesSynced = 0;
+
+  static {
+    holdLineOf = (file, line, length) => file.#holdNow(line, length);
+  }
 
   private constructor(
     path: string,
@@ -328,7 +341,7 @@ export class AppendFile {
   /** Queues a line (`bytes`, or `text` and its LF) for the next write; resolves when it is acknowledged. */
   #enqueue(bytes: Uint8Array, text: string | null, length: number): Promise<AppendAck> {
     return new Promise<AppendAck>((resolve, reject) => {
-      this.#queue.push({ bytes, text, length, held: false, resolve, reject });
+      this.#queue.push({ bytes, text, heldText: null, length, held: false, resolve, reject });
       this.#unwrittenBytes += length;
       this.#draining ??= this.#drain();
     });
@@ -338,8 +351,44 @@ export class AppendFile {
     // Behind a failed write the line would be refused after its promise resolved: refuse it now instead.
     if (this.#failed !== null) return Promise.reject(new AppendCancelledError(this.path, this.#failed));
     const offset = this.#size + this.#unwrittenBytes;
+    const chunk = this.#heldChunkFor(bytes.length);
+    chunk.bytes.set(bytes, chunk.length);
+    this.#held(chunk, bytes.length);
+    return Promise.resolve({ offset, length: bytes.length });
+  }
+
+  /**
+   * The synchronous held path (see {@link holdLine}): a line given as bytes is copied into a chunk of held bytes, one
+   * given as text joined to a chunk of held text, encoded when the chunk is written. False, with nothing queued, when
+   * the file would not hold it.
+   */
+  #holdNow(line: string | Uint8Array, length: number): boolean {
+    if (this.#closed || this.#poison !== null || this.#failed !== null || this.durability !== 'none') return false;
+    if (typeof line !== 'string') {
+      const chunk = this.#heldChunkFor(length);
+      chunk.bytes.set(line, chunk.length);
+      this.#held(chunk, length);
+      return true;
+    }
+    const text = line;
     const last = this.#queue[this.#queue.length - 1];
-    const joined = last?.held === true ? last.length + bytes.length : Number.POSITIVE_INFINITY;
+    let chunk: Pending;
+    if (last?.heldText != null && last.length + length <= HOLD_MAX_BYTES) {
+      chunk = last;
+      chunk.heldText += text;
+    } else {
+      chunk = { bytes: EMPTY, text: null, heldText: text, length: 0, held: true, resolve: IGNORE, reject: IGNORE };
+      this.#queue.push(chunk);
+      this.#heldChunks += 1;
+    }
+    this.#held(chunk, length);
+    return true;
+  }
+
+  /** The chunk of held lines at the queue's end with room for `length` more bytes after its `length`: grown or new. */
+  #heldChunkFor(length: number): Pending {
+    const last = this.#queue[this.#queue.length - 1];
+    const joined = last?.held === true && last.heldText === null ? last.length + length : Number.POSITIVE_INFINITY;
     if (last !== undefined && joined <= Math.max(last.bytes.length, HOLD_MAX_BYTES)) {
       if (joined > last.bytes.length) {
         // A chunk starts small and doubles up to the bound: a server streaming to many sessions holds a few deltas in
@@ -348,18 +397,29 @@ export class AppendFile {
         grown.set(last.bytes.subarray(0, last.length), 0);
         last.bytes = grown;
       }
-      last.bytes.set(bytes, last.length);
-      last.length = joined;
-    } else {
-      const chunk = Buffer.allocUnsafe(Math.max(HOLD_FIRST_CHUNK_BYTES, bytes.length));
-      chunk.set(bytes, 0);
-      this.#queue.push({ bytes: chunk, text: null, length: bytes.length, held: true, resolve: IGNORE, reject: IGNORE });
-      this.#heldChunks += 1;
+      return last;
     }
-    this.#unwrittenBytes += bytes.length;
-    this.#heldBytes += bytes.length;
+    const chunk = Buffer.allocUnsafe(Math.max(HOLD_FIRST_CHUNK_BYTES, length));
+    const pending: Pending = {
+      bytes: chunk,
+      text: null,
+      heldText: null,
+      length: 0,
+      held: true,
+      resolve: IGNORE,
+      reject: IGNORE,
+    };
+    this.#queue.push(pending);
+    this.#heldChunks += 1;
+    return pending;
+  }
+
+  /** Counts `length` bytes just copied into `chunk`; at the bound, the held lines go. */
+  #held(chunk: Pending, length: number): void {
+    chunk.length += length;
+    this.#unwrittenBytes += length;
+    this.#heldBytes += length;
     if (this.#heldBytes >= HOLD_MAX_BYTES) this.#draining ??= this.#drain();
-    return Promise.resolve({ offset, length: bytes.length });
   }
 
   /** True while the queue holds a line that is to be written now: one not held, or held ones that must go. */
@@ -422,7 +482,17 @@ export class AppendFile {
 
   async #writeBatch(batch: Pending[]): Promise<void> {
     const first = batch[0] as Pending;
-    const bytes = batch.length === 1 && first.text === null ? used(first) : concat(batch);
+    let bytes: Uint8Array;
+    try {
+      bytes = batch.length === 1 && first.text === null && first.heldText === null ? used(first) : concat(batch);
+    } catch (error) {
+      // Held lines counted wrong by their writer (see `concat`): nothing of the batch is written, and since held lines
+      // were acknowledged, the file is poisoned, as for a failed write that loses them.
+      for (const pending of batch) this.#unwrittenBytes -= pending.length;
+      this.#poison ??= new JournalWriteError(this.path, 'write', error);
+      for (const pending of batch) pending.reject(new WriterPoisonedError(this.path, this.#poison));
+      return;
+    }
     this.#unwrittenBytes -= bytes.length;
     if (this.#poison !== null) {
       for (const pending of batch) pending.reject(new WriterPoisonedError(this.path, this.#poison));
@@ -608,7 +678,13 @@ function concat(batch: readonly Pending[]): Uint8Array {
   const out = Buffer.allocUnsafe(length);
   let offset = 0;
   for (const pending of batch) {
-    if (pending.text === null) out.set(used(pending), offset);
+    if (pending.heldText !== null) {
+      // The held lines' lengths were counted as they came (by their writer); a wrong count would leave bytes of
+      // unzeroed memory in the file, so it is checked here, once per chunk, and never written.
+      const written = out.write(pending.heldText, offset, pending.length, 'utf8');
+      if (written !== pending.length || Buffer.byteLength(pending.heldText, 'utf8') !== pending.length)
+        throw new Error(`held lines of ${pending.length} bytes encode to ${written}: a writer miscounted them`);
+    } else if (pending.text === null) out.set(used(pending), offset);
     else {
       out.write(pending.text, offset, pending.length - 1, 'utf8');
       out[offset + pending.length - 1] = LF;
@@ -620,4 +696,16 @@ function concat(batch: readonly Pending[]): Uint8Array {
 
 function withFile(error: WriterError, file: string): WriterError {
   return error.file === undefined ? new WriterError(error.code, `${file}: ${error.message}`, file) : error;
+}
+
+/**
+ * @internal For the event-log writer's held `chat.delta` lines and the checkpoints behind them (`EventLog`'s
+ * synchronous delta path): what `appendLine(bytes, { hold: true })` does, but synchronously, without a promise, and
+ * for a line given as text without encoding it now. `line` is one line, its one LF at its end, of `length` UTF-8
+ * bytes, LF included (the caller built it and counted it; the count is checked when the chunk is written). True once
+ * the line is held; false, with nothing queued, when the file would not hold it now (not in `none` mode, closed,
+ * poisoned, or behind a failed write): the caller then takes the promise path, which says why.
+ */
+export function holdLine(file: AppendFile, line: string | Uint8Array, length: number): boolean {
+  return holdLineOf(file, line, length);
 }

@@ -71,6 +71,23 @@ export class JournalAppender {
     return null;
   }
 
+  /**
+   * True when a call made now would be prepared at once, in call order, on a usable file: the appender is not
+   * closing or broken, nothing waits or runs before it (a preparation, a re-read, an exclusive task), and the file
+   * neither refuses appends after a failed write nor is poisoned. What lets a writer reserve a record synchronously
+   * (the event log's held deltas) without changing the order of calls.
+   */
+  get preparesNow(): boolean {
+    return (
+      this.#closing === null &&
+      this.#broken === null &&
+      this.#busy === null &&
+      this.#held.length === 0 &&
+      !this.file.fenced &&
+      !this.file.poisoned
+    );
+  }
+
   /** Marks the writer as unusable (a compaction that replaced the file part-way): every later call is refused. */
   break(error: unknown): void {
     this.#broken ??= error;

@@ -1,6 +1,7 @@
 // Over 450 lines: the event-log writer's public API (one documented method per record type, about 300 lines with its
-// comments) and its reservation step; the input types, the transition rules, the fold, the queue, the fast delta
-// encoder and compaction already live in modules of their own.
+// comments), its reservation step and the synchronous held-delta path (`holdDelta`), which reserves from the same
+// private state; the input types, the transition rules, the fold, the queue, the delta and checkpoint line builders
+// and compaction already live in modules of their own.
 import type { EventLogSnapshot, ScannedRun } from '@turnjournal/reader';
 import {
   applyRunRecord,
@@ -10,13 +11,21 @@ import {
   runIndexEntries,
 } from '@turnjournal/reader/_internals';
 import type { Finding, FindingLocation } from '@turnjournal/schema';
-import type { AppendAck, AppendFile, AppendLineOptions, Durability, OpenReport } from '../append/append-file.js';
+import {
+  type AppendAck,
+  type AppendFile,
+  type AppendLineOptions,
+  type Durability,
+  holdLine,
+  type OpenReport,
+} from '../append/append-file.js';
 import { type EncodedRecord, encodeCheckedRecord, encodeParsedRecord } from '../append/encode-checked.js';
 import { JournalAppender, type Prepared } from '../append/journal-appender.js';
 import { WriterError, WriterPoisonedError } from '../errors.js';
+import { CheckpointLines } from './checkpoint-lines.js';
 import { type CompactEventLogOptions, compactOpenFile, type EventLogCompaction } from './compact-event-log.js';
 import { deepFreeze } from './deep-freeze.js';
-import { encodeDeltaRecord } from './encode-delta.js';
+import { DeltaLines, encodeDeltaRecord } from './encode-delta.js';
 import type {
   EventChatCancelledInput,
   EventChatDeltaInput,
@@ -41,6 +50,13 @@ type Payload = Record<string, unknown>;
 const MESSAGE_TYPES: ReadonlySet<string> = new Set(['message_append', 'message_edit', 'checkpoint']);
 const CHECKPOINT_RULE = { family: 'event', type: 'checkpoint' } as const;
 const HOLD: AppendLineOptions = { hold: true };
+/** The `ts` the writer makes (`Date.prototype.toISOString` of epoch milliseconds): what a held delta's must be. */
+const ISO_STAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+/** Set by {@link EventLog}'s static block: reaches its private delta path for {@link holdDelta}. */
+let holdDeltaOf: (log: EventLog, requestId: string, messageId: string, text: string, ts: string) => number;
+/** Set by {@link EventLog}'s static block: reaches its private state for {@link heldCheckpointPayload}. */
+let heldCheckpointPayloadOf: (log: EventLog) => Record<string, unknown> | null;
 
 /** What {@link openEventLog} found and chose, handed to the writer. */
 export interface EventLogSettings {
@@ -113,6 +129,21 @@ export class EventLog {
   #checkpointFailure: unknown = null;
   #tsStamp = Number.NaN;
   #ts = '';
+  /** The lines of this log's `chat.delta` records (with the serialised ids of its open segment). */
+  readonly #deltaLines = new DeltaLines();
+  /** The last `ts` a held delta came with that was checked (deltas come many per millisecond). */
+  #heldTs = '';
+  /**
+   * Moves whenever the message list or the run index may have changed (every reservation but a held delta's, and a
+   * re-read): the checkpoint payload {@link CheckpointLines} remembers holds the state of one version.
+   */
+  #stateVersion = 0;
+  readonly #checkpointLines = new CheckpointLines();
+
+  static {
+    holdDeltaOf = (log, requestId, messageId, text, ts) => log.#holdDelta(requestId, messageId, text, ts);
+    heldCheckpointPayloadOf = (log) => log.#heldCheckpointPayload();
+  }
 
   /** @internal use {@link openEventLog}. */
   constructor(file: AppendFile, tail: TailRecovery, settings: EventLogSettings) {
@@ -419,13 +450,14 @@ export class EventLog {
    */
   #reserve(type: string, payload: Payload | undefined): Prepared {
     if (this.#file.poisoned) throw new WriterPoisonedError(this.path, 'an earlier sync or write failed');
+    this.#stateVersion += 1;
     const encoded = type === 'checkpoint' ? this.#encodeCheckpoint() : this.#encode(type, payload);
     const { written, bytes } = encoded;
     const why = whyNotApplicable(this.#fold, type, written.payload as Payload | undefined, this.#runs);
     if (why !== null) throw new WriterError('illegal_transition', `${type}: ${why}`, this.path);
     const seq = this.#nextSeq;
     this.#nextSeq = seq + 1;
-    this.#apply(type, encoded, seq);
+    this.#apply(type, written, encoded.valid, bytes.length, seq);
     if (written.payload !== undefined)
       applyRunRecord(this.#runs, seq, written.ts as string, type, written.payload as Payload);
     if (type === 'checkpoint') {
@@ -435,18 +467,28 @@ export class EventLog {
     }
     if (this.#sinceCheckpoint < this.#checkpointDue || this.#bytesSinceCheckpoint < this.#checkpointBytes) return bytes;
     const checkpoint = this.#autoCheckpoint();
-    return checkpoint === null ? bytes : { line: bytes, ...checkpoint };
+    return checkpoint === null
+      ? bytes
+      : { line: bytes, trailer: checkpoint.trailer, trailerSettled: checkpoint.trailerSettled };
   }
 
-  #autoCheckpoint(): { trailer: Uint8Array; trailerSettled: (error: unknown) => void } | null {
+  /** @param ts the checkpoint's `ts`: by default from the clock; a held delta's checkpoint takes the delta's. */
+  #autoCheckpoint(
+    ts?: string,
+  ): { trailer: Uint8Array; trailerSettled: (error: unknown) => void; written: Payload; seq: number } | null {
     try {
-      const encoded = this.#encodeCheckpoint();
+      const encoded = this.#encodeCheckpoint(ts);
       const seq = this.#nextSeq;
       this.#nextSeq = seq + 1;
-      this.#apply('checkpoint', encoded, seq);
+      this.#apply('checkpoint', encoded.written, encoded.valid, encoded.bytes.length, seq);
       this.#checkpointDue = this.checkpointInterval;
       // A failure re-reads the state from the file; the count then makes the next append retry.
-      return { trailer: encoded.bytes, trailerSettled: (error) => (this.#checkpointFailure = error) };
+      return {
+        trailer: encoded.bytes,
+        trailerSettled: (error) => (this.#checkpointFailure = error),
+        written: encoded.written,
+        seq,
+      };
     } catch (error) {
       // The list does not encode (over the line-size limit): try again an interval later rather than on every append.
       this.#checkpointFailure = error;
@@ -459,11 +501,11 @@ export class EventLog {
    * A checkpoint's payload: the message list (TJ-EVENT-007) and the run index, every run of the log as of the
    * checkpoint (TJ-EVENT-019), so that opening reads no further back than the last checkpoint (TJ-EVENT-020).
    */
-  #encodeCheckpoint(): EncodedRecord {
+  #encodeCheckpoint(ts: string = this.#stamp()): EncodedRecord {
     const payload = { messages: [...this.#fold.messages], runs: runIndexEntries(this.#runs.values()) };
     // The fold's messages were parsed from lines and frozen, and the run index holds strings and numbers: the record
     // is kept as it is rather than parsed back from its line (see encodeParsedRecord).
-    const record = { seq: this.#nextSeq, ts: this.#stamp(), type: 'checkpoint', payload };
+    const record = { seq: this.#nextSeq, ts, type: 'checkpoint', payload };
     return encodeParsedRecord(record, CHECKPOINT_RULE, this.#maxLineBytes, this.path);
   }
 
@@ -472,7 +514,7 @@ export class EventLog {
    * that it applies), and counts it towards the next checkpoint. Its messages are frozen first: the fold keeps them
    * and snapshots hand them out.
    */
-  #apply(type: string, { written, valid, bytes }: EncodedRecord, seq: number): void {
+  #apply(type: string, written: Payload, valid: boolean, length: number, seq: number): void {
     if (MESSAGE_TYPES.has(type)) {
       // Only the messages: a checkpoint's run index is not kept, and freezing it would cost a walk of every run.
       const payload = written.payload as Payload;
@@ -483,10 +525,10 @@ export class EventLog {
     if (type === 'checkpoint') {
       this.#sinceCheckpoint = 0;
       this.#bytesSinceCheckpoint = 0;
-      this.#checkpointBytes = bytes.length;
+      this.#checkpointBytes = length;
     } else {
       this.#sinceCheckpoint += 1;
-      this.#bytesSinceCheckpoint += bytes.length;
+      this.#bytesSinceCheckpoint += length;
     }
   }
 
@@ -498,11 +540,82 @@ export class EventLog {
   #encode(type: string, payload: Payload | undefined): EncodedRecord {
     const ts = this.#stamp();
     if (type === 'chat.delta' && payload !== undefined) {
-      const fast = encodeDeltaRecord(this.#nextSeq, ts, payload, this.#maxLineBytes);
+      const fast = encodeDeltaRecord(this.#nextSeq, ts, payload, this.#maxLineBytes, this.#deltaLines);
       if (fast !== undefined) return fast;
     }
     const record = { seq: this.#nextSeq, ts, type, ...(payload === undefined ? {} : { payload }) };
     return encodeCheckedRecord(record, { family: 'event', type, v1Only: false }, this.#maxLineBytes, this.path);
+  }
+
+  /**
+   * `append('chat.delta', {request_id, message_id, text}, {hold: true})` without a promise (see {@link holdDelta}):
+   * the seq, or -1 with nothing changed when the promise path must decide. Taken only where that path would reserve
+   * the record at once, accept it and hold its line: the appender idle (nothing waiting, no re-read, no compaction)
+   * on a usable `none`-mode file, the delta for the active run's open segment (`whyNotApplicable`'s rules), a `ts` of
+   * the writer's own form, and the line within `maxLineBytes`. Then it does what that path does: the line from
+   * {@link DeltaLines} (the checked encoder's bytes) held by the file as text, the next seq, the fold, the checkpoint
+   * counters, and the automatic checkpoint when one falls due (TJ-EVENT-006), reserved and held right behind it with
+   * the delta's `ts`.
+   */
+  #holdDelta(requestId: string, messageId: string, text: string, ts: string): number {
+    if (!this.#appender.preparesNow || this.#file.durability !== 'none') return -1;
+    if (typeof requestId !== 'string' || typeof messageId !== 'string' || typeof text !== 'string') return -1;
+    const fold = this.#fold;
+    if (requestId === '' || messageId === '' || fold.activeRequestId !== requestId) return -1;
+    const segment = fold.openSegment;
+    if (segment === undefined || segment.requestId !== requestId || segment.messageId !== messageId) return -1;
+    if (ts !== this.#heldTs) {
+      if (typeof ts !== 'string' || !ISO_STAMP.test(ts) || !Number.isFinite(Date.parse(ts))) return -1;
+      this.#heldTs = ts;
+    }
+    const seq = this.#nextSeq;
+    const lines = this.#deltaLines;
+    const line = lines.line(seq, ts, requestId, messageId, text);
+    const length = lines.bytes;
+    if (length - 1 > this.#maxLineBytes) return -1;
+    if (!holdLine(this.#file, line, length)) return -1;
+    // Nothing can fail from here on: the line is held, and the state follows it.
+    this.#nextSeq = seq + 1;
+    fold.addDelta(seq, requestId, messageId, text, this.#where);
+    this.#sinceCheckpoint += 1;
+    this.#bytesSinceCheckpoint += length;
+    if (this.#sinceCheckpoint >= this.#checkpointDue && this.#bytesSinceCheckpoint >= this.#checkpointBytes)
+      this.#holdCheckpoint(ts);
+    return seq;
+  }
+
+  /**
+   * The automatic checkpoint due behind a held delta (TJ-EVENT-006), with the delta's `ts`, held right behind it on
+   * the file, which accepted the delta a moment ago and cannot refuse it. While the state has not changed since the
+   * last one (deltas only), its line is the last one's with this `seq` and `ts` ({@link CheckpointLines}); otherwise
+   * it is encoded and checked as any checkpoint is, and its payload remembered.
+   */
+  #holdCheckpoint(ts: string): void {
+    const seq = this.#nextSeq;
+    const lines = this.#checkpointLines;
+    const payload = lines.payloadAt(this.#stateVersion);
+    if (payload !== null) {
+      const line = lines.line(seq, ts);
+      const length = lines.bytes;
+      if (length - 1 <= this.#maxLineBytes) {
+        holdLine(this.#file, line, length);
+        this.#nextSeq = seq + 1;
+        this.#apply('checkpoint', { seq, ts, type: 'checkpoint', payload }, true, length, seq);
+        this.#checkpointDue = this.checkpointInterval;
+        this.#checkpointFailure = null;
+        return;
+      }
+    }
+    const checkpoint = this.#autoCheckpoint(ts);
+    if (checkpoint === null) return;
+    holdLine(this.#file, checkpoint.trailer, checkpoint.trailer.length);
+    checkpoint.trailerSettled(null);
+    lines.remember(this.#stateVersion, checkpoint.written.payload as Payload, checkpoint.seq, ts, checkpoint.trailer);
+  }
+
+  /** The payload of the automatic checkpoint {@link holdDelta} reserved last, while the state it holds is current. */
+  #heldCheckpointPayload(): Payload | null {
+    return this.#checkpointLines.payloadAt(this.#stateVersion);
   }
 
   /** The `ts` of a record reserved now, from the clock. */
@@ -520,6 +633,7 @@ export class EventLog {
 
   /** After a failed write (TJ-DUR-030): the file holds what was acknowledged; the state and the next seq follow it. */
   async #reread(): Promise<void> {
+    this.#stateVersion += 1;
     const tail = await recoverTail(this.path, this.#file.source, this.#file.size, this.#maxLineBytes);
     this.#fold = tail.fold;
     this.#sinceCheckpoint = tail.sinceCheckpoint;
@@ -539,4 +653,26 @@ export class EventLog {
 
 function defined(key: string, value: unknown): Payload {
   return value === undefined ? {} : { [key]: value };
+}
+
+/**
+ * @internal Appends a `chat.delta` held until the next write (`log.append('chat.delta', {request_id, message_id,
+ * text}, {hold: true})` on a `none`-mode log) synchronously, without a promise: returns the record's seq once it is
+ * reserved, folded and its line held, or -1 when nothing was done and the caller must make that `append` call, which
+ * then gives the answer (its seq, or the refusal with its error code). A live session streams its deltas through
+ * it: one promise per delta was most of what a delta cost. `ts` is the record's stamp as the writer makes it
+ * (`new Date(ms).toISOString()`); the line is the checked encoder's, byte for byte. A held line cannot fail once
+ * accepted: a write that loses it poisons the log (see `append`), and the caller's next sync says so.
+ */
+export function holdDelta(log: EventLog, requestId: string, messageId: string, text: string, ts: string): number {
+  return holdDeltaOf(log, requestId, messageId, text, ts);
+}
+
+/**
+ * @internal The payload (`{messages, runs}`, frozen) of the automatic checkpoint the last {@link holdDelta} call
+ * reserved behind its delta, when the writer remembers it and the state it holds is still the log's; else null (then
+ * build it from `snapshot()` and `runs()`). Successive checkpoints of a stream of deltas return the same object.
+ */
+export function heldCheckpointPayload(log: EventLog): Record<string, unknown> | null {
+  return heldCheckpointPayloadOf(log);
 }

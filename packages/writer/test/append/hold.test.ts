@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { faultyFileSystem } from '../support/faulty-fs.js';
-import { AppendFile, nodeFileSystem, openEventLog, WriterPoisonedError } from '../support/internals.js';
+import { AppendFile, holdLine, nodeFileSystem, openEventLog, WriterPoisonedError } from '../support/internals.js';
 import { eventRecord } from '../support/journal.js';
 import { recordingFileSystem } from '../support/recording-fs.js';
 import { tempDir } from '../support/temp.js';
@@ -116,6 +116,49 @@ describe('AppendFile: held lines (none mode)', () => {
     // The failed write was truncated back: the file holds the acknowledged lines that were written, nothing torn.
     expect(readFileSync(file, 'utf8').trimEnd().split('\n').length).toBe(2);
     await writer.close().catch(() => undefined);
+  });
+});
+
+describe('AppendFile: lines held synchronously (holdLine)', () => {
+  it('joins text and bytes to the held lines in call order, written with the next line that is not held', async () => {
+    const file = join(tempDir(), 'held.jsonl');
+    const fs = recordingFileSystem();
+    const writer = await AppendFile.open(file, { durability: 'none', fs });
+    const lines = [line(0), line(1), line(2), line(3)];
+    const text = (bytes: Uint8Array) => Buffer.from(bytes).toString('utf8');
+    expect(holdLine(writer, text(lines[0] as Uint8Array), (lines[0] as Uint8Array).length)).toBe(true);
+    expect(holdLine(writer, lines[1] as Uint8Array, (lines[1] as Uint8Array).length)).toBe(true);
+    expect(holdLine(writer, text(lines[2] as Uint8Array), (lines[2] as Uint8Array).length)).toBe(true);
+    expect(writesTo(fs, file)).toBe(0);
+    const last = await writer.appendLine(lines[3] as Uint8Array);
+    expect(last.offset).toBe(lines.slice(0, 3).reduce((sum, l) => sum + l.length, 0));
+    expect(writesTo(fs, file)).toBe(1);
+    expect(readFileSync(file)).toEqual(Buffer.concat(lines));
+    await writer.close();
+    expect(holdLine(writer, text(lines[0] as Uint8Array), (lines[0] as Uint8Array).length)).toBe(false);
+  });
+
+  it('writes nothing of held text whose length was miscounted, and poisons the file', async () => {
+    const file = join(tempDir(), 'held.jsonl');
+    const writer = await AppendFile.open(file, { durability: 'none' });
+    await writer.appendLine(line(0));
+    // 'é' is two bytes in UTF-8: a caller that counted characters would leave unwritten memory in the file.
+    const miscounted = `${JSON.stringify({ seq: 1, text: 'é' })}\n`;
+    expect(holdLine(writer, miscounted, miscounted.length)).toBe(true);
+    await expect(writer.flush()).rejects.toBeInstanceOf(WriterPoisonedError);
+    expect(writer.poisoned).toBe(true);
+    expect(holdLine(writer, miscounted, Buffer.byteLength(miscounted))).toBe(false);
+    expect(readFileSync(file)).toEqual(Buffer.from(line(0)));
+    await writer.close().catch(() => undefined);
+  });
+
+  it('declines where appendLine would not hold: not in none mode', async () => {
+    const file = join(tempDir(), 'group.jsonl');
+    const writer = await AppendFile.open(file, { durability: 'group' });
+    const bytes = line(0);
+    expect(holdLine(writer, bytes, bytes.length)).toBe(false);
+    await writer.close();
+    expect(readFileSync(file, 'utf8')).toBe('');
   });
 });
 

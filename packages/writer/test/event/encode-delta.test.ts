@@ -1,11 +1,12 @@
 // The event-log writer's fast path for `chat.delta` (src/event/encode-delta.ts) must write the line the generic
 // checked encoder writes, byte for byte, and leave everything else to it: whatever the schema refuses is refused with
-// the generic path's error. Property over arbitrary strings (lone surrogates, U+2028/U+2029, astral characters).
+// the generic path's error. Property over arbitrary strings (lone surrogates, U+2028/U+2029, astral characters). The
+// line as text (`DeltaLines`, what the synchronous held path queues) and its counted UTF-8 length are checked too.
 import { checkProperty } from '@turnjournal/test-support';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { encodeCheckedRecord } from '../../src/append/encode-checked.js';
-import { encodeDeltaRecord } from '../../src/event/encode-delta.js';
+import { DeltaLines, encodeDeltaRecord } from '../../src/event/encode-delta.js';
 
 const LIMIT = 16 * 1024 * 1024;
 const TS = '2026-11-26T04:30:58.123Z';
@@ -22,8 +23,15 @@ function generic(seq: number, payload: Record<string, unknown>, limit = LIMIT) {
 /** Strings of every kind of UTF-16 unit: lone surrogates, line separators, controls, quotes, astral pairs. */
 const text = fc.oneof(
   fc.string({ unit: 'binary', maxLength: 40 }),
+  // ASCII only, where the line's length is counted without encoding it: every code below 0x80.
+  fc.string({ unit: 'binary-ascii', maxLength: 40 }),
   fc.string({
     unit: fc.constantFrom('\u2028', '\u2029', '"', '\\', '\n', '\u0000', '\ud800', '\udfff', 'a', 'é'),
+    maxLength: 20,
+  }),
+  // The edges of what is counted without encoding: U+001F/U+0020, U+007F/U+0080, U+07FF/U+0800, quote, backslash.
+  fc.string({
+    unit: fc.constantFrom('\u001f', ' ', '~', '\u007f', '\u0080', '\u07ff', '\u0800', '"', '\\', 'x'),
     maxLength: 20,
   }),
 );
@@ -39,11 +47,16 @@ describe('chat.delta fast path (encodeDeltaRecord)', () => {
         text,
         (seq, requestId, messageId, body) => {
           const payload = { request_id: requestId, message_id: messageId, text: body };
-          const fast = encodeDeltaRecord(seq, TS, payload, LIMIT);
+          const fast = encodeDeltaRecord(seq, TS, payload, LIMIT, new DeltaLines());
           const slow = generic(seq, payload);
           expect(fast).toBeDefined();
           expect(Buffer.from(fast?.bytes ?? []).equals(Buffer.from(slow.bytes))).toBe(true);
           expect(fast?.written).toEqual(slow.written);
+          // The line as text, as the synchronous held path queues it, and the UTF-8 length it counts without encoding.
+          const lines = new DeltaLines();
+          const line = lines.line(seq, TS, requestId, messageId, body);
+          expect(Buffer.from(line, 'utf8').equals(Buffer.from(slow.bytes))).toBe(true);
+          expect(lines.bytes).toBe(slow.bytes.length);
         },
       ),
       { defaultRuns: 300 },
@@ -64,11 +77,17 @@ describe('chat.delta fast path (encodeDeltaRecord)', () => {
         ),
         fc.array(fc.tuple(fc.nat(), text), { minLength: 1, maxLength: 12 }),
         (ids, calls) => {
+          const lines = new DeltaLines();
           for (const [seq, body] of calls) {
             const [requestId, messageId] = ids[seq % ids.length] as [string, string];
             const payload = { request_id: requestId, message_id: messageId, text: body };
-            const fast = encodeDeltaRecord(seq, TS, payload, LIMIT);
-            expect(Buffer.from(fast?.bytes ?? []).equals(Buffer.from(generic(seq, payload).bytes))).toBe(true);
+            const slow = generic(seq, payload).bytes;
+            const fast = encodeDeltaRecord(seq, TS, payload, LIMIT, lines);
+            expect(Buffer.from(fast?.bytes ?? []).equals(Buffer.from(slow))).toBe(true);
+            expect(Buffer.from(lines.line(seq, TS, requestId, messageId, body), 'utf8').equals(Buffer.from(slow))).toBe(
+              true,
+            );
+            expect(lines.bytes).toBe(slow.length);
           }
         },
       ),
@@ -84,8 +103,9 @@ describe('chat.delta fast path (encodeDeltaRecord)', () => {
       { request_id: 'r1', message_id: '', text: 'x' },
       { request_id: 'r1', message_id: 'r1.a1', text: undefined },
     ];
+    const lines = new DeltaLines();
     for (const payload of refused) {
-      expect(encodeDeltaRecord(1, TS, payload, LIMIT)).toBeUndefined();
+      expect(encodeDeltaRecord(1, TS, payload, LIMIT, lines)).toBeUndefined();
       expect(() => generic(1, payload)).toThrow(expect.objectContaining({ code: 'invalid_record' }));
     }
     // Valid, but not the plain three members in schema order: the generic path writes them as given.
@@ -98,10 +118,10 @@ describe('chat.delta fast path (encodeDeltaRecord)', () => {
         text: 'x',
       }),
     ];
-    for (const payload of other) expect(encodeDeltaRecord(1, TS, payload, LIMIT)).toBeUndefined();
+    for (const payload of other) expect(encodeDeltaRecord(1, TS, payload, LIMIT, lines)).toBeUndefined();
     // Over the line-size limit: the generic path's `line_too_long`.
     const long = { request_id: 'r1', message_id: 'r1.a1', text: 'x'.repeat(200) };
-    expect(encodeDeltaRecord(1, TS, long, 150)).toBeUndefined();
+    expect(encodeDeltaRecord(1, TS, long, 150, lines)).toBeUndefined();
     expect(() => generic(1, long, 150)).toThrow(expect.objectContaining({ code: 'line_too_long' }));
   });
 });

@@ -1,0 +1,10 @@
+/**
+ * `@turnjournal/writer/_internals`: for the other turnjournal packages of the same release only (the live package
+ * imports it). Not part of the public API: no semver promise, anything here may change or go in any release, patch
+ * releases included. The live package depends on the writer by exact version (pnpm writes `workspace:*` as the exact
+ * version when it packs it), so this entry never meets a writer of another release.
+ * @module
+ */
+
+// A live session's held `chat.delta` appends without a promise per delta (issue 15: the per-delta cost of the hub).
+export { heldCheckpointPayload, holdDelta } from '../event/event-log.js';
