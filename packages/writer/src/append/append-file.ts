@@ -170,6 +170,12 @@ export class AppendFile {
   #closed = false;
   #closing: Promise<void> | null = null;
   /**
+   * The syncs of flushes that have not returned. Close and rewrite wait for them before they close the descriptor: a
+   * flush nobody awaited whose sync the scheduler had not issued yet would otherwise sync a closed descriptor (EBADF,
+   * and the file poisoned), or, once its number is reused, another file.
+   */
+  readonly #flushSyncs = new Set<Promise<void>>();
+  /**
    * `none` mode: writes completed, and how many of them the last completed sync covers. Counters, not an "unsynced"
    * flag: a write that completes while a sync runs may not be covered by it, and a flag the sync clears when it
    * returns would forget that write, so the next flush would return without syncing it.
@@ -578,20 +584,32 @@ export class AppendFile {
    * one that syncs at its own boundaries, and each of those syncs then commits no new file size (spec §11.6).
    */
   async flush(): Promise<void> {
+    // Closing makes every line durable with its own sync (or reports why not): a flush that meets it answers with it.
+    if (this.#closing !== null) return this.#closing;
     if (this.#preallocateOnFlush) this.#preallocate = true;
     await this.idle();
+    if (this.#closing !== null) return this.#closing;
     if (this.#poison !== null) throw new WriterPoisonedError(this.path, this.#poison);
     const covered = this.#writesDone;
     if (covered === this.#writesSynced) return;
+    // fdatasync, not fsync: the data and the file size are what a reader needs back; an fsync would also commit the
+    // modification time, which turns every sync into a journal commit even inside pre-allocated space.
+    const sync = this.#fs.fdatasync(this.#fd);
+    this.#flushSyncs.add(sync);
     try {
-      // fdatasync, not fsync: the data and the file size are what a reader needs back; an fsync would also commit
-      // the modification time, which turns every sync into a journal commit even inside pre-allocated space.
-      await this.#fs.fdatasync(this.#fd);
+      await sync;
       this.#writesSynced = Math.max(this.#writesSynced, covered);
     } catch (error) {
       this.#poison = new JournalWriteError(this.path, 'fdatasync', error);
       throw this.#poison;
+    } finally {
+      this.#flushSyncs.delete(sync);
     }
+  }
+
+  /** Waits until no flush's sync is running (see `#flushSyncs`); their failures are their callers' to see. */
+  async #flushSyncsSettled(): Promise<void> {
+    while (this.#flushSyncs.size > 0) await Promise.allSettled([...this.#flushSyncs]);
   }
 
   /**
@@ -610,6 +628,7 @@ export class AppendFile {
       throw error;
     }
     try {
+      await this.#flushSyncsSettled();
       await this.#fs.close(this.#fd).catch(() => undefined);
       this.#fd = await this.#fs.open(this.path, 'read-write');
       this.#size = (await this.#fs.fstat(this.#fd)).size;
@@ -634,6 +653,7 @@ export class AppendFile {
     // Lines held while the last write ran start no write of their own: idle again until none is left.
     do await this.idle();
     while (this.#queue.length > 0);
+    await this.#flushSyncsSettled();
     this.#closed = true;
     let failure: unknown = null;
     if (this.#writesDone !== this.#writesSynced && this.#poison === null) {

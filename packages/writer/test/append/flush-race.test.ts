@@ -89,3 +89,91 @@ describe('none mode: a write that lands while a sync runs is synced by the next 
     expect(syncsSinceFlush()).toBe(2);
   });
 });
+
+/**
+ * A flush nobody awaited, whose sync has not run yet, then close (or another flush after close began): close waits for
+ * that sync before it closes the descriptor, so the flush resolves and nothing is poisoned. Before, close went ahead,
+ * the flush's `fdatasync` then ran on a closed descriptor (EBADF) and poisoned the file (found with the live hub's
+ * delta work, 2026-11-26).
+ */
+describe('close and a flush that has not synced yet', () => {
+  /**
+   * The real file system with only `fdatasync` (a flush's sync) held until let go, and the order in which the syncs
+   * and the closes of `file`'s descriptors ran (the lock file's are not counted).
+   */
+  function heldFlushSync(file: string) {
+    const events: string[] = [];
+    const ofFile = new Set<number>();
+    let release: () => void = () => undefined;
+    let gate: Promise<void> | null = null;
+    let started: () => void = () => undefined;
+    const fs: FileSystem = {
+      ...nodeFileSystem,
+      async fdatasync(fd) {
+        started();
+        if (gate !== null) await gate;
+        await nodeFileSystem.fdatasync(fd);
+        events.push('fdatasync');
+      },
+      async open(path, mode) {
+        const fd = await nodeFileSystem.open(path, mode);
+        if (path === file) ofFile.add(fd);
+        return fd;
+      },
+      async close(fd) {
+        if (ofFile.delete(fd)) events.push('close');
+        return nodeFileSystem.close(fd);
+      },
+    };
+    return {
+      fs,
+      events,
+      hold(): Promise<void> {
+        gate = new Promise((resolve) => {
+          release = resolve;
+        });
+        return new Promise((resolve) => {
+          started = resolve;
+        });
+      },
+      release(): void {
+        gate = null;
+        release();
+      },
+    };
+  }
+
+  it('close waits for the sync of a flush started before it; the flush resolves', async () => {
+    const file = `${tempDir('tj-flush-close-')}/events.jsonl`;
+    const held = heldFlushSync(file);
+    const writer = await AppendFile.open(file, { durability: 'none', fs: held.fs });
+    await writer.appendRecord(eventRecord(0, 'kept'));
+    const syncStarted = held.hold();
+    const flushed = writer.flush();
+    await syncStarted;
+    const closed = writer.close();
+    // Close has everything it needs but the flush's sync: it must not close the descriptor under it.
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(held.events).toEqual([]);
+    held.release();
+    await expect(flushed).resolves.toBeUndefined();
+    await expect(closed).resolves.toBeUndefined();
+    expect(held.events).toEqual(['fdatasync', 'close']);
+    const contents = await readAll(file);
+    expect(contents.findings).toEqual([]);
+    expect(contents.records).toHaveLength(1);
+  });
+
+  it('a flush called while close runs answers with the close, and syncs no closed descriptor', async () => {
+    const file = `${tempDir('tj-flush-close-')}/events.jsonl`;
+    const held = heldFlushSync(file);
+    const writer = await AppendFile.open(file, { durability: 'none', fs: held.fs });
+    await writer.appendRecord(eventRecord(0, 'kept'));
+    const closed = writer.close();
+    const flushed = writer.flush();
+    await expect(closed).resolves.toBeUndefined();
+    await expect(flushed).resolves.toBeUndefined();
+    // Close made the line durable with its fsync; nothing synced after the descriptor was closed.
+    expect(held.events).toEqual(['close']);
+  });
+});
