@@ -11,8 +11,10 @@ export interface SeekEventSeqOptions {
 }
 
 const DEFAULT_WINDOW = 256 * 1024;
-/** Below this span a forward read is cheaper than more probes. */
+/** Below this span a forward read is cheaper than more probes; also the first step back from the end. */
 const LINEAR_SPAN = 64 * 1024;
+/** A probe reads this much first, and twice as much each time it found no complete line, up to the window. */
+const FIRST_PROBE_BYTES = 4096;
 const LF = 0x0a;
 
 /**
@@ -20,47 +22,74 @@ const LF = 0x0a;
  * TJ-LIVE-004): the byte offset of a line start such that every record that starts before it has a smaller `seq`.
  *
  * A writer assigns each record the previous seq + 1 (TJ-EVENT-003), so seq grows with the byte offset and the log is
- * its own index: the search bisects the byte range, reading at each probe the first complete line after the probe
- * point and its `seq`, and costs O(log size) reads of one window, whatever the log's length. A probe that finds no
- * parseable record (damage, a line longer than the window) moves the upper bound only, so the answer may be earlier
- * than needed, never later: the caller's forward read, which skips `seq < target`, stays exact.
+ * its own index. The search first steps back from the end, 64 KiB, then twice as far each time, until a record before
+ * the target is found, and then bisects what is left, reading at each probe the first complete line after the probe
+ * point and its `seq`: a target near the end (a subscriber reconnecting a little behind) costs O(log distance from
+ * the end) probes, and any target O(log size), whatever the log's length. A probe reads 4 KiB, and more only for a
+ * longer line. A probe that finds no parseable record (damage, pre-allocated space, a line longer than the window)
+ * moves the upper bound only, so the answer may be earlier than needed, never later: the caller's forward read, which
+ * skips `seq < target`, stays exact.
  */
 export async function seekEventSeq(target: number, options: SeekEventSeqOptions): Promise<number> {
   const { source, size } = options;
-  const window = Math.max(1024, options.windowBytes ?? DEFAULT_WINDOW);
-  const buffer = new Uint8Array(window);
+  const probe = new Probe(source, Math.max(1024, options.windowBytes ?? DEFAULT_WINDOW));
   let lo = 0;
   let hi = size;
+  // Back from the end, in growing steps, while the records found are at or past the target.
+  for (let step = LINEAR_SPAN; hi - lo > LINEAR_SPAN; step *= 2) {
+    const at = Math.max(lo, hi - step);
+    const found = await probe.firstRecordAfter(at, hi);
+    if (found !== null && found.seq < target) {
+      lo = found.lineStart;
+      break;
+    }
+    hi = at;
+  }
   while (hi - lo > LINEAR_SPAN) {
     const mid = lo + Math.floor((hi - lo) / 2);
-    const probe = await firstRecordAfter(source, mid, hi, buffer);
-    if (probe === null || probe.seq >= target) hi = mid;
-    else lo = probe.lineStart;
+    const found = await probe.firstRecordAfter(mid, hi);
+    if (found === null || found.seq >= target) hi = mid;
+    else lo = found.lineStart;
   }
   return lo;
 }
 
-/** The first complete line starting after `from` (and before `end`) that parses to an object with an integer seq. */
-async function firstRecordAfter(
-  source: JournalSource,
-  from: number,
-  end: number,
-  buffer: Uint8Array,
-): Promise<{ lineStart: number; seq: number } | null> {
-  const length = Math.min(buffer.length, end - from);
-  const read = await readFully(source, buffer, length, from);
-  const bytes = buffer.subarray(0, read);
-  let lf = bytes.indexOf(LF);
-  const decoder = new TextDecoder('utf-8', { fatal: false });
-  while (lf >= 0) {
-    const start = lf + 1;
-    const next = bytes.indexOf(LF, start);
-    if (next < 0) return null;
-    const seq = seqOf(decoder.decode(bytes.subarray(start, next)));
-    if (seq !== null) return { lineStart: from + start, seq };
-    lf = next;
+/** Positional reads of the first record after a point, into a buffer that grows only for long lines. */
+class Probe {
+  readonly #source: JournalSource;
+  readonly #window: number;
+  #buffer = new Uint8Array(FIRST_PROBE_BYTES);
+  readonly #decoder = new TextDecoder('utf-8', { fatal: false });
+
+  constructor(source: JournalSource, window: number) {
+    this.#source = source;
+    this.#window = window;
   }
-  return null;
+
+  /**
+   * The first complete line starting after `from` (and ending before `end`) that parses to an object with an integer
+   * seq, looked for in 4 KiB, then in twice as much while no such line was complete, up to the window.
+   */
+  async firstRecordAfter(from: number, end: number): Promise<{ lineStart: number; seq: number } | null> {
+    let length = Math.min(FIRST_PROBE_BYTES, this.#window, end - from);
+    for (;;) {
+      if (this.#buffer.length < length) this.#buffer = new Uint8Array(length);
+      const read = await readFully(this.#source, this.#buffer, length, from);
+      const bytes = this.#buffer.subarray(0, read);
+      let lf = bytes.indexOf(LF);
+      while (lf >= 0) {
+        const start = lf + 1;
+        const next = bytes.indexOf(LF, start);
+        if (next < 0) break;
+        const seq = seqOf(this.#decoder.decode(bytes.subarray(start, next)));
+        if (seq !== null) return { lineStart: from + start, seq };
+        lf = next;
+      }
+      // No complete line with a seq in what was read: read more, unless that was all there is or may be read.
+      if (read < length || length >= this.#window || length >= end - from) return null;
+      length = Math.min(length * 2, this.#window, end - from);
+    }
+  }
 }
 
 function seqOf(line: string): number | null {
