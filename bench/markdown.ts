@@ -1,7 +1,7 @@
 /**
  * Prints a results file as the Markdown table BENCHMARKS.md and the README show: `pnpm bench:markdown [file]`
- * (default `bench/results/latest.json`; `--info` keeps the information rows too). Format the document after pasting
- * (`npx biome format` does not touch Markdown; align by hand or leave the table unaligned, both render the same).
+ * (default `bench/results/latest.json`; `--info` keeps the information rows too). Format the document after pasting:
+ * `npx biome format --write BENCHMARKS.md` aligns the table's columns.
  */
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';

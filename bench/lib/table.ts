@@ -60,7 +60,12 @@ export function renderTable(rows: readonly FigureRow[]): string {
  * BENCHMARKS.md and the README: `pnpm bench:markdown [results.json]`. Cells are escaped for the table (`|`).
  */
 export function renderMarkdownTable(rows: readonly FigureRow[], withInfo = false): string {
-  const body = rows.filter((row) => withInfo || row.status !== 'info').map(cells);
+  // A verdict in bold, as the documents show it: `**yes**`, `**no**`; `info` and `pending` as they are.
+  const verdict = (cell: string) => (cell === 'yes' ? '**yes**' : cell === 'NO' ? '**no**' : cell);
+  const body = rows
+    .filter((row) => withInfo || row.status !== 'info')
+    .map(cells)
+    .map((row) => [...row.slice(0, -1), verdict(row.at(-1) as string)]);
   const escapeCell = (cell: string) => cell.replaceAll('|', '\\|');
   const line = (row: readonly string[]) => `| ${row.map(escapeCell).join(' | ')} |`;
   return [line(HEADER), line(HEADER.map(() => '---')), ...body.map(line)].join('\n');
