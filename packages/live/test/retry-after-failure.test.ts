@@ -4,22 +4,10 @@
 // test/{turn,run,event}/retry-after-failure.test.ts.
 import { SimulatedFileSystem } from '@turnjournal/conformance';
 import { openConversationHub } from '@turnjournal/live';
+import { allWithin, outcomeOf } from '@turnjournal/test-support';
 import { describe, expect, it } from 'vitest';
 
 const DEAD = { statusOf: (text: string | undefined) => (text === undefined ? ('none' as const) : ('stale' as const)) };
-
-/** How a call ended: `ok` for an answer, the error's code for a rejection. */
-const ended = (promise: Promise<unknown>): Promise<string> =>
-  promise.then(
-    () => 'ok',
-    (error: { code?: string }) => `rejected: ${error.code}`,
-  );
-
-/** The outcomes of `calls`, or a message when they have not all ended after 3 s (a hang is a failure). */
-async function within3s(calls: Promise<string>[]): Promise<string[] | string> {
-  const timeout = new Promise<string>((resolve) => setTimeout(() => resolve('still waiting after 3 s'), 3000).unref());
-  return Promise.race([Promise.all(calls), timeout]);
-}
 
 describe('live session: calls after a failed sync of its event log (TJ-DUR-021)', () => {
   it('refuses what overlaps the failing sync and everything after, answers none of it, and a reopen recovers', async () => {
@@ -31,21 +19,21 @@ describe('live session: calls after a failed sync of its event log (TJ-DUR-021)'
     const messagesBefore = session.snapshot().messages;
     sim.inject({ op: 'fdatasync', path: 'events.jsonl', errno: 'EIO' });
     // A tool call (durable), its result and the run's end, made together while the first one's sync fails.
-    const outcomes = await within3s([
-      ended(sent.run.toolStart({ toolCallId: 'c1', tool: 'search' })),
-      ended(sent.run.toolResult({ toolCallId: 'c1', output: 'found' })),
-      ended(sent.run.done()),
+    const outcomes = await allWithin([
+      outcomeOf(sent.run.toolStart({ toolCallId: 'c1', tool: 'search' })),
+      outcomeOf(sent.run.toolResult({ toolCallId: 'c1', output: 'found' })),
+      outcomeOf(sent.run.done()),
     ]);
     expect(Array.isArray(outcomes), String(outcomes)).toBe(true);
     for (const outcome of outcomes as string[]) expect(outcome).toMatch(/^rejected: /);
     // Nothing of them is in the session's view: the tool result and the end were never acknowledged.
     expect(session.snapshot().messages).toEqual(messagesBefore);
     // Everything after is refused, the retry of the failed call included.
-    const after = await within3s([
-      ended(sent.run.toolStart({ toolCallId: 'c1', tool: 'search' })),
-      ended(sent.run.delta('more')),
-      ended(session.send({ requestId: 'r2', content: 'again' })),
-      ended(session.flush()),
+    const after = await allWithin([
+      outcomeOf(sent.run.toolStart({ toolCallId: 'c1', tool: 'search' })),
+      outcomeOf(sent.run.delta('more')),
+      outcomeOf(session.send({ requestId: 'r2', content: 'again' })),
+      outcomeOf(session.flush()),
     ]);
     expect(Array.isArray(after), String(after)).toBe(true);
     for (const outcome of after as string[]) expect(outcome).toMatch(/^rejected: (session_failed|writer_poisoned)$/);

@@ -1,3 +1,4 @@
+export { allWithin, outcomeOf } from './outcomes.js';
 export {
   checkProperty,
   DEFAULT_PROPERTY_RUNS,

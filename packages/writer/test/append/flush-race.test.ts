@@ -3,29 +3,16 @@ import { AppendFile, type FileSystem, nodeFileSystem } from '../support/internal
 import { eventRecord, readAll } from '../support/journal.js';
 import { tempDir } from '../support/temp.js';
 
-/** The real file system, with its syncs (a flush's fdatasync, close's fsync) held until let go, and counted. */
-function gatedSync() {
+/** A gate syncs pass: `hold()` shuts it and resolves once a sync has reached it, `release()` lets them go. */
+function syncGate() {
   let release: () => void = () => undefined;
   let gate: Promise<void> | null = null;
   let started: () => void = () => undefined;
-  const syncs: number[] = [];
-  const gated =
-    (sync: (fd: number) => Promise<void>) =>
-    async (fd: number): Promise<void> => {
-      syncs.push(fd);
+  return {
+    async pass(): Promise<void> {
       started();
       if (gate !== null) await gate;
-      return sync(fd);
-    };
-  const fs: FileSystem = {
-    ...nodeFileSystem,
-    fdatasync: gated(nodeFileSystem.fdatasync),
-    fsync: gated(nodeFileSystem.fsync),
-  };
-  return {
-    fs,
-    syncs,
-    /** Holds the next sync; resolves once it has started. */
+    },
     hold(): Promise<void> {
       gate = new Promise((resolve) => {
         release = resolve;
@@ -39,6 +26,25 @@ function gatedSync() {
       release();
     },
   };
+}
+
+/** The real file system, with its syncs (a flush's fdatasync, close's fsync) held until let go, and counted. */
+function gatedSync() {
+  const gate = syncGate();
+  const syncs: number[] = [];
+  const gated =
+    (sync: (fd: number) => Promise<void>) =>
+    async (fd: number): Promise<void> => {
+      syncs.push(fd);
+      await gate.pass();
+      return sync(fd);
+    };
+  const fs: FileSystem = {
+    ...nodeFileSystem,
+    fdatasync: gated(nodeFileSystem.fdatasync),
+    fsync: gated(nodeFileSystem.fsync),
+  };
+  return { fs, syncs, hold: gate.hold, release: gate.release };
 }
 
 /**
@@ -104,14 +110,11 @@ describe('close and a flush that has not synced yet', () => {
   function heldFlushSync(file: string) {
     const events: string[] = [];
     const ofFile = new Set<number>();
-    let release: () => void = () => undefined;
-    let gate: Promise<void> | null = null;
-    let started: () => void = () => undefined;
+    const gate = syncGate();
     const fs: FileSystem = {
       ...nodeFileSystem,
       async fdatasync(fd) {
-        started();
-        if (gate !== null) await gate;
+        await gate.pass();
         await nodeFileSystem.fdatasync(fd);
         events.push('fdatasync');
       },
@@ -125,22 +128,7 @@ describe('close and a flush that has not synced yet', () => {
         return nodeFileSystem.close(fd);
       },
     };
-    return {
-      fs,
-      events,
-      hold(): Promise<void> {
-        gate = new Promise((resolve) => {
-          release = resolve;
-        });
-        return new Promise((resolve) => {
-          started = resolve;
-        });
-      },
-      release(): void {
-        gate = null;
-        release();
-      },
-    };
+    return { fs, events, hold: gate.hold, release: gate.release };
   }
 
   it('close waits for the sync of a flush started before it; the flush resolves', async () => {

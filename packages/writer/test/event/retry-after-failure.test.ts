@@ -4,6 +4,7 @@
 // test/turn/retry-after-failure.test.ts, for EventLog.
 import { join } from 'node:path';
 import { checkStore } from '@turnjournal/reader';
+import { allWithin, outcomeOf } from '@turnjournal/test-support';
 import { describe, expect, it } from 'vitest';
 import { faultyFileSystem } from '../support/faulty-fs.js';
 import { type EventLog, nodeFileSystem, openEventLog } from '../support/internals.js';
@@ -11,19 +12,6 @@ import { tempDir } from '../support/temp.js';
 import { seqsOf, seriousFindings } from './support.js';
 
 const msg = (content: string) => ({ role: 'user', content });
-
-/** How a call ended: `ok` for an answer, the error's code for a rejection. */
-const ended = (promise: Promise<unknown>): Promise<string> =>
-  promise.then(
-    () => 'ok',
-    (error: { code?: string }) => `rejected: ${error.code}`,
-  );
-
-/** The outcomes of `calls`, or a message when they have not all ended after 3 s (a hang is a failure). */
-async function within3s(calls: Promise<string>[]): Promise<string[] | string> {
-  const timeout = new Promise<string>((resolve) => setTimeout(() => resolve('still waiting after 3 s'), 3000).unref());
-  return Promise.race([Promise.all(calls), timeout]);
-}
 
 /** Every kind of call an EventLog appends with, each refused once the log is poisoned. */
 function everyCall(log: EventLog): Record<string, () => Promise<unknown>> {
@@ -56,10 +44,10 @@ describe('EventLog: calls after a failed sync (TJ-DUR-021, TJ-DUR-030)', () => {
     const log = await openEventLog({ file, fs });
     await log.appendMessage(msg('m0'));
     fs.inject({ op: 'fdatasync', path: file, errno: 'EIO' });
-    const outcomes = await within3s([
-      ended(log.appendMessage(msg('m1'))),
-      ended(log.appendMessage(msg('m2'))),
-      ended(log.chatStarted({ requestId: 'r1' })),
+    const outcomes = await allWithin([
+      outcomeOf(log.appendMessage(msg('m1'))),
+      outcomeOf(log.appendMessage(msg('m2'))),
+      outcomeOf(log.chatStarted({ requestId: 'r1' })),
     ]);
     expect(outcomes).toEqual(['rejected: write_failed', 'rejected: writer_poisoned', 'rejected: writer_poisoned']);
     // The snapshot held m2 and a running r1, records the file refused and never holds; now it holds what was
@@ -78,12 +66,12 @@ describe('EventLog: calls after a failed sync (TJ-DUR-021, TJ-DUR-030)', () => {
     await log.appendMessage(msg('m0'));
     await log.chatStarted({ requestId: 'r1' });
     fs.inject({ op: 'fdatasync', path: file, errno: 'EIO' });
-    expect(await ended(log.appendMessage(msg('m1')))).toBe('rejected: write_failed');
-    expect(await ended(log.appendMessage(msg('m1')))).toBe('rejected: writer_poisoned');
+    expect(await outcomeOf(log.appendMessage(msg('m1')))).toBe('rejected: write_failed');
+    expect(await outcomeOf(log.appendMessage(msg('m1')))).toBe('rejected: writer_poisoned');
     const calls = everyCall(log);
-    const outcomes = await within3s(Object.values(calls).map((call) => ended(call())));
+    const outcomes = await allWithin(Object.values(calls).map((call) => outcomeOf(call())));
     expect(outcomes).toEqual(Object.keys(calls).map(() => 'rejected: writer_poisoned'));
-    expect(await ended(log.cancelUnfinishedRuns())).toBe('rejected: writer_poisoned');
+    expect(await outcomeOf(log.cancelUnfinishedRuns())).toBe('rejected: writer_poisoned');
     await log.close();
   });
 
@@ -93,7 +81,10 @@ describe('EventLog: calls after a failed sync (TJ-DUR-021, TJ-DUR-030)', () => {
     const log = await openEventLog({ file, fs });
     await log.appendMessage(msg('m0'));
     fs.inject({ op: 'fdatasync', path: file, errno: 'EIO' });
-    const outcomes = await within3s([ended(log.appendMessage(msg('m1'))), ended(log.appendMessage(msg('m2')))]);
+    const outcomes = await allWithin([
+      outcomeOf(log.appendMessage(msg('m1'))),
+      outcomeOf(log.appendMessage(msg('m2'))),
+    ]);
     expect(outcomes).toEqual(['rejected: write_failed', 'rejected: writer_poisoned']);
     await log.close();
     // The unsynced m1 reached the page cache here and may be in the file; m2 was never written.

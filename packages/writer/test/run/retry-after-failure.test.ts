@@ -3,25 +3,13 @@
 // and a reopen goes on from what the file holds. The same cases as test/turn/retry-after-failure.test.ts, for RunWriter.
 import { readFileSync } from 'node:fs';
 import { readRunFile } from '@turnjournal/reader';
+import { allWithin, outcomeOf } from '@turnjournal/test-support';
 import { describe, expect, it } from 'vitest';
 import { faultyFileSystem } from '../support/faulty-fs.js';
 import { nodeFileSystem, openRunWriter, type RunHeaderInput, type RunWriter } from '../support/internals.js';
 import { findingCodes, tempDir } from '../support/temp.js';
 
 const HEADER: RunHeaderInput = { startedAt: '2026-02-03T12:00:00.000Z', sessionId: 'sess-1' };
-
-/** How a call ended: `ok` for an answer, the error's code for a rejection. */
-const ended = (promise: Promise<unknown>): Promise<string> =>
-  promise.then(
-    () => 'ok',
-    (error: { code?: string }) => `rejected: ${error.code}`,
-  );
-
-/** The outcomes of `calls`, or a message when they have not all ended after 3 s (a hang is a failure). */
-async function within3s(calls: Promise<string>[]): Promise<string[] | string> {
-  const timeout = new Promise<string>((resolve) => setTimeout(() => resolve('still waiting after 3 s'), 3000).unref());
-  return Promise.race([Promise.all(calls), timeout]);
-}
 
 /** Every kind of append a RunWriter makes, each refused once the writer is poisoned. */
 function everyCall(writer: RunWriter): Record<string, () => Promise<unknown>> {
@@ -58,11 +46,11 @@ describe('RunWriter: calls after a failed sync (TJ-DUR-021, TJ-DUR-030)', () => 
     const seq = writer.nextLlmSeq;
     fs.inject({ op: 'fdatasync', errno: 'EIO' });
     // Issued together, before the first one's sync fails: a request, a second one, the first one's answer and the end.
-    const outcomes = await within3s([
-      ended(writer.llmRequest({ input: { messages: [] } })),
-      ended(writer.llmRequest({ input: { messages: [] } })),
-      ended(writer.llmResponse({ seq, output: { messages: [] } })),
-      ended(writer.end({ outcome: 'completed' })),
+    const outcomes = await allWithin([
+      outcomeOf(writer.llmRequest({ input: { messages: [] } })),
+      outcomeOf(writer.llmRequest({ input: { messages: [] } })),
+      outcomeOf(writer.llmResponse({ seq, output: { messages: [] } })),
+      outcomeOf(writer.end({ outcome: 'completed' })),
     ]);
     expect(outcomes).toEqual([
       'rejected: write_failed',
@@ -85,10 +73,10 @@ describe('RunWriter: calls after a failed sync (TJ-DUR-021, TJ-DUR-030)', () => 
     const writer = await openRunWriter({ root, runId: 'every', header: HEADER, fs });
     await writer.agentEvent({ type: 'acknowledged' });
     fs.inject({ op: 'fdatasync', errno: 'EIO' });
-    expect(await ended(writer.llmRequest({ input: { messages: [] } }))).toBe('rejected: write_failed');
+    expect(await outcomeOf(writer.llmRequest({ input: { messages: [] } }))).toBe('rejected: write_failed');
     // The retry is refused, not numbered after a record that was never acknowledged.
-    expect(await ended(writer.llmRequest({ input: { messages: [] } }))).toBe('rejected: writer_poisoned');
-    const outcomes = await within3s(Object.values(everyCall(writer)).map((call) => ended(call())));
+    expect(await outcomeOf(writer.llmRequest({ input: { messages: [] } }))).toBe('rejected: writer_poisoned');
+    const outcomes = await allWithin(Object.values(everyCall(writer)).map((call) => outcomeOf(call())));
     expect(outcomes).toEqual(Object.keys(everyCall(writer)).map(() => 'rejected: writer_poisoned'));
     expect(writer.ended).toBe(false);
     await writer.close();
@@ -101,7 +89,7 @@ describe('RunWriter: calls after a failed sync (TJ-DUR-021, TJ-DUR-030)', () => 
     await writer.agentEvent({ type: 'acknowledged' });
     const first = writer.nextLlmSeq;
     fs.inject({ op: 'fdatasync', errno: 'EIO' });
-    expect(await ended(writer.llmRequest({ input: { messages: [] } }))).toBe('rejected: write_failed');
+    expect(await outcomeOf(writer.llmRequest({ input: { messages: [] } }))).toBe('rejected: write_failed');
     await writer.close();
     // What the file holds, whole lines only: the unsynced request may be there (it reached the page cache here).
     const held = types(writer.path);
