@@ -650,10 +650,12 @@ export class AppendFile {
   }
 
   async #close(): Promise<void> {
-    // Lines held while the last write ran start no write of their own: idle again until none is left.
-    do await this.idle();
-    while (this.#queue.length > 0);
-    await this.#flushSyncsSettled();
+    // Lines held while the last write ran start no write of their own: idle again until none is left. The syncs of
+    // flushes started before close are waited for inside the loop, so nothing is queued after the last look.
+    do {
+      await this.idle();
+      await this.#flushSyncsSettled();
+    } while (this.#queue.length > 0);
     this.#closed = true;
     let failure: unknown = null;
     if (this.#writesDone !== this.#writesSynced && this.#poison === null) {
