@@ -77,8 +77,9 @@ function sizeOfCheckpoint(messages: readonly Message[], runs: number): number {
 
 /**
  * The durability pipeline of a live session (spec §18.2): every record goes through the writer's `append` (a delta
- * through its synchronous `holdDelta` where it can), is kept in the pending list until a sync covers it, and is then delivered — folded into the view, pushed into the window
- * of recent records, announced to subscribers and on the fan-out (TJ-LIVE-008). Syncs are group commits: callers
+ * through its synchronous `holdDelta` where it can), is kept in the pending list until a sync covers it, and is then
+ * delivered — folded into the view, pushed into the window of recent records, announced to subscribers and on the
+ * fan-out (TJ-LIVE-008). Syncs are group commits: callers
  * that ask while one runs share the next. Deltas are held by the writer until a sync, which the delta timer brings
  * within `deltaFlushMs` when no boundary comes first (TJ-LIVE-007).
  *
