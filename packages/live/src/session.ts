@@ -3,6 +3,7 @@
 // session-recovery.ts; what is left is mostly the public API's documentation.
 import { isValidIdentifier } from '@turnjournal/reader/store-format';
 import type { EventLog, EventLogAck, EventLogCompaction, SessionJournals, TurnJournal } from '@turnjournal/writer';
+import { oversizeRefusal } from '@turnjournal/writer/_internals';
 import { CommitPipeline } from './commit-pipeline.js';
 import { DiskReader } from './disk-reader.js';
 import { LiveError } from './errors.js';
@@ -343,12 +344,22 @@ export class LiveSession implements SubscriptionSource {
   }
 
   /**
-   * @internal Closes the open segment, appends `records` in order, and waits until they are durable. The records after
-   * a refused one are not appended: a tool result and its message are written together or not at all (TJ-LIVE-004;
-   * a `tool.result` whose output is not a string was refused while its more lenient `message_append` was written).
+   * @internal Closes the open segment, appends `records` in order, and waits until they are durable. A tool result
+   * and its message are written together or not at all (TJ-LIVE-004): a record the log would refuse for its encoding
+   * (schema, `line_too_long`) refuses the boundary before anything is appended, the open segment's message included
+   * (a `message_append` is about a hundred bytes longer than its `tool.result`, so an output near the line limit could
+   * pass as the one and not as the other); and the records after one refused by the log's state rules are not
+   * appended (a `tool.result` whose output is not a string was refused while its more lenient message was written).
    */
   async _boundary(requestId: string, records: readonly (readonly [string, Record<string, unknown>])[]): Promise<void> {
     const active = this.#activeRun(requestId);
+    for (let i = 0; i < records.length; i += 1) {
+      const [type, payload] = records[i] as readonly [string, Record<string, unknown>];
+      // Seqs only gain digits further on: 2 × (i + 2) places bounds what the segment's message and a checkpoint
+      // behind each record can put before this one.
+      const refusal = oversizeRefusal(this.#log, type, payload, 2 * (i + 2));
+      if (refusal !== null) throw refusal;
+    }
     this.#closeSegment(active, false);
     const writes: Promise<EventLogAck>[] = [];
     for (const [type, payload] of records) {

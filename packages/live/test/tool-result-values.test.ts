@@ -90,3 +90,44 @@ describe('a caller’s values in toolResult (TJ-COMPAT-018, TJ-LIVE-004)', () =>
     await hub.close();
   });
 });
+
+describe('a tool result near the line limit (TJ-LIVE-004: the result and its message, whole or not at all)', () => {
+  const MAX_LINE = 16 * 1024 * 1024; // the writer's default line limit, which the hub's event logs use
+  /** The bytes of a record's line without its output's characters (ASCII output: one byte each, no escapes). */
+  const overhead = (seq: number, type: string, payload: Record<string, unknown>) =>
+    JSON.stringify({ seq, ts: '2026-11-26T00:00:00.000Z', type, payload }).length;
+
+  it('refuses a result whose tool.result fits but whose message does not, and writes neither', async () => {
+    const { root, hub, session, sent } = await startedRun();
+    const file = join(root, 's1', 'events.jsonl');
+    const seq = (session.durableSeq ?? -1) + 1;
+    const result = { request_id: 'r1', tool_call_id: 'big', output: '' };
+    // The tool.result line is exactly the limit: it alone would be accepted; its message, longer, would not.
+    const output = 'y'.repeat(MAX_LINE - overhead(seq, 'tool.result', result));
+    await expect(sent.run.toolResult({ toolCallId: 'big', output })).rejects.toMatchObject({ code: 'line_too_long' });
+    await session.flush();
+    expect(
+      lines(file).filter((r) => (r.payload as { tool_call_id?: string } | undefined)?.tool_call_id === 'big'),
+    ).toEqual([]);
+    expect(session.snapshot().messages.filter((m) => m.role === 'tool')).toHaveLength(0);
+    // The session goes on.
+    await sent.run.toolResult({ toolCallId: 'ok', output: 'fine' });
+    await sent.run.done();
+    await hub.close();
+  });
+
+  it('writes both when the message fits too', async () => {
+    const { hub, session, sent } = await startedRun();
+    const seq = (session.durableSeq ?? -1) + 2;
+    const message = {
+      message: { role: 'tool', content: '', id: 'r1.tool.big', tool_call_id: 'big', request_id: 'r1' },
+    };
+    // One byte under the limit for the message (the check may count its seq a digit longer than it will be).
+    const output = 'y'.repeat(MAX_LINE - overhead(seq, 'message_append', message) - 1);
+    await sent.run.toolResult({ toolCallId: 'big', output });
+    const tools = session.snapshot().messages.filter((m) => m.role === 'tool');
+    expect(tools.map((m) => (m.content as string).length)).toEqual([output.length]);
+    await sent.run.done();
+    await hub.close();
+  });
+});

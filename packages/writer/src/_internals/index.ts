@@ -7,4 +7,5 @@
  */
 
 // A live session's held `chat.delta` appends without a promise per delta (issue 15: the per-delta cost of the hub).
-export { heldCheckpointPayload, holdDelta } from '../event/event-log.js';
+// A live session's tool result and its message, checked before either is appended (a pair goes in whole or not at all).
+export { heldCheckpointPayload, holdDelta, oversizeRefusal } from '../event/event-log.js';

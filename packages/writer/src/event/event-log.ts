@@ -57,6 +57,28 @@ const ISO_STAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 let holdDeltaOf: (log: EventLog, requestId: string, messageId: string, text: string, ts: string) => number;
 /** Set by {@link EventLog}'s static block: reaches its private state for {@link heldCheckpointPayload}. */
 let heldCheckpointPayloadOf: (log: EventLog) => Record<string, unknown> | null;
+/** Set by {@link EventLog}'s static block: reaches its private encoder for {@link oversizeRefusal}. */
+let oversizeRefusalOf: (log: EventLog, type: string, payload: Payload | undefined, ahead: number) => unknown;
+
+/**
+ * An upper bound of the bytes `value` takes in a JSON line (every string character escaped as `\uXXXX`, six bytes),
+ * or -1 when it is not a plain tree of strings, numbers, booleans, nulls, arrays and objects within 16 levels (then
+ * only encoding it tells).
+ */
+function escapedBound(value: unknown, depth: number): number {
+  if (typeof value === 'string') return 6 * value.length + 2;
+  if (typeof value === 'number' || typeof value === 'boolean' || value === null) return 32;
+  if (typeof value !== 'object' || depth >= 16) return -1;
+  const prototype = Object.getPrototypeOf(value);
+  if (!Array.isArray(value) && prototype !== Object.prototype && prototype !== null) return -1;
+  let total = 2;
+  for (const key in value) {
+    const member = escapedBound((value as Record<string, unknown>)[key], depth + 1);
+    if (member < 0) return -1;
+    total += 6 * key.length + 4 + member;
+  }
+  return total;
+}
 
 /** What {@link openEventLog} found and chose, handed to the writer. */
 export interface EventLogSettings {
@@ -143,6 +165,7 @@ export class EventLog {
   static {
     holdDeltaOf = (log, requestId, messageId, text, ts) => log.#holdDelta(requestId, messageId, text, ts);
     heldCheckpointPayloadOf = (log) => log.#heldCheckpointPayload();
+    oversizeRefusalOf = (log, type, payload, ahead) => log.#oversizeRefusal(type, payload, ahead);
   }
 
   /** @internal use {@link openEventLog}. */
@@ -537,13 +560,13 @@ export class EventLog {
    * the JSON a reader will parse (members JSON drops are dropped here too, so the writer's memory equals the file). A
    * v1 type must validate against its schema; any other type must be an accepted event record (its envelope).
    */
-  #encode(type: string, payload: Payload | undefined): EncodedRecord {
+  #encode(type: string, payload: Payload | undefined, seq: number = this.#nextSeq): EncodedRecord {
     const ts = this.#stamp();
     if (type === 'chat.delta' && payload !== undefined) {
-      const fast = encodeDeltaRecord(this.#nextSeq, ts, payload, this.#maxLineBytes, this.#deltaLines);
+      const fast = encodeDeltaRecord(seq, ts, payload, this.#maxLineBytes, this.#deltaLines);
       if (fast !== undefined) return fast;
     }
-    const record = { seq: this.#nextSeq, ts, type, ...(payload === undefined ? {} : { payload }) };
+    const record = { seq, ts, type, ...(payload === undefined ? {} : { payload }) };
     return encodeCheckedRecord(record, { family: 'event', type, v1Only: false }, this.#maxLineBytes, this.path);
   }
 
@@ -613,6 +636,23 @@ export class EventLog {
     lines.remember(this.#stateVersion, checkpoint.written.payload as Payload, checkpoint.seq, ts, checkpoint.trailer);
   }
 
+  /**
+   * Null when the line of `append(type, payload)` cannot exceed the line limit at the seq `ahead` places after the
+   * next one; otherwise what encoding it there answers (see {@link oversizeRefusal}). Nothing is reserved or changed.
+   */
+  #oversizeRefusal(type: string, payload: Payload | undefined, ahead: number): unknown {
+    if (payload !== undefined) {
+      const bound = escapedBound(payload, 0);
+      if (bound >= 0 && bound + 6 * type.length + 256 <= this.#maxLineBytes) return null;
+    }
+    try {
+      this.#encode(type, payload, this.#nextSeq + ahead);
+      return null;
+    } catch (error) {
+      return error;
+    }
+  }
+
   /** The payload of the automatic checkpoint {@link holdDelta} reserved last, while the state it holds is current. */
   #heldCheckpointPayload(): Payload | null {
     return this.#checkpointLines.payloadAt(this.#stateVersion);
@@ -675,4 +715,23 @@ export function holdDelta(log: EventLog, requestId: string, messageId: string, t
  */
 export function heldCheckpointPayload(log: EventLog): Record<string, unknown> | null {
   return heldCheckpointPayloadOf(log);
+}
+
+/**
+ * @internal Whether `log.append(type, payload)` would be refused for its size if it took the seq `ahead` places after
+ * the log's next one: null when its line cannot exceed the log's line limit (a payload whose strings are too short to
+ * reach it even if every character were escaped is answered without encoding it); otherwise the record is encoded
+ * as `append` would encode it, and what that refuses is returned (`line_too_long`, or its schema's `invalid_record`),
+ * or null. Nothing is reserved; the state rules (an active run, an open segment) are not asked. For a group of
+ * appends that must go in whole: the live hub asks it for a tool result and its message, whose only refusal the
+ * other's acceptance does not rule out is the line limit. A larger `ahead` gives the seq more digits, never fewer:
+ * use an upper bound.
+ */
+export function oversizeRefusal(
+  log: EventLog,
+  type: string,
+  payload: Readonly<Record<string, unknown>> | undefined,
+  ahead: number,
+): unknown {
+  return oversizeRefusalOf(log, type, payload as Payload | undefined, ahead);
 }
