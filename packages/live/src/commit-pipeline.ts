@@ -28,38 +28,24 @@ function deferred(): Deferred {
 const HOLD = { hold: true } as const;
 
 /**
- * True when every member of `payload` is a string, a finite number, a boolean or null — its own JSON round trip —
- * looking once into a `message` member, which the session builds itself (its caller-given members must be flat too).
+ * About the length of `payload`'s JSON (string lengths plus a little per member), for the window's byte bound, when
+ * every member is a string, a finite number, a boolean or null — its own JSON round trip — looking once into a
+ * `message` member, which the session builds itself (its caller-given members must be flat too); -1 otherwise. One
+ * walk decides both.
  */
-function isFlat(payload: Record<string, unknown>): boolean {
-  for (const key in payload) {
-    const value = payload[key];
-    if (typeof value === 'string' || typeof value === 'boolean' || value === null) continue;
-    if (typeof value === 'number' && Number.isFinite(value)) continue;
-    if (key !== 'message' || typeof value !== 'object' || Array.isArray(value)) return false;
-    for (const inner in value) {
-      const member = (value as Record<string, unknown>)[inner];
-      if (typeof member === 'string' || typeof member === 'boolean' || member === null) continue;
-      if (typeof member === 'number' && Number.isFinite(member)) continue;
-      return false;
-    }
-  }
-  return true;
-}
-
-/** About the length of a flat payload's JSON, for the window's byte bound: string lengths plus a little per member. */
-function sizeOfFlat(payload: Record<string, unknown>): number {
+function flatSize(payload: Record<string, unknown>, nested = false): number {
   let size = 2;
   for (const key in payload) {
     const value = payload[key];
-    size +=
-      key.length +
-      4 +
-      (typeof value === 'string'
-        ? value.length + 2
-        : typeof value === 'object' && value !== null
-          ? sizeOfFlat(value as Record<string, unknown>)
-          : 8);
+    let member: number;
+    if (typeof value === 'string') member = value.length + 2;
+    else if (typeof value === 'boolean' || value === null || (typeof value === 'number' && Number.isFinite(value)))
+      member = 8;
+    else if (!nested && key === 'message' && typeof value === 'object' && !Array.isArray(value))
+      member = flatSize(value as Record<string, unknown>, true);
+    else return -1;
+    if (member < 0) return -1;
+    size += key.length + 4 + member;
   }
   return size;
 }
@@ -151,10 +137,10 @@ export class CommitPipeline {
    * writer added after it, with the message list it holds (TJ-EVENT-007). `ts` comes from the stamp the session's
    * clock hands the writer for the duration of the call. A refusal rejects with the writer's error and changes
    * nothing; a failed write fails the pipeline. With `hold` the writer keeps the line in memory until the next sync
-   * (the stream records of TJ-LIVE-007). `flatSize`, when given, vouches that the session built `payload` of strings
+   * (the stream records of TJ-LIVE-007). `knownSize`, when given, vouches that the session built `payload` of strings
    * only (no copy needed) and is its size for the window's byte bound.
    */
-  append(type: string, payload: Record<string, unknown>, hold = false, flatSize = -1): Promise<EventLogAck> {
+  append(type: string, payload: Record<string, unknown>, hold = false, knownSize = -1): Promise<EventLogAck> {
     const log = this.#log;
     const before = log.lastSeq ?? -1;
     const stamp = this.#settings.clock();
@@ -172,8 +158,8 @@ export class CommitPipeline {
     // nulls (a delta, a segment start, most run records) is its own JSON round trip and nobody else holds it, so it
     // is kept as it is; one holding a caller's object (tool arguments, attachments, an error) is copied through JSON,
     // which also drops what the line dropped.
-    if (flatSize >= 0) this.#pending.push({ seq: before + 1, ts, type, payload }, flatSize + 64);
-    else if (isFlat(payload)) this.#pending.push({ seq: before + 1, ts, type, payload }, sizeOfFlat(payload) + 64);
+    const size = knownSize >= 0 ? knownSize : flatSize(payload);
+    if (size >= 0) this.#pending.push({ seq: before + 1, ts, type, payload }, size + 64);
     else {
       const json = JSON.stringify(payload);
       this.#pending.push(

@@ -345,15 +345,16 @@ export class LiveSession implements SubscriptionSource {
 
   /**
    * @internal Closes the open segment, appends `records` in order, and waits until they are durable. A tool result
-   * and its message are written together or not at all (TJ-LIVE-004): a record the log would refuse for its encoding
-   * (schema, `line_too_long`) refuses the boundary before anything is appended, the open segment's message included
-   * (a `message_append` is about a hundred bytes longer than its `tool.result`, so an output near the line limit could
-   * pass as the one and not as the other); and the records after one refused by the log's state rules are not
-   * appended (a `tool.result` whose output is not a string was refused while its more lenient message was written).
+   * and its message are written together or not at all (TJ-LIVE-004): a record after the first that the log would
+   * refuse for its size refuses the boundary before anything is appended, the open segment's message included (a
+   * `message_append` is about a hundred bytes longer than its `tool.result`, so an output near the line limit could
+   * pass as the one and not as the other); and the records after one the log refuses are not appended (a
+   * `tool.result` whose output is not a string was refused while its more lenient message was written). The first
+   * record needs no check ahead: nothing of the group precedes it.
    */
   async _boundary(requestId: string, records: readonly (readonly [string, Record<string, unknown>])[]): Promise<void> {
     const active = this.#activeRun(requestId);
-    for (let i = 0; i < records.length; i += 1) {
+    for (let i = 1; i < records.length; i += 1) {
       const [type, payload] = records[i] as readonly [string, Record<string, unknown>];
       // Seqs only gain digits further on: 2 × (i + 2) places bounds what the segment's message and a checkpoint
       // behind each record can put before this one.

@@ -175,3 +175,24 @@ const ANY_LINE_SEPARATOR = /[\u2028\u2029]/;
 function escapeSeparator(character: string): string {
   return character === '\u2028' ? '\\u2028' : '\\u2029';
 }
+
+/**
+ * An upper bound of the UTF-8 bytes `value` takes in a JSON line (every string character counted as escaped,
+ * `\uXXXX`, six bytes), or -1 when it is not a plain tree of strings, numbers, booleans, nulls, arrays and objects
+ * within 16 levels (then only encoding it tells). Lets a writer tell, without encoding, that a record cannot reach the
+ * line limit.
+ */
+export function jsonBytesBound(value: unknown, depth = 0): number {
+  if (typeof value === 'string') return 6 * value.length + 2;
+  if (typeof value === 'number' || typeof value === 'boolean' || value === null) return 32;
+  if (typeof value !== 'object' || depth >= 16) return -1;
+  const prototype = Object.getPrototypeOf(value);
+  if (!Array.isArray(value) && prototype !== Object.prototype && prototype !== null) return -1;
+  let total = 2;
+  for (const key in value) {
+    const member = jsonBytesBound((value as Record<string, unknown>)[key], depth + 1);
+    if (member < 0) return -1;
+    total += 6 * key.length + 4 + member;
+  }
+  return total;
+}

@@ -20,6 +20,7 @@ import {
   type OpenReport,
 } from '../append/append-file.js';
 import { type EncodedRecord, encodeCheckedRecord, encodeParsedRecord } from '../append/encode-checked.js';
+import { jsonBytesBound } from '../append/encode-record.js';
 import { JournalAppender, type Prepared } from '../append/journal-appender.js';
 import { WriterError, WriterPoisonedError } from '../errors.js';
 import { CheckpointLines } from './checkpoint-lines.js';
@@ -59,26 +60,6 @@ let holdDeltaOf: (log: EventLog, requestId: string, messageId: string, text: str
 let heldCheckpointPayloadOf: (log: EventLog) => Record<string, unknown> | null;
 /** Set by {@link EventLog}'s static block: reaches its private encoder for {@link oversizeRefusal}. */
 let oversizeRefusalOf: (log: EventLog, type: string, payload: Payload | undefined, ahead: number) => unknown;
-
-/**
- * An upper bound of the bytes `value` takes in a JSON line (every string character escaped as `\uXXXX`, six bytes),
- * or -1 when it is not a plain tree of strings, numbers, booleans, nulls, arrays and objects within 16 levels (then
- * only encoding it tells).
- */
-function escapedBound(value: unknown, depth: number): number {
-  if (typeof value === 'string') return 6 * value.length + 2;
-  if (typeof value === 'number' || typeof value === 'boolean' || value === null) return 32;
-  if (typeof value !== 'object' || depth >= 16) return -1;
-  const prototype = Object.getPrototypeOf(value);
-  if (!Array.isArray(value) && prototype !== Object.prototype && prototype !== null) return -1;
-  let total = 2;
-  for (const key in value) {
-    const member = escapedBound((value as Record<string, unknown>)[key], depth + 1);
-    if (member < 0) return -1;
-    total += 6 * key.length + 4 + member;
-  }
-  return total;
-}
 
 /** What {@link openEventLog} found and chose, handed to the writer. */
 export interface EventLogSettings {
@@ -642,7 +623,7 @@ export class EventLog {
    */
   #oversizeRefusal(type: string, payload: Payload | undefined, ahead: number): unknown {
     if (payload !== undefined) {
-      const bound = escapedBound(payload, 0);
+      const bound = jsonBytesBound(payload);
       if (bound >= 0 && bound + 6 * type.length + 256 <= this.#maxLineBytes) return null;
     }
     try {
@@ -723,8 +704,8 @@ export function heldCheckpointPayload(log: EventLog): Record<string, unknown> | 
  * reach it even if every character were escaped is answered without encoding it); otherwise the record is encoded
  * as `append` would encode it, and what that refuses is returned (`line_too_long`, or its schema's `invalid_record`),
  * or null. Nothing is reserved; the state rules (an active run, an open segment) are not asked. For a group of
- * appends that must go in whole: the live hub asks it for a tool result and its message, whose only refusal the
- * other's acceptance does not rule out is the line limit. A larger `ahead` gives the seq more digits, never fewer:
+ * appends that must go in whole: the live hub asks it for a tool result's message before it appends the result, as
+ * the line limit is the one refusal of the message that the result's acceptance does not rule out. A larger `ahead` gives the seq more digits, never fewer:
  * use an upper bound.
  */
 export function oversizeRefusal(
