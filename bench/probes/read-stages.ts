@@ -7,8 +7,10 @@
  *
  * One journal (default): the `read-derive` floor; then the least any reader of this format does per line (split on LF,
  * a fatal UTF-8 decode, JSON.parse), plus the v1 schema verdict, plus the record and item objects `readJournal` yields;
- * then `readJournal`, `checkStore` without turns, and `checkStore`. No derivation at all in the first three.
- * `--store`: the `startup-audit` floor; discovery; `readJournal` of every journal; `checkStore`; `auditStore`.
+ * then a minimal turn list on top (see minimalTurnList: a lower bound for any derivation); then `readJournal`,
+ * `checkStore` without turns, and `checkStore`. No derivation at all in the first three.
+ * `--store`: the `startup-audit` floor; discovery; the per-line work and a minimal turn list for every journal;
+ * `readJournal` of every journal; `checkStore`; `auditStore`.
  * Set `TJ_BENCH_READER` to probe another build.
  */
 import {
@@ -69,6 +71,41 @@ function keep(item: unknown): void {
   if (kept.length >= 32) kept = [];
 }
 
+/**
+ * The least a derivation can do on top of the per-line work (decode, parse, validate, a record object): one object per
+ * turn, found by its id, that records the last record's event and counts the records. No framing rule, and no
+ * ordering, duplicate, state-machine or summary rule: a lower bound for any check of the store, not a fold.
+ */
+function minimalTurnList(files: readonly string[]): number {
+  let count = 0;
+  for (const file of files) {
+    const turns = new Map<string, { state: unknown; records: number }>();
+    let lastId: string | undefined;
+    let last: { state: unknown; records: number } | undefined;
+    eachLine(file, (b, s, e) => {
+      const bytes = b.subarray(s, e);
+      const value = JSON.parse(fatal.decode(bytes));
+      const validation = schema.validateRecord(value);
+      const record = { line: 0, offset: s, value, bytes, bytesOffset: s, validation, salvaged: false };
+      keep({ kind: 'record', record });
+      const id = value.turn_id;
+      if (typeof id !== 'string') return;
+      // A turn's records mostly follow one another: the last turn is checked before the map.
+      let turn = id === lastId ? last : turns.get(id);
+      if (turn === undefined) {
+        turn = { state: value.event, records: 0 };
+        turns.set(id, turn);
+      }
+      turn.state = value.event;
+      turn.records += 1;
+      lastId = id;
+      last = turn;
+    });
+    count += turns.size;
+  }
+  return count;
+}
+
 function journalStages(file: string): Record<string, () => unknown> {
   return {
     floor: () => rawSplitParse(file),
@@ -88,6 +125,7 @@ function journalStages(file: string): Record<string, () => unknown> {
         const record = { line: 0, offset: s, value, bytes, bytesOffset: s, validation, salvaged: false };
         keep({ kind: 'record', record });
       }),
+    '+ a minimal turn list': () => minimalTurnList([file]),
     readJournal: async () => {
       let items = 0;
       for await (const batch of reader.readJournal(file)) items += batch.length;
@@ -113,6 +151,7 @@ function storeStages(root: string): Record<string, () => unknown> {
       }
     },
     discoverStore: () => reader.discoverStore([root]),
+    'per-line work + a minimal turn list': () => minimalTurnList(paths),
     'readJournal of each': async () => {
       let items = 0;
       for (const path of paths) for await (const batch of reader.readJournal(path)) items += batch.length;
