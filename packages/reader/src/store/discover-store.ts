@@ -1,4 +1,4 @@
-import { type Dirent, readdirSync, type Stats, statSync } from 'node:fs';
+import { type Dirent, lstatSync, readdirSync, type Stats, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { type Finding, makeFinding } from '@turnjournal/schema';
 import { describeSpecial } from '../framing/open-regular.js';
@@ -91,7 +91,14 @@ export function discoverStore(paths: readonly string[]): StoreDiscovery {
         );
         return;
       }
-      for (const entry of entries) visit(join(path, entry.name), depth + 1, false, entry);
+      for (const entry of entries) {
+        const child = join(path, entry.name);
+        if (entry.name.includes(REPLACEMENT) && unnameable(child)) {
+          findings.push(unnameableFinding(child, entry.isDirectory()));
+          continue;
+        }
+        visit(child, depth + 1, false, entry);
+      }
       return;
     }
     const name = basename(path);
@@ -125,6 +132,25 @@ export function discoverStore(paths: readonly string[]): StoreDiscovery {
   for (const path of paths) visit(path, 0, true);
   files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   return { files, findings };
+}
+
+// What a listing puts in a name for bytes that are not UTF-8.
+const REPLACEMENT = '\uFFFD';
+
+/**
+ * True when a listed path names nothing: its name was not valid UTF-8, and the string the listing gave (with U+FFFD
+ * for the bad bytes) is another name. A name that holds U+FFFD itself is found. Asked only of names with U+FFFD.
+ */
+function unnameable(path: string): boolean {
+  return lstatSync(path, { throwIfNoEntry: false }) === undefined;
+}
+
+/** `incomplete_read` for an entry that cannot be reached by name (TJ-AUDIT-015): it is there, but never read. */
+function unnameableFinding(path: string, directory: boolean): Finding {
+  const message = directory
+    ? 'the directory name is not valid UTF-8, so it cannot be listed by name: nothing under it was read (rename it)'
+    : 'the file name is not valid UTF-8, so it cannot be opened by name: nothing in it was read (rename it)';
+  return makeFinding('incomplete_read', message, { file: path });
 }
 
 /** The layout hint of one file, reporting ids in its name that are not valid identifiers (TJ-FAM-012, TJ-FAM-013). */

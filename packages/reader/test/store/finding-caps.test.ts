@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -67,5 +67,35 @@ describe('links and special files in discovery (TJ-FAM-024, TJ-FAM-025)', () => 
     expect(check.sessions.map((s) => s.turns.map((t) => t.turnId))).toEqual([['t1']]);
     const device = await checkStore(['/dev/zero']);
     expect(device.findings.map((f) => [f.code, f.file])).toEqual([['special_file', '/dev/zero']]);
+  });
+
+  // A name that is not valid UTF-8 comes back from a listing with U+FFFD in place of its bytes, and that string names
+  // no file: the check said "could not be read to its end (ENOENT)" of a file that is there.
+  it('says a file or directory name that is not valid UTF-8 cannot be opened by name, and reads the rest', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'tj-names-'));
+    const dir = join(root, '_turn_journal');
+    mkdirSync(dir);
+    const raw = (parent: string, name: Buffer) => Buffer.concat([Buffer.from(`${parent}/`), name]);
+    writeFileSync(raw(dir, Buffer.from([0x63, 0xff, 0xfe, 0x2e, 0x6a, 0x73, 0x6f, 0x6e, 0x6c])), submitted);
+    mkdirSync(raw(root, Buffer.from([0x73, 0xc3])));
+    // A name that holds U+FFFD itself is valid UTF-8 and is read as usual.
+    writeFileSync(join(dir, 's\uFFFD.jsonl'), submitted);
+    writeFileSync(join(dir, 's1.jsonl'), submitted);
+    const check = await checkStore([root]);
+    expect(check.files.map((f) => f.path)).toEqual([join(dir, 's1.jsonl'), join(dir, 's\uFFFD.jsonl')]);
+    const badFile = join(dir, readdirSync(dir).find((name) => name.startsWith('c')) ?? '');
+    const badDir = join(root, readdirSync(root).find((name) => name.startsWith('s')) ?? '');
+    const unread = check.findings.filter((f) => f.code === 'incomplete_read');
+    // In the order of discovery: `_turn_journal` sorts before `s`.
+    expect(unread.map((f) => [f.file, f.severity])).toEqual([
+      [badFile, 'error'],
+      [badDir, 'error'],
+    ]);
+    expect(unread[0]?.message).toBe(
+      'the file name is not valid UTF-8, so it cannot be opened by name: nothing in it was read (rename it)',
+    );
+    expect(unread[1]?.message).toBe(
+      'the directory name is not valid UTF-8, so it cannot be listed by name: nothing under it was read (rename it)',
+    );
   });
 });
