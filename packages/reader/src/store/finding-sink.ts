@@ -17,7 +17,9 @@ export class FindingSink {
   readonly #max: number;
   readonly #maxInStore: number;
   readonly #kept: Finding[] = [];
-  readonly #perKey = new Map<string, number>();
+  // Kept per code, then per file: the file's own string is the key, with no key string made per finding (a store of
+  // hostile files adds one per line, and past the cap that look-up is all the work done for one).
+  readonly #perFile = new Map<string, Map<string, number>>();
   readonly #perCode = new Map<string, number>();
   readonly #omitted = new Map<string, number>();
 
@@ -48,13 +50,17 @@ export class FindingSink {
       this.#omit(code, 1);
       return;
     }
-    const key = `${code}\u0000${file ?? ''}`;
-    const count = this.#perKey.get(key) ?? 0;
+    let perFile = this.#perFile.get(code);
+    if (perFile === undefined) {
+      perFile = new Map();
+      this.#perFile.set(code, perFile);
+    }
+    const count = perFile.get(file ?? '') ?? 0;
     if (count >= this.#max) {
       this.#omit(code, 1);
       return;
     }
-    this.#perKey.set(key, count + 1);
+    perFile.set(file ?? '', count + 1);
     this.#perCode.set(code, inStore + 1);
     this.#kept.push(build());
   }
