@@ -517,14 +517,22 @@ export class AppendFile {
     // In `none` mode only a batch with a line someone waits for adds space (a live session's records, a sync follows):
     // a batch of held lines only, written at their bound, is synced by nobody, and the space would double its write.
     const spaced = this.#preallocate && end > this.#fileEnd && (this.durability !== 'none' || hasAwaited(batch));
-    const spaceEnd = spaced ? nextSpaceEnd(end) : end;
-    const out = spaceEnd > end ? withSpace(bytes, spaceEnd - start) : bytes;
+    let spaceEnd = spaced ? nextSpaceEnd(end) : end;
     try {
-      // Synchronously when the file system can: the sync below (or, in `none` mode, the acknowledgement) then follows
-      // the write in the same synchronous run, not a few promise reactions later.
-      if (this.#writeNow !== undefined && out.length <= SYNC_WRITE_MAX_BYTES)
-        writeAllNow(this.#writeNow, this.#fd, out, start);
-      else await writeAll(this.#fs, this.#fd, out, start, AWAITED);
+      try {
+        const writing = this.#writeAt(spaceEnd > end ? withSpace(bytes, spaceEnd - start) : bytes, start);
+        if (writing !== undefined) await writing;
+      } catch (error) {
+        // The space is an optimisation, never a reason to refuse records: a disk or quota with room for the lines but
+        // not for the space after them (the space is up to 64 KiB) would otherwise refuse every append from then on.
+        // Cut what the failed write left (TJ-DUR-023) and write the lines alone; a second failure is the append's.
+        if (spaceEnd === end || !isOutOfSpace(error)) throw error;
+        spaceEnd = end;
+        await this.#fs.ftruncate(this.#fd, start);
+        this.#fileEnd = start;
+        const writing = this.#writeAt(bytes, start);
+        if (writing !== undefined) await writing;
+      }
     } catch (error) {
       const failure = new JournalWriteError(this.path, 'write', error);
       // Set before anything is awaited: no append queued behind this one may be written (TJ-DUR-030).
@@ -560,6 +568,19 @@ export class AppendFile {
       pending.resolve({ offset, length: pending.length });
       offset += pending.length;
     }
+  }
+
+  /**
+   * Writes all of `out` at `position`: synchronously when the file system can (undefined is then returned), so the
+   * sync that follows (or, in `none` mode, the acknowledgement) runs in the same synchronous run as the write, not a
+   * few promise reactions later.
+   */
+  #writeAt(out: Uint8Array, position: number): Promise<void> | undefined {
+    if (this.#writeNow !== undefined && out.length <= SYNC_WRITE_MAX_BYTES) {
+      writeAllNow(this.#writeNow, this.#fd, out, position);
+      return undefined;
+    }
+    return writeAll(this.#fs, this.#fd, out, position, AWAITED);
   }
 
   /** Waits until every append made so far is settled and its line written (held lines included). */
@@ -680,6 +701,13 @@ function withSpace(bytes: Uint8Array, length: number): Uint8Array {
   const out = Buffer.alloc(length);
   out.set(bytes, 0);
   return out;
+}
+
+/** Errno codes of a write refused for want of room: the disk is full, the quota is reached, the file is at its limit. */
+const OUT_OF_SPACE = new Set(['ENOSPC', 'EDQUOT', 'EFBIG']);
+
+function isOutOfSpace(error: unknown): boolean {
+  return OUT_OF_SPACE.has((error as NodeJS.ErrnoException | undefined)?.code ?? '');
 }
 
 /** True when `batch` holds a line that is not held: an append whose promise waits for this write. */

@@ -27,7 +27,8 @@ describe('appends queued behind a failed write are refused until the writer re-r
     const dir = tempDir();
     const fs = faultyFileSystem(nodeFileSystem);
     const journal = await openTurnJournal({ dir, sessionId: 's1', fs });
-    fs.inject({ op: 'write', path: journal.path, errno: 'ENOSPC' });
+    // Twice: the disk is still full when the writer tries the lines without the pre-allocated space (spec §11.6).
+    fs.inject({ op: 'write', path: journal.path, errno: 'ENOSPC', times: 2 });
     const submit = journal.submit({ turnId: 't1', content: 'hello' });
     const started = journal.workerStarted('t1');
     const [submitError, startedError] = await Promise.all([
@@ -103,7 +104,8 @@ describe('appends queued behind a failed write are refused until the writer re-r
     const file = join(tempDir(), 'raw.jsonl');
     const fs = faultyFileSystem(nodeFileSystem);
     const writer = await AppendFile.open(file, { durability: 'every', fs });
-    fs.inject({ op: 'write', path: file, errno: 'ENOSPC' });
+    // Twice: the disk is still full when the writer tries the lines without the pre-allocated space (spec §11.6).
+    fs.inject({ op: 'write', path: file, errno: 'ENOSPC', times: 2 });
     const results = await Promise.all([0, 1, 2].map((n) => outcome(writer.appendRecord(eventRecord(n)))));
     expect(results).toEqual(['write_failed', 'append_cancelled', 'append_cancelled']);
     await writer.appendRecord(eventRecord(3));
