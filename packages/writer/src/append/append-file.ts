@@ -549,6 +549,7 @@ export class AppendFile {
         this.#poison = new JournalWriteError(this.path, 'ftruncate after a failed write', truncateError);
       }
       for (const pending of batch) pending.reject(failure);
+      this.#cancelQueued(failure);
       return;
     }
     if (this.durability !== 'none') {
@@ -568,6 +569,24 @@ export class AppendFile {
       pending.resolve({ offset, length: pending.length });
       offset += pending.length;
     }
+  }
+
+  /**
+   * Refuses every append queued when a write failed, in the same synchronous run as the failed write's rejection
+   * (TJ-DUR-030): so an append made by a caller that has seen the failure is never among them. On its own (no owner
+   * that re-reads its state and resumes), the file then takes appends again: before, the drain that failed went on
+   * with the queue, and an append made from the failure's rejection handler joined it and was refused as well, and so
+   * on for every append of a caller that awaits each one.
+   */
+  #cancelQueued(failure: unknown): void {
+    const queued = this.#queue.splice(0);
+    this.#heldChunks = 0;
+    this.#heldBytes = 0;
+    for (const pending of queued) {
+      this.#unwrittenBytes -= pending.length;
+      pending.reject(new AppendCancelledError(this.path, failure));
+    }
+    if (!this.#resumeByOwner) this.#failed = null;
   }
 
   /**
