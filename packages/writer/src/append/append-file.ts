@@ -164,6 +164,11 @@ export class AppendFile {
   #idleWaiters = 0;
   #draining: Promise<void> | null = null;
   #poison: unknown = null;
+  /**
+   * The failure that lost held lines: their appends were acknowledged when they were queued, so nobody was told. Close
+   * rejects with it, as it does when its final sync fails: a caller's last chance to learn that records are gone.
+   */
+  #heldLost: unknown = null;
   /** The failed write that queued appends are refused for, until the queue is empty or `AppendFile.resume`. */
   #failed: unknown = null;
   #resumeByOwner = false;
@@ -496,6 +501,7 @@ export class AppendFile {
       // were acknowledged, the file is poisoned, as for a failed write that loses them.
       for (const pending of batch) this.#unwrittenBytes -= pending.length;
       this.#poison ??= new JournalWriteError(this.path, 'write', error);
+      this.#heldLost ??= this.#poison;
       for (const pending of batch) pending.reject(new WriterPoisonedError(this.path, this.#poison));
       return;
     }
@@ -506,7 +512,7 @@ export class AppendFile {
     }
     if (this.#failed !== null) {
       // A held line queued before the failure was acknowledged: losing it is not a refusal the caller saw.
-      if (batch.some((pending) => pending.held)) this.#poison = this.#failed;
+      if (batch.some((pending) => pending.held)) this.#poison = this.#heldLost = this.#failed;
       for (const pending of batch) pending.reject(new AppendCancelledError(this.path, this.#failed));
       return;
     }
@@ -539,7 +545,7 @@ export class AppendFile {
       this.#failed = failure;
       // Held lines in this batch, or queued behind it, were acknowledged and are lost: the writer's memory holds
       // records the file never will, so it is poisoned until a reopen reads what the file holds.
-      if (batch.some((pending) => pending.held) || this.#heldChunks > 0) this.#poison = failure;
+      if (batch.some((pending) => pending.held) || this.#heldChunks > 0) this.#poison = this.#heldLost = failure;
       // Undo a partial write so the next append starts on a line boundary (TJ-DUR-023); if that fails too, refuse.
       // The truncation takes any space after the lines with it (TJ-DUR-023): the file ends where its lines do.
       try {
@@ -681,7 +687,8 @@ export class AppendFile {
 
   /**
    * Waits for pending appends, fsyncs in `none` mode (TJ-DUR-015), closes the file and releases the lock. Rejects when
-   * that final sync fails (the lock is released all the same, so a reopen can repair). Every call, overlapping or
+   * that final sync fails, or when a failed write lost held lines, whose appends were acknowledged (the lock is
+   * released all the same, so a reopen can repair). Every call, overlapping or
    * later, answers with the one close: the descriptor is closed exactly once.
    */
   close(): Promise<void> {
@@ -712,6 +719,7 @@ export class AppendFile {
     await this.#fs.close(this.#fd).catch(() => undefined);
     await this.#lock.release();
     if (failure !== null) throw failure;
+    if (this.#heldLost !== null) throw this.#heldLost;
   }
 }
 
