@@ -534,7 +534,8 @@ export class AppendFile {
         // Cut what the failed write left (TJ-DUR-023) and write the lines alone; a second failure is the append's.
         if (spaceEnd === end || !isOutOfSpace(error)) throw error;
         spaceEnd = end;
-        await this.#fs.ftruncate(this.#fd, start);
+        // A truncation that fails here is tried again below; the append reports the write's failure, not its own.
+        await this.#fs.ftruncate(this.#fd, start).catch(() => Promise.reject(error));
         this.#fileEnd = start;
         const writing = this.#writeAt(bytes, start);
         if (writing !== undefined) await writing;

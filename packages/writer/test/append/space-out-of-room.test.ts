@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { checkStore } from '@turnjournal/reader';
 import { describe, expect, it } from 'vitest';
+import { faultyFileSystem } from '../support/faulty-fs.js';
 import {
   AppendFile,
   type FileSystem,
@@ -95,6 +96,34 @@ describe('a disk with room for the records but not for the pre-allocated space (
       }
     }
   }
+
+  it('a failed truncation before the retry: the append reports the ENOSPC of its write, and the file holds only whole lines', async () => {
+    const file = join(tempDir('tj-room-'), 'events.jsonl');
+    const fs = faultyFileSystem(nearlyFull(2_000, 'ENOSPC', false));
+    const writer = await AppendFile.open(file, { durability: 'every', fs });
+    await writer.appendRecord(eventRecord(0));
+    // The next append crosses the space: its write fails (ENOSPC), and so does the truncation of what it left (EIO).
+    fs.inject({ op: 'write', path: file, errno: 'ENOSPC' }, { op: 'ftruncate', path: file, errno: 'EIO' });
+    let n = 1;
+    let failure: unknown;
+    for (; failure === undefined && n < 40; n++)
+      failure = await writer.appendRecord(eventRecord(n)).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+    expect(fs.fired.map((fired) => fired.fault.op)).toEqual(['write', 'ftruncate']);
+    expect(failure).toMatchObject({ code: 'write_failed', operation: 'write', errno: 'ENOSPC' });
+    // The truncation after the failed write was tried again, and worked: the writer goes on.
+    expect(writer.poisoned).toBe(false);
+    await writer.appendRecord(eventRecord(n));
+    await writer.close();
+    const contents = await readAll(file);
+    expect(contents.findings).toEqual([]);
+    expect(contents.records.map((record) => record.value.seq)).toEqual([
+      ...Array.from({ length: n - 1 }, (_, k) => k + 1),
+      n + 1,
+    ]);
+  });
 
   it('a turn journal on a disk with 3,000 bytes left takes its submissions, and a reopen knows them', async () => {
     const dir = tempDir('tj-room-');
