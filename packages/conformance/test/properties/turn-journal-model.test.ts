@@ -251,6 +251,8 @@ class FaultCommand implements fc.AsyncCommand<Model, Real> {
     real.log.push(this.toString());
     const predicted = predict(model, this.op);
     real.sim.inject({ op: this.fault, path: FILE, errno: this.fault === 'write' ? 'ENOSPC' : 'EIO' });
+    // A full disk stays full when the writer tries the line again without its pre-allocated space (spec §11.6).
+    if (this.fault === 'write') real.sim.inject({ op: 'write', nth: 2, path: FILE, errno: 'ENOSPC' });
     const journal = real.journal as TurnJournal;
     if ('error' in predicted) {
       // Nothing is written, so the fault never fires: the model's answer stands.

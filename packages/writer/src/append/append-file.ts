@@ -164,6 +164,11 @@ export class AppendFile {
   #idleWaiters = 0;
   #draining: Promise<void> | null = null;
   #poison: unknown = null;
+  /**
+   * The failure that lost held lines: their appends were acknowledged when they were queued, so nobody was told. Close
+   * rejects with it, as it does when its final sync fails: a caller's last chance to learn that records are gone.
+   */
+  #heldLost: unknown = null;
   /** The failed write that queued appends are refused for, until the queue is empty or `AppendFile.resume`. */
   #failed: unknown = null;
   #resumeByOwner = false;
@@ -496,6 +501,7 @@ export class AppendFile {
       // were acknowledged, the file is poisoned, as for a failed write that loses them.
       for (const pending of batch) this.#unwrittenBytes -= pending.length;
       this.#poison ??= new JournalWriteError(this.path, 'write', error);
+      this.#heldLost ??= this.#poison;
       for (const pending of batch) pending.reject(new WriterPoisonedError(this.path, this.#poison));
       return;
     }
@@ -506,7 +512,7 @@ export class AppendFile {
     }
     if (this.#failed !== null) {
       // A held line queued before the failure was acknowledged: losing it is not a refusal the caller saw.
-      if (batch.some((pending) => pending.held)) this.#poison = this.#failed;
+      if (batch.some((pending) => pending.held)) this.#poison = this.#heldLost = this.#failed;
       for (const pending of batch) pending.reject(new AppendCancelledError(this.path, this.#failed));
       return;
     }
@@ -517,21 +523,30 @@ export class AppendFile {
     // In `none` mode only a batch with a line someone waits for adds space (a live session's records, a sync follows):
     // a batch of held lines only, written at their bound, is synced by nobody, and the space would double its write.
     const spaced = this.#preallocate && end > this.#fileEnd && (this.durability !== 'none' || hasAwaited(batch));
-    const spaceEnd = spaced ? nextSpaceEnd(end) : end;
-    const out = spaceEnd > end ? withSpace(bytes, spaceEnd - start) : bytes;
+    let spaceEnd = spaced ? nextSpaceEnd(end) : end;
     try {
-      // Synchronously when the file system can: the sync below (or, in `none` mode, the acknowledgement) then follows
-      // the write in the same synchronous run, not a few promise reactions later.
-      if (this.#writeNow !== undefined && out.length <= SYNC_WRITE_MAX_BYTES)
-        writeAllNow(this.#writeNow, this.#fd, out, start);
-      else await writeAll(this.#fs, this.#fd, out, start, AWAITED);
+      try {
+        const writing = this.#writeAt(spaceEnd > end ? withSpace(bytes, spaceEnd - start) : bytes, start);
+        if (writing !== undefined) await writing;
+      } catch (error) {
+        // The space is an optimisation, never a reason to refuse records: a disk or quota with room for the lines but
+        // not for the space after them (the space is up to 64 KiB) would otherwise refuse every append from then on.
+        // Cut what the failed write left (TJ-DUR-023) and write the lines alone; a second failure is the append's.
+        if (spaceEnd === end || !isOutOfSpace(error)) throw error;
+        spaceEnd = end;
+        // A truncation that fails here is tried again below; the append reports the write's failure, not its own.
+        await this.#fs.ftruncate(this.#fd, start).catch(() => Promise.reject(error));
+        this.#fileEnd = start;
+        const writing = this.#writeAt(bytes, start);
+        if (writing !== undefined) await writing;
+      }
     } catch (error) {
       const failure = new JournalWriteError(this.path, 'write', error);
       // Set before anything is awaited: no append queued behind this one may be written (TJ-DUR-030).
       this.#failed = failure;
       // Held lines in this batch, or queued behind it, were acknowledged and are lost: the writer's memory holds
       // records the file never will, so it is poisoned until a reopen reads what the file holds.
-      if (batch.some((pending) => pending.held) || this.#heldChunks > 0) this.#poison = failure;
+      if (batch.some((pending) => pending.held) || this.#heldChunks > 0) this.#poison = this.#heldLost = failure;
       // Undo a partial write so the next append starts on a line boundary (TJ-DUR-023); if that fails too, refuse.
       // The truncation takes any space after the lines with it (TJ-DUR-023): the file ends where its lines do.
       try {
@@ -541,6 +556,7 @@ export class AppendFile {
         this.#poison = new JournalWriteError(this.path, 'ftruncate after a failed write', truncateError);
       }
       for (const pending of batch) pending.reject(failure);
+      this.#cancelQueued(failure);
       return;
     }
     if (this.durability !== 'none') {
@@ -560,6 +576,37 @@ export class AppendFile {
       pending.resolve({ offset, length: pending.length });
       offset += pending.length;
     }
+  }
+
+  /**
+   * Refuses every append queued when a write failed, in the same synchronous run as the failed write's rejection
+   * (TJ-DUR-030): so an append made by a caller that has seen the failure is never among them. On its own (no owner
+   * that re-reads its state and resumes), the file then takes appends again: before, the drain that failed went on
+   * with the queue, and an append made from the failure's rejection handler joined it and was refused as well, and so
+   * on for every append of a caller that awaits each one.
+   */
+  #cancelQueued(failure: unknown): void {
+    const queued = this.#queue.splice(0);
+    this.#heldChunks = 0;
+    this.#heldBytes = 0;
+    for (const pending of queued) {
+      this.#unwrittenBytes -= pending.length;
+      pending.reject(new AppendCancelledError(this.path, failure));
+    }
+    if (!this.#resumeByOwner) this.#failed = null;
+  }
+
+  /**
+   * Writes all of `out` at `position`: synchronously when the file system can (undefined is then returned), so the
+   * sync that follows (or, in `none` mode, the acknowledgement) runs in the same synchronous run as the write, not a
+   * few promise reactions later.
+   */
+  #writeAt(out: Uint8Array, position: number): Promise<void> | undefined {
+    if (this.#writeNow !== undefined && out.length <= SYNC_WRITE_MAX_BYTES) {
+      writeAllNow(this.#writeNow, this.#fd, out, position);
+      return undefined;
+    }
+    return writeAll(this.#fs, this.#fd, out, position, AWAITED);
   }
 
   /** Waits until every append made so far is settled and its line written (held lines included). */
@@ -641,7 +688,8 @@ export class AppendFile {
 
   /**
    * Waits for pending appends, fsyncs in `none` mode (TJ-DUR-015), closes the file and releases the lock. Rejects when
-   * that final sync fails (the lock is released all the same, so a reopen can repair). Every call, overlapping or
+   * that final sync fails, or when a failed write lost held lines, whose appends were acknowledged (the lock is
+   * released all the same, so a reopen can repair). Every call, overlapping or
    * later, answers with the one close: the descriptor is closed exactly once.
    */
   close(): Promise<void> {
@@ -672,6 +720,7 @@ export class AppendFile {
     await this.#fs.close(this.#fd).catch(() => undefined);
     await this.#lock.release();
     if (failure !== null) throw failure;
+    if (this.#heldLost !== null) throw this.#heldLost;
   }
 }
 
@@ -680,6 +729,13 @@ function withSpace(bytes: Uint8Array, length: number): Uint8Array {
   const out = Buffer.alloc(length);
   out.set(bytes, 0);
   return out;
+}
+
+/** Errno codes of a write refused for want of room: the disk is full, the quota is reached, the file is at its limit. */
+const OUT_OF_SPACE = new Set(['ENOSPC', 'EDQUOT', 'EFBIG']);
+
+function isOutOfSpace(error: unknown): boolean {
+  return OUT_OF_SPACE.has((error as NodeJS.ErrnoException | undefined)?.code ?? '');
 }
 
 /** True when `batch` holds a line that is not held: an append whose promise waits for this write. */

@@ -255,7 +255,7 @@ async function* readRange(source: JournalSource, from: number, to: number): Asyn
  * Compacts an event log opened as `file`, whose lock the caller holds (TJ-RET-008 for event logs): chooses the
  * checkpoint C (see {@link compactEventLog}) and replaces the file atomically (TJ-DUR-009) with the bytes from C's line
  * to the end, copied from the file as they are, never re-serialised (TJ-RET-012, TJ-RET-014). `onRewriteFailure` is
- * told when the replacement itself failed, since the file behind the writer may then have changed.
+ * told when the replacement failed after the file behind the writer may have changed (the file is then poisoned).
  * @internal
  */
 export async function compactOpenFile(
@@ -299,7 +299,10 @@ export async function compactOpenFile(
   try {
     await file.rewrite(readRange(bounded, keep.offset, end));
   } catch (error) {
-    onRewriteFailure(error);
+    // Only a failure that poisoned the file (after the rename, or a failed sync) can have changed what is behind the
+    // writer. Before the rename the log is untouched and the writer goes on: a disk too full for the copy, the usual
+    // reason to compact, must not take a live session's log down with it.
+    if (file.poisoned) onRewriteFailure(error);
     throw error;
   }
   return {

@@ -38,6 +38,21 @@ export interface AcquireLockOptions {
 
 const TAKEOVER_RETRY_MS = 10;
 
+/**
+ * Tokens of locks this process released but may have left behind (the unlink, or the read that checks the token,
+ * failed). Such a lock names this running process, so no other check can prove it dead, and every later open of its
+ * file here would fail with "the holder is running" until the process exits. A token is random and only this set
+ * vouches for it: a lock naming this process with any other token (another writer in this process, or in a worker
+ * thread) is never taken over on its account.
+ */
+const abandonedTokens = new Set<string>();
+
+/** True when `text` is a lock this process abandoned (see {@link abandonedTokens}). */
+function isAbandoned(text: string): boolean {
+  const holder = safeParseLockHolder(text);
+  return holder?.token !== undefined && holder.pid === process.pid && abandonedTokens.has(holder.token);
+}
+
 function isErrno(error: unknown, code: string): boolean {
   return (error as NodeJS.ErrnoException | undefined)?.code === code;
 }
@@ -138,7 +153,7 @@ export async function acquireLock(
       await new Promise((resolve) => setTimeout(resolve, TAKEOVER_RETRY_MS));
       continue;
     }
-    const status = statusOf(text);
+    const status = isAbandoned(text) ? 'stale' : statusOf(text);
     if (status === 'live') throw new JournalLockedError(subject, holderOf(text), 'the holder is running');
     if (status === 'unproven')
       throw new JournalLockedError(
@@ -146,8 +161,11 @@ export async function acquireLock(
         holderOf(text),
         'the holder cannot be proved dead (another host, or an unreadable lock file); remove the lock by hand once it is',
       );
-    if (await removeStaleLock(fs, path, text, statusOf)) tookOver = true;
-    else await new Promise((resolve) => setTimeout(resolve, TAKEOVER_RETRY_MS));
+    if (await removeStaleLock(fs, path, text, statusOf)) {
+      tookOver = true;
+      const token = safeParseLockHolder(text)?.token;
+      if (token !== undefined) abandonedTokens.delete(token);
+    } else await new Promise((resolve) => setTimeout(resolve, TAKEOVER_RETRY_MS));
   }
   throw new JournalLockedError(
     subject,
@@ -199,7 +217,9 @@ function heldLock(fs: FileSystem, path: string, holder: OwnHolder, tookOver: boo
           await fs.fsyncDirectory(dirname(path));
         }
       } catch {
-        // A lock that cannot be removed is left behind; the next writer finds its holder dead and takes it over.
+        // A lock that cannot be removed is left behind: a writer in another process takes it over once this process
+        // has exited, and the next open in this one at once (see `abandonedTokens`).
+        abandonedTokens.add(holder.token);
       }
     },
   };

@@ -117,6 +117,42 @@ describe('AppendFile: held lines (none mode)', () => {
     expect(readFileSync(file, 'utf8').trimEnd().split('\n').length).toBe(2);
     await writer.close().catch(() => undefined);
   });
+
+  // Held lines were acknowledged when they were queued: a close whose write of them fails has lost acknowledged
+  // records, and must say so as a failed final sync does (TJ-DUR-015). Before, close resolved and the lines were gone.
+  it('close rejects when the write of held lines fails and loses them', async () => {
+    const file = join(tempDir(), 'held.jsonl');
+    const fs = faultyFileSystem(nodeFileSystem);
+    const writer = await AppendFile.open(file, { durability: 'none', fs });
+    await writer.appendLine(line(0));
+    for (const n of [1, 2, 3]) await writer.appendLine(line(n), { hold: true });
+    fs.inject({ op: 'write', path: 'held.jsonl', errno: 'EIO' });
+    await expect(writer.close()).rejects.toMatchObject({ code: 'write_failed', operation: 'write', errno: 'EIO' });
+    expect(fs.fired).toHaveLength(1);
+    expect(readFileSync(file)).toEqual(Buffer.from(line(0)));
+  });
+
+  it('close rejects when an earlier write at the hold bound lost held lines, which no append was told of', async () => {
+    const file = join(tempDir(), 'held.jsonl');
+    const fs = faultyFileSystem(nodeFileSystem);
+    const writer = await AppendFile.open(file, { durability: 'none', fs });
+    fs.inject({ op: 'write', path: 'held.jsonl', errno: 'ENOSPC' });
+    // 200 lines of ~400 bytes: the held lines pass 64 KiB and are written without a flush; that write fails, and the
+    // holds after it are refused (writer_poisoned), but the ones before were acknowledged.
+    const outcomes: string[] = [];
+    for (let n = 0; n < 200; n++)
+      outcomes.push(
+        await writer.appendLine(line(n, 400), { hold: true }).then(
+          () => 'ok',
+          (error: { code: string }) => error.code,
+        ),
+      );
+    await writer.idle();
+    expect(outcomes[0]).toBe('ok');
+    expect(fs.fired).toHaveLength(1);
+    expect(writer.poisoned).toBe(true);
+    await expect(writer.close()).rejects.toMatchObject({ code: 'write_failed', errno: 'ENOSPC' });
+  });
 });
 
 describe('AppendFile: lines held synchronously (holdLine)', () => {
@@ -198,6 +234,19 @@ describe('EventLog.append with hold', () => {
     expect(records.map((r) => r.seq)).toEqual(records.map((_, i) => i));
     expect(records.at(-1)?.type).toBe('tool.start');
     await log.close();
+  });
+
+  it('close rejects when the write of the held deltas fails: they were acknowledged and are lost', async () => {
+    const root = tempDir();
+    const fs = faultyFileSystem(nodeFileSystem);
+    const log = await openEventLog({ root, sessionId: 's1', fs, durability: 'none' });
+    await log.chatStarted({ requestId: 'r1', content: 'q' });
+    await log.segmentStarted({ requestId: 'r1', messageId: 'a1' });
+    for (const text of ['a', 'b', 'c'])
+      await log.append('chat.delta', { request_id: 'r1', message_id: 'a1', text }, { hold: true });
+    fs.inject({ op: 'write', path: 'events.jsonl', errno: 'EIO' });
+    await expect(log.close()).rejects.toMatchObject({ code: 'write_failed', errno: 'EIO' });
+    expect(fs.fired).toHaveLength(1);
   });
 
   it('compaction finds the held records in the file (they are written before it reads)', async () => {

@@ -27,7 +27,8 @@ describe('appends queued behind a failed write are refused until the writer re-r
     const dir = tempDir();
     const fs = faultyFileSystem(nodeFileSystem);
     const journal = await openTurnJournal({ dir, sessionId: 's1', fs });
-    fs.inject({ op: 'write', path: journal.path, errno: 'ENOSPC' });
+    // Twice: the disk is still full when the writer tries the lines without the pre-allocated space (spec §11.6).
+    fs.inject({ op: 'write', path: journal.path, errno: 'ENOSPC', times: 2 });
     const submit = journal.submit({ turnId: 't1', content: 'hello' });
     const started = journal.workerStarted('t1');
     const [submitError, startedError] = await Promise.all([
@@ -103,7 +104,8 @@ describe('appends queued behind a failed write are refused until the writer re-r
     const file = join(tempDir(), 'raw.jsonl');
     const fs = faultyFileSystem(nodeFileSystem);
     const writer = await AppendFile.open(file, { durability: 'every', fs });
-    fs.inject({ op: 'write', path: file, errno: 'ENOSPC' });
+    // Twice: the disk is still full when the writer tries the lines without the pre-allocated space (spec §11.6).
+    fs.inject({ op: 'write', path: file, errno: 'ENOSPC', times: 2 });
     const results = await Promise.all([0, 1, 2].map((n) => outcome(writer.appendRecord(eventRecord(n)))));
     expect(results).toEqual(['write_failed', 'append_cancelled', 'append_cancelled']);
     await writer.appendRecord(eventRecord(3));
@@ -113,4 +115,28 @@ describe('appends queued behind a failed write are refused until the writer re-r
       'eventRecord(n) carries seq n + 1',
     ).toEqual([4]);
   });
+
+  // Only the appends queued when the write failed are refused: one made after its caller saw the failure is written.
+  // Before, the drain that failed was still running when such a caller appended again from its rejection handler, so
+  // the new append joined it and was refused too, and the next, for as long as the caller kept appending.
+  for (const durability of ['every', 'group', 'none'] as const)
+    it(`AppendFile on its own (${durability}): a caller awaiting each append has the next one after a failed write written`, async () => {
+      const file = join(tempDir(), 'raw.jsonl');
+      const fs = faultyFileSystem(nodeFileSystem);
+      const writer = await AppendFile.open(file, { durability, fs });
+      await writer.appendRecord(eventRecord(0));
+      fs.inject({ op: 'write', path: file, errno: 'EIO' });
+      const results: string[] = [];
+      for (let n = 1; n <= 4; n++) {
+        try {
+          await writer.appendRecord(eventRecord(n));
+          results.push('ok');
+        } catch (error) {
+          results.push((error as { code: string }).code);
+        }
+      }
+      await writer.close();
+      expect(results).toEqual(['write_failed', 'ok', 'ok', 'ok']);
+      expect(lines(file).map((record) => record.seq)).toEqual([1, 3, 4, 5]);
+    });
 });

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { countSetting } from '@turnjournal/test-support';
 import { describe, expect, it } from 'vitest';
 import { deadPid, type FixtureProcess, startFixture } from '../support/child.js';
-import { AppendFile, JournalLockedError, openTurnJournal } from '../support/internals.js';
+import { faultyFileSystem } from '../support/faulty-fs.js';
+import { AppendFile, JournalLockedError, nodeFileSystem, openTurnJournal } from '../support/internals.js';
 import { eventRecord, readAll } from '../support/journal.js';
 import { tempDir } from '../support/temp.js';
 
@@ -72,6 +73,29 @@ describe('one writer per file: lock files (spec §11.4)', () => {
     const shard = await openTurnJournal({ dir, sessionId: 's1', shard: 'w2' });
     await Promise.all([journal.close(), shard.close()]);
   });
+
+  // A close that cannot remove its lock (EIO on the unlink, or on the read that checks the token) leaves a lock naming
+  // this running process. Before, every later open of the file in this process failed with journal_locked ("the holder
+  // is running": itself) until the process exited. The process knows that lock is dead: it abandoned it.
+  for (const op of ['unlink', 'readFile'] as const)
+    it(`a lock this process failed to remove on close (EIO on ${op}) is taken over by its next open, and only by it (TJ-DUR-019, TJ-DUR-026)`, async () => {
+      const dir = tempDir();
+      const fs = faultyFileSystem(nodeFileSystem);
+      const journal = await openTurnJournal({ dir, sessionId: 's1', fs });
+      await journal.submit({ content: 'hello', turnId: 't1' });
+      fs.inject({ op, path: /s1\.jsonl\.lock$/, errno: 'EIO' });
+      await journal.close();
+      expect(fs.fired).toHaveLength(1);
+      expect(JSON.parse(readFileSync(join(dir, 's1.jsonl.lock'), 'utf8')).pid, 'the lock was left').toBe(process.pid);
+      const reopened = await openTurnJournal({ dir, sessionId: 's1' });
+      expect(reopened.opened.tookOverLock).toBe(true);
+      expect(reopened.stateOf('t1')).toBe('submitted');
+      // The lock it holds now is a live one: a second writer is refused as ever.
+      await expect(openTurnJournal({ dir, sessionId: 's1' })).rejects.toMatchObject({ code: 'journal_locked' });
+      await reopened.workerStarted('t1');
+      await reopened.close();
+      expect(existsSync(join(dir, 's1.jsonl.lock'))).toBe(false);
+    });
 
   it('a lock left by a SIGKILLed process is detected and taken over (TJ-DUR-019)', async () => {
     const file = join(tempDir(), 'events.jsonl');

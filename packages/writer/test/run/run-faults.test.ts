@@ -114,8 +114,9 @@ describe('RunWriter under injected faults (spec §11.5)', () => {
   it('fails the open when the header cannot be written, and the next open writes it into the empty file (TJ-RUN-003)', async () => {
     const root = tempDir();
     const faulty = faultyFileSystem(nodeFileSystem);
-    // The first write is the lock file's; the second is the header.
-    faulty.inject({ op: 'write', errno: 'ENOSPC', nth: 2 });
+    // The first write is the lock file's; the second is the header, the third the header again without the
+    // pre-allocated space after it (spec §11.6): the disk is still full.
+    faulty.inject({ op: 'write', errno: 'ENOSPC', nth: 2, times: 2 });
     await expect(openRunWriter({ root, runId: 'nohead', header: HEADER, fs: faulty })).rejects.toMatchObject({
       code: 'write_failed',
       errno: 'ENOSPC',

@@ -89,6 +89,8 @@ describe('a refresh of the other shards overlapping the re-read after a failed w
         failed = true;
       },
     });
+    // The disk is still full when the writer tries the line without the pre-allocated space after it (spec §11.6).
+    faulty.inject({ op: 'write', path: journal.path, errno: 'ENOSPC', nth: 2 });
     await expect(journal.submit({ content: 'lost to ENOSPC' })).rejects.toMatchObject({
       code: 'write_failed',
       errno: 'ENOSPC',
