@@ -10,6 +10,7 @@ import { LiveError } from './errors.js';
 import { LiveRun } from './live-run.js';
 import type { ConversationView, LiveEvent, LiveRecord, LiveRunStatus } from './records.js';
 import { RecordRing } from './ring.js';
+import { grownSegmentBytes, type OpenSegment } from './segment-bound.js';
 import type { AckOptions, LiveSessionSettings, SendInput, SendResult, SubscribeOptions } from './session-inputs.js';
 import { recoverSession } from './session-recovery.js';
 import { Subscription, type SubscriptionSource } from './subscription.js';
@@ -20,7 +21,7 @@ export type { AckOptions, LiveSessionSettings, SendInput, SendResult, SubscribeO
 
 interface ActiveState {
   readonly requestId: string;
-  segment: { messageId: string; text: string } | undefined;
+  segment: OpenSegment | undefined;
   segments: number;
   assistantStarted: boolean;
   lastAssistantIndex: number | null;
@@ -167,29 +168,43 @@ export class LiveSession implements SubscriptionSource {
   }
 
   async #startSend(requestId: string, content: string, input: SendInput): Promise<SendResult> {
-    try {
-      const submitted = await this.#turns.submit({
-        turnId: requestId,
+    const started: Record<string, unknown> = {
+      request_id: requestId,
+      content,
+      ...(input.model === undefined ? {} : { model: input.model }),
+    };
+    const message: Record<string, unknown> = {
+      message: {
+        role: 'user',
         content,
-        streamId: requestId,
-        ...(input.attachments === undefined ? {} : { attachments: input.attachments }),
-        ...(input.model === undefined ? {} : { model: input.model }),
-      });
-      if (!submitted.created) return { created: false, requestId, status: this.statusOf(requestId) ?? 'interrupted' };
-      this.#append('chat.started', {
+        id: `${requestId}.user`,
         request_id: requestId,
-        content,
-        ...(input.model === undefined ? {} : { model: input.model }),
-      });
-      this.#append('message_append', {
-        message: {
-          role: 'user',
-          content,
-          id: `${requestId}.user`,
-          request_id: requestId,
-          ...(input.attachments === undefined ? {} : { attachments: input.attachments }),
-        },
-      });
+        ...(input.attachments === undefined ? {} : { attachments: input.attachments }),
+      },
+    };
+    // A content the turn journal takes may still make the run's records too long for the log (the user message is
+    // the longest of the three): refused before anything is written, like a boundary's records.
+    for (const [i, [type, payload]] of (
+      [
+        ['chat.started', started],
+        ['message_append', message],
+      ] as const
+    ).entries()) {
+      const refusal = oversizeRefusal(this.#log, type, payload, 2 * (i + 1));
+      if (refusal !== null) throw refusal;
+    }
+    // A refusal of `submitted` (an invalid model or attachment) wrote nothing: it is this request's answer, and the
+    // session, which holds other clients' runs, goes on.
+    const submitted = await this.#turns.submit({
+      turnId: requestId,
+      content,
+      streamId: requestId,
+      ...(input.attachments === undefined ? {} : { attachments: input.attachments }),
+      ...(input.model === undefined ? {} : { model: input.model }),
+    });
+    if (!submitted.created) return { created: false, requestId, status: this.statusOf(requestId) ?? 'interrupted' };
+    try {
+      const writes = [this.#append('chat.started', started), this.#append('message_append', message)];
       this.#active = {
         requestId,
         segment: undefined,
@@ -197,10 +212,12 @@ export class LiveSession implements SubscriptionSource {
         assistantStarted: false,
         lastAssistantIndex: null,
       };
-      await this.#durable();
+      await Promise.all([...writes, this.#durable()]);
       await this.#turns.workerStarted(requestId);
       return { created: true, requestId, status: 'running', run: new LiveRun(this, requestId) };
     } catch (error) {
+      // `submitted` is durable and the run's records are not all written: the session's state no longer follows
+      // the log; reopening recovers the turn (TJ-LIVE-019).
       this.#pipeline.fail(error);
       throw error;
     }
@@ -250,17 +267,26 @@ export class LiveSession implements SubscriptionSource {
     if (run === undefined) throw new LiveError('unknown_run', `the session has no run "${requestId}"`);
     if (run.finishedSeq === null)
       throw new LiveError('run_not_finished', `run "${requestId}" has not finished; acknowledge it after its end`);
-    if (options.throughSeq !== undefined && options.throughSeq < run.finishedSeq)
+    const { throughSeq, clientId } = options;
+    if (throughSeq !== undefined && !Number.isSafeInteger(throughSeq))
+      throw new LiveError(
+        'invalid_request',
+        `throughSeq must be an integer seq, got ${String(throughSeq).slice(0, 40)}`,
+      );
+    if (clientId !== undefined && typeof clientId !== 'string')
+      throw new LiveError('invalid_request', 'clientId must be a string');
+    if (throughSeq !== undefined && throughSeq < run.finishedSeq)
       throw new LiveError(
         'ack_before_finish',
-        `through_seq ${options.throughSeq} is below the finishing record ${run.finishedSeq} of run "${requestId}" (TJ-LIVE-014)`,
+        `through_seq ${throughSeq} is below the finishing record ${run.finishedSeq} of run "${requestId}" (TJ-LIVE-014)`,
       );
-    this.#append('delivery.ack', {
+    // The append's own promise is awaited too: a record the log refuses resolves no ack and leaves nothing unhandled.
+    const written = this.#append('delivery.ack', {
       request_id: requestId,
-      ...(options.clientId === undefined ? {} : { client_id: options.clientId }),
-      ...(options.throughSeq === undefined ? {} : { through_seq: options.throughSeq }),
+      ...(clientId === undefined ? {} : { client_id: clientId }),
+      ...(throughSeq === undefined ? {} : { through_seq: throughSeq }),
     });
-    await this.#durable();
+    await Promise.all([written, this.#durable()]);
   }
 
   /**
@@ -320,7 +346,7 @@ export class LiveSession implements SubscriptionSource {
           requestId.length + messageId.length + 32,
         );
         if (opened !== null) return opened;
-        segment = { messageId, text: '' };
+        segment = { messageId, text: '', bytes: 0, exact: false };
         active.segment = segment;
         if (!active.assistantStarted) {
           active.assistantStarted = true;
@@ -334,9 +360,12 @@ export class LiveSession implements SubscriptionSource {
       // again, but the compaction check. Deltas come many per millisecond; the delta's stamp is that reading.
       if (this.#exclusive !== null)
         throw new LiveError('invalid_request', 'the session is compacting; retry when compact() resolved');
+      const bytes = grownSegmentBytes(segment, requestId, text, this.#log.path);
+      if (typeof bytes !== 'number') throw bytes;
       const refused = this.#pipeline.appendDelta(requestId, segment.messageId, text, this.#lastUsed);
       if (refused !== null) return refused;
       segment.text += text;
+      segment.bytes = bytes;
       return ACCEPTED;
     } catch (error) {
       return Promise.reject(error);
@@ -381,12 +410,17 @@ export class LiveSession implements SubscriptionSource {
   ): Promise<void> {
     const active = this.#activeRun(requestId);
     this.#closeSegment(active, how !== 'done');
-    if (how === 'done') this.#append('chat.done', { request_id: requestId });
+    const before = this.#log.lastSeq;
+    let finished: Promise<EventLogAck>;
+    if (how === 'done') finished = this.#append('chat.done', { request_id: requestId });
     else if (how === 'error')
-      this.#append('chat.error', { request_id: requestId, error: error ?? { message: 'error' } });
-    else this.#append('chat.cancelled', { request_id: requestId, reason: reason ?? 'cancelled' });
+      finished = this.#append('chat.error', { request_id: requestId, error: error ?? { message: 'error' } });
+    else finished = this.#append('chat.cancelled', { request_id: requestId, reason: reason ?? 'cancelled' });
+    // A finishing record the log refused (a caller's error object or reason JSON cannot carry) reserved nothing: the
+    // run stays active, for the caller to end it with a valid one; the refusal is the call's answer.
+    if (this.#log.lastSeq === before) await finished;
     this.#active = undefined;
-    await this.#durable();
+    await Promise.all([finished, this.#durable()]);
     if (how === 'done') await this.#turns.complete(requestId, { assistantMessageIndex: active.lastAssistantIndex });
     else await this.#turns.interrupt(requestId, how === 'error' ? 'error' : (reason ?? 'cancelled'));
   }
