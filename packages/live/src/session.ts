@@ -52,6 +52,8 @@ export class LiveSession implements SubscriptionSource {
   #starting: string | undefined;
   #startingSend: Promise<SendResult> | undefined;
   #closed = false;
+  /** The close under way or done (one for every caller of `close()`), or null. */
+  #closing: Promise<void> | null = null;
   #exclusive: Promise<unknown> | null = null;
   #lastUsed: number;
 
@@ -111,6 +113,27 @@ export class LiveSession implements SubscriptionSource {
   /** True once closed. */
   get closed(): boolean {
     return this.#closed;
+  }
+
+  /**
+   * @internal True once the session delivers no more records: closed, or failed (its subscribers then end at the
+   * last durable record, with their cursor, instead of waiting for records that will not come).
+   */
+  get ended(): boolean {
+    return this.#closed || this.#pipeline.failure !== null;
+  }
+
+  /**
+   * @internal True once the hub must not hand this session out any more: closing, closed or failed. The hub then
+   * opens the session again, which recovers from what its files hold (the "reopen it" of `session_failed`).
+   */
+  get retired(): boolean {
+    return this.#closing !== null || this.ended;
+  }
+
+  /** @internal The hub handed the session out: it counts as used, so the idle close does not take it meanwhile. */
+  touch(): void {
+    this.#lastUsed = this.#settings.clock();
   }
 
   /** The active run's id, or undefined. */
@@ -314,8 +337,14 @@ export class LiveSession implements SubscriptionSource {
   }
 
   /** Flushes, ends every subscription, closes both journals and releases their locks. */
-  async close(): Promise<void> {
-    if (this.#closed) return;
+  close(): Promise<void> {
+    // Every caller waits for the same close: one that returned while another was still closing the journals let the
+    // hub open the session again while the locks were held.
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async #close(): Promise<void> {
     this.#pipeline.stop();
     if (this.#pipeline.failure === null) await this.#durable().catch(() => undefined);
     this.#closed = true;
@@ -465,7 +494,11 @@ export class LiveSession implements SubscriptionSource {
     if (this.#closed) throw new LiveError('session_closed', `session "${this.sessionId}" is closed`);
     const failure = this.#pipeline.failure;
     if (failure !== null)
-      throw new LiveError('session_failed', `session "${this.sessionId}" failed; reopen it`, { cause: failure });
+      throw new LiveError(
+        'session_failed',
+        `session "${this.sessionId}" failed; get it again from hub.session(), which reopens and recovers it`,
+        { cause: failure },
+      );
     this.#lastUsed = this.#settings.clock();
   }
 

@@ -14,10 +14,10 @@ export interface SubscriptionSource {
   ): Promise<{ kind: 'records'; records: readonly LiveRecord[] } | { kind: 'compacted' }>;
   /** A snapshot event for `reason`, and the seq it is consistent with. */
   snapshotEvent(reason: 'compacted' | 'ahead'): { event: LiveEvent; seq: number };
-  /** Resolves at the next durable record, or when the session closes (then `closed` is true). */
+  /** Resolves at the next durable record, or when the session closes or fails (then `ended` is true). */
   changed(): Promise<void>;
-  /** True once the session is closed. */
-  readonly closed: boolean;
+  /** True once the session delivers no more records: closed, or failed. */
+  readonly ended: boolean;
   /** Called when the subscription ends. */
   detach(subscription: Subscription): void;
 }
@@ -109,7 +109,7 @@ export class Subscription implements AsyncIterableIterator<LiveEvent> {
           batch = await source.fromDisk(this.#cursor, head, DISK_BATCH);
         } catch (error) {
           // A read cut short because the subscription or its session ended meanwhile is the end, not a failure.
-          if (this.#done || source.closed) {
+          if (this.#done || source.ended) {
             this.close();
             return { done: true, value: undefined };
           }
@@ -127,7 +127,8 @@ export class Subscription implements AsyncIterableIterator<LiveEvent> {
         continue;
       }
       this.#live = true;
-      if (source.closed) {
+      // A failed session delivers nothing more: waiting would hang the client, which can resume from its cursor.
+      if (source.ended) {
         this.close();
         return { done: true, value: undefined };
       }
