@@ -55,6 +55,8 @@ export class LiveSession implements SubscriptionSource {
   /** The close under way or done (one for every caller of `close()`), or null. */
   #closing: Promise<void> | null = null;
   #exclusive: Promise<unknown> | null = null;
+  /** What calls that append wait for while a compaction runs, and until the calls it held have run; or null. */
+  #gate: Promise<void> | null = null;
   #lastUsed: number;
 
   /** @internal use {@link ConversationHub.session}. */
@@ -227,6 +229,8 @@ export class LiveSession implements SubscriptionSource {
     });
     if (!submitted.created) return { created: false, requestId, status: this.statusOf(requestId) ?? 'interrupted' };
     try {
+      // A compaction (the hourly retention job) that began while `submitted` was written is waited for.
+      for (let gate = this.#compaction(); gate !== null; gate = this.#compaction()) await gate;
       const writes = [this.#append('chat.started', started), this.#append('message_append', message)];
       this.#active = {
         requestId,
@@ -285,6 +289,8 @@ export class LiveSession implements SubscriptionSource {
    * durable. Refused for an unknown or unfinished run and for a `throughSeq` below its finishing record (TJ-LIVE-014).
    */
   async ack(requestId: string, options: AckOptions = {}): Promise<void> {
+    // Awaited only while a compaction holds calls, and on its gate itself: in order with the deltas held.
+    for (let gate = this.#compaction(); gate !== null; gate = this.#compaction()) await gate;
     this.#usable();
     const run = this.#fold.runs.get(requestId);
     if (run === undefined) throw new LiveError('unknown_run', `the session has no run "${requestId}"`);
@@ -359,9 +365,12 @@ export class LiveSession implements SubscriptionSource {
   /**
    * @internal A delta is accepted — checked by the writer, given its seq, and in the pending list — before this
    * returns; the writer holds its line until the next sync (TJ-LIVE-007), so nothing is left to wait for: the answer
-   * is an already resolved promise, and a write that fails later fails the session.
+   * is an already resolved promise (while a compaction runs, one that resolves once the delta is accepted after it),
+   * and a write that fails later fails the session.
    */
   _delta(requestId: string, text: string): Promise<void> {
+    const gate = this.#compaction();
+    if (gate !== null) return gate.then(() => this._delta(requestId, text));
     try {
       const active = this.#activeRun(requestId);
       if (typeof text !== 'string') throw new LiveError('invalid_request', 'a delta is a string');
@@ -386,9 +395,8 @@ export class LiveSession implements SubscriptionSource {
         }
       }
       // `#activeRun` checked the session a moment ago (`#usable`) and read the clock: what `#appendable` would do
-      // again, but the compaction check. Deltas come many per millisecond; the delta's stamp is that reading.
-      if (this.#exclusive !== null)
-        throw new LiveError('invalid_request', 'the session is compacting; retry when compact() resolved');
+      // again (no compaction started since the check above). Deltas come many per millisecond; the delta's stamp is
+      // that reading.
       const bytes = grownSegmentBytes(segment, requestId, text, this.#log.path);
       if (typeof bytes !== 'number') throw bytes;
       const refused = this.#pipeline.appendDelta(requestId, segment.messageId, text, this.#lastUsed);
@@ -411,6 +419,8 @@ export class LiveSession implements SubscriptionSource {
    * record needs no check ahead: nothing of the group precedes it.
    */
   async _boundary(requestId: string, records: readonly (readonly [string, Record<string, unknown>])[]): Promise<void> {
+    // Awaited only while a compaction holds calls, and on its gate itself: in order with the deltas held.
+    for (let gate = this.#compaction(); gate !== null; gate = this.#compaction()) await gate;
     const active = this.#activeRun(requestId);
     for (let i = 1; i < records.length; i += 1) {
       const [type, payload] = records[i] as readonly [string, Record<string, unknown>];
@@ -437,6 +447,8 @@ export class LiveSession implements SubscriptionSource {
     error?: { readonly message: string; readonly name?: string; readonly code?: string },
     reason?: string,
   ): Promise<void> {
+    // Awaited only while a compaction holds calls, and on its gate itself: in order with the deltas held.
+    for (let gate = this.#compaction(); gate !== null; gate = this.#compaction()) await gate;
     const active = this.#activeRun(requestId);
     this.#closeSegment(active, how !== 'done');
     const before = this.#log.lastSeq;
@@ -540,6 +552,28 @@ export class LiveSession implements SubscriptionSource {
     return this.#pipeline.appendHeld(type, payload, size);
   }
 
+  /**
+   * Null when no compaction runs and none held calls that have yet to run; otherwise what to wait for before
+   * appending (compact()'s "appends wait meanwhile"). Everyone waits for the same promise, so the calls held run in
+   * the order they were made (a delta before the tool record after it), and the gate stays shut until they have:
+   * a call made meanwhile queues behind them. A refusal here made a worker's stream fail at the hourly retention job.
+   */
+  #compaction(): Promise<void> | null {
+    if (this.#gate !== null) return this.#gate;
+    const running = this.#exclusive;
+    if (running === null) return null;
+    const gate = running.then(
+      () => undefined,
+      () => undefined,
+    );
+    // Registered first, so it runs before the calls held: they find the gate open unless another compaction began.
+    gate.then(() => {
+      if (this.#gate === gate) this.#gate = null;
+    });
+    this.#gate = gate;
+    return gate;
+  }
+
   #appendable(): void {
     this.#usable();
     if (this.#exclusive !== null)
@@ -552,7 +586,8 @@ export class LiveSession implements SubscriptionSource {
   }
 
   async #runExclusive<T>(task: () => Promise<T>): Promise<T> {
-    while (this.#exclusive !== null) await this.#exclusive.catch(() => undefined);
+    // After the running compaction and the calls it held (they were made first).
+    for (let gate = this.#compaction(); gate !== null; gate = this.#compaction()) await gate;
     const running = task();
     this.#exclusive = running;
     try {
