@@ -11,6 +11,8 @@ export interface OpenSegment {
   exact: boolean;
 }
 
+const HALF_LINE = DEFAULT_MAX_LINE_BYTES / 2;
+
 /** The bytes `text` takes inside a JSON string in a line: its escaped UTF-8. */
 function escapedBytes(text: string): number {
   return Buffer.byteLength(JSON.stringify(text), 'utf8') - 2;
@@ -31,8 +33,14 @@ export function grownSegmentBytes(
   segment: OpenSegment,
   requestId: string,
   text: string,
-  file: string,
+  file: () => string,
 ): number | WriterError {
+  // Most segments stay far below the limit: one addition and one comparison per delta (the ids are identifiers of a
+  // few hundred characters at most, well within the other half of the line).
+  if (!segment.exact) {
+    const bound = segment.bytes + 6 * text.length;
+    if (bound <= HALF_LINE) return bound;
+  }
   // Everything of the message's line but its content: the record's members, the ids (escaped at worst), seq, ts and
   // `"partial":true`, with room to spare.
   const room = DEFAULT_MAX_LINE_BYTES - 6 * (requestId.length + segment.messageId.length) - 512;
@@ -51,6 +59,6 @@ export function grownSegmentBytes(
     'line_too_long',
     `the delta would make the message of segment "${segment.messageId}" longer than a line of the log ` +
       `(${DEFAULT_MAX_LINE_BYTES} bytes); end the segment (a tool record or the end of the run) first`,
-    file,
+    file(),
   );
 }

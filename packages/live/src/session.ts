@@ -397,7 +397,7 @@ export class LiveSession implements SubscriptionSource {
       // `#activeRun` checked the session a moment ago (`#usable`) and read the clock: what `#appendable` would do
       // again (no compaction started since the check above). Deltas come many per millisecond; the delta's stamp is
       // that reading.
-      const bytes = grownSegmentBytes(segment, requestId, text, this.#log.path);
+      const bytes = grownSegmentBytes(segment, requestId, text, this.#logPath);
       if (typeof bytes !== 'number') throw bytes;
       const refused = this.#pipeline.appendDelta(requestId, segment.messageId, text, this.#lastUsed);
       if (refused !== null) return refused;
@@ -539,6 +539,8 @@ export class LiveSession implements SubscriptionSource {
       },
     });
   }
+
+  readonly #logPath = (): string => this.#log.path;
 
   /** Appends one record through the pipeline (see `CommitPipeline.append`) while the session is usable. */
   #append(type: string, payload: Record<string, unknown>): Promise<EventLogAck> {
