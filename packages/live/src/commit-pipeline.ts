@@ -279,7 +279,11 @@ export class CommitPipeline {
 
   /** Fails the pipeline (the first failure stays); drops the pending records from `fromSeq` on, never delivered. */
   fail(error: unknown, fromSeq?: number): void {
-    if (this.#failure === null) this.#failure = error ?? new Error('unknown failure');
+    if (this.#failure === null) {
+      this.#failure = error ?? new Error('unknown failure');
+      // Subscribers waiting for the next record learn that none will come (see `LiveSession.ended`).
+      this.wakeAll();
+    }
     if (fromSeq === undefined) return;
     // Seqs ascend: the records from `fromSeq` on are a tail.
     let keep = 0;

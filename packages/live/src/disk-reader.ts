@@ -9,6 +9,12 @@ export type DiskBatch =
   | { readonly kind: 'compacted' };
 
 const CHUNK_BYTES = 64 * 1024;
+/**
+ * Most bytes of records per batch (the batch ends after the record that reaches it, so it holds one at least): what a
+ * subscriber catching up holds (TJ-LIVE-011). A count alone let 256 records of large tool results or checkpoints,
+ * each up to the line limit, make one batch of gigabytes.
+ */
+const BATCH_BYTES = 4 * 1024 * 1024;
 
 /**
  * Reads a session's event log from the store for subscribers whose cursor is older than the in-memory window
@@ -43,7 +49,8 @@ export class DiskReader {
   }
 
   /**
-   * The consecutive accepted records from `after + 1` on, through `through`, at most `limit` of them; `compacted`
+   * The consecutive accepted records from `after + 1` on, through `through`, at most `limit` of them and about
+   * {@link BATCH_BYTES} of their lines; `compacted`
    * when the log does not hold `after + 1` (compaction removed it, TJ-LIVE-010, or a crash lost it before it was ever
    * durable, TJ-LIVE-018). The batch stops before any later jump in seq: a crash can lose an unsynced record while a
    * later unsynced one survives (the reader salvages it after the zero-filled region, TJ-FRAME-029), and a batch
@@ -61,6 +68,7 @@ export class DiskReader {
     const start = await seekEventSeq(after + 1, { source, size });
     const records: LiveRecord[] = [];
     let last = after;
+    let bytes = 0;
     reading: for await (const batch of readJournal(this.#path, {
       source,
       startOffset: start,
@@ -79,7 +87,8 @@ export class DiskReader {
         if (seq > through) break reading;
         records.push(value as unknown as LiveRecord);
         last = seq;
-        if (records.length >= limit) break reading;
+        bytes += item.record.bytes.length;
+        if (records.length >= limit || bytes >= BATCH_BYTES) break reading;
       }
     }
     return { kind: 'records', records };

@@ -108,9 +108,15 @@ export class ConversationHub {
       );
     const existing = this.#sessions.get(sessionId);
     if (existing !== undefined) {
-      return existing.then((session) => {
-        if (!session.closed && this.#sessions.get(sessionId) === existing) return session;
+      return existing.then(async (session) => {
+        if (!session.retired && this.#sessions.get(sessionId) === existing) {
+          session.touch();
+          return session;
+        }
         if (this.#sessions.get(sessionId) === existing) this.#sessions.delete(sessionId);
+        // A session closing, closed or failed is not handed out (its calls would be refused): it is let go, its
+        // locks released, and opened again, which recovers what its files hold.
+        await session.close().catch(() => undefined);
         return this.session(sessionId);
       });
     }
@@ -138,7 +144,7 @@ export class ConversationHub {
     for (const [sessionId, opening] of [...this.#sessions]) {
       try {
         const session = await opening;
-        if (session.closed) continue;
+        if (session.retired) continue;
         const result = await session.compact({ retentionSeconds: windowMs / 1000 });
         sessions.push({ sessionId, removedRecords: result.removedRecords, expiredRuns: result.expiredRuns });
       } catch (error) {
@@ -196,7 +202,7 @@ export class ConversationHub {
       const session = await opening.catch(() => undefined);
       if (session === undefined) continue;
       const idle =
-        session.closed ||
+        session.retired ||
         (session.activeRequestId === undefined && session.subscriberCount === 0 && now - session.lastUsed > idleMs);
       if (!idle) continue;
       if (this.#sessions.get(sessionId) === opening) this.#sessions.delete(sessionId);

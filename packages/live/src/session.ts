@@ -10,6 +10,7 @@ import { LiveError } from './errors.js';
 import { LiveRun } from './live-run.js';
 import type { ConversationView, LiveEvent, LiveRecord, LiveRunStatus } from './records.js';
 import { RecordRing } from './ring.js';
+import { grownSegmentBytes, type OpenSegment } from './segment-bound.js';
 import type { AckOptions, LiveSessionSettings, SendInput, SendResult, SubscribeOptions } from './session-inputs.js';
 import { recoverSession } from './session-recovery.js';
 import { Subscription, type SubscriptionSource } from './subscription.js';
@@ -20,7 +21,7 @@ export type { AckOptions, LiveSessionSettings, SendInput, SendResult, SubscribeO
 
 interface ActiveState {
   readonly requestId: string;
-  segment: { messageId: string; text: string } | undefined;
+  segment: OpenSegment | undefined;
   segments: number;
   assistantStarted: boolean;
   lastAssistantIndex: number | null;
@@ -51,7 +52,11 @@ export class LiveSession implements SubscriptionSource {
   #starting: string | undefined;
   #startingSend: Promise<SendResult> | undefined;
   #closed = false;
+  /** The close under way or done (one for every caller of `close()`), or null. */
+  #closing: Promise<void> | null = null;
   #exclusive: Promise<unknown> | null = null;
+  /** What calls that append wait for while a compaction runs, and until the calls it held have run; or null. */
+  #gate: Promise<void> | null = null;
   #lastUsed: number;
 
   /** @internal use {@link ConversationHub.session}. */
@@ -112,6 +117,27 @@ export class LiveSession implements SubscriptionSource {
     return this.#closed;
   }
 
+  /**
+   * @internal True once the session delivers no more records: closed, or failed (its subscribers then end at the
+   * last durable record, with their cursor, instead of waiting for records that will not come).
+   */
+  get ended(): boolean {
+    return this.#closed || this.#pipeline.failure !== null;
+  }
+
+  /**
+   * @internal True once the hub must not hand this session out any more: closing, closed or failed. The hub then
+   * opens the session again, which recovers from what its files hold (the "reopen it" of `session_failed`).
+   */
+  get retired(): boolean {
+    return this.#closing !== null || this.ended;
+  }
+
+  /** @internal The hub handed the session out: it counts as used, so the idle close does not take it meanwhile. */
+  touch(): void {
+    this.#lastUsed = this.#settings.clock();
+  }
+
   /** The active run's id, or undefined. */
   get activeRequestId(): string | undefined {
     return this.#active?.requestId;
@@ -167,29 +193,45 @@ export class LiveSession implements SubscriptionSource {
   }
 
   async #startSend(requestId: string, content: string, input: SendInput): Promise<SendResult> {
-    try {
-      const submitted = await this.#turns.submit({
-        turnId: requestId,
+    const started: Record<string, unknown> = {
+      request_id: requestId,
+      content,
+      ...(input.model === undefined ? {} : { model: input.model }),
+    };
+    const message: Record<string, unknown> = {
+      message: {
+        role: 'user',
         content,
-        streamId: requestId,
-        ...(input.attachments === undefined ? {} : { attachments: input.attachments }),
-        ...(input.model === undefined ? {} : { model: input.model }),
-      });
-      if (!submitted.created) return { created: false, requestId, status: this.statusOf(requestId) ?? 'interrupted' };
-      this.#append('chat.started', {
+        id: `${requestId}.user`,
         request_id: requestId,
-        content,
-        ...(input.model === undefined ? {} : { model: input.model }),
-      });
-      this.#append('message_append', {
-        message: {
-          role: 'user',
-          content,
-          id: `${requestId}.user`,
-          request_id: requestId,
-          ...(input.attachments === undefined ? {} : { attachments: input.attachments }),
-        },
-      });
+        ...(input.attachments === undefined ? {} : { attachments: input.attachments }),
+      },
+    };
+    // A content the turn journal takes may still make the run's records too long for the log (the user message is
+    // the longest of the three): refused before anything is written, like a boundary's records.
+    for (const [i, [type, payload]] of (
+      [
+        ['chat.started', started],
+        ['message_append', message],
+      ] as const
+    ).entries()) {
+      const refusal = oversizeRefusal(this.#log, type, payload, 2 * (i + 1));
+      if (refusal !== null) throw refusal;
+    }
+    // A refusal of `submitted` (an invalid model or attachment) wrote nothing: it is this request's answer, and the
+    // session, which holds other clients' runs, goes on.
+    const submitted = await this.#turns.submit({
+      turnId: requestId,
+      content,
+      streamId: requestId,
+      ...(input.attachments === undefined ? {} : { attachments: input.attachments }),
+      ...(input.model === undefined ? {} : { model: input.model }),
+    });
+    if (!submitted.created) return { created: false, requestId, status: this.statusOf(requestId) ?? 'interrupted' };
+    try {
+      // A compaction (the hourly retention job) that began while `submitted` was written is waited for.
+      for (let gate = this.#compaction(); gate !== null; gate = this.#compaction()) await gate;
+      const writes = [this.#append('chat.started', started), this.#append('message_append', message)];
       this.#active = {
         requestId,
         segment: undefined,
@@ -197,10 +239,12 @@ export class LiveSession implements SubscriptionSource {
         assistantStarted: false,
         lastAssistantIndex: null,
       };
-      await this.#durable();
+      await Promise.all([...writes, this.#durable()]);
       await this.#turns.workerStarted(requestId);
       return { created: true, requestId, status: 'running', run: new LiveRun(this, requestId) };
     } catch (error) {
+      // `submitted` is durable and the run's records are not all written: the session's state no longer follows
+      // the log; reopening recovers the turn (TJ-LIVE-019).
       this.#pipeline.fail(error);
       throw error;
     }
@@ -245,22 +289,33 @@ export class LiveSession implements SubscriptionSource {
    * durable. Refused for an unknown or unfinished run and for a `throughSeq` below its finishing record (TJ-LIVE-014).
    */
   async ack(requestId: string, options: AckOptions = {}): Promise<void> {
+    // Awaited only while a compaction holds calls, and on its gate itself: in order with the deltas held.
+    for (let gate = this.#compaction(); gate !== null; gate = this.#compaction()) await gate;
     this.#usable();
     const run = this.#fold.runs.get(requestId);
     if (run === undefined) throw new LiveError('unknown_run', `the session has no run "${requestId}"`);
     if (run.finishedSeq === null)
       throw new LiveError('run_not_finished', `run "${requestId}" has not finished; acknowledge it after its end`);
-    if (options.throughSeq !== undefined && options.throughSeq < run.finishedSeq)
+    const { throughSeq, clientId } = options;
+    if (throughSeq !== undefined && !Number.isSafeInteger(throughSeq))
+      throw new LiveError(
+        'invalid_request',
+        `throughSeq must be an integer seq, got ${String(throughSeq).slice(0, 40)}`,
+      );
+    if (clientId !== undefined && typeof clientId !== 'string')
+      throw new LiveError('invalid_request', 'clientId must be a string');
+    if (throughSeq !== undefined && throughSeq < run.finishedSeq)
       throw new LiveError(
         'ack_before_finish',
-        `through_seq ${options.throughSeq} is below the finishing record ${run.finishedSeq} of run "${requestId}" (TJ-LIVE-014)`,
+        `through_seq ${throughSeq} is below the finishing record ${run.finishedSeq} of run "${requestId}" (TJ-LIVE-014)`,
       );
-    this.#append('delivery.ack', {
+    // The append's own promise is awaited too: a record the log refuses resolves no ack and leaves nothing unhandled.
+    const written = this.#append('delivery.ack', {
       request_id: requestId,
-      ...(options.clientId === undefined ? {} : { client_id: options.clientId }),
-      ...(options.throughSeq === undefined ? {} : { through_seq: options.throughSeq }),
+      ...(clientId === undefined ? {} : { client_id: clientId }),
+      ...(throughSeq === undefined ? {} : { through_seq: throughSeq }),
     });
-    await this.#durable();
+    await Promise.all([written, this.#durable()]);
   }
 
   /**
@@ -288,8 +343,14 @@ export class LiveSession implements SubscriptionSource {
   }
 
   /** Flushes, ends every subscription, closes both journals and releases their locks. */
-  async close(): Promise<void> {
-    if (this.#closed) return;
+  close(): Promise<void> {
+    // Every caller waits for the same close: one that returned while another was still closing the journals let the
+    // hub open the session again while the locks were held.
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async #close(): Promise<void> {
     this.#pipeline.stop();
     if (this.#pipeline.failure === null) await this.#durable().catch(() => undefined);
     this.#closed = true;
@@ -304,9 +365,12 @@ export class LiveSession implements SubscriptionSource {
   /**
    * @internal A delta is accepted — checked by the writer, given its seq, and in the pending list — before this
    * returns; the writer holds its line until the next sync (TJ-LIVE-007), so nothing is left to wait for: the answer
-   * is an already resolved promise, and a write that fails later fails the session.
+   * is an already resolved promise (while a compaction runs, one that resolves once the delta is accepted after it),
+   * and a write that fails later fails the session.
    */
   _delta(requestId: string, text: string): Promise<void> {
+    const gate = this.#compaction();
+    if (gate !== null) return gate.then(() => this._delta(requestId, text));
     try {
       const active = this.#activeRun(requestId);
       if (typeof text !== 'string') throw new LiveError('invalid_request', 'a delta is a string');
@@ -320,7 +384,7 @@ export class LiveSession implements SubscriptionSource {
           requestId.length + messageId.length + 32,
         );
         if (opened !== null) return opened;
-        segment = { messageId, text: '' };
+        segment = { messageId, text: '', bytes: 0, exact: false };
         active.segment = segment;
         if (!active.assistantStarted) {
           active.assistantStarted = true;
@@ -331,12 +395,14 @@ export class LiveSession implements SubscriptionSource {
         }
       }
       // `#activeRun` checked the session a moment ago (`#usable`) and read the clock: what `#appendable` would do
-      // again, but the compaction check. Deltas come many per millisecond; the delta's stamp is that reading.
-      if (this.#exclusive !== null)
-        throw new LiveError('invalid_request', 'the session is compacting; retry when compact() resolved');
+      // again (no compaction started since the check above). Deltas come many per millisecond; the delta's stamp is
+      // that reading.
+      const bytes = grownSegmentBytes(segment, requestId, text, this.#logPath);
+      if (typeof bytes !== 'number') throw bytes;
       const refused = this.#pipeline.appendDelta(requestId, segment.messageId, text, this.#lastUsed);
       if (refused !== null) return refused;
       segment.text += text;
+      segment.bytes = bytes;
       return ACCEPTED;
     } catch (error) {
       return Promise.reject(error);
@@ -353,6 +419,8 @@ export class LiveSession implements SubscriptionSource {
    * record needs no check ahead: nothing of the group precedes it.
    */
   async _boundary(requestId: string, records: readonly (readonly [string, Record<string, unknown>])[]): Promise<void> {
+    // Awaited only while a compaction holds calls, and on its gate itself: in order with the deltas held.
+    for (let gate = this.#compaction(); gate !== null; gate = this.#compaction()) await gate;
     const active = this.#activeRun(requestId);
     for (let i = 1; i < records.length; i += 1) {
       const [type, payload] = records[i] as readonly [string, Record<string, unknown>];
@@ -379,14 +447,21 @@ export class LiveSession implements SubscriptionSource {
     error?: { readonly message: string; readonly name?: string; readonly code?: string },
     reason?: string,
   ): Promise<void> {
+    // Awaited only while a compaction holds calls, and on its gate itself: in order with the deltas held.
+    for (let gate = this.#compaction(); gate !== null; gate = this.#compaction()) await gate;
     const active = this.#activeRun(requestId);
     this.#closeSegment(active, how !== 'done');
-    if (how === 'done') this.#append('chat.done', { request_id: requestId });
+    const before = this.#log.lastSeq;
+    let finished: Promise<EventLogAck>;
+    if (how === 'done') finished = this.#append('chat.done', { request_id: requestId });
     else if (how === 'error')
-      this.#append('chat.error', { request_id: requestId, error: error ?? { message: 'error' } });
-    else this.#append('chat.cancelled', { request_id: requestId, reason: reason ?? 'cancelled' });
+      finished = this.#append('chat.error', { request_id: requestId, error: error ?? { message: 'error' } });
+    else finished = this.#append('chat.cancelled', { request_id: requestId, reason: reason ?? 'cancelled' });
+    // A finishing record the log refused (a caller's error object or reason JSON cannot carry) reserved nothing: the
+    // run stays active, for the caller to end it with a valid one; the refusal is the call's answer.
+    if (this.#log.lastSeq === before) await finished;
     this.#active = undefined;
-    await this.#durable();
+    await Promise.all([finished, this.#durable()]);
     if (how === 'done') await this.#turns.complete(requestId, { assistantMessageIndex: active.lastAssistantIndex });
     else await this.#turns.interrupt(requestId, how === 'error' ? 'error' : (reason ?? 'cancelled'));
   }
@@ -431,7 +506,11 @@ export class LiveSession implements SubscriptionSource {
     if (this.#closed) throw new LiveError('session_closed', `session "${this.sessionId}" is closed`);
     const failure = this.#pipeline.failure;
     if (failure !== null)
-      throw new LiveError('session_failed', `session "${this.sessionId}" failed; reopen it`, { cause: failure });
+      throw new LiveError(
+        'session_failed',
+        `session "${this.sessionId}" failed; get it again from hub.session(), which reopens and recovers it`,
+        { cause: failure },
+      );
     this.#lastUsed = this.#settings.clock();
   }
 
@@ -461,6 +540,8 @@ export class LiveSession implements SubscriptionSource {
     });
   }
 
+  readonly #logPath = (): string => this.#log.path;
+
   /** Appends one record through the pipeline (see `CommitPipeline.append`) while the session is usable. */
   #append(type: string, payload: Record<string, unknown>): Promise<EventLogAck> {
     this.#appendable();
@@ -471,6 +552,28 @@ export class LiveSession implements SubscriptionSource {
   #appendHeld(type: string, payload: Record<string, unknown>, size: number): Promise<void> | null {
     this.#appendable();
     return this.#pipeline.appendHeld(type, payload, size);
+  }
+
+  /**
+   * Null when no compaction runs and none held calls that have yet to run; otherwise what to wait for before
+   * appending (compact()'s "appends wait meanwhile"). Everyone waits for the same promise, so the calls held run in
+   * the order they were made (a delta before the tool record after it), and the gate stays shut until they have:
+   * a call made meanwhile queues behind them. A refusal here made a worker's stream fail at the hourly retention job.
+   */
+  #compaction(): Promise<void> | null {
+    if (this.#gate !== null) return this.#gate;
+    const running = this.#exclusive;
+    if (running === null) return null;
+    const gate = running.then(
+      () => undefined,
+      () => undefined,
+    );
+    // Registered first, so it runs before the calls held: they find the gate open unless another compaction began.
+    gate.then(() => {
+      if (this.#gate === gate) this.#gate = null;
+    });
+    this.#gate = gate;
+    return gate;
   }
 
   #appendable(): void {
@@ -485,7 +588,8 @@ export class LiveSession implements SubscriptionSource {
   }
 
   async #runExclusive<T>(task: () => Promise<T>): Promise<T> {
-    while (this.#exclusive !== null) await this.#exclusive.catch(() => undefined);
+    // After the running compaction and the calls it held (they were made first).
+    for (let gate = this.#compaction(); gate !== null; gate = this.#compaction()) await gate;
     const running = task();
     this.#exclusive = running;
     try {

@@ -14,10 +14,10 @@ export interface SubscriptionSource {
   ): Promise<{ kind: 'records'; records: readonly LiveRecord[] } | { kind: 'compacted' }>;
   /** A snapshot event for `reason`, and the seq it is consistent with. */
   snapshotEvent(reason: 'compacted' | 'ahead'): { event: LiveEvent; seq: number };
-  /** Resolves at the next durable record, or when the session closes (then `closed` is true). */
+  /** Resolves at the next durable record, or when the session closes or fails (then `ended` is true). */
   changed(): Promise<void>;
-  /** True once the session is closed. */
-  readonly closed: boolean;
+  /** True once the session delivers no more records: closed, or failed. */
+  readonly ended: boolean;
   /** Called when the subscription ends. */
   detach(subscription: Subscription): void;
 }
@@ -41,6 +41,8 @@ export class Subscription implements AsyncIterableIterator<LiveEvent> {
   #done = false;
   #batch: LiveRecord[] = [];
   #wake: (() => void) | null = null;
+  /** The read from the store under way, or null: a second `next()` meanwhile waits for it rather than read again. */
+  #reading: Promise<unknown> | null = null;
 
   /**
    * @param source the session
@@ -80,7 +82,12 @@ export class Subscription implements AsyncIterableIterator<LiveEvent> {
     return { done: true, value: undefined };
   }
 
-  /** The next event. */
+  /**
+   * The next event. A call made before the previous one settled (a `Promise.race` with a heartbeat, say) is answered
+   * after it: each call takes the record after the cursor as it is when the call resumes, and a call that finds a
+   * read from the store under way waits for it and takes from its batch (two reads of the same batch yielded it
+   * twice).
+   */
   async next(): Promise<IteratorResult<LiveEvent>> {
     const source = this.#source;
     for (;;) {
@@ -104,16 +111,24 @@ export class Subscription implements AsyncIterableIterator<LiveEvent> {
           this.close();
           return { done: false, value: { kind: 'cut_off', cursor } };
         }
+        if (this.#reading !== null) {
+          await this.#reading;
+          continue;
+        }
         let batch: Awaited<ReturnType<SubscriptionSource['fromDisk']>>;
+        const reading = source.fromDisk(this.#cursor, head, DISK_BATCH);
+        this.#reading = reading.catch(() => undefined);
         try {
-          batch = await source.fromDisk(this.#cursor, head, DISK_BATCH);
+          batch = await reading;
         } catch (error) {
           // A read cut short because the subscription or its session ended meanwhile is the end, not a failure.
-          if (this.#done || source.closed) {
+          if (this.#done || source.ended) {
             this.close();
             return { done: true, value: undefined };
           }
           throw error;
+        } finally {
+          this.#reading = null;
         }
         if (this.#done) return { done: true, value: undefined };
         if (batch.kind === 'compacted') {
@@ -127,12 +142,22 @@ export class Subscription implements AsyncIterableIterator<LiveEvent> {
         continue;
       }
       this.#live = true;
-      if (source.closed) {
+      // A failed session delivers nothing more: waiting would hang the client, which can resume from its cursor.
+      if (source.ended) {
         this.close();
         return { done: true, value: undefined };
       }
       await new Promise<void>((resolve) => {
-        this.#wake = resolve;
+        // Every call waiting is woken by close(), not only the last one (the calls woken by a record resume in the
+        // order they waited, each clearing this before any of them waits again).
+        const waiting = this.#wake;
+        this.#wake =
+          waiting === null
+            ? resolve
+            : () => {
+                waiting();
+                resolve();
+              };
         source.changed().then(resolve, resolve);
       });
       this.#wake = null;
