@@ -71,6 +71,16 @@ function keep(item: unknown): void {
   if (kept.length >= 32) kept = [];
 }
 
+/** The per-line work no reader can skip: a fatal decode, the parse, the schema verdict, the record and item objects. */
+function readRecord(b: Buffer, s: number, e: number): Record<string, unknown> {
+  const bytes = b.subarray(s, e);
+  const value = JSON.parse(fatal.decode(bytes));
+  const validation = schema.validateRecord(value);
+  const record = { line: 0, offset: s, value, bytes, bytesOffset: s, validation, salvaged: false };
+  keep({ kind: 'record', record });
+  return value;
+}
+
 /**
  * The least a derivation can do on top of the per-line work (decode, parse, validate, a record object): one object per
  * turn, found by its id, that records the last record's event and counts the records. No framing rule, and no
@@ -83,11 +93,7 @@ function minimalTurnList(files: readonly string[]): number {
     let lastId: string | undefined;
     let last: { state: unknown; records: number } | undefined;
     eachLine(file, (b, s, e) => {
-      const bytes = b.subarray(s, e);
-      const value = JSON.parse(fatal.decode(bytes));
-      const validation = schema.validateRecord(value);
-      const record = { line: 0, offset: s, value, bytes, bytesOffset: s, validation, salvaged: false };
-      keep({ kind: 'record', record });
+      const value = readRecord(b, s, e);
       const id = value.turn_id;
       if (typeof id !== 'string') return;
       // A turn's records mostly follow one another: the last turn is checked before the map.
@@ -117,14 +123,7 @@ function journalStages(file: string): Record<string, () => unknown> {
       eachLine(file, (b, s, e) => {
         schema.validateRecord(JSON.parse(fatal.decode(b.subarray(s, e))));
       }),
-    '+ record objects': () =>
-      eachLine(file, (b, s, e) => {
-        const bytes = b.subarray(s, e);
-        const value = JSON.parse(fatal.decode(bytes));
-        const validation = schema.validateRecord(value);
-        const record = { line: 0, offset: s, value, bytes, bytesOffset: s, validation, salvaged: false };
-        keep({ kind: 'record', record });
-      }),
+    '+ record objects': () => eachLine(file, readRecord),
     '+ a minimal turn list': () => minimalTurnList([file]),
     readJournal: async () => {
       let items = 0;

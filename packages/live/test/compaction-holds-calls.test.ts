@@ -2,35 +2,26 @@
 // clients acknowledge: the calls made meanwhile wait for it and then run in the order they were made (the "appends
 // wait meanwhile" of compact()). Before, each was refused with "the session is compacting": the worker's deltas,
 // tool records and end threw, and a send whose `submitted` was being written when the job began failed the session.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openConversationHub } from '@turnjournal/live';
 import { type FileSystem, nodeFileSystem } from '@turnjournal/writer/file-system';
 import { afterEach, describe, expect, it } from 'vitest';
+import { type LogLine, logLines } from './support.js';
 
 const dirs: string[] = [];
 afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-interface Line {
-  seq: number;
-  type: string;
-  payload: Record<string, unknown>;
-}
-
-function lines(root: string): Line[] {
-  return readFileSync(join(root, 's1', 'events.jsonl'), 'utf8')
-    .replace(/\0+$/, '')
-    .split('\n')
-    .filter((line) => line !== '')
-    .map((line) => JSON.parse(line) as Line)
-    .filter((record) => record.type !== 'checkpoint');
+/** The records of session s1's event log, checkpoints left out. */
+function lines(root: string): LogLine[] {
+  return logLines(join(root, 's1', 'events.jsonl')).filter((record) => record.type !== 'checkpoint');
 }
 
 /** A record's type with what tells it apart: a delta's text, a message's content. */
-function label(record: Line): string {
+function label(record: LogLine): string {
   const payload = record.payload as { text?: string; message?: { content?: string }; request_id?: string };
   if (record.type === 'chat.delta') return `delta ${payload.text}`;
   if (record.type === 'message_append') return `message ${payload.message?.content}`;
@@ -84,7 +75,7 @@ describe('calls made while the session compacts', () => {
     for (let i = 0; i < after.length; i += 1) {
       const next = await subscription.next();
       if (next.done === true || next.value.kind !== 'record') break;
-      if (next.value.record.type !== 'checkpoint') delivered.push(label(next.value.record as unknown as Line));
+      if (next.value.record.type !== 'checkpoint') delivered.push(label(next.value.record as unknown as LogLine));
       else i -= 1;
     }
     expect(delivered).toEqual(after);

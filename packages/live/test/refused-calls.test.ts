@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openConversationHub } from '@turnjournal/live';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type LogLine, logLines } from './support.js';
 
 const dirs: string[] = [];
 const unhandled: unknown[] = [];
@@ -23,19 +24,9 @@ afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-interface Line {
-  seq: number;
-  type: string;
-  payload: Record<string, unknown>;
-}
-
-function lines(root: string): Line[] {
-  return readFileSync(join(root, 's1', 'events.jsonl'), 'utf8')
-    .replace(/\0+$/, '')
-    .split('\n')
-    .filter((line) => line !== '')
-    .map((line) => JSON.parse(line) as Line)
-    .filter((record) => record.type !== 'checkpoint');
+/** The records of session s1's event log, checkpoints left out. */
+function lines(root: string): LogLine[] {
+  return logLines(join(root, 's1', 'events.jsonl')).filter((record) => record.type !== 'checkpoint');
 }
 
 /** Lets pending rejections surface as `unhandledRejection` before the test looks. */

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import type { LiveEvent, Subscription } from '@turnjournal/live';
 import type { FileSystem } from '@turnjournal/writer/file-system';
 
@@ -52,4 +53,20 @@ export function countLogCalls(base: FileSystem, log: string): { fs: FileSystem; 
     },
   };
   return { fs, calls };
+}
+
+/** A record line of an event log, as the tests read it back. */
+export interface LogLine {
+  seq: number;
+  type: string;
+  payload: Record<string, unknown>;
+}
+
+/** Every record line of the event log at `file`, checkpoints included; the pre-allocated NUL bytes at its end skipped. */
+export function logLines(file: string): LogLine[] {
+  return readFileSync(file, 'utf8')
+    .replace(/\0+$/, '')
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as LogLine);
 }

@@ -2,25 +2,17 @@
 // The writer encodes JSON-clean records without parsing their lines back (writer: src/append/json-copy.ts); whatever
 // a caller hands over, what the log holds, what subscribers receive and what the snapshot shows must be the same
 // value, and a value JSON would turn into an invalid record is refused with nothing of it written (TJ-COMPAT-018).
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type LiveRecord, openConversationHub } from '@turnjournal/live';
 import { afterEach, describe, expect, it } from 'vitest';
-import { take } from './support.js';
+import { logLines, take } from './support.js';
 
 const dirs: string[] = [];
 afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
-
-function lines(file: string): Record<string, unknown>[] {
-  const text = readFileSync(file, 'utf8').replace(/\0+$/, '');
-  return text
-    .split('\n')
-    .filter((line) => line !== '')
-    .map((line) => JSON.parse(line) as Record<string, unknown>);
-}
 
 /** A hub on a fresh directory, session `s1`, and a new run `r1` whose start is durable. */
 async function startedRun() {
@@ -38,7 +30,7 @@ describe('a caller’s values in toolResult (TJ-COMPAT-018, TJ-LIVE-004)', () =>
   it('refuses what JSON would make invalid, writes nothing of it, and keeps the session usable', async () => {
     const { root, hub, session, sent } = await startedRun();
     const file = join(root, 's1', 'events.jsonl');
-    const before = lines(file).length;
+    const before = logLines(file).length;
     const refused: unknown[] = [undefined, Number.NaN, 42, { toJSON: () => undefined }, Symbol('s')];
     for (const output of refused)
       await expect(
@@ -46,7 +38,7 @@ describe('a caller’s values in toolResult (TJ-COMPAT-018, TJ-LIVE-004)', () =>
         String(typeof output),
       ).rejects.toMatchObject({ code: 'invalid_record' });
     await session.flush();
-    expect(lines(file)).toHaveLength(before);
+    expect(logLines(file)).toHaveLength(before);
     expect(session.snapshot().messages.filter((m) => m.role === 'tool')).toHaveLength(0);
     // A toolCallId JSON drops is refused too.
     await expect(
@@ -74,7 +66,7 @@ describe('a caller’s values in toolResult (TJ-COMPAT-018, TJ-LIVE-004)', () =>
     subscription.close();
     await session.flush();
     const file = join(root, 's1', 'events.jsonl');
-    const onDisk = lines(file).filter((r) => typeof r.seq === 'number' && r.seq > (delivered[0]?.seq ?? 0) - 1);
+    const onDisk = logLines(file).filter((r) => typeof r.seq === 'number' && r.seq > (delivered[0]?.seq ?? 0) - 1);
     const expected = ['plain', 'line\u2028separator and a lone \ud800 surrogate', 'from toJSON', 'hidden toJSON'];
     const results = onDisk.filter((r) => r.type === 'tool.result');
     expect(results.map((r) => (r.payload as { output: unknown }).output)).toEqual(expected);
@@ -107,7 +99,7 @@ describe('a tool result near the line limit (TJ-LIVE-004: the result and its mes
     await expect(sent.run.toolResult({ toolCallId: 'big', output })).rejects.toMatchObject({ code: 'line_too_long' });
     await session.flush();
     expect(
-      lines(file).filter((r) => (r.payload as { tool_call_id?: string } | undefined)?.tool_call_id === 'big'),
+      logLines(file).filter((r) => (r.payload as { tool_call_id?: string } | undefined)?.tool_call_id === 'big'),
     ).toEqual([]);
     expect(session.snapshot().messages.filter((m) => m.role === 'tool')).toHaveLength(0);
     // The session goes on.
