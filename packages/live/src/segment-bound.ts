@@ -13,9 +13,16 @@ export interface OpenSegment {
 
 const HALF_LINE = DEFAULT_MAX_LINE_BYTES / 2;
 
-/** The bytes `text` takes inside a JSON string in a line: its escaped UTF-8. */
+const LINE_SEPARATORS = /[\u2028\u2029]/g;
+
+/**
+ * The bytes `text` takes inside a JSON string in a line: its escaped UTF-8, with U+2028 and U+2029 escaped as the log
+ * writes them (TJ-FRAME-007): six bytes each, where `JSON.stringify` leaves three.
+ */
 function escapedBytes(text: string): number {
-  return Buffer.byteLength(JSON.stringify(text), 'utf8') - 2;
+  const json = JSON.stringify(text);
+  const separators = json.match(LINE_SEPARATORS)?.length ?? 0;
+  return Buffer.byteLength(json, 'utf8') - 2 + 3 * separators;
 }
 
 /**

@@ -179,4 +179,31 @@ describe('an assistant segment longer than a line (TJ-LIVE-004)', () => {
     expect(JSON.stringify(appended[0]).length).toBeLessThanOrEqual(MAX_LINE);
     await hub.close();
   }, 20_000);
+
+  // The log escapes U+2028 and U+2029 (TJ-FRAME-007): six bytes each in the line, where JSON.stringify leaves them as
+  // three. Counted as three, a segment of them passed the bound at twice what its message can hold, and the message
+  // was refused when the segment closed: the answer lost from the view.
+  it('counts a line separator as the six bytes the log writes for it', async () => {
+    const { hub, session, run } = await startedRun();
+    const chunk = '\u2028'.repeat(512 * 1024); // 3 MiB in the line
+    let accepted = 0;
+    let refusal: unknown;
+    for (let i = 0; i < 12; i += 1) {
+      try {
+        await run.delta(chunk);
+        accepted += 1;
+      } catch (error) {
+        refusal = error;
+        break;
+      }
+    }
+    expect(refusal).toMatchObject({ code: 'line_too_long' });
+    expect(accepted).toBe(5);
+    await run.done();
+    await settle();
+    expect(unhandled).toEqual([]);
+    const assistant = session.snapshot().messages.filter((m) => m.role === 'assistant');
+    expect(assistant.map((m) => (m.content as string).length)).toEqual([accepted * chunk.length]);
+    await hub.close();
+  }, 20_000);
 });
