@@ -93,7 +93,7 @@ export function discoverStore(paths: readonly string[]): StoreDiscovery {
       }
       for (const entry of entries) {
         const child = join(path, entry.name);
-        if (entry.name.includes(REPLACEMENT) && unnameable(child)) {
+        if (entry.name.includes(REPLACEMENT) && wouldRead(entry) && unnameable(child)) {
           findings.push(unnameableFinding(child, entry.isDirectory()));
           continue;
         }
@@ -143,6 +143,16 @@ const REPLACEMENT = '\uFFFD';
  */
 function unnameable(path: string): boolean {
   return lstatSync(path, { throwIfNoEntry: false }) === undefined;
+}
+
+/**
+ * True for what a scan reads or descends into: a directory, or a file with a journal's or state document's name that
+ * is not reserved. Other files are not the store's business (TJ-FAM-020), whatever their name.
+ */
+function wouldRead(entry: Dirent): boolean {
+  if (entry.isDirectory()) return true;
+  const { name } = entry;
+  return (name.endsWith('.jsonl') || name.endsWith('.json')) && !isReservedFileName(name);
 }
 
 /** `incomplete_read` for an entry that cannot be reached by name (TJ-AUDIT-015): it is there, but never read. */

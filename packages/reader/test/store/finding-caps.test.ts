@@ -78,6 +78,12 @@ describe('links and special files in discovery (TJ-FAM-024, TJ-FAM-025)', () => 
     const raw = (parent: string, name: Buffer) => Buffer.concat([Buffer.from(`${parent}/`), name]);
     writeFileSync(raw(dir, Buffer.from([0x63, 0xff, 0xfe, 0x2e, 0x6a, 0x73, 0x6f, 0x6e, 0x6c])), submitted);
     mkdirSync(raw(root, Buffer.from([0x73, 0xc3])));
+    // Names the scan never reads are not its business, whatever their bytes: no finding.
+    writeFileSync(raw(dir, Buffer.from([0x6e, 0xff, 0x2e, 0x74, 0x78, 0x74])), 'notes');
+    writeFileSync(
+      raw(dir, Buffer.from([0x73, 0xff, 0x2e, 0x6a, 0x73, 0x6f, 0x6e, 0x6c, 0x2e, 0x6c, 0x6f, 0x63, 0x6b])),
+      '',
+    );
     // A name that holds U+FFFD itself is valid UTF-8 and is read as usual.
     writeFileSync(join(dir, 's\uFFFD.jsonl'), submitted);
     writeFileSync(join(dir, 's1.jsonl'), submitted);
