@@ -144,23 +144,29 @@ describe('send with a content the turn journal takes and the event log cannot (T
   }, 20_000);
 });
 
+/** Sends `chunk` as a delta up to `max` times, until one is refused: how many were accepted, and the refusal. */
+async function deltasUntilRefused(
+  run: { delta(text: string): Promise<void> },
+  chunk: string,
+  max: number,
+): Promise<{ accepted: number; refusal: unknown }> {
+  for (let accepted = 0; accepted < max; accepted += 1) {
+    try {
+      await run.delta(chunk);
+    } catch (refusal) {
+      return { accepted, refusal };
+    }
+  }
+  return { accepted: max, refusal: undefined };
+}
+
 describe('an assistant segment longer than a line (TJ-LIVE-004)', () => {
   const MAX_LINE = 16 * 1024 * 1024; // the writer's default line limit, which the hub's event logs use
 
   it('refuses the delta that would make the segment’s message too long, and commits the text accepted', async () => {
     const { root, hub, session, run } = await startedRun();
     const chunk = 'a'.repeat(1024 * 1024);
-    let accepted = 0;
-    let refusal: unknown;
-    for (let i = 0; i < 17; i += 1) {
-      try {
-        await run.delta(chunk);
-        accepted += 1;
-      } catch (error) {
-        refusal = error;
-        break;
-      }
-    }
+    const { accepted, refusal } = await deltasUntilRefused(run, chunk, 17);
     expect(refusal).toMatchObject({ code: 'line_too_long' });
     // 15 MiB and the message's members fit in 16 MiB; 16 MiB of text does not.
     expect(accepted).toBe(15);
@@ -186,17 +192,7 @@ describe('an assistant segment longer than a line (TJ-LIVE-004)', () => {
   it('counts a line separator as the six bytes the log writes for it', async () => {
     const { hub, session, run } = await startedRun();
     const chunk = '\u2028'.repeat(512 * 1024); // 3 MiB in the line
-    let accepted = 0;
-    let refusal: unknown;
-    for (let i = 0; i < 12; i += 1) {
-      try {
-        await run.delta(chunk);
-        accepted += 1;
-      } catch (error) {
-        refusal = error;
-        break;
-      }
-    }
+    const { accepted, refusal } = await deltasUntilRefused(run, chunk, 12);
     expect(refusal).toMatchObject({ code: 'line_too_long' });
     expect(accepted).toBe(5);
     await run.done();
