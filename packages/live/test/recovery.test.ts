@@ -112,4 +112,62 @@ describe('restart recovery (TJ-LIVE-016, TJ-LIVE-019)', () => {
     ]);
     await hub.close();
   });
+
+  // The hub refuses the delta that would make a segment's message longer than a line (TJ-LIVE-004), but a log written
+  // before that refusal, or by another program, can hold such an open segment. Recovery's append of the partial
+  // message was refused, its rejection went unhandled (which ends a Node process) and the text was lost.
+  it('commits the longest prefix of an open segment too long for one line, still marked partial (TJ-LIVE-017)', async () => {
+    const root = store();
+    const ts = '2026-06-19T03:14:07Z';
+    const chunk = 'a'.repeat(1024 * 1024);
+    const lines: unknown[] = [
+      { seq: 0, ts, type: 'chat.started', payload: { request_id: 'r1', content: 'q' } },
+      { seq: 1, ts, type: 'message_append', payload: { message: { role: 'user', content: 'q', id: 'r1.user' } } },
+    ];
+    lines.push({ seq: 2, ts, type: 'assistant.segment.started', payload: { request_id: 'r1', message_id: 'm1' } });
+    for (let i = 0; i < 17; i += 1)
+      lines.push({ seq: 3 + i, ts, type: 'chat.delta', payload: { request_id: 'r1', message_id: 'm1', text: chunk } });
+    mkdirSync(join(root, 's1'));
+    writeFileSync(join(root, 's1', 'events.jsonl'), lines.map((l) => `${JSON.stringify(l)}\n`).join(''));
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const hub = openConversationHub({ root, retention: false });
+      const session = await hub.session('s1');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(unhandled).toEqual([]);
+      expect(session.statusOf('r1')).toBe('cancelled');
+      const partial = session.snapshot().messages.filter((m) => m.role === 'assistant');
+      expect(partial).toHaveLength(1);
+      const content = partial[0]?.content as string;
+      // The longest prefix whose message fits in 16 MiB: the message's other members take a few dozen bytes.
+      expect(content.length).toBeGreaterThan(16 * 1024 * 1024 - 200);
+      expect(content.length).toBeLessThan(16 * 1024 * 1024);
+      expect(chunk.repeat(17).startsWith(content)).toBe(true);
+      expect(partial[0]).toMatchObject({ id: 'm1', request_id: 'r1', partial: true });
+      await hub.close();
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  }, 30_000);
+
+  it('restores the longest prefix of a user message too long for the log, marked partial (TJ-LIVE-019)', async () => {
+    const root = store();
+    // The user message's line is a few bytes longer around its content than the `submitted` line: this content fits
+    // the one and not the other (the send path refuses it now; a crash of an older hub could leave it).
+    const content = 'x'.repeat(16 * 1024 * 1024 - 145);
+    const journals = await openSessionJournals({ root, sessionId: 's1' });
+    await journals.turns.submit({ turnId: 'r1', content, streamId: 'r1' });
+    await journals.close();
+    const hub = openConversationHub({ root, retention: false });
+    const session = await hub.session('s1');
+    const [message] = session.snapshot().messages;
+    expect(message).toMatchObject({ role: 'user', id: 'r1.user', request_id: 'r1', partial: true });
+    const restored = message?.content as string;
+    expect(restored.length).toBeLessThan(content.length);
+    expect(restored.length).toBeGreaterThan(content.length - 100);
+    expect(content.startsWith(restored)).toBe(true);
+    await hub.close();
+  }, 30_000);
 });
