@@ -23,6 +23,8 @@ export const LIVE_MUTANTS: readonly Mutant[] = [
   reference('live-restart-interrupts-all', 'TJ-LIVE-016'),
   reference('live-restart-drops-partial', 'TJ-LIVE-017'),
   reference('live-restart-forgets-user', 'TJ-LIVE-019'),
+  reference('live-restart-drops-long-partial', 'TJ-LIVE-017'),
+  reference('live-restart-drops-long-user', 'TJ-LIVE-019'),
   reference('live-started-early', 'TJ-LIVE-003'),
   reference('live-delivers-unsynced', 'TJ-LIVE-008'),
   reference('live-window-only', 'TJ-LIVE-012'),

@@ -240,6 +240,7 @@ describe('what the kit does with a failure and with a partial claim', () => {
       'writer/live-catch-up',
       'writer/live-snapshot-ack',
       'writer/live-restart',
+      'writer/live-restart-long',
       'writer/live-durable',
       'writer/live-invalid-session',
     ];

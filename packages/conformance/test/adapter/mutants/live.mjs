@@ -3,6 +3,7 @@ import { AdapterRequestError } from '@turnjournal/conformance';
 import { EventLogFold, readJournal } from '@turnjournal/reader';
 import { isValidIdentifier } from '@turnjournal/reader/store-format';
 import { openEventLog, openTurnJournal, WriterError } from '@turnjournal/writer';
+import { oversizeRefusal } from '@turnjournal/writer/_internals';
 import { records } from './shared.mjs';
 
 const RECOVERY = 'server_startup_recovery';
@@ -69,6 +70,28 @@ class HandwrittenSession {
     return [...turns].filter(([, t]) => !t.closed && t.submitted !== null);
   }
 
+  /** True when the log takes `message` for its size. */
+  fits(message) {
+    return oversizeRefusal(this.log, 'message_append', { message }, 1_000_000) === null;
+  }
+
+  /**
+   * `text`, or its longest prefix whose message (`messageOf(prefix)`) fits in a line (TJ-LIVE-017, TJ-LIVE-019); null,
+   * the text dropped, for the defect `dropping` (a recovery that skips what it cannot append whole).
+   */
+  longestFitting(text, messageOf, dropping) {
+    if (this.fits(messageOf(text))) return text;
+    if (this.broken === dropping) return null;
+    let low = 0;
+    let high = text.length - 1;
+    while (low < high) {
+      const middle = Math.ceil((low + high) / 2);
+      if (this.fits(messageOf(text.slice(0, middle)))) low = middle;
+      else high = middle - 1;
+    }
+    return text.slice(0, low);
+  }
+
   /** Startup recovery (spec §18.5). */
   async recover() {
     const snapshot = this.log.snapshot();
@@ -76,26 +99,35 @@ class HandwrittenSession {
       if (run.finish !== null) continue;
       if (this.broken === 'live-restart-keeps-runs') continue; // TJ-LIVE-016
       const overlay = snapshot.activeRun?.requestId === requestId ? snapshot.overlay : null;
-      if (overlay !== null && overlay.text.length > 0 && this.broken !== 'live-restart-drops-partial')
-        await this.log.appendMessage({
+      if (overlay !== null && overlay.text.length > 0 && this.broken !== 'live-restart-drops-partial') {
+        const message = (content) => ({
           role: 'assistant',
-          content: overlay.text,
+          content,
           id: overlay.messageId,
           request_id: requestId,
           partial: true,
-        }); // TJ-LIVE-017
+        });
+        const content = this.longestFitting(overlay.text, message, 'live-restart-drops-long-partial');
+        if (content !== null) await this.log.appendMessage(message(content)); // TJ-LIVE-017
+      }
       await this.log.chatCancelled({ requestId, reason: RECOVERY });
     }
     const runs = this.log.runs();
     for (const [turnId, { submitted }] of this.pendingTurns()) {
       const run = runs.get(turnId);
-      if (run === undefined && this.broken !== 'live-restart-forgets-user')
-        await this.log.appendMessage({
+      if (run === undefined && this.broken !== 'live-restart-forgets-user') {
+        const message = (content, partial = false) => ({
           role: 'user',
-          content: submitted.content,
+          content,
           id: `${turnId}.user`,
           request_id: turnId,
-        }); // TJ-LIVE-019
+          ...(partial ? { partial: true } : {}),
+        });
+        const content = this.fits(message(submitted.content))
+          ? submitted.content
+          : this.longestFitting(submitted.content, (text) => message(text, true), 'live-restart-drops-long-user');
+        if (content !== null) await this.log.appendMessage(message(content, content !== submitted.content)); // TJ-LIVE-019
+      }
       await this.sync();
       if (run?.finish === 'done' && this.broken !== 'live-restart-interrupts-all') await this.journal.complete(turnId);
       else await this.journal.interrupt(turnId, RECOVERY);
@@ -427,6 +459,8 @@ export const liveDefects = Object.fromEntries([
     'live-restart-interrupts-all',
     'live-restart-drops-partial',
     'live-restart-forgets-user',
+    'live-restart-drops-long-partial',
+    'live-restart-drops-long-user',
     'live-started-early',
     'live-delivers-unsynced',
     'live-window-only',

@@ -130,3 +130,64 @@ export async function restartCheck(context: WriterContext): Promise<void> {
       }),
   );
 }
+
+/** The line limit of the spec's default (TJ-FRAME-031), which a live session's logs use. */
+const LINE_LIMIT = 16 * 1024 * 1024;
+
+/**
+ * `writer/live-restart-long`: a crash left text longer than one message line can hold. Run `r1`'s open segment is 17
+ * deltas of 1 MiB (a log written before the session refused the delta that made it so, or by another program); turn
+ * `r3`'s content fits its `submitted` line and not the user message's. Recovery commits the longest prefix of each
+ * that fits, marked `"partial": true` (TJ-LIVE-017, TJ-LIVE-019): the text is never dropped, and the open never fails.
+ * "Longest" is checked to within 1 KiB: how a writer escapes its lines moves the exact cut by a few bytes.
+ */
+export async function restartLongTextCheck(context: WriterContext): Promise<void> {
+  await context.recorder.record(
+    'writer/live-restart-long',
+    'opening a crashed session keeps the longest prefix that fits of a segment or user message too long for one line',
+    'writer',
+    ['TJ-LIVE-017', 'TJ-LIVE-019'],
+    () =>
+      inFreshStore(context, async (root) => {
+        const failures: string[] = [];
+        const delta = 'a'.repeat(1024 * 1024);
+        // 6 bytes within its `submitted` line, 10 over its message's.
+        const user = 'u'.repeat(LINE_LIMIT - 140);
+        writeLines(turnJournalOf(root), [
+          turnLine('submitted', 'r1', { session_id: SESSION, stream_id: 'r1', role: 'user', content: 'long' }),
+          turnLine('worker_started', 'r1', { session_id: SESSION, stream_id: 'r1' }),
+          turnLine('submitted', 'r3', { session_id: SESSION, stream_id: 'r3', role: 'user', content: user }),
+        ]);
+        writeLines(eventLogOf(root), [
+          eventLine(0, 'chat.started', { request_id: 'r1', content: 'long' }),
+          eventLine(1, 'message_append', {
+            message: { role: 'user', content: 'long', id: 'r1.user', request_id: 'r1' },
+          }),
+          eventLine(2, 'assistant.segment.started', { request_id: 'r1', message_id: 'r1.a1' }),
+          ...Array.from({ length: 17 }, (_, i) =>
+            eventLine(3 + i, 'chat.delta', { request_id: 'r1', message_id: 'r1.a1', text: delta }),
+          ),
+        ]);
+        const logBefore = bytesOf(eventLogOf(root));
+        await withAdapter(context, (process) => liveClient(process, root, failures).ok('live_open', {}, 'live_open'));
+        const messages = appendedSince(eventLogOf(root), logBefore, failures, 'the event log')
+          .filter((r) => r.type === 'message_append')
+          .map(messageOf);
+        const expectPrefix = (id: string, whole: string, what: string) => {
+          const found = messages.filter((m) => m.id === id);
+          if (found.length !== 1) return failures.push(`${what}: ${found.length} message(s) "${id}", not one`);
+          const m = found[0] as Json;
+          const content = typeof m.content === 'string' ? m.content : '';
+          if (m.partial !== true) failures.push(`${what}: the message "${id}" is not marked "partial": true`);
+          if (!whole.startsWith(content) || content.length < LINE_LIMIT - 1024 - 200)
+            failures.push(
+              `${what}: the message "${id}" holds ${content.length} characters, not the longest prefix of the ${whole.length} that fits in a line`,
+            );
+          return 0;
+        };
+        expectPrefix('r1.a1', delta.repeat(17), 'the open segment (TJ-LIVE-017)');
+        expectPrefix('r3.user', user, 'the user message (TJ-LIVE-019)');
+        return failures;
+      }),
+  );
+}

@@ -1,7 +1,7 @@
 import type { WriterContext } from './context.js';
 import { liveDurabilityCheck } from './live-durability.js';
 import { liveInvalidSessionCheck } from './live-invalid-session.js';
-import { restartCheck } from './live-restart.js';
+import { restartCheck, restartLongTextCheck } from './live-restart.js';
 import { snapshotAckCheck } from './live-snapshot-ack.js';
 import { catchUpCheck, subscribeCheck } from './live-subscribe.js';
 import { turnFlowCheck } from './live-turn-flow.js';
@@ -16,6 +16,7 @@ export async function liveChecks(context: WriterContext): Promise<void> {
   await catchUpCheck(context);
   await snapshotAckCheck(context);
   await restartCheck(context);
+  await restartLongTextCheck(context);
   await liveDurabilityCheck(context);
   await liveInvalidSessionCheck(context);
 }
