@@ -1,5 +1,6 @@
 import { DEFAULT_MAX_LINE_BYTES } from '@turnjournal/reader';
 import { WriterError } from '@turnjournal/writer';
+import { escapeLineSeparators } from '@turnjournal/writer/_internals';
 
 /** The open assistant segment of a run: the text its message will hold, and a bound of that text's size in it. */
 export interface OpenSegment {
@@ -13,16 +14,12 @@ export interface OpenSegment {
 
 const HALF_LINE = DEFAULT_MAX_LINE_BYTES / 2;
 
-const LINE_SEPARATORS = /[\u2028\u2029]/g;
-
 /**
  * The bytes `text` takes inside a JSON string in a line: its escaped UTF-8, with U+2028 and U+2029 escaped as the log
  * writes them (TJ-FRAME-007): six bytes each, where `JSON.stringify` leaves three.
  */
 function escapedBytes(text: string): number {
-  const json = JSON.stringify(text);
-  const separators = json.match(LINE_SEPARATORS)?.length ?? 0;
-  return Buffer.byteLength(json, 'utf8') - 2 + 3 * separators;
+  return Buffer.byteLength(escapeLineSeparators(JSON.stringify(text)), 'utf8') - 2;
 }
 
 /**

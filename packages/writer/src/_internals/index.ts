@@ -6,6 +6,8 @@
  * @module
  */
 
+// A live session's bound of an open segment's size counts what the log's encoder makes of U+2028 and U+2029.
+export { escapeLineSeparators } from '../append/encode-record.js';
 // A live session's held `chat.delta` appends without a promise per delta (issue 15: the per-delta cost of the hub).
 // A live session's tool result and its message, checked before either is appended (a pair goes in whole or not at all).
 export { heldCheckpointPayload, holdDelta, oversizeRefusal } from '../event/event-log.js';

@@ -19,6 +19,18 @@ async function deliveredRun(log: EventLog, id: string): Promise<void> {
   await log.ack(id, { clientId: 'c1' });
 }
 
+/** A log in a fresh directory with two delivered runs, a checkpoint between them: one compaction can remove `r1`. */
+async function compactableLog() {
+  const dir = tempDir();
+  const file = join(dir, 'events.jsonl');
+  const fs = faultyFileSystem(nodeFileSystem);
+  const log = await openEventLog({ file, fs, clock: steppingClock(T0) });
+  await deliveredRun(log, 'r1');
+  await log.checkpoint();
+  await deliveredRun(log, 'r2');
+  return { dir, file, fs, log };
+}
+
 /**
  * A compaction of an open event log writes a copy of what it keeps to a temporary file and renames it over the log
  * (TJ-DUR-009). A failure before the rename leaves the log as it was: the writer goes on appending (as
@@ -37,13 +49,7 @@ describe('EventLog.compact: a failure before the rename leaves the writer append
   ];
   for (const [what, operation, fault] of steps)
     it(`${fault.errno} on ${what}: the compaction is refused naming the operation, the log is unchanged, and appends and a later compaction go on`, async () => {
-      const dir = tempDir();
-      const file = join(dir, 'events.jsonl');
-      const fs = faultyFileSystem(nodeFileSystem);
-      const log = await openEventLog({ file, fs, clock: steppingClock(T0) });
-      await deliveredRun(log, 'r1');
-      await log.checkpoint();
-      await deliveredRun(log, 'r2');
+      const { dir, file, fs, log } = await compactableLog();
       const before = readLinesOf(file);
       fs.inject(fault);
       await expect(log.compact({ now: LATER })).rejects.toMatchObject({ code: 'write_failed', operation });
@@ -63,13 +69,7 @@ describe('EventLog.compact: a failure before the rename leaves the writer append
     });
 
   it('EIO on the directory sync after the rename: the log was replaced, so the writer refuses appends until reopened', async () => {
-    const dir = tempDir();
-    const file = join(dir, 'events.jsonl');
-    const fs = faultyFileSystem(nodeFileSystem);
-    const log = await openEventLog({ file, fs, clock: steppingClock(T0) });
-    await deliveredRun(log, 'r1');
-    await log.checkpoint();
-    await deliveredRun(log, 'r2');
+    const { file, fs, log } = await compactableLog();
     fs.inject({ op: 'fsyncDirectory', errno: 'EIO' });
     await expect(log.compact({ now: LATER })).rejects.toMatchObject({ operation: 'fsync directory' });
     await expect(log.appendMessage({ role: 'user', content: 'after' })).rejects.toMatchObject({

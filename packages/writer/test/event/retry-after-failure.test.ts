@@ -13,6 +13,19 @@ import { seqsOf, seriousFindings } from './support.js';
 
 const msg = (content: string) => ({ role: 'user', content });
 
+/**
+ * A log in a fresh directory holding `m0` (and a running `r1` when `running`), whose next fdatasync fails with EIO.
+ */
+async function logFailingNextSync(running = false) {
+  const file = join(tempDir(), 'events.jsonl');
+  const fs = faultyFileSystem(nodeFileSystem);
+  const log = await openEventLog({ file, fs });
+  await log.appendMessage(msg('m0'));
+  if (running) await log.chatStarted({ requestId: 'r1' });
+  fs.inject({ op: 'fdatasync', path: file, errno: 'EIO' });
+  return { file, fs, log };
+}
+
 /** Every kind of call an EventLog appends with, each refused once the log is poisoned. */
 function everyCall(log: EventLog): Record<string, () => Promise<unknown>> {
   const requestId = 'r1';
@@ -39,11 +52,7 @@ function everyCall(log: EventLog): Record<string, () => Promise<unknown>> {
 
 describe('EventLog: calls after a failed sync (TJ-DUR-021, TJ-DUR-030)', () => {
   it('refuses the calls queued behind a failing sync, answers none of them, and keeps none of them (bug found)', async () => {
-    const file = join(tempDir(), 'events.jsonl');
-    const fs = faultyFileSystem(nodeFileSystem);
-    const log = await openEventLog({ file, fs });
-    await log.appendMessage(msg('m0'));
-    fs.inject({ op: 'fdatasync', path: file, errno: 'EIO' });
+    const { log } = await logFailingNextSync();
     const outcomes = await allWithin([
       outcomeOf(log.appendMessage(msg('m1'))),
       outcomeOf(log.appendMessage(msg('m2'))),
@@ -60,12 +69,7 @@ describe('EventLog: calls after a failed sync (TJ-DUR-021, TJ-DUR-030)', () => {
   });
 
   it('refuses every kind of call with writer_poisoned, the retry of the failed one included', async () => {
-    const file = join(tempDir(), 'events.jsonl');
-    const fs = faultyFileSystem(nodeFileSystem);
-    const log = await openEventLog({ file, fs });
-    await log.appendMessage(msg('m0'));
-    await log.chatStarted({ requestId: 'r1' });
-    fs.inject({ op: 'fdatasync', path: file, errno: 'EIO' });
+    const { log } = await logFailingNextSync(true);
     expect(await outcomeOf(log.appendMessage(msg('m1')))).toBe('rejected: write_failed');
     expect(await outcomeOf(log.appendMessage(msg('m1')))).toBe('rejected: writer_poisoned');
     const calls = everyCall(log);
@@ -76,11 +80,7 @@ describe('EventLog: calls after a failed sync (TJ-DUR-021, TJ-DUR-030)', () => {
   });
 
   it('reopens on what the file holds after a failed sync, and numbers on from it', async () => {
-    const file = join(tempDir(), 'events.jsonl');
-    const fs = faultyFileSystem(nodeFileSystem);
-    const log = await openEventLog({ file, fs });
-    await log.appendMessage(msg('m0'));
-    fs.inject({ op: 'fdatasync', path: file, errno: 'EIO' });
+    const { file, fs, log } = await logFailingNextSync();
     const outcomes = await allWithin([
       outcomeOf(log.appendMessage(msg('m1'))),
       outcomeOf(log.appendMessage(msg('m2'))),
