@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { openConversationHub } from '@turnjournal/live';
 import { type FileSystem, nodeFileSystem } from '@turnjournal/writer/file-system';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type LogLine, logLines } from './support.js';
+import { type LogLine, logLines, withPaths } from './support.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -88,25 +88,20 @@ describe('calls made while the session compacts', () => {
     dirs.push(root);
     // Syncs of the turn journal and reads of the event log (the compaction reads it) wait for the test, so that the
     // two overlap.
-    const paths = new Map<number, string>();
+    const { fs: tracked, pathOf } = withPaths(nodeFileSystem);
     const held = { turns: null as Promise<void> | null, reads: null as Promise<void> | null };
     const fs: FileSystem = {
-      ...nodeFileSystem,
-      async open(path, mode) {
-        const fd = await nodeFileSystem.open(path, mode);
-        paths.set(fd, path);
-        return fd;
-      },
+      ...tracked,
       async fdatasync(fd) {
-        if (paths.get(fd)?.includes('_turn_journal') && held.turns !== null) await held.turns;
+        if (pathOf(fd)?.includes('_turn_journal') && held.turns !== null) await held.turns;
         return nodeFileSystem.fdatasync(fd);
       },
       async fsync(fd) {
-        if (paths.get(fd)?.includes('_turn_journal') && held.turns !== null) await held.turns;
+        if (pathOf(fd)?.includes('_turn_journal') && held.turns !== null) await held.turns;
         return nodeFileSystem.fsync(fd);
       },
       async read(fd, buffer, offset, length, position) {
-        if (paths.get(fd)?.includes('events.jsonl') && held.reads !== null) await held.reads;
+        if (pathOf(fd)?.includes('events.jsonl') && held.reads !== null) await held.reads;
         return nodeFileSystem.read(fd, buffer, offset, length, position);
       },
     };

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { openConversationHub } from '@turnjournal/live';
 import { type FileSystem, nodeFileSystem } from '@turnjournal/writer/file-system';
 import { afterEach, describe, expect, it } from 'vitest';
+import { withPaths } from './support.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -17,18 +18,13 @@ describe('a subscriber catching up over large records (TJ-LIVE-011, TJ-LIVE-012)
   it('reads a bounded number of bytes per batch and still yields every record once, in order', async () => {
     const root = mkdtempSync(join(tmpdir(), 'tj-live-batch-'));
     dirs.push(root);
-    const paths = new Map<number, string>();
+    const { fs: tracked, pathOf } = withPaths(nodeFileSystem);
     const counter = { bytes: 0 };
     const fs: FileSystem = {
-      ...nodeFileSystem,
-      async open(path, mode) {
-        const fd = await nodeFileSystem.open(path, mode);
-        paths.set(fd, path);
-        return fd;
-      },
+      ...tracked,
       async read(fd, buffer, offset, length, position) {
         const read = await nodeFileSystem.read(fd, buffer, offset, length, position);
-        if (paths.get(fd)?.endsWith('events.jsonl')) counter.bytes += read;
+        if (pathOf(fd)?.endsWith('events.jsonl')) counter.bytes += read;
         return read;
       },
     };

@@ -27,28 +27,23 @@ export interface LogCalls {
  * counted, and the writes that grew the file told apart.
  */
 export function countLogCalls(base: FileSystem, log: string): { fs: FileSystem; calls: LogCalls } {
-  const paths = new Map<number, string>();
+  const { fs: tracked, pathOf } = withPaths(base);
   const calls: LogCalls = { writes: 0, growing: 0, fdatasyncs: 0, fsyncs: 0 };
   const fs: FileSystem = {
-    ...base,
-    async open(path, mode) {
-      const fd = await base.open(path, mode);
-      paths.set(fd, path);
-      return fd;
-    },
+    ...tracked,
     async write(fd, buffer, offset, length, position, options) {
-      if (paths.get(fd) !== log) return base.write(fd, buffer, offset, length, position, options);
+      if (pathOf(fd) !== log) return base.write(fd, buffer, offset, length, position, options);
       const before = (await base.fstat(fd)).size;
       calls.writes += 1;
       if (position + length > before) calls.growing += 1;
       return base.write(fd, buffer, offset, length, position, options);
     },
     fdatasync(fd) {
-      if (paths.get(fd) === log) calls.fdatasyncs += 1;
+      if (pathOf(fd) === log) calls.fdatasyncs += 1;
       return base.fdatasync(fd);
     },
     fsync(fd) {
-      if (paths.get(fd) === log) calls.fsyncs += 1;
+      if (pathOf(fd) === log) calls.fsyncs += 1;
       return base.fsync(fd);
     },
   };
@@ -69,4 +64,18 @@ export function logLines(file: string): LogLine[] {
     .split('\n')
     .filter((line) => line !== '')
     .map((line) => JSON.parse(line) as LogLine);
+}
+
+/** `base` with the path each descriptor was opened with remembered: for wrappers that act on one file's calls. */
+export function withPaths(base: FileSystem): { fs: FileSystem; pathOf: (fd: number) => string | undefined } {
+  const paths = new Map<number, string>();
+  const fs: FileSystem = {
+    ...base,
+    async open(path, mode) {
+      const fd = await base.open(path, mode);
+      paths.set(fd, path);
+      return fd;
+    },
+  };
+  return { fs, pathOf: (fd) => paths.get(fd) };
 }
