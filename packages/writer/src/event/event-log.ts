@@ -99,8 +99,10 @@ export interface EventLogSettings {
  * between). The byte condition keeps a long conversation's log linear: a checkpoint repeats every message, so one
  * every 50 records would make the file and the cost per record grow with the conversation (3,000 tool results: a
  * 57 MB log for 2.2 MB of records). The triggering call resolves with its own record's ack and does not wait for the
- * checkpoint; a checkpoint that fails is retried by the next append, and {@link EventLog.checkpointFailure} tells why
- * it failed.
+ * checkpoint; a checkpoint that fails to write is retried by the next append, and {@link EventLog.checkpointFailure}
+ * tells why it failed. A message list whose checkpoint line would be over the line-size limit cannot be checkpointed:
+ * the writer tries again once an interval and as many bytes as the limit have been appended (TJ-EVENT-021), and until
+ * a checkpoint fits, opening and compacting the log start from the last one that did.
  */
 export class EventLog {
   /** The event log file. */
@@ -120,10 +122,14 @@ export class EventLog {
   #fold: IncrementalEventFold;
   /** Records reserved since the last checkpoint (or the start of the file): what triggers the next checkpoint. */
   #sinceCheckpoint: number;
-  /** Their bytes, LFs included: the next checkpoint waits until they reach {@link EventLog.#checkpointBytes}. */
+  /** Their bytes, LFs included: the next checkpoint waits until they reach {@link EventLog.#checkpointBytesDue}. */
   #bytesSinceCheckpoint: number;
-  /** Length of the last checkpoint's line (0 when there is none): what a checkpoint costs to write again. */
-  #checkpointBytes: number;
+  /**
+   * The bytes since the last checkpoint that the next automatic one waits for: the length of the last checkpoint's
+   * line (0 when there is none), what a checkpoint costs to write again; after one that did not encode (a message list
+   * over the line-size limit), the bytes then plus the limit (TJ-EVENT-021).
+   */
+  #checkpointBytesDue: number;
   /** Where the fold's findings would point; the writer's own records apply, so it reports none. */
   readonly #where: FindingLocation;
   #runs: Map<string, ScannedRun>;
@@ -156,7 +162,7 @@ export class EventLog {
     this.#fold = tail.fold;
     this.#sinceCheckpoint = tail.sinceCheckpoint;
     this.#bytesSinceCheckpoint = tail.bytesSinceCheckpoint;
-    this.#checkpointBytes = tail.checkpointBytes;
+    this.#checkpointBytesDue = tail.checkpointBytes;
     this.#where = { file: file.path };
     this.#nextSeq = (tail.fold.lastSeq ?? -1) + 1;
     this.#clock = settings.clock;
@@ -469,7 +475,8 @@ export class EventLog {
       this.#checkpointFailure = null;
       return bytes;
     }
-    if (this.#sinceCheckpoint < this.#checkpointDue || this.#bytesSinceCheckpoint < this.#checkpointBytes) return bytes;
+    if (this.#sinceCheckpoint < this.#checkpointDue || this.#bytesSinceCheckpoint < this.#checkpointBytesDue)
+      return bytes;
     const checkpoint = this.#autoCheckpoint();
     return checkpoint === null
       ? bytes
@@ -494,9 +501,12 @@ export class EventLog {
         seq,
       };
     } catch (error) {
-      // The list does not encode (over the line-size limit): try again an interval later rather than on every append.
+      // The list does not encode (over the line-size limit). Each try serialises the whole list, so try again only
+      // after an interval and as many bytes as the limit (TJ-EVENT-021): retrying every interval made the cost of a
+      // record follow the length of the conversation (35 µs → 590 µs an append over 42,000 records, 1 MiB limit).
       this.#checkpointFailure = error;
       this.#checkpointDue = this.#sinceCheckpoint + this.checkpointInterval;
+      this.#checkpointBytesDue = this.#bytesSinceCheckpoint + this.#maxLineBytes;
       return null;
     }
   }
@@ -529,7 +539,7 @@ export class EventLog {
     if (type === 'checkpoint') {
       this.#sinceCheckpoint = 0;
       this.#bytesSinceCheckpoint = 0;
-      this.#checkpointBytes = length;
+      this.#checkpointBytesDue = length;
     } else {
       this.#sinceCheckpoint += 1;
       this.#bytesSinceCheckpoint += length;
@@ -583,7 +593,7 @@ export class EventLog {
     fold.addDelta(seq, requestId, messageId, text, this.#where);
     this.#sinceCheckpoint += 1;
     this.#bytesSinceCheckpoint += length;
-    if (this.#sinceCheckpoint >= this.#checkpointDue && this.#bytesSinceCheckpoint >= this.#checkpointBytes)
+    if (this.#sinceCheckpoint >= this.#checkpointDue && this.#bytesSinceCheckpoint >= this.#checkpointBytesDue)
       this.#holdCheckpoint(ts);
     return seq;
   }
@@ -659,7 +669,7 @@ export class EventLog {
     this.#fold = tail.fold;
     this.#sinceCheckpoint = tail.sinceCheckpoint;
     this.#bytesSinceCheckpoint = tail.bytesSinceCheckpoint;
-    this.#checkpointBytes = tail.checkpointBytes;
+    this.#checkpointBytesDue = tail.checkpointBytes;
     const index = await readRunIndex({
       source: this.#file.source,
       size: this.#file.size,

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { checkStore, recoverEventLog } from '@turnjournal/reader';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { faultyFileSystem } from '../support/faulty-fs.js';
 import { type Durability, nodeFileSystem, openEventLog } from '../support/internals.js';
 import { readLinesOf } from '../support/space.js';
@@ -119,6 +119,59 @@ describe('event log under injected faults (spec §11.5)', () => {
     ]);
     const recovered = await recoverEventLog(file);
     expect(recovered.checkpointOffset).not.toBeNull();
+    expect(recovered.messages).toEqual((await fullFold(file)).messages);
+  });
+
+  it('after a message list outgrows the line-size limit, tries a checkpoint again only per limit of bytes (TJ-EVENT-021)', async () => {
+    const file = join(tempDir(), 'events.jsonl');
+    const limit = 4096;
+    const log = await openEventLog({
+      file,
+      fs: nodeFileSystem,
+      durability: 'none',
+      checkpointInterval: 3,
+      maxLineBytes: limit,
+    });
+    // Each try serialises the whole record: count the serialisations of checkpoints.
+    let tries = 0;
+    const stringify = JSON.stringify;
+    const spy = vi.spyOn(JSON, 'stringify').mockImplementation(function (
+      this: unknown,
+      ...args: Parameters<typeof stringify>
+    ) {
+      const value = args[0] as { type?: unknown } | null;
+      if (typeof value === 'object' && value !== null && value.type === 'checkpoint') tries += 1;
+      return stringify.apply(this, args);
+    });
+    try {
+      let bytesAfterFirstFailure = -1;
+      let triesAtFirstFailure = 0;
+      for (let i = 0; i < 300; i++) {
+        const { length } = await log.appendMessage(msg(`m${i} ${'x'.repeat(300)}`));
+        if (bytesAfterFirstFailure >= 0) bytesAfterFirstFailure += length;
+        else if (log.checkpointFailure !== null) {
+          bytesAfterFirstFailure = 0;
+          triesAtFirstFailure = tries;
+        }
+      }
+      expect(log.checkpointFailure).toMatchObject({ code: 'line_too_long' });
+      // About 90 KB appended after the list stopped fitting: a try every 3 records would be about 90 tries.
+      expect(bytesAfterFirstFailure).toBeGreaterThan(20 * limit);
+      expect(tries - triesAtFirstFailure).toBeGreaterThan(0);
+      expect(tries - triesAtFirstFailure).toBeLessThanOrEqual(Math.ceil(bytesAfterFirstFailure / limit));
+
+      // Once the list fits again, the next try after a limit of bytes writes the checkpoint.
+      await log.replaceMessages([msg('short')]);
+      for (let i = 0; i * 40 < limit + 40; i++) await log.appendMessage(msg(`n${i}`));
+      await log.idle();
+      expect(log.checkpointFailure).toBeNull();
+    } finally {
+      spy.mockRestore();
+    }
+    await log.close();
+    const types = recordsOf(file).map((r) => r.type);
+    expect(types.lastIndexOf('checkpoint')).toBeGreaterThan(types.indexOf('message_edit'));
+    const recovered = await recoverEventLog(file, { maxLineBytes: limit });
     expect(recovered.messages).toEqual((await fullFold(file)).messages);
   });
 
