@@ -1,7 +1,9 @@
-import { escapeLineSeparators } from '../append/encode-record.js';
 import { deepFreeze } from './deep-freeze.js';
 
 type Payload = Record<string, unknown>;
+
+const CLOSE_BRACE = 0x7d;
+const LF = 0x0a;
 
 /**
  * The lines of the automatic checkpoints an event log reserves behind held deltas (TJ-EVENT-006), from the payload of
@@ -11,8 +13,8 @@ type Payload = Record<string, unknown>;
  * third of what a streamed delta cost. The writer says which state a payload holds by a version it moves whenever
  * the list or the index may have changed.
  *
- * A payload is remembered only once the line built from it has been compared, byte for byte, with the line the
- * checked encoder made of the same record: a later line differs from that one in its `seq` and `ts` alone, which the
+ * A payload is remembered with the text the checked encoder wrote for it, read back from that line, once the line is
+ * known to have the head this class builds: a later line differs from that one in its `seq` and `ts` alone, which the
  * writer makes (digits, an RFC 3339 stamp).
  */
 export class CheckpointLines {
@@ -34,24 +36,34 @@ export class CheckpointLines {
 
   /** The line (LF included) of the checkpoint `seq` with `ts` and the payload remembered. */
   line(seq: number, ts: string): string {
-    const head = `{"seq":${seq},"ts":"${ts}","type":"checkpoint","payload":`;
+    const head = headOf(seq, ts);
     this.#bytes = head.length + this.#jsonBytes + 2;
     return `${head}${this.#json}}\n`;
   }
 
   /**
-   * Remembers `payload` for state `version`, once the line built from it for `seq` and `ts` is `checked` (the checked
-   * encoder's line of that record); otherwise forgets what it held.
+   * Remembers `payload` for state `version`, from `checked`, the checked encoder's line of the checkpoint `seq` with
+   * `ts` and that payload: its text is the line's from `"payload":` on, read back rather than serialised again (a
+   * second serialisation of the whole list). Remembered only when the line has the head {@link CheckpointLines.line}
+   * builds, so a later line differs from it in `seq` and `ts` alone; otherwise forgets what it held.
    */
   remember(version: number, payload: Payload, seq: number, ts: string, checked: Uint8Array): void {
     this.#version = Number.NaN;
     this.#payload = null;
-    const json = escapeLineSeparators(JSON.stringify(payload));
-    const jsonBytes = Buffer.byteLength(json, 'utf8');
-    this.#json = json;
-    this.#jsonBytes = jsonBytes;
-    if (!Buffer.from(this.line(seq, ts), 'utf8').equals(checked)) return;
+    const head = headOf(seq, ts);
+    const line = Buffer.from(checked.buffer, checked.byteOffset, checked.length);
+    // The head is ASCII (digits, an RFC 3339 stamp, names): its length in bytes is its length in characters.
+    const end = line.length - 2;
+    if (end <= head.length || line[end] !== CLOSE_BRACE || line[end + 1] !== LF) return;
+    if (line.toString('latin1', 0, head.length) !== head) return;
+    this.#json = line.toString('utf8', head.length, end);
+    this.#jsonBytes = end - head.length;
     this.#version = version;
     this.#payload = deepFreeze(payload);
   }
+}
+
+/** The text of a checkpoint line before its payload. */
+function headOf(seq: number, ts: string): string {
+  return `{"seq":${seq},"ts":"${ts}","type":"checkpoint","payload":`;
 }

@@ -19,10 +19,11 @@ import {
   holdLine,
   type OpenReport,
 } from '../append/append-file.js';
-import { type EncodedRecord, encodeCheckedRecord, encodeParsedRecord } from '../append/encode-checked.js';
+import { type EncodedRecord, encodeCheckedRecord } from '../append/encode-checked.js';
 import { jsonBytesBound } from '../append/encode-record.js';
 import { JournalAppender, type Prepared } from '../append/journal-appender.js';
 import { WriterError, WriterPoisonedError } from '../errors.js';
+import { CheckpointEncoder } from './checkpoint-encoder.js';
 import { CheckpointLines } from './checkpoint-lines.js';
 import { type CompactEventLogOptions, compactOpenFile, type EventLogCompaction } from './compact-event-log.js';
 import { deepFreeze } from './deep-freeze.js';
@@ -49,7 +50,6 @@ type Payload = Record<string, unknown>;
 
 /** The types whose payload carries messages (`message` or `messages`): the fold keeps them, snapshots hand them out. */
 const MESSAGE_TYPES: ReadonlySet<string> = new Set(['message_append', 'message_edit', 'checkpoint']);
-const CHECKPOINT_RULE = { family: 'event', type: 'checkpoint' } as const;
 const HOLD: AppendLineOptions = { hold: true };
 /** The `ts` the writer makes (`Date.prototype.toISOString` of epoch milliseconds): what a held delta's must be. */
 const ISO_STAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -148,6 +148,8 @@ export class EventLog {
    */
   #stateVersion = 0;
   readonly #checkpointLines = new CheckpointLines();
+  /** Encodes checkpoints from the text of their messages the writer already has. */
+  readonly #checkpointEncoder: CheckpointEncoder;
 
   static {
     holdDeltaOf = (log, requestId, messageId, text, ts) => log.#holdDelta(requestId, messageId, text, ts);
@@ -168,6 +170,7 @@ export class EventLog {
     this.#clock = settings.clock;
     this.#runs = settings.runs;
     this.#maxLineBytes = settings.maxLineBytes;
+    this.#checkpointEncoder = new CheckpointEncoder(settings.maxLineBytes);
     this.path = file.path;
     this.checkpointInterval = settings.interval;
     this.#checkpointDue = settings.interval;
@@ -468,6 +471,8 @@ export class EventLog {
     const seq = this.#nextSeq;
     this.#nextSeq = seq + 1;
     this.#apply(type, written, encoded.valid, bytes.length, seq);
+    if (type === 'message_append' && encoded.valid)
+      this.#checkpointEncoder.noteAppended(bytes, seq, written.ts as string, written.payload as Payload);
     if (written.payload !== undefined)
       applyRunRecord(this.#runs, seq, written.ts as string, type, written.payload as Payload);
     if (type === 'checkpoint') {
@@ -518,9 +523,10 @@ export class EventLog {
   #encodeCheckpoint(ts: string = this.#stamp()): EncodedRecord {
     const payload = { messages: [...this.#fold.messages], runs: runIndexEntries(this.#runs.values()) };
     // The fold's messages were parsed from lines and frozen, and the run index holds strings and numbers: the record
-    // is kept as it is rather than parsed back from its line (see encodeParsedRecord).
-    const record = { seq: this.#nextSeq, ts, type: 'checkpoint', payload };
-    return encodeParsedRecord(record, CHECKPOINT_RULE, this.#maxLineBytes, this.path);
+    // is kept as it is rather than parsed back from its line (see encodeParsedRecord), and the messages the last
+    // checkpoint holds too are copied from its line (see CheckpointEncoder).
+    const record = { seq: this.#nextSeq, ts, type: 'checkpoint', payload } as const;
+    return this.#checkpointEncoder.encode(record, this.path);
   }
 
   /**

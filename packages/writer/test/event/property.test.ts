@@ -2,12 +2,20 @@ import { join } from 'node:path';
 import { checkStore, type EventLogSnapshot, replayEventLog } from '@turnjournal/reader';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type Durability, type EventLog, type OpenEventLogOptions, openEventLog } from '../support/internals.js';
+import {
+  type Durability,
+  type EventLog,
+  escapeLineSeparators,
+  type OpenEventLogOptions,
+  openEventLog,
+} from '../support/internals.js';
+import { readLinesOf } from '../support/space.js';
 import { tempDir } from '../support/temp.js';
 import { fullFold, propertyParameters, readerViews, seqsOf, seriousFindings, steppingClock } from './support.js';
 
 type Op =
   | { readonly kind: 'append'; readonly content: string }
+  | { readonly kind: 'appendOdd'; readonly content: string }
   | { readonly kind: 'burst'; readonly count: number }
   | { readonly kind: 'edit'; readonly at: number }
   | { readonly kind: 'replace'; readonly count: number }
@@ -23,10 +31,14 @@ type Op =
   | { readonly kind: 'reopen' }
   | { readonly kind: 'compact' };
 
-const text = fc.oneof(fc.string({ maxLength: 6 }), fc.constantFrom('line\u2028sep', 'é ✓', '"quoted"\n'));
+const text = fc.oneof(
+  fc.string({ maxLength: 6 }),
+  fc.constantFrom('line\u2028sep', 'é ✓', '"quoted"\n', 'lone \ud800 surrogate', '],"runs":['),
+);
 
 const opArbitrary: fc.Arbitrary<Op> = fc.oneof(
   { weight: 5, arbitrary: text.map((content) => ({ kind: 'append', content }) as const) },
+  { weight: 1, arbitrary: text.map((content) => ({ kind: 'appendOdd', content }) as const) },
   { weight: 1, arbitrary: fc.integer({ min: 2, max: 6 }).map((count) => ({ kind: 'burst', count }) as const) },
   { weight: 2, arbitrary: fc.nat(8).map((at) => ({ kind: 'edit', at }) as const) },
   { weight: 1, arbitrary: fc.nat(3).map((count) => ({ kind: 'replace', count }) as const) },
@@ -61,6 +73,33 @@ function comparable(snapshot: EventLogSnapshot) {
   };
 }
 
+/**
+ * Every checkpoint line of `file` is the line the checked encoder makes of its record (`JSON.stringify`, separators
+ * escaped), byte for byte, and holds the message list the records before it give (TJ-EVENT-007): the writer builds
+ * most checkpoints from text it already has (`CheckpointEncoder`), and this is what it must come to.
+ */
+function checkpointsAsEncoded(file: string): void {
+  let messages: unknown[] | null = null;
+  for (const line of readLinesOf(file).toString('utf8').split('\n')) {
+    if (line.length === 0) continue;
+    const record = JSON.parse(line) as { type: string; payload?: Record<string, unknown> };
+    const payload = record.payload ?? {};
+    if (record.type === 'checkpoint') {
+      expect(line).toBe(escapeLineSeparators(JSON.stringify(record)));
+      // A compacted log begins with a checkpoint: the list before it is that checkpoint's.
+      if (messages !== null) expect(payload.messages).toEqual(messages);
+      messages = [...(payload.messages as unknown[])];
+    } else if (messages === null && ['message_append', 'message_edit', 'undo'].includes(record.type)) {
+      messages = [];
+    }
+    if (messages === null) continue;
+    if (record.type === 'message_append') messages.push(payload.message);
+    else if (record.type === 'message_edit' && Array.isArray(payload.messages)) messages = [...payload.messages];
+    else if (record.type === 'message_edit') messages[payload.index as number] = payload.message;
+    else if (record.type === 'undo') messages.length = Math.max(0, messages.length - ((payload.n as number) ?? 1));
+  }
+}
+
 describe('event log writer against the reader (property)', () => {
   it('the reader folds exactly what the writer holds, seqs stay gap-free and check finds nothing (TJ-EVENT-003, TJ-EVENT-007, TJ-REPLAY-007, TJ-RET-014)', async () => {
     const parameters = propertyParameters();
@@ -93,6 +132,10 @@ describe('event log writer against the reader (property)', () => {
               switch (op.kind) {
                 case 'append':
                   await log.appendMessage({ role: 'user', content: op.content });
+                  break;
+                case 'appendOdd':
+                  // Members of its own, one of them named like the checkpoint's run index, after an array.
+                  await log.appendMessage({ role: 'tool', content: op.content, tags: [op.content], runs: [{ n: 1 }] });
                   break;
                 case 'burst': {
                   const acks = await Promise.all(
@@ -197,6 +240,7 @@ describe('event log writer against the reader (property)', () => {
             expect(comparable(recovered)).toEqual(comparable(full));
             expect(full.findings).toEqual([]);
             expect(seriousFindings(check)).toEqual([]);
+            checkpointsAsEncoded(file);
           } finally {
             await log.close();
           }
