@@ -19,8 +19,8 @@ const LF = 0x0a;
  */
 export class CheckpointLines {
   #version = Number.NaN;
-  #json = '';
-  #jsonBytes = 0;
+  /** The payload's text in the checked line it was remembered from (a view into that line, shared with its writer). */
+  #text: Uint8Array = new Uint8Array(0);
   #payload: Payload | null = null;
   #bytes = 0;
 
@@ -35,16 +35,22 @@ export class CheckpointLines {
   }
 
   /** The line (LF included) of the checkpoint `seq` with `ts` and the payload remembered. */
-  line(seq: number, ts: string): string {
+  line(seq: number, ts: string): Uint8Array {
     const head = headOf(seq, ts);
-    this.#bytes = head.length + this.#jsonBytes + 2;
-    return `${head}${this.#json}}\n`;
+    const text = this.#text;
+    const line = Buffer.allocUnsafe(head.length + text.length + 2);
+    line.write(head, 0, 'latin1');
+    line.set(text, head.length);
+    line[line.length - 2] = CLOSE_BRACE;
+    line[line.length - 1] = LF;
+    this.#bytes = line.length;
+    return line;
   }
 
   /**
    * Remembers `payload` for state `version`, from `checked`, the checked encoder's line of the checkpoint `seq` with
    * `ts` and that payload: its text is the line's from `"payload":` on, read back rather than serialised again (a
-   * second serialisation of the whole list). Remembered only when the line has the head {@link CheckpointLines.line}
+   * second serialisation of the whole list), and kept as a view into it. Remembered only when the line has the head {@link CheckpointLines.line}
    * builds, so a later line differs from it in `seq` and `ts` alone; otherwise forgets what it held.
    */
   remember(version: number, payload: Payload, seq: number, ts: string, checked: Uint8Array): void {
@@ -56,8 +62,7 @@ export class CheckpointLines {
     const end = line.length - 2;
     if (end <= head.length || line[end] !== CLOSE_BRACE || line[end + 1] !== LF) return;
     if (line.toString('latin1', 0, head.length) !== head) return;
-    this.#json = line.toString('utf8', head.length, end);
-    this.#jsonBytes = end - head.length;
+    this.#text = line.subarray(head.length, end);
     this.#version = version;
     this.#payload = deepFreeze(payload);
   }
