@@ -506,9 +506,10 @@ export class EventLog {
         seq,
       };
     } catch (error) {
-      // The list does not encode (over the line-size limit). Each try serialises the whole list, so try again only
-      // after an interval and as many bytes as the limit (TJ-EVENT-021): retrying every interval made the cost of a
-      // record follow the length of the conversation (35 µs → 590 µs an append over 42,000 records, 1 MiB limit).
+      // The list does not encode (over the line-size limit). A try can serialise the whole list (after an edit, say),
+      // so try again only after an interval and as many bytes as the limit (TJ-EVENT-021): retrying every interval
+      // made the cost of a record follow the length of the conversation (35 µs → 590 µs an append over 42,000
+      // records, 1 MiB limit).
       this.#checkpointFailure = error;
       this.#checkpointDue = this.#sinceCheckpoint + this.checkpointInterval;
       this.#checkpointBytesDue = this.#bytesSinceCheckpoint + this.#maxLineBytes;
