@@ -7,6 +7,9 @@ const OPEN_BRACKET = 0x5b;
 const CLOSE_BRACKET = 0x5d;
 const CLOSE_BRACE = 0x7d;
 const LF = 0x0a;
+const EMPTY = Buffer.alloc(0);
+/** What a `message_append` line holds between its `ts` and its message. */
+const MIDDLE = Buffer.from('","type":"message_append","payload":{"message":', 'latin1');
 
 /** A checkpoint record as the event log builds it: its payload holds the message list, then the run index. */
 export interface CheckpointRecord {
@@ -32,16 +35,19 @@ export interface CheckpointRecord {
  * record it came in, as a checkpoint's or as a `message_append`'s own `message`. Anything else takes the full encoding.
  *
  * Memory: the last checkpoint's text of its messages (a view into its line, off the heap) and a copy of the text of
- * each message appended since, up to the line-size limit; past it, only that the checkpoint cannot fit.
+ * the messages appended since, up to the line-size limit; past it, only that the checkpoint cannot fit.
  */
 export class CheckpointEncoder {
   /** The messages whose text is known, in list order: the last checkpoint's, then those appended since. */
   #messages: object[] = [];
-  /** The text of the first {@link CheckpointEncoder.#inLine} of them, as the last checkpoint's line holds it. */
+  /** The text of the last checkpoint's messages, the first of them, as its line holds it (a view into the line). */
   #lineText: Uint8Array = new Uint8Array(0);
-  #inLine = 0;
-  /** The texts of the others, each a copy of its `message_append` line's; null once they are over the limit. */
-  #appended: Uint8Array[] | null = [];
+  /**
+   * The texts of the others, copied from their `message_append` lines, each after a comma when a message comes
+   * before it: one buffer of its own (not the pool's, whose slabs a small copy would keep alive), grown by doubling.
+   */
+  #appended: Buffer = EMPTY;
+  #appendedLength = 0;
   /** The UTF-8 length of every known text, with a comma between two: the message list's length in a checkpoint. */
   #knownBytes = 0;
   readonly #maxLineBytes: number;
@@ -52,25 +58,41 @@ export class CheckpointEncoder {
 
   /**
    * Takes the text of `message` from `line`, the valid `message_append` record `{seq, ts, type, payload: {message}}`
-   * that the writer encoded for it (any other shape is not noted, and the next checkpoint is encoded in full).
+   * that the writer encoded for it (any other shape is not noted, and the next checkpoint is encoded in full). Past
+   * the line-size limit the texts cannot make a checkpoint: only their count of bytes is kept.
    */
   noteAppended(line: Uint8Array, seq: number, ts: string, payload: Record<string, unknown>): void {
     const message = payload.message;
     if (typeof message !== 'object' || message === null || !onlyMessage(payload)) return;
-    const head = `{"seq":${seq},"ts":"${ts}","type":"message_append","payload":{"message":`;
+    // `{"seq":<seq>,"ts":"<ts>` then MIDDLE: ASCII, so lengths in characters are lengths in bytes. A `ts` that needed
+    // an escape moves MIDDLE, which then does not match.
     const bytes = asBuffer(line);
+    const middle = 14 + String(seq).length + ts.length;
+    const start = middle + MIDDLE.length;
     const end = bytes.length - 3;
-    if (end <= head.length || bytes[end] !== CLOSE_BRACE || bytes[end + 1] !== CLOSE_BRACE || bytes[end + 2] !== LF)
-      return;
-    if (bytes.toString('latin1', 0, head.length) !== head) return;
+    if (end <= start || bytes[end] !== CLOSE_BRACE || bytes[end + 1] !== CLOSE_BRACE || bytes[end + 2] !== LF) return;
+    if (bytes.compare(MIDDLE, 0, MIDDLE.length, middle, start) !== 0) return;
     this.#messages.push(message);
-    const length = end - head.length;
-    this.#knownBytes += (this.#messages.length > 1 ? 1 : 0) + length;
+    const comma = this.#messages.length > 1 ? 1 : 0;
+    const length = end - start;
+    this.#knownBytes += comma + length;
+    if (this.#knownBytes > this.#maxLineBytes) {
+      this.#appended = EMPTY;
+      this.#appendedLength = 0;
+      return;
+    }
+    const at = this.#appendedLength;
+    if (at + comma + length > this.#appended.length) this.#grow(at + comma + length);
     const appended = this.#appended;
-    if (appended === null) return;
-    // Past the limit the texts cannot make a checkpoint: keep only their count of bytes.
-    if (this.#knownBytes > this.#maxLineBytes) this.#appended = null;
-    else appended.push(Buffer.from(bytes.subarray(head.length, end)));
+    if (comma === 1) appended[at] = COMMA;
+    bytes.copy(appended, at + comma, start, end);
+    this.#appendedLength = at + comma + length;
+  }
+
+  #grow(least: number): void {
+    const grown = Buffer.allocUnsafeSlow(Math.max(least, 2 * this.#appended.length, 1024));
+    this.#appended.copy(grown, 0, 0, this.#appendedLength);
+    this.#appended = grown;
   }
 
   /**
@@ -83,7 +105,8 @@ export class CheckpointEncoder {
     if (messages.length === 0 || !this.#knows(messages)) return this.#full(record, file);
     const head = headOf(record);
     const opened = head.length;
-    if (this.#appended === null) throw tooLong(file, opened + this.#knownBytes, this.#maxLineBytes, 'at least ');
+    if (this.#knownBytes > this.#maxLineBytes)
+      throw tooLong(file, opened + this.#knownBytes, this.#maxLineBytes, 'at least ');
 
     // The record without its messages: its envelope and run index validated, checked and encoded as any record's.
     const thin = { seq: record.seq, ts: record.ts, type: record.type, payload: { messages: [], runs } };
@@ -96,18 +119,11 @@ export class CheckpointEncoder {
 
     const line = Buffer.allocUnsafe(length);
     thinLine.copy(line, 0, 0, opened);
-    let at = opened;
-    if (this.#inLine > 0) {
-      line.set(this.#lineText, at);
-      at += this.#lineText.length;
-    }
-    for (const text of this.#appended) {
-      if (at > opened) line[at++] = COMMA;
-      line.set(text, at);
-      at += text.length;
-    }
-    thinLine.copy(line, at, opened);
-    this.#remember(messages, line, opened, at);
+    line.set(this.#lineText, opened);
+    this.#appended.copy(line, opened + this.#lineText.length, 0, this.#appendedLength);
+    const end = opened + this.#knownBytes;
+    thinLine.copy(line, end, opened);
+    this.#remember(messages, line, opened, end);
     return { bytes: line, written: record as unknown as Record<string, unknown>, valid: true };
   }
 
@@ -140,9 +156,9 @@ export class CheckpointEncoder {
     const found = end >= opened && line[opened - 1] === OPEN_BRACKET && line[end] === CLOSE_BRACKET;
     this.#messages = found ? messages.slice() : [];
     this.#lineText = found ? line.subarray(opened, end) : new Uint8Array(0);
-    this.#inLine = this.#messages.length;
     this.#knownBytes = this.#lineText.length;
-    this.#appended = [];
+    this.#appended = EMPTY;
+    this.#appendedLength = 0;
   }
 }
 
