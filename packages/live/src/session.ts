@@ -3,7 +3,7 @@
 // session-recovery.ts; what is left is mostly the public API's documentation.
 import { isValidIdentifier } from '@turnjournal/reader/store-format';
 import type { EventLog, EventLogAck, EventLogCompaction, SessionJournals, TurnJournal } from '@turnjournal/writer';
-import { oversizeRefusal } from '@turnjournal/writer/_internals';
+import { messageCount, oversizeRefusal } from '@turnjournal/writer/_internals';
 import { CommitPipeline } from './commit-pipeline.js';
 import { DiskReader } from './disk-reader.js';
 import { LiveError } from './errors.js';
@@ -388,7 +388,7 @@ export class LiveSession implements SubscriptionSource {
         active.segment = segment;
         if (!active.assistantStarted) {
           active.assistantStarted = true;
-          const index = this.#log.snapshot().messages.length;
+          const index = messageCount(this.#log);
           this.#turns
             .assistantStarted(requestId, { assistantMessageIndex: index })
             .catch((error: unknown) => this.#pipeline.fail(error));
@@ -528,7 +528,7 @@ export class LiveSession implements SubscriptionSource {
     if (segment === undefined) return;
     active.segment = undefined;
     if (segment.text === '') return;
-    active.lastAssistantIndex = this.#log.snapshot().messages.length;
+    active.lastAssistantIndex = messageCount(this.#log);
     this.#append('message_append', {
       message: {
         role: 'assistant',

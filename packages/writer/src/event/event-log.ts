@@ -58,6 +58,8 @@ const ISO_STAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 let holdDeltaOf: (log: EventLog, requestId: string, messageId: string, text: string, ts: string) => number;
 /** Set by {@link EventLog}'s static block: reaches its private state for {@link heldCheckpointPayload}. */
 let heldCheckpointPayloadOf: (log: EventLog) => Record<string, unknown> | null;
+/** Set by {@link EventLog}'s static block: reaches its fold for {@link messageCount}. */
+let messageCountOf: (log: EventLog) => number;
 /** Set by {@link EventLog}'s static block: reaches its private encoder for {@link oversizeRefusal}. */
 let oversizeRefusalOf: (log: EventLog, type: string, payload: Payload | undefined, ahead: number) => unknown;
 
@@ -154,6 +156,7 @@ export class EventLog {
   static {
     holdDeltaOf = (log, requestId, messageId, text, ts) => log.#holdDelta(requestId, messageId, text, ts);
     heldCheckpointPayloadOf = (log) => log.#heldCheckpointPayload();
+    messageCountOf = (log) => log.#fold.messages.length;
     oversizeRefusalOf = (log, type, payload, ahead) => log.#oversizeRefusal(type, payload, ahead);
   }
 
@@ -713,6 +716,15 @@ export function holdDelta(log: EventLog, requestId: string, messageId: string, t
  */
 export function heldCheckpointPayload(log: EventLog): Record<string, unknown> | null {
   return heldCheckpointPayloadOf(log);
+}
+
+/**
+ * @internal How many messages the log's list holds: `snapshot().messages.length` without the copy of the list that a
+ * snapshot makes (a live session asks it at every segment, and the copy made the cost of a run follow the length of
+ * the conversation).
+ */
+export function messageCount(log: EventLog): number {
+  return messageCountOf(log);
 }
 
 /**
