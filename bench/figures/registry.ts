@@ -5,6 +5,7 @@ import { durableSubmit } from './durable-submit.js';
 import { eventAppend } from './event-append.js';
 import { eventRecovery } from './event-recovery.js';
 import { groupCommit } from './group-commit.js';
+import { liveLongSession } from './live-long-session.js';
 import { liveFanout, liveReconnect } from './live-sessions.js';
 import { liveStreamCost } from './live-stream-cost.js';
 import { peakMemory } from './peak-memory.js';
@@ -27,4 +28,5 @@ export const FIGURES: readonly Figure[] = [
   liveReconnect,
   liveFanout,
   liveStreamCost,
+  liveLongSession,
 ];
