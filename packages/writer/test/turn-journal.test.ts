@@ -46,6 +46,27 @@ describe('openTurnJournal: the lifecycle API (spec §5, §10)', () => {
     expect(await findingCodes([dir])).toEqual([]);
   });
 
+  it('refuses a content that differs from the first by a lone surrogate where the other has U+FFFD (TJ-TURN-012)', async () => {
+    const dir = tempDir();
+    const journal = await openTurnJournal({ dir, sessionId: 'lone' });
+    await journal.submit({ content: 'half \ud800 a pair', turnId: 'lone-1' });
+    // After the digest is computed (the next turn of the event loop), not from the content held until then.
+    await new Promise((resolve) => setImmediate(resolve));
+    await expect(journal.submit({ content: 'half \ufffd a pair', turnId: 'lone-1' })).rejects.toMatchObject({
+      code: 'turn_id_conflict',
+    });
+    expect((await journal.submit({ content: 'half \ud800 a pair', turnId: 'lone-1' })).created).toBe(false);
+    await journal.close();
+    // And from the file, after a restart.
+    const reopened = await openTurnJournal({ dir, sessionId: 'lone' });
+    await expect(reopened.submit({ content: 'half \ufffd a pair', turnId: 'lone-1' })).rejects.toMatchObject({
+      code: 'turn_id_conflict',
+    });
+    expect((await reopened.submit({ content: 'half \ud800 a pair', turnId: 'lone-1' })).created).toBe(false);
+    await reopened.close();
+    expect(readFileSync(join(dir, 'lone.jsonl'), 'utf8').trim().split('\n')).toHaveLength(1);
+  });
+
   it('rejects illegal transitions and writes nothing for them', async () => {
     const dir = tempDir();
     const journal = await openTurnJournal({ dir, sessionId: 's3' });

@@ -28,7 +28,17 @@ export interface KnownTurn {
 /** Digest of a submitted content, to recognise a retried submission without keeping the text. */
 export function contentDigest(content: string): string {
   // The one-shot form: no Hash object per digest.
-  return hash('sha256', content, 'base64');
+  if ((content as unknown as WellFormed).isWellFormed()) return hash('sha256', content, 'base64');
+  // A lone surrogate has no UTF-8 form: hashed as text it becomes U+FFFD, and a content with U+FFFD in its place had
+  // the same digest, so a retry with that other content was taken for the same submission. The line keeps the two
+  // apart (JSON escapes a lone surrogate), and so does its JSON text here; the prefix, which base64 never holds,
+  // keeps these digests apart from every well-formed content's.
+  return `~${hash('sha256', JSON.stringify(content), 'base64')}`;
+}
+
+/** `String.prototype.isWellFormed` (Node 20), which the compiler's library does not declare. */
+interface WellFormed {
+  isWellFormed(): boolean;
 }
 
 /**
