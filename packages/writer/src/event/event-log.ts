@@ -103,7 +103,7 @@ export interface EventLogSettings {
  * 57 MB log for 2.2 MB of records). The triggering call resolves with its own record's ack and does not wait for the
  * checkpoint; a checkpoint that fails to write is retried by the next append, and {@link EventLog.checkpointFailure}
  * tells why it failed. A message list whose checkpoint line would be over the line-size limit cannot be checkpointed:
- * the writer tries again once an interval and as many bytes as the limit have been appended (TJ-EVENT-021), and until
+ * the writer tries again once an interval and as many bytes as the limit have been appended (TJ-EVENT-022), and until
  * a checkpoint fits, opening and compacting the log start from the last one that did.
  */
 export class EventLog {
@@ -129,7 +129,7 @@ export class EventLog {
   /**
    * The bytes since the last checkpoint that the next automatic one waits for: the length of the last checkpoint's
    * line (0 when there is none), what a checkpoint costs to write again; after one that did not encode (a message list
-   * over the line-size limit), the bytes then plus the limit (TJ-EVENT-021).
+   * over the line-size limit), the bytes then plus the limit (TJ-EVENT-022).
    */
   #checkpointBytesDue: number;
   /** Where the fold's findings would point; the writer's own records apply, so it reports none. */
@@ -510,7 +510,7 @@ export class EventLog {
       };
     } catch (error) {
       // The list does not encode (over the line-size limit). A try can serialise the whole list (after an edit, say),
-      // so try again only after an interval and as many bytes as the limit (TJ-EVENT-021): retrying every interval
+      // so try again only after an interval and as many bytes as the limit (TJ-EVENT-022): retrying every interval
       // made the cost of a record follow the length of the conversation (35 µs → 590 µs an append over 42,000
       // records, 1 MiB limit).
       this.#checkpointFailure = error;

@@ -122,7 +122,7 @@ describe('event log under injected faults (spec §11.5)', () => {
     expect(recovered.messages).toEqual((await fullFold(file)).messages);
   });
 
-  it('after a message list outgrows the line-size limit, tries a checkpoint again only per limit of bytes (TJ-EVENT-021)', async () => {
+  it('after a message list outgrows the line-size limit, tries a checkpoint again only per limit of bytes (TJ-EVENT-022)', async () => {
     const file = join(tempDir(), 'events.jsonl');
     const limit = 4096;
     const log = await openEventLog({
