@@ -286,7 +286,8 @@ export class LiveSession implements SubscriptionSource {
 
   /**
    * Records that a client received a finished run through its finishing record (spec §6.4): appends `delivery.ack`,
-   * durable. Refused for an unknown or unfinished run and for a `throughSeq` below its finishing record (TJ-LIVE-014).
+   * durable. Refused for an unknown or unfinished run, for a `throughSeq` below its finishing record (`ack_before_finish`)
+   * and for one beyond the last durable record, which no client can have received (`ack_beyond_log`; TJ-LIVE-014).
    */
   async ack(requestId: string, options: AckOptions = {}): Promise<void> {
     // Awaited only while a compaction holds calls, and on its gate itself: in order with the deltas held.
@@ -308,6 +309,13 @@ export class LiveSession implements SubscriptionSource {
       throw new LiveError(
         'ack_before_finish',
         `through_seq ${throughSeq} is below the finishing record ${run.finishedSeq} of run "${requestId}" (TJ-LIVE-014)`,
+      );
+    // A client receives only durable records (TJ-LIVE-008): a through_seq past the last of them names a record it
+    // cannot have seen — a client's bug or a hostile client — and would mark a receipt that never happened.
+    if (throughSeq !== undefined && throughSeq > this.#pipeline.durableSeq)
+      throw new LiveError(
+        'ack_beyond_log',
+        `through_seq ${throughSeq} is beyond the last durable record ${this.#pipeline.durableSeq} of session "${this.sessionId}"; a client cannot have received it (TJ-LIVE-014)`,
       );
     // The append's own promise is awaited too: a record the log refuses resolves no ack and leaves nothing unhandled.
     const written = this.#append('delivery.ack', {
