@@ -2153,7 +2153,8 @@ def _known_runs(existing):
 
 def event_append(file, rtype, payload):
     """An event-log record; the writer gives its seq, one more than the last (TJ-EVENT-003/004), and refuses a run
-    while another is active (TJ-EVENT-009) or for a request id the log holds (TJ-EVENT-010, TJ-EVENT-017)."""
+    while another is active (TJ-EVENT-009) or for a request id the log holds (TJ-EVENT-010, TJ-EVENT-017), and an ack
+    through a record not yet written (TJ-EVENT-021)."""
     if not isinstance(file, str) or not os.path.isabs(file) or not isinstance(rtype, str) \
             or not isinstance(payload, dict):
         raise BadRequest("event_append needs file (an absolute path), type and payload (an object)")
@@ -2167,6 +2168,9 @@ def event_append(file, rtype, payload):
                 raise WriterError("refused", "request %s already has a run (TJ-EVENT-010)" % payload.get("request_id"))
             if runs and not list(runs.values())[-1]:
                 raise WriterError("refused", "a run is active (TJ-EVENT-009)")
+        through = payload.get("through_seq")
+        if rtype == "delivery.ack" and is_integer(through) and through >= seq:
+            raise WriterError("refused", "through_seq %d is not below this ack's seq %d (TJ-EVENT-021)" % (through, seq))
         record = {"seq": seq, "ts": _now_iso(), "type": rtype, "payload": payload}
         writer.append(record)
         last = max((i for i, r in enumerate(existing) if r.get("type") == "checkpoint"), default=-1)

@@ -13,6 +13,7 @@ export const LIFECYCLE_MUTANTS: readonly Mutant[] = [
   reference('event-seq-restarts', 'TJ-EVENT-003', 'TJ-EVENT-004'),
   reference('event-concurrent-runs', 'TJ-EVENT-009'),
   reference('event-request-id-reuse', 'TJ-EVENT-010', 'TJ-EVENT-017'),
+  reference('event-ack-beyond-log', 'TJ-EVENT-021'),
   reference('event-index-final', 'TJ-EVENT-020'),
   reference('event-index-trusted', 'TJ-EVENT-020'),
   reference('checkpoint-ignores-undo', 'TJ-EVENT-007'),

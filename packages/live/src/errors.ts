@@ -6,6 +6,7 @@ export type LiveErrorCode =
   | 'unknown_run'
   | 'run_not_finished'
   | 'ack_before_finish'
+  | 'ack_beyond_log'
   | 'session_closed'
   | 'session_failed';
 

@@ -32,7 +32,8 @@ export interface ConversationHubOptions {
   readonly idleCloseMs?: number;
   /**
    * The in-process retention job: every `intervalMs` (1 hour by default) it compacts the event log of every open
-   * session and sweeps the store's turn journals with a `windowMs` window (48 h by default). `false` turns it off.
+   * session (one whose run is streaming at the next pass, see {@link ConversationHub.runRetention}) and sweeps the
+   * store's turn journals with a `windowMs` window (48 h by default). `false` turns it off.
    */
   readonly retention?: false | { readonly intervalMs?: number; readonly windowMs?: number };
   /**
@@ -52,6 +53,11 @@ export interface RetentionReport {
     readonly removedRecords?: number;
     /** Finished runs nobody acknowledged within the delivery window: they no longer blocked compaction (TJ-RET-018). */
     readonly expiredRuns?: readonly string[];
+    /**
+     * The run that was streaming: the compaction, which holds the session's calls while it runs, was left to the next
+     * pass, which compacts the session whether or not a run is active then.
+     */
+    readonly deferredFor?: string;
     readonly error?: string;
   }[];
   /** The turn-journal sweep (live sessions' files are skipped, TJ-RET-009), or its error. */
@@ -71,6 +77,8 @@ export class ConversationHub {
   readonly #settings: LiveSessionSettings;
   readonly #sessions = new Map<string, Promise<LiveSession>>();
   readonly #timers: ReturnType<typeof setInterval>[] = [];
+  /** Sessions whose compaction the last retention pass left for a streaming run (see `runRetention`). */
+  #deferred = new Set<string>();
   #closed = false;
 
   /** @internal use {@link openConversationHub}. */
@@ -136,21 +144,31 @@ export class ConversationHub {
   /**
    * One pass of the retention job (also run every `retention.intervalMs`): compacts each open session's event log
    * (finished runs that are delivered, or whose delivery expired, TJ-LIVE-015) and sweeps the store's turn journals.
+   * A session whose run is streaming is left to the next pass (`deferredFor`): a compaction holds the session's calls
+   * while it copies the log, so the run's stream would stall, and the run's own records could not go anyway (TJ-RET-013).
+   * The next pass compacts it even if a run streams then, so a busy session waits one interval at most.
    */
   async runRetention(): Promise<RetentionReport> {
     const windowMs = this.#options.retention === false ? 48 * HOUR : (this.#options.retention?.windowMs ?? 48 * HOUR);
-    const sessions: { sessionId: string; removedRecords?: number; expiredRuns?: readonly string[]; error?: string }[] =
-      [];
+    const sessions: RetentionReport['sessions'][number][] = [];
+    const deferred = new Set<string>();
     for (const [sessionId, opening] of [...this.#sessions]) {
       try {
         const session = await opening;
         if (session.retired) continue;
+        const active = session.activeRequestId;
+        if (active !== undefined && !this.#deferred.has(sessionId)) {
+          deferred.add(sessionId);
+          sessions.push({ sessionId, deferredFor: active });
+          continue;
+        }
         const result = await session.compact({ retentionSeconds: windowMs / 1000 });
         sessions.push({ sessionId, removedRecords: result.removedRecords, expiredRuns: result.expiredRuns });
       } catch (error) {
         sessions.push({ sessionId, error: error instanceof Error ? error.message : String(error) });
       }
     }
+    this.#deferred = deferred;
     let turns: RetentionReport['turns'];
     try {
       turns = await sweepStoreTurnJournals(this.root, {

@@ -220,13 +220,15 @@ export class LiveSession implements SubscriptionSource {
     }
     // A refusal of `submitted` (an invalid model or attachment) wrote nothing: it is this request's answer, and the
     // session, which holds other clients' runs, goes on.
-    const submitted = await this.#turns.submit({
-      turnId: requestId,
-      content,
-      streamId: requestId,
-      ...(input.attachments === undefined ? {} : { attachments: input.attachments }),
-      ...(input.model === undefined ? {} : { model: input.model }),
-    });
+    const submitted = await this.#turnCall(
+      this.#turns.submit({
+        turnId: requestId,
+        content,
+        streamId: requestId,
+        ...(input.attachments === undefined ? {} : { attachments: input.attachments }),
+        ...(input.model === undefined ? {} : { model: input.model }),
+      }),
+    );
     if (!submitted.created) return { created: false, requestId, status: this.statusOf(requestId) ?? 'interrupted' };
     try {
       // A compaction (the hourly retention job) that began while `submitted` was written is waited for.
@@ -286,7 +288,8 @@ export class LiveSession implements SubscriptionSource {
 
   /**
    * Records that a client received a finished run through its finishing record (spec §6.4): appends `delivery.ack`,
-   * durable. Refused for an unknown or unfinished run and for a `throughSeq` below its finishing record (TJ-LIVE-014).
+   * durable. Refused for an unknown or unfinished run, for a `throughSeq` below its finishing record (`ack_before_finish`)
+   * and for one beyond the last durable record, which no client can have received (`ack_beyond_log`; TJ-LIVE-014).
    */
   async ack(requestId: string, options: AckOptions = {}): Promise<void> {
     // Awaited only while a compaction holds calls, and on its gate itself: in order with the deltas held.
@@ -308,6 +311,13 @@ export class LiveSession implements SubscriptionSource {
       throw new LiveError(
         'ack_before_finish',
         `through_seq ${throughSeq} is below the finishing record ${run.finishedSeq} of run "${requestId}" (TJ-LIVE-014)`,
+      );
+    // A client receives only durable records (TJ-LIVE-008): a through_seq past the last of them names a record it
+    // cannot have seen — a client's bug or a hostile client — and would mark a receipt that never happened.
+    if (throughSeq !== undefined && throughSeq > this.#pipeline.durableSeq)
+      throw new LiveError(
+        'ack_beyond_log',
+        `through_seq ${throughSeq} is beyond the last durable record ${this.#pipeline.durableSeq} of session "${this.sessionId}"; a client cannot have received it (TJ-LIVE-014)`,
       );
     // The append's own promise is awaited too: a record the log refuses resolves no ack and leaves nothing unhandled.
     const written = this.#append('delivery.ack', {
@@ -462,8 +472,9 @@ export class LiveSession implements SubscriptionSource {
     if (this.#log.lastSeq === before) await finished;
     this.#active = undefined;
     await Promise.all([finished, this.#durable()]);
-    if (how === 'done') await this.#turns.complete(requestId, { assistantMessageIndex: active.lastAssistantIndex });
-    else await this.#turns.interrupt(requestId, how === 'error' ? 'error' : (reason ?? 'cancelled'));
+    if (how === 'done')
+      await this.#turnCall(this.#turns.complete(requestId, { assistantMessageIndex: active.lastAssistantIndex }));
+    else await this.#turnCall(this.#turns.interrupt(requestId, how === 'error' ? 'error' : (reason ?? 'cancelled')));
   }
 
   // ---- SubscriptionSource ----------------------------------------------------------------------------------------
@@ -540,6 +551,20 @@ export class LiveSession implements SubscriptionSource {
     });
   }
 
+  /**
+   * A call of the turn journal whose refusal is the call's answer — unless the journal refuses every later call too
+   * (see `poisonsJournal`): then the session is failed with it, so that `hub.session()` reopens it (on a journal
+   * created afresh when it was removed, TJ-DUR-036) instead of handing out a session whose every send fails.
+   */
+  async #turnCall<T>(call: Promise<T>): Promise<T> {
+    try {
+      return await call;
+    } catch (error) {
+      if (poisonsJournal(error)) this.#pipeline.fail(error);
+      throw error;
+    }
+  }
+
   readonly #logPath = (): string => this.#log.path;
 
   /** Appends one record through the pipeline (see `CommitPipeline.append`) while the session is usable. */
@@ -598,4 +623,16 @@ export class LiveSession implements SubscriptionSource {
       this.#exclusive = null;
     }
   }
+}
+
+/**
+ * True for a writer error after which the journal refuses every append until it is reopened: its file was removed
+ * (`journal_unlinked`, TJ-DUR-036), a sync failed (TJ-DUR-021) or a failed write could not be undone (TJ-DUR-023),
+ * or it already refuses (`writer_poisoned`). A refused record (`invalid_record`, `line_too_long`, …) or a write that
+ * failed and was truncated back (ENOSPC) leaves the journal usable: only that call failed.
+ */
+function poisonsJournal(error: unknown): boolean {
+  const { code, operation } = (error ?? {}) as { code?: unknown; operation?: unknown };
+  if (code === 'journal_unlinked' || code === 'writer_poisoned') return true;
+  return code === 'write_failed' && (operation === 'fdatasync' || operation === 'ftruncate after a failed write');
 }

@@ -6,7 +6,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openConversationHub } from '@turnjournal/live';
+import { LiveError, openConversationHub } from '@turnjournal/live';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type LogLine, logLines } from './support.js';
 
@@ -69,6 +69,36 @@ describe('ack with a malformed throughSeq or clientId (TJ-LIVE-014)', () => {
     expect(session.snapshot().undelivered.map((u) => u.requestId)).toEqual(['r1']);
     await session.ack('r1', { clientId: 'c1', throughSeq: session.durableSeq });
     expect(lines(root).filter((r) => r.type === 'delivery.ack')).toHaveLength(1);
+    await hub.close();
+  });
+});
+
+describe('ack with a throughSeq beyond the last durable record (TJ-LIVE-014)', () => {
+  it('rejects with ack_beyond_log, writes nothing, and the session stays usable', async () => {
+    const { root, hub, session, run } = await startedRun();
+    await run.done();
+    const last = session.durableSeq;
+    for (const throughSeq of [last + 1, last + 1000, Number.MAX_SAFE_INTEGER]) {
+      const refused = await session.ack('r1', { clientId: 'c1', throughSeq }).catch((e: unknown) => e);
+      expect(refused, String(throughSeq)).toBeInstanceOf(LiveError);
+      expect((refused as LiveError).code).toBe('ack_beyond_log');
+      expect((refused as LiveError).message).toContain(`through_seq ${throughSeq}`);
+    }
+    await session.flush();
+    await settle();
+    expect(unhandled).toEqual([]);
+    expect(lines(root).filter((r) => r.type === 'delivery.ack')).toEqual([]);
+    expect(session.durableSeq).toBe(last);
+    expect(session.snapshot({ clientId: 'c1' }).undelivered.map((u) => u.requestId)).toEqual(['r1']);
+    // The bound is the last durable record itself: an ack through it is the normal case.
+    await session.ack('r1', { clientId: 'c1', throughSeq: last });
+    expect(
+      lines(root)
+        .filter((r) => r.type === 'delivery.ack')
+        .map((r) => r.payload.through_seq),
+    ).toEqual([last]);
+    const next = await session.send({ requestId: 'r2', content: 'again' });
+    expect(next.created).toBe(true);
     await hub.close();
   });
 });

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openConversationHub } from '@turnjournal/live';
 import { afterEach, describe, expect, it } from 'vitest';
+import { logLines } from './support.js';
 
 const HOUR = 3_600_000;
 const dirs: string[] = [];
@@ -19,6 +20,13 @@ function starts(root: string): string[] {
     .trimEnd()
     .split('\n')
     .map((line) => JSON.parse(line) as { type: string; payload: { request_id?: string } })
+    .filter((record) => record.type === 'chat.started')
+    .map((record) => record.payload.request_id as string);
+}
+
+/** {@link starts} of a log its session still holds open: the pre-allocated space after its lines left out. */
+function startsOfOpenLog(root: string): string[] {
+  return logLines(join(root, 's1', 'events.jsonl'))
     .filter((record) => record.type === 'chat.started')
     .map((record) => record.payload.request_id as string);
 }
@@ -62,6 +70,36 @@ describe('retention job (TJ-LIVE-015, TJ-RET-018)', () => {
     });
     // The turn-journal sweep ran (the live session's own journal is skipped while it holds it, TJ-RET-009).
     expect('error' in report.turns).toBe(false);
+    await hub.close();
+  });
+
+  it('leaves a session whose run is streaming to the next pass, which compacts it whatever streams then', async () => {
+    // A compaction holds the session's calls while it copies the log: at the hourly pass, a streaming run stalled.
+    const root = mkdtempSync(join(tmpdir(), 'tj-live-retention-'));
+    dirs.push(root);
+    let now = Date.parse('2026-05-11T00:00:00.000Z');
+    const hub = openConversationHub({ root, clock: () => now, checkpointInterval: 4, retention: { windowMs: HOUR } });
+    const session = await hub.session('s1');
+    const old = await session.send({ requestId: 'old', content: 'q old' });
+    if (!old.created) throw new Error('expected a new run');
+    await old.run.done();
+    await session.ack('old', { clientId: 'c1' });
+    now += 2 * HOUR;
+    const streaming = await session.send({ requestId: 'streaming', content: 'q streaming' });
+    if (!streaming.created) throw new Error('expected a new run');
+    await streaming.run.delta('tok');
+    let report = await hub.runRetention();
+    expect(report.sessions).toEqual([{ sessionId: 's1', deferredFor: 'streaming' }]);
+    expect(startsOfOpenLog(root)).toEqual(['old', 'streaming']);
+    // Still streaming at the next pass: compacted all the same, so a busy session waits one interval at most.
+    report = await hub.runRetention();
+    expect(report.sessions).toEqual([{ sessionId: 's1', removedRecords: expect.any(Number), expiredRuns: [] }]);
+    expect(startsOfOpenLog(root)).toEqual(['streaming']);
+    await streaming.run.delta(' more');
+    await streaming.run.done();
+    // Idle again: the pass after compacts at once.
+    report = await hub.runRetention();
+    expect(report.sessions[0]?.deferredFor).toBeUndefined();
     await hub.close();
   });
 });

@@ -4,6 +4,7 @@ import type { LockHolder } from '@turnjournal/reader/store-format';
 export type WriterErrorCode =
   | 'journal_locked'
   | 'writer_poisoned'
+  | 'journal_unlinked'
   | 'write_failed'
   | 'not_regular_file'
   | 'writer_closed'
@@ -103,4 +104,18 @@ export class AppendCancelledError extends WriterError {
     );
     this.name = 'AppendCancelledError';
   }
+}
+
+/**
+ * The journal was removed while its writer held it open (every name of the file is gone, `nlink` 0: an operator's
+ * `rm -rf` of the session directory, a cleanup script): the records just written and synced are in no file a reader
+ * can find, so the appends that sync covered are refused, not acknowledged, and the writer is poisoned (TJ-DUR-036).
+ * Reopen the journal: the open creates it afresh. Code `journal_unlinked`.
+ */
+export function journalUnlinkedError(file: string): WriterError {
+  return new WriterError(
+    'journal_unlinked',
+    `${file} was removed while open (no name leads to it any more): the records just written are in no file a reader can find, so they are not acknowledged; reopen the journal to create it again (TJ-DUR-036)`,
+    file,
+  );
 }

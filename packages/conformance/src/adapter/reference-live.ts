@@ -55,7 +55,14 @@ export interface LiveOperations {
   close(): Promise<void>;
 }
 
-const REFUSED_CODES = new Set(['run_active', 'run_not_active', 'run_not_finished', 'ack_before_finish', 'unknown_run']);
+const REFUSED_CODES = new Set([
+  'run_active',
+  'run_not_active',
+  'run_not_finished',
+  'ack_before_finish',
+  'ack_beyond_log',
+  'unknown_run',
+]);
 
 /** Runs `call`, answering a refusal of @turnjournal/live with `refused` rather than `failed` (TJ-CONF-040). */
 const refusing = <T>(call: () => Promise<T>) =>

@@ -470,10 +470,13 @@ export class SimulatedFileSystem implements FileSystem {
     file.current = applyData(file.current, op);
   }
 
-  /** Size (current bytes) and inode of an open file. */
+  /**
+   * Size (current bytes), inode and link count of an open file: `nlink` is 0 once every name of the file was unlinked
+   * (or renamed over) while the descriptor stays open, as a writer whose journal an operator removed sees it.
+   */
   async fstat(fd: number): Promise<FileStat> {
     const { file } = this.#file(fd, await this.#enterFd('fstat', fd));
-    return { size: file.current.length, ino: file.ino, isDirectory: false };
+    return { size: file.current.length, ino: file.ino, isDirectory: false, nlink: this.#links(file.ino) };
   }
 
   /** Closes a descriptor; unsynced data stays unsynced (closing is not a sync). */
@@ -489,7 +492,7 @@ export class SimulatedFileSystem implements FileSystem {
     if (node === undefined) throw errno('ENOENT', 'stat', path);
     return node.kind === 'dir'
       ? { size: 4096, ino: node.ino, isDirectory: true }
-      : { size: node.current.length, ino: node.ino, isDirectory: false };
+      : { size: node.current.length, ino: node.ino, isDirectory: false, nlink: this.#links(node.ino) };
   }
 
   /** Creates one directory; its entry in the parent is unsynced until the parent is fsynced. */
@@ -593,6 +596,22 @@ export class SimulatedFileSystem implements FileSystem {
   #file(fd: number, descriptor: Descriptor | undefined): { file: FileNode; descriptor: Descriptor } {
     if (descriptor === undefined || descriptor.boot !== this.#boot) throw errno('EBADF', 'fd', `fd ${fd}`);
     return { file: this.#nodes.get(descriptor.ino) as FileNode, descriptor };
+  }
+
+  /**
+   * The names that lead to file `ino` now: entries of directories reachable from the root (a directory has no entry
+   * once it is renamed away under another one that is; the model has no rmdir). A scan: the simulator holds a few files.
+   */
+  #links(ino: number): number {
+    let links = 0;
+    const pending: DirNode[] = [this.#nodes.get(ROOT_INO) as DirNode];
+    for (let dir = pending.pop(); dir !== undefined; dir = pending.pop())
+      for (const child of dir.current.values()) {
+        if (child === ino) links += 1;
+        const node = this.#nodes.get(child);
+        if (node?.kind === 'dir') pending.push(node);
+      }
+    return links;
   }
 
   #setEntry(dir: DirNode, name: string, ino: number | null, group: number): void {

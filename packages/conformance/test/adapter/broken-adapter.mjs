@@ -353,17 +353,25 @@ Object.assign(implementations, {
     },
   },
   // TJ-DUR-021: after a failed sync the writer reopens the file and carries on, as if the data were safe.
+  // It reopens at the next append, not at once: the harness renames the journal away while the fault lasts, and a
+  // writer reopened then would create a new file that the rename back replaces, which the reference writer under
+  // the defect then refuses (TJ-DUR-036) for that reason, hiding the one this defect is about.
   'no-poison': {
     open: async (file, durability) => {
       const open = referenceOpenWith(() => ({}));
       let writer = await open(file, durability);
+      let failed = false;
       return {
         append: async (record) => {
+          if (failed) {
+            failed = false;
+            writer = await open(file, durability);
+          }
           try {
             await writer.append(record);
           } catch (error) {
             await writer.close().catch(() => undefined);
-            writer = await open(file, durability);
+            failed = true;
             throw error;
           }
         },

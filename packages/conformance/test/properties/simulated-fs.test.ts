@@ -243,6 +243,26 @@ describe('SimulatedFileSystem descriptors, views and errors', () => {
     await expect(sim.link('/d', '/e')).rejects.toMatchObject({ code: 'EPERM' });
   });
 
+  it('counts the names of a file in nlink, 0 once an open file lost its last one (TJ-DUR-036)', async () => {
+    const sim = new SimulatedFileSystem();
+    await sim.mkdir('/d');
+    const fd = await createSynced(sim, '/d/f', 'x');
+    expect((await sim.fstat(fd)).nlink).toBe(1);
+    await sim.link('/d/f', '/g');
+    expect((await sim.fstat(fd)).nlink).toBe(2);
+    expect((await sim.stat('/g')).nlink).toBe(2);
+    await sim.unlink('/d/f');
+    expect((await sim.fstat(fd)).nlink).toBe(1);
+    // Renamed over: the name now leads to another file, and the open one has none left.
+    await createSynced(sim, '/h', 'y');
+    await sim.rename('/h', '/g');
+    expect((await sim.fstat(fd)).nlink).toBe(0);
+    // Writes and syncs of the unlinked inode still succeed, as on a real file system.
+    await writeText(sim, fd, 'z', 1);
+    await sim.fdatasync(fd);
+    expect(dec(await sim.readFile('/g'))).toBe('y');
+  });
+
   it('reports Node errno codes like the real layer', async () => {
     const sim = new SimulatedFileSystem();
     await createSynced(sim, '/f', 'x');

@@ -15,6 +15,7 @@ import {
 } from '../fs/file-system.js';
 import { type AcquireLockOptions, acquireLock, type HeldLock } from '../fs/lock.js';
 import { DEFAULT_MAX_LINE_BYTES, encodeRecordText } from './encode-record.js';
+import { type LinkCheck, LinkWatch } from './link-watch.js';
 import { nextSpaceEnd } from './preallocation.js';
 import { repairTornTail, type TornTailRepair } from './repair-torn-tail.js';
 
@@ -145,6 +146,8 @@ export class AppendFile {
   readonly #lock: HeldLock;
   readonly #maxLineBytes: number;
   #fd: number;
+  /** Whether the file still has a name, checked with every sync that acknowledges appends (TJ-DUR-036). */
+  readonly #links: LinkWatch;
   /** Where the file's lines end: the next line starts here (the space after it is not counted). */
   #size: number;
   /** The file's length: `#size` plus the pre-allocated space after the lines (spec §3.8, §11.6). */
@@ -210,6 +213,7 @@ export class AppendFile {
     this.#lock = lock;
     this.#maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
     this.#fd = fd;
+    this.#links = new LinkWatch(fs, path, fd);
     this.#size = size;
     this.#fileEnd = fileEnd;
     this.#preallocate = options.preallocate ?? options.durability !== 'none';
@@ -560,12 +564,21 @@ export class AppendFile {
       return;
     }
     if (this.durability !== 'none') {
+      let linked: LinkCheck;
       try {
-        await this.#fs.fdatasync(this.#fd);
+        const sync = this.#fs.fdatasync(this.#fd);
+        linked = this.#links.start();
+        await sync;
       } catch (error) {
         const failure = new JournalWriteError(this.path, 'fdatasync', error);
         this.#poison = failure;
         for (const pending of batch) pending.reject(failure);
+        return;
+      }
+      const unlinked = linked.answer !== undefined ? linked.answer : await linked.answered;
+      if (unlinked !== null) {
+        this.#poison = unlinked;
+        for (const pending of batch) pending.reject(unlinked);
         return;
       }
     } else this.#writesDone += 1;
@@ -643,15 +656,21 @@ export class AppendFile {
     // modification time, which turns every sync into a journal commit even inside pre-allocated space.
     const sync = this.#fs.fdatasync(this.#fd);
     this.#flushSyncs.add(sync);
+    const linked = this.#links.start();
     try {
       await sync;
-      this.#writesSynced = Math.max(this.#writesSynced, covered);
     } catch (error) {
       this.#poison = new JournalWriteError(this.path, 'fdatasync', error);
       throw this.#poison;
     } finally {
       this.#flushSyncs.delete(sync);
     }
+    const unlinked = linked.answer !== undefined ? linked.answer : await linked.answered;
+    if (unlinked !== null) {
+      this.#poison ??= unlinked;
+      throw unlinked;
+    }
+    this.#writesSynced = Math.max(this.#writesSynced, covered);
   }
 
   /** Waits until no flush's sync is running (see `#flushSyncs`); their failures are their callers' to see. */
@@ -678,6 +697,7 @@ export class AppendFile {
       await this.#flushSyncsSettled();
       await this.#fs.close(this.#fd).catch(() => undefined);
       this.#fd = await this.#fs.open(this.path, 'read-write');
+      this.#links.use(this.#fd);
       this.#size = (await this.#fs.fstat(this.#fd)).size;
       this.#fileEnd = this.#size;
     } catch (error) {
@@ -709,6 +729,8 @@ export class AppendFile {
     if (this.#writesDone !== this.#writesSynced && this.#poison === null) {
       try {
         await this.#fs.fsync(this.#fd);
+        // The records this sync was to make durable are in no file once the file lost its last name (TJ-DUR-036).
+        failure = await this.#links.check();
       } catch (error) {
         failure = new JournalWriteError(this.path, 'fsync on close', error);
       }

@@ -6,7 +6,7 @@ import { EVENT_STREAM_TYPES } from '@turnjournal/schema';
  * every record the writer reserved) and one valid record: why the record may not be appended now, or null when it
  * applies. What a reader would report about the record (an out-of-range edit as `inapplicable_event`, TJ-REPLAY-002;
  * a second active run, TJ-EVENT-009; a reused `request_id`, TJ-EVENT-010; an ack before its run finished,
- * TJ-EVENT-012; stream records outside the active run), the writer refuses with `illegal_transition`. `everyRun` holds
+ * TJ-EVENT-012; an ack through a record not yet written, TJ-EVENT-021; stream records outside the active run), the writer refuses with `illegal_transition`. `everyRun` holds
  * the request ids of every run of the log, those before the tail the fold started from included (TJ-EVENT-010 holds
  * across reopen and compaction, TJ-EVENT-017).
  */
@@ -29,8 +29,14 @@ export function whyNotApplicable(
   }
   const requestId = body.request_id as string;
   if (type === 'delivery.ack') {
-    return fold.isRunFinished(requestId) === false
-      ? `run "${requestId}" has not finished; acknowledge it after its finishing record (TJ-EVENT-012)`
+    if (fold.isRunFinished(requestId) === false)
+      return `run "${requestId}" has not finished; acknowledge it after its finishing record (TJ-EVENT-012)`;
+    // The client can only have received records written before this one (TJ-EVENT-021): a through_seq at or past the
+    // ack's own seq is a client's bug or a hostile client, never a receipt.
+    const through = body.through_seq;
+    const last = fold.lastSeq ?? -1;
+    return typeof through === 'number' && through > last
+      ? `through_seq ${through} is beyond the last record written before this ack (seq ${last}); a client cannot have received it (TJ-EVENT-021)`
       : null;
   }
   if (!EVENT_STREAM_TYPES.has(type)) return null;

@@ -81,7 +81,8 @@ export function isTemporaryOf(name: string, targetName: string): boolean {
 /**
  * Replaces `target` atomically with `chunks` (TJ-DUR-009): writes a temporary file in the same directory, fsyncs it,
  * renames it over the target and fsyncs the directory. Temporary files of earlier crashed replaces of the same
- * target are removed first (TJ-DUR-010). On failure the temporary file is removed and the target is unchanged.
+ * target are removed first (TJ-DUR-010). On a failure before the rename (the close of the copy included) the temporary
+ * file is removed, best effort and never in place of the failure, and the target is unchanged.
  */
 export async function replaceFile(
   fs: FileSystem,
@@ -104,7 +105,15 @@ export async function replaceFile(
     await fs.unlink(temporary).catch(() => undefined);
     throw error;
   }
-  await attempt(temporary, 'close', () => fs.close(fd));
+  try {
+    await attempt(temporary, 'close', () => fs.close(fd));
+  } catch (error) {
+    // The close failed (EIO of a delayed write-back, NFS): the copy cannot be trusted, and must not stay behind next to
+    // the target until the next replace of it clears it. Not closed again: on Linux the descriptor is gone anyway,
+    // and its number may already be another file's. A failed removal leaves it to that next replace (TJ-DUR-010).
+    await fs.unlink(temporary).catch(() => undefined);
+    throw error;
+  }
   try {
     await fs.rename(temporary, target);
   } catch (error) {

@@ -24,6 +24,14 @@ export interface FileStat {
    * added, removed or renamed). Optional: without it a writer lists directories again instead of trusting a listing.
    */
   readonly ctimeMs?: number;
+  /**
+   * How many names (hard links) the file has; 0 once every name of an open file was removed (an operator's `rm -rf`
+   * of its directory, a file renamed over it). Optional: with each sync that acknowledges appends, a writer checks
+   * that its file still has a name (through `fstat` of the file when a `stat` of its directory cannot vouch for it)
+   * and refuses those appends with `journal_unlinked` when it is 0 (TJ-DUR-036). Without it nothing is checked: the
+   * writer goes on acknowledging records written to a file that no reader can find.
+   */
+  readonly nlink?: number;
 }
 
 /** How a write is meant, for file systems that can use it. */
@@ -192,7 +200,13 @@ const ftruncateAsync = promisify(fs.ftruncate);
 const closeAsync = promisify(fs.close);
 
 function toStat(stats: fs.Stats): FileStat {
-  return { size: stats.size, ino: stats.ino, isDirectory: stats.isDirectory(), ctimeMs: stats.ctimeMs };
+  return {
+    size: stats.size,
+    ino: stats.ino,
+    isDirectory: stats.isDirectory(),
+    ctimeMs: stats.ctimeMs,
+    nlink: stats.nlink,
+  };
 }
 
 /**

@@ -1,6 +1,7 @@
 import { basename, dirname, join } from 'node:path';
 import { attempt } from '../fs/durable-ops.js';
 import { type FileSystem, type SynchronousStat, synchronousStat } from '../fs/file-system.js';
+import { isSettled } from '../fs/settled-change.js';
 import { descriptorSource, readTurnRecords } from './read-turn-records.js';
 import type { TurnTable } from './turn-table.js';
 
@@ -191,21 +192,6 @@ function unchangedSince(known: ShardRead, now: { ino: number; size: number; ctim
   if (now.ino !== known.ino) return false;
   if (now.size === known.end) return true;
   return known.settled && now.size === known.size && now.ctimeMs === known.ctimeMs;
-}
-
-/**
- * Margin between a directory's change time and the moment it was listed for the listing to be trusted while the change
- * time stays the same. File systems stamp changes with a coarse clock (a scheduler tick on Linux, whole seconds on
- * some): an entry added in the same tick as the listing, just after it, would leave the change time as it was. A
- * change time well before the listing cannot be shared by a later change. Stamps in whole seconds get two seconds.
- */
-const FINE_CLOCK_MARGIN_MS = 100;
-const COARSE_CLOCK_MARGIN_MS = 2000;
-
-function isSettled(ctimeMs: number | undefined, listedAt: number): boolean {
-  if (ctimeMs === undefined) return false;
-  const margin = ctimeMs % 1000 === 0 ? COARSE_CLOCK_MARGIN_MS : FINE_CLOCK_MARGIN_MS;
-  return ctimeMs < listedAt - margin;
 }
 
 function isSessionFile(name: string, sessionId: string): boolean {

@@ -38,13 +38,14 @@ async function compactableLog() {
  * the writer (`writer_poisoned` on every later append until a reopen): a disk too full for the copy, the usual reason
  * to compact, took a live session's log down with it.
  */
-describe('EventLog.compact: a failure before the rename leaves the writer appending (TJ-DUR-009, TJ-DUR-022)', () => {
+describe('EventLog.compact: a failure before the rename leaves the writer appending and no temporary file (TJ-DUR-009, TJ-DUR-022, TJ-DUR-037)', () => {
   const steps: [string, string, Fault][] = [
     ['the listing of stale temporary files', 'readdir', { op: 'readdir', errno: 'EIO' }],
     ['the creation of the temporary file', 'create', { op: 'open', path: TEMPORARY, errno: 'ENOSPC' }],
     ['the read of the retained lines', 'read', { op: 'read', path: 'events.jsonl', errno: 'EIO' }],
     ['the write of the copy', 'write', { op: 'write', path: TEMPORARY, errno: 'ENOSPC' }],
     ['the sync of the copy', 'fsync', { op: 'fsync', path: TEMPORARY, errno: 'EIO' }],
+    ['the close of the copy', 'close', { op: 'close', path: TEMPORARY, errno: 'EIO' }],
     ['the rename over the log', 'rename', { op: 'rename', errno: 'EIO' }],
   ];
   for (const [what, operation, fault] of steps)
@@ -55,6 +56,8 @@ describe('EventLog.compact: a failure before the rename leaves the writer append
       await expect(log.compact({ now: LATER })).rejects.toMatchObject({ code: 'write_failed', operation });
       expect(fs.fired).toHaveLength(1);
       expect(Buffer.compare(readLinesOf(file), before), 'the log is as it was').toBe(0);
+      // The failure removed the temporary file it created: nothing is left for the next replace to find.
+      expect(readdirSync(dir).filter((name) => TEMPORARY.test(name))).toEqual([]);
       const last = seqsOf(file).at(-1) as number;
       expect((await log.appendMessage({ role: 'user', content: 'after' })).seq).toBe(last + 1);
       const retried = await log.compact({ now: LATER });

@@ -136,6 +136,30 @@ describe('openEventLog: appends (spec §6, §11)', () => {
     expect(seriousFindings(await checkStore([log.path]))).toEqual([]);
   });
 
+  it('refuses a delivery.ack whose through_seq is not below its own seq, writing nothing (TJ-EVENT-021)', async () => {
+    const log = await openEventLog({ file: join(tempDir(), 'events.jsonl') });
+    await log.chatStarted({ requestId: 'r1' });
+    await log.chatDone({ requestId: 'r1' });
+    // The ack would get seq 2: a client can have received at most seq 1, the finishing record.
+    for (const throughSeq of [2, 3, 1_000_000]) {
+      await expect(log.ack('r1', { throughSeq }), String(throughSeq)).rejects.toMatchObject({
+        code: 'illegal_transition',
+        message: expect.stringContaining(`through_seq ${throughSeq}`),
+      });
+      await expect(log.append('delivery.ack', { request_id: 'r1', through_seq: throughSeq })).rejects.toMatchObject({
+        code: 'illegal_transition',
+      });
+    }
+    expect(log.lastSeq).toBe(1);
+    await log.ack('r1', { throughSeq: 1 });
+    await log.close();
+    expect(recordsOf(log.path).map((r) => [r.seq, r.type])).toEqual([
+      [0, 'chat.started'],
+      [1, 'chat.done'],
+      [2, 'delivery.ack'],
+    ]);
+  });
+
   it('validates records against the v1 schema before writing, and writes nothing for a bad one (TJ-EVENT-002, TJ-EVENT-008)', async () => {
     const log = await openEventLog({ file: join(tempDir(), 'events.jsonl'), maxLineBytes: 4096 });
     const bad: Promise<unknown>[] = [

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { checkStore } from '@turnjournal/reader';
 import { describe, expect, it } from 'vitest';
 import { CrashPlan, orphanLocks } from '../recovery/crash-fs.js';
+import { faultyFileSystem } from '../support/faulty-fs.js';
 import {
   acquireLock,
   nodeFileSystem,
@@ -85,6 +86,22 @@ describe('sweepTurnJournals: retention (spec §14.1)', () => {
     expect(check.findings).toEqual([]);
     // No temporary file or lock is left behind (TJ-DUR-009).
     expect(readdirSync(dir).sort()).toEqual(['s~a.jsonl', 's~b.jsonl']);
+  });
+
+  it("a failed close of a shard's copy fails the sweep, leaves the shard as it was and no temporary file (TJ-DUR-009, TJ-DUR-037)", async () => {
+    const dir = await store();
+    const before = { a: lines(join(dir, 's~a.jsonl')), b: lines(join(dir, 's~b.jsonl')) };
+    const fs = faultyFileSystem(nodeFileSystem);
+    fs.inject({ op: 'close', path: /\.s~a\.jsonl\.[0-9a-f]+\.tmp$/, errno: 'EIO' });
+    const failed = await sweepTurnJournals(dir, { clock: () => NOW, fs }).catch((error: unknown) => error);
+    expect(fs.fired).toHaveLength(1);
+    expect(failed).toMatchObject({ code: 'write_failed', operation: 'close', errno: 'EIO' });
+    expect(lines(join(dir, 's~a.jsonl'))).toEqual(before.a);
+    expect(readdirSync(dir).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+    // The next sweep does what the failed one could not.
+    await sweepTurnJournals(dir, { clock: () => NOW });
+    expect(await turnStates(dir)).toEqual({ young: 'completed' });
+    expect(lines(join(dir, 's~b.jsonl')).slice(0, -1)).toEqual(before.b.filter((line) => line.includes('"young"')));
   });
 
   it('removes the lines of the turns it prunes and no other, whatever the derivation made of them (TJ-RET-004, TJ-RET-017)', async () => {

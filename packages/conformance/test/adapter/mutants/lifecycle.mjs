@@ -154,6 +154,9 @@ function eventWriter(broken) {
           if (runs.some((r) => r.request_id === payload.request_id) && broken !== 'event-request-id-reuse')
             throw new AdapterRequestError('refused', `request ${payload.request_id} already started`); // TJ-EVENT-010
         }
+        // TJ-EVENT-021: an ack through a record not yet written (this one's seq or later) is refused.
+        if (type === 'delivery.ack' && payload.through_seq >= seq && broken !== 'event-ack-beyond-log')
+          throw new AdapterRequestError('refused', `through_seq ${payload.through_seq} is not below seq ${seq}`);
         const record = { seq, ts: new Date().toISOString(), type, payload };
         await file.appendRecord(record);
         // TJ-EVENT-006: a checkpoint after every CHECKPOINT_EVERY records, holding the fold and the run index.
@@ -291,6 +294,7 @@ export const lifecycleDefects = Object.fromEntries([
     'event-seq-restarts',
     'event-concurrent-runs',
     'event-request-id-reuse',
+    'event-ack-beyond-log',
     'event-index-final',
     'event-index-trusted',
     'checkpoint-ignores-undo',

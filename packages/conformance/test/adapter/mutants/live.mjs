@@ -306,6 +306,15 @@ class HandwrittenSession {
         'refused',
         `through_seq ${options.throughSeq} is below the finishing record ${run.finishedSeq}`,
       ); // TJ-LIVE-014
+    if (
+      options.throughSeq !== undefined &&
+      options.throughSeq > this.durableSeq &&
+      this.broken !== 'live-ack-unchecked'
+    )
+      throw new AdapterRequestError(
+        'refused',
+        `through_seq ${options.throughSeq} is beyond the last durable record ${this.durableSeq}`,
+      ); // TJ-LIVE-014
     await this.log.ack(requestId, options);
     if (this.broken !== 'live-ack-unsynced') await this.sync(); // TJ-CONF-042
   }

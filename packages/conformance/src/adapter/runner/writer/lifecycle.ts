@@ -157,9 +157,9 @@ export async function lifecycleChecks(context: WriterContext): Promise<void> {
 
   await recorder.record(
     'writer/event-runs',
-    'a chat.started is refused while a run is active, and for a request id the log already holds, also after a reopen',
+    'a chat.started is refused while a run is active, and for a request id the log already holds, also after a reopen; a delivery.ack through a record not yet written is refused',
     'writer',
-    ['TJ-EVENT-009', 'TJ-EVENT-010', 'TJ-EVENT-017', 'TJ-CONF-032'],
+    ['TJ-EVENT-009', 'TJ-EVENT-010', 'TJ-EVENT-017', 'TJ-EVENT-021', 'TJ-CONF-032'],
     () =>
       inFreshStore(context, 'event', eventLogOf, (_root, file) =>
         withAdapter(context, async (process) => {
@@ -170,6 +170,20 @@ export async function lifecycleChecks(context: WriterContext): Promise<void> {
           await expectOk(process, 'event_append', record('chat.started', 'r1'), 'chat.started r1', failures);
           await refused(record('chat.started', 'r2'), 'chat.started r2 while r1 is active');
           await expectOk(process, 'event_append', record('chat.done', 'r1'), 'chat.done r1', failures);
+          // The ack would be seq 2: no client can have received seq 2 before it was written (TJ-EVENT-021).
+          const ack = (through: number) => ({
+            file,
+            type: 'delivery.ack',
+            payload: { request_id: 'r1', through_seq: through },
+          });
+          await refused(ack(2), 'a delivery.ack of r1 through seq 2, its own seq');
+          await expectOk(
+            process,
+            'event_append',
+            ack(1),
+            'a delivery.ack of r1 through seq 1, its finishing record',
+            failures,
+          );
           await refused(record('chat.started', 'r1'), 'chat.started r1 again');
           await expectOk(process, 'event_append', record('chat.started', 'r2'), 'chat.started r2 after r1', failures);
           const started = recordsOf(file, failures).filter((r) => r.type === 'chat.started').length;

@@ -16,13 +16,14 @@ import {
 
 /**
  * `writer/live-snapshot-ack`: a live snapshot reflects exactly the records through its `last_seq` (TJ-LIVE-013: compared with
- * a reader's fold of that prefix, mid-run and after it); an ack below the finishing record is refused (TJ-LIVE-014); an
+ * a reader's fold of that prefix, mid-run and after it); an ack below the finishing record or beyond the last record
+ * is refused (TJ-LIVE-014); an
  * acknowledged run leaves `undelivered` (and only a client's ack writes `delivery.ack`, TJ-EVENT-012), and a finished run older than the delivery window is not listed (TJ-LIVE-015).
  */
 export async function snapshotAckCheck(context: WriterContext): Promise<void> {
   await context.recorder.record(
     'writer/live-snapshot-ack',
-    'a live snapshot is the fold of the log through its last_seq; acks below the finish are refused; old runs expire',
+    'a live snapshot is the fold of the log through its last_seq; acks below the finish or past the log are refused; old runs expire',
     'writer',
     ['TJ-LIVE-013', 'TJ-LIVE-014', 'TJ-LIVE-015', 'TJ-CONF-043', 'TJ-EVENT-012'],
     () =>
@@ -70,6 +71,14 @@ export async function snapshotAckCheck(context: WriterContext): Promise<void> {
             'live_ack',
             { request_id: 'r1', through_seq: finish - 1 },
             `an ack through ${finish - 1}, below the finishing record ${finish}`,
+          );
+          // No client can have received a record past the last one written (TJ-LIVE-014's upper bound).
+          const beyond = Math.max(...recordsOf(log, failures).map((r) => r.seq as number)) + 1;
+          await client.refused(
+            log,
+            'live_ack',
+            { request_id: 'r1', through_seq: beyond },
+            `an ack through ${beyond}, beyond the last record of the log`,
           );
           await client.ok(
             'live_ack',
