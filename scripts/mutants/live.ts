@@ -16,6 +16,7 @@ export const LIVE_MUTANTS: readonly Mutant[] = [
   reference('live-skips-gap', 'TJ-LIVE-018'),
   reference('live-stale-view', 'TJ-LIVE-013'),
   reference('live-ack-unchecked', 'TJ-LIVE-014'),
+  reference('live-ack-beyond-log', 'TJ-LIVE-014'),
   reference('live-auto-ack', 'TJ-EVENT-012'),
   reference('live-reads-any-session', 'TJ-FAM-011'),
   reference('live-never-expires', 'TJ-LIVE-015'),

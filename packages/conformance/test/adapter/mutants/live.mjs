@@ -306,15 +306,15 @@ class HandwrittenSession {
         'refused',
         `through_seq ${options.throughSeq} is below the finishing record ${run.finishedSeq}`,
       ); // TJ-LIVE-014
-    if (
-      options.throughSeq !== undefined &&
-      options.throughSeq > this.durableSeq &&
-      this.broken !== 'live-ack-unchecked'
-    )
+    const beyond = options.throughSeq !== undefined && options.throughSeq > this.durableSeq;
+    if (beyond && this.broken !== 'live-ack-unchecked' && this.broken !== 'live-ack-beyond-log')
       throw new AdapterRequestError(
         'refused',
         `through_seq ${options.throughSeq} is beyond the last durable record ${this.durableSeq}`,
       ); // TJ-LIVE-014
+    // A lenient hub that takes such an ack as one through its last durable record: the record it writes is valid
+    // (TJ-EVENT-021 holds), but the client's bad receipt is accepted instead of refused.
+    if (beyond && this.broken === 'live-ack-beyond-log') options = { ...options, throughSeq: this.durableSeq };
     await this.log.ack(requestId, options);
     if (this.broken !== 'live-ack-unsynced') await this.sync(); // TJ-CONF-042
   }
@@ -461,6 +461,7 @@ export const liveDefects = Object.fromEntries([
     'live-stale-view',
     'live-snapshot-bare-messages',
     'live-ack-unchecked',
+    'live-ack-beyond-log',
     'live-auto-ack',
     'live-reads-any-session',
     'live-never-expires',
