@@ -10,6 +10,7 @@
  *   pnpm mutation-matrix --full   each mutant runs the complete default conformance run (slow; on demand)
  *   pnpm mutation-matrix --mutants=reference:no-fsync,python:no-poison
  *                                 only the named mutants (inner loop): reports them, writes nothing, judges no coverage
+ *   pnpm mutation-matrix --jobs=N  N mutants at a time (default 2, or TJ_MATRIX_JOBS)
  *   pnpm mutation-matrix --catalogue=<report.json>
  *                                 take the checks and the ids they cite from the JSON report (`conformance --report`)
  *                                 of a green run of the reference adapter of this build, instead of running it again
@@ -72,8 +73,14 @@ const citing = (ids: readonly string[]): string[] => {
 
 const matrix: Record<string, Record<string, string[]>> = {};
 const survivors: string[] = [];
-for (const mutant of MUTANTS) {
-  if (selected !== undefined && !selected.has(mutant.name)) continue;
+
+/** One mutant's run: the checks that failed it and cite a requirement it breaks, and the line that reports it. */
+interface Verdict {
+  readonly caughtBy: ConformanceReport['checks'];
+  readonly line: string;
+}
+
+async function judgeMutant(mutant: (typeof MUTANTS)[number]): Promise<Verdict> {
   const only = citing(mutant.requirements);
   const t0 = performance.now();
   const tiers = new Set(only.map((id) => id.split('/')[0]));
@@ -93,18 +100,47 @@ for (const mutant of MUTANTS) {
   // Traceability: the mutant counts as caught only by a failing check that cites a requirement it breaks.
   const caughtBy = failing.filter((c) => c.requirements.some((r) => mutant.requirements.includes(r)));
   const seconds = ((performance.now() - t0) / 1000).toFixed(1);
-  if (caughtBy.length === 0) {
-    survivors.push(mutant.name);
-    process.stdout.write(
-      `SURVIVED ${mutant.name} [${mutant.requirements.join(', ')}] (${only.length} checks, ${seconds} s)${failing.length > 0 ? `; failed only checks citing other ids: ${failing.map((c) => c.id).join(', ')}` : ''}\n`,
-    );
-  } else process.stdout.write(`caught   ${mutant.name} by ${caughtBy.map((c) => c.id).join(', ')} (${seconds} s)\n`);
+  const line =
+    caughtBy.length === 0
+      ? `SURVIVED ${mutant.name} [${mutant.requirements.join(', ')}] (${only.length} checks, ${seconds} s)${failing.length > 0 ? `; failed only checks citing other ids: ${failing.map((c) => c.id).join(', ')}` : ''}\n`
+      : `caught   ${mutant.name} by ${caughtBy.map((c) => c.id).join(', ')} (${seconds} s)\n`;
+  return { caughtBy, line };
+}
+
+// Mutants run `jobs` at a time: most of a mutant's time is its adapter process starting, syncing and being killed, so
+// two at once on two cores take about half the time of one after the other (CI's budget). Lines are printed and the
+// matrix is filled in catalogue order, whatever order the runs end in.
+const jobsArg =
+  process.argv.find((a) => a.startsWith('--jobs='))?.slice('--jobs='.length) ?? process.env.TJ_MATRIX_JOBS;
+const jobs = jobsArg === undefined ? 2 : Number(jobsArg);
+if (!Number.isInteger(jobs) || jobs < 1) {
+  process.stderr.write(`mutation-matrix: --jobs must be a positive integer, not ${jobsArg}\n`);
+  process.exit(2);
+}
+const queue = MUTANTS.filter((mutant) => selected === undefined || selected.has(mutant.name));
+const settle: ((verdict: Promise<Verdict>) => void)[] = [];
+const verdicts = queue.map(() => new Promise<Verdict>((resolve) => settle.push(resolve)));
+let next = 0;
+const slots = Array.from({ length: Math.min(jobs, queue.length) }, async () => {
+  while (next < queue.length) {
+    const index = next;
+    next += 1;
+    const verdict = judgeMutant(queue[index] as (typeof MUTANTS)[number]);
+    (settle[index] as (verdict: Promise<Verdict>) => void)(verdict);
+    await verdict.catch(() => undefined);
+  }
+});
+for (const [index, mutant] of queue.entries()) {
+  const { caughtBy, line } = await (verdicts[index] as Promise<Verdict>);
+  if (caughtBy.length === 0) survivors.push(mutant.name);
+  process.stdout.write(line);
   for (const id of mutant.requirements) {
     const checks = caughtBy.filter((c) => c.requirements.includes(id)).map((c) => c.id);
     matrix[id] ??= {};
     (matrix[id] as Record<string, string[]>)[mutant.name] = checks;
   }
 }
+await Promise.all(slots);
 
 if (selected !== undefined) {
   process.stdout.write(
