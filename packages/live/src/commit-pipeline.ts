@@ -1,7 +1,7 @@
 import { runIndexEntries } from '@turnjournal/reader/_internals';
 import type { Message } from '@turnjournal/schema';
 import type { EventLog, EventLogAck } from '@turnjournal/writer';
-import { heldCheckpointPayload, holdDelta } from '@turnjournal/writer/_internals';
+import { holdDelta, lastCheckpoint } from '@turnjournal/writer/_internals';
 import { DeltaIds } from './delta-ids.js';
 import { LiveError } from './errors.js';
 import { PendingRecords } from './pending-records.js';
@@ -87,9 +87,6 @@ export class CommitPipeline {
   #flushNext: Deferred | null = null;
   #deltaTimer: ReturnType<typeof setTimeout> | null = null;
   #failure: unknown = null;
-  /** The last checkpoint payload the writer handed over, and its size for the window. */
-  #checkpointPayload: Record<string, unknown> | null = null;
-  #checkpointSize = 0;
   /** The last stamp turned into a `ts`, and that text: deltas come many per millisecond. */
   #tsStamp = Number.NaN;
   #ts = '';
@@ -205,33 +202,25 @@ export class CommitPipeline {
         requestId.length + messageId.length + text.length + 40,
       );
     this.#pending.pushDelta(seq, this.#ts, requestId, messageId, text);
-    if (this.#log.lastSeq === seq + 1) {
-      // The writer's own payload when it kept it (frozen, the same object for every checkpoint of a stream of
-      // deltas): neither the list and index copied again nor the size estimated again.
-      const payload = heldCheckpointPayload(this.#log);
-      if (payload === null) this.#pushCheckpoint(seq + 1, this.#ts);
-      else {
-        if (payload !== this.#checkpointPayload) {
-          this.#checkpointPayload = payload;
-          this.#checkpointSize = sizeOfCheckpoint(
-            payload.messages as readonly Message[],
-            (payload.runs as unknown[]).length,
-          );
-        }
-        this.#pending.push({ seq: seq + 1, ts: this.#ts, type: 'checkpoint', payload }, this.#checkpointSize);
-      }
-    }
+    if (this.#log.lastSeq === seq + 1) this.#pushCheckpoint(seq + 1, this.#ts);
     this.#scheduleDeltaFlush();
     return null;
   }
 
   /**
    * Keeps the checkpoint the writer reserved with `seq` behind the record just appended (TJ-EVENT-006): the message
-   * list and the run index as of it (TJ-EVENT-019). Its size for the window is estimated from the messages' text
-   * rather than measured by serialising the whole list again.
+   * list and the run index as of it (TJ-EVENT-019). The writer's own payload when it kept it (frozen, the same object
+   * for every checkpoint of a stream of deltas), with its line's length: neither the list nor the index copied again,
+   * nor a size estimated by walking the list, at every checkpoint. Else (a checkpoint line of another head) both are
+   * rebuilt, the size estimated from the messages' text rather than by serialising the whole list again.
    */
   #pushCheckpoint(seq: number, ts: string): void {
     const log = this.#log;
+    const kept = lastCheckpoint(log);
+    if (kept !== null) {
+      this.#pending.push({ seq, ts, type: 'checkpoint', payload: kept.payload }, kept.lineBytes);
+      return;
+    }
     const messages = log.snapshot().messages;
     const runs = runIndexEntries(log.runs().values());
     this.#pending.push(

@@ -7,7 +7,7 @@ const LF = 0x0a;
 
 /**
  * The lines of the automatic checkpoints an event log reserves behind held deltas (TJ-EVENT-006), from the payload of
- * the last one while the state it holds has not changed. A stream of deltas changes neither the message list nor the
+ * the last one it reserved (behind a delta or any other record) while the state it holds has not changed. A stream of deltas changes neither the message list nor the
  * run index, so each checkpoint between two of its records repeats the last one's payload; with a short list one
  * falls due every `checkpointInterval` records, and encoding it afresh (serialise, walk, validate, freeze) was a
  * third of what a streamed delta cost. The writer says which state a payload holds by a version it moves whenever
@@ -29,7 +29,7 @@ export class CheckpointLines {
     return version === this.#version ? this.#payload : null;
   }
 
-  /** The UTF-8 length, LF included, of the last line {@link CheckpointLines.line} built. */
+  /** The UTF-8 length, LF included, of the last line {@link CheckpointLines.line} built or remembered. */
   get bytes(): number {
     return this.#bytes;
   }
@@ -63,6 +63,7 @@ export class CheckpointLines {
     if (end <= head.length || line[end] !== CLOSE_BRACE || line[end + 1] !== LF) return;
     if (line.toString('latin1', 0, head.length) !== head) return;
     this.#text = line.subarray(head.length, end);
+    this.#bytes = line.length;
     this.#version = version;
     this.#payload = deepFreeze(payload);
   }

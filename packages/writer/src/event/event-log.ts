@@ -56,8 +56,8 @@ const ISO_STAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 /** Set by {@link EventLog}'s static block: reaches its private delta path for {@link holdDelta}. */
 let holdDeltaOf: (log: EventLog, requestId: string, messageId: string, text: string, ts: string) => number;
-/** Set by {@link EventLog}'s static block: reaches its private state for {@link heldCheckpointPayload}. */
-let heldCheckpointPayloadOf: (log: EventLog) => Record<string, unknown> | null;
+/** Set by {@link EventLog}'s static block: reaches its private state for {@link lastCheckpoint}. */
+let lastCheckpointOf: (log: EventLog) => { readonly payload: Payload; readonly lineBytes: number } | null;
 /** Set by {@link EventLog}'s static block: reaches its fold for {@link messageCount}. */
 let messageCountOf: (log: EventLog) => number;
 /** Set by {@link EventLog}'s static block: reaches its private encoder for {@link oversizeRefusal}. */
@@ -155,7 +155,7 @@ export class EventLog {
 
   static {
     holdDeltaOf = (log, requestId, messageId, text, ts) => log.#holdDelta(requestId, messageId, text, ts);
-    heldCheckpointPayloadOf = (log) => log.#heldCheckpointPayload();
+    lastCheckpointOf = (log) => log.#lastCheckpoint();
     messageCountOf = (log) => log.#fold.messages.length;
     oversizeRefusalOf = (log, type, payload, ahead) => log.#oversizeRefusal(type, payload, ahead);
   }
@@ -487,9 +487,18 @@ export class EventLog {
     if (this.#sinceCheckpoint < this.#checkpointDue || this.#bytesSinceCheckpoint < this.#checkpointBytesDue)
       return bytes;
     const checkpoint = this.#autoCheckpoint();
-    return checkpoint === null
-      ? bytes
-      : { line: bytes, trailer: checkpoint.trailer, trailerSettled: checkpoint.trailerSettled };
+    if (checkpoint === null) return bytes;
+    // Remembered as a held delta's checkpoint is: the deltas that may follow repeat it, and a live session keeps it
+    // for its subscribers without rebuilding the list (see `lastCheckpoint`). A failed write of it re-reads the state,
+    // which moves the version and forgets it.
+    this.#checkpointLines.remember(
+      this.#stateVersion,
+      checkpoint.written.payload as Payload,
+      checkpoint.seq,
+      checkpoint.written.ts as string,
+      checkpoint.trailer,
+    );
+    return { line: bytes, trailer: checkpoint.trailer, trailerSettled: checkpoint.trailerSettled };
   }
 
   /** @param ts the checkpoint's `ts`: by default from the clock; a held delta's checkpoint takes the delta's. */
@@ -655,9 +664,10 @@ export class EventLog {
     }
   }
 
-  /** The payload of the automatic checkpoint {@link holdDelta} reserved last, while the state it holds is current. */
-  #heldCheckpointPayload(): Payload | null {
-    return this.#checkpointLines.payloadAt(this.#stateVersion);
+  /** The last automatic checkpoint reserved, while the state it holds is current (see {@link lastCheckpoint}). */
+  #lastCheckpoint(): { readonly payload: Payload; readonly lineBytes: number } | null {
+    const payload = this.#checkpointLines.payloadAt(this.#stateVersion);
+    return payload === null ? null : { payload, lineBytes: this.#checkpointLines.bytes };
   }
 
   /** The `ts` of a record reserved now, from the clock. */
@@ -711,12 +721,13 @@ export function holdDelta(log: EventLog, requestId: string, messageId: string, t
 }
 
 /**
- * @internal The payload (`{messages, runs}`, frozen) of the automatic checkpoint the last {@link holdDelta} call
- * reserved behind its delta, when the writer remembers it and the state it holds is still the log's; else null (then
- * build it from `snapshot()` and `runs()`). Successive checkpoints of a stream of deltas return the same object.
+ * @internal The last automatic checkpoint the log reserved (behind an `append` or a {@link holdDelta} call), while the
+ * state it holds is still the log's: its payload (`{messages, runs}`, frozen) and the length of its line, LF
+ * included; else null (then build it from `snapshot()` and `runs()`). Successive checkpoints of a stream of deltas
+ * return the same payload.
  */
-export function heldCheckpointPayload(log: EventLog): Record<string, unknown> | null {
-  return heldCheckpointPayloadOf(log);
+export function lastCheckpoint(log: EventLog): { readonly payload: Payload; readonly lineBytes: number } | null {
+  return lastCheckpointOf(log);
 }
 
 /**

@@ -8,7 +8,7 @@ import { runIndexEntries } from '@turnjournal/reader/_internals';
 import { checkProperty } from '@turnjournal/test-support';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { heldCheckpointPayload, holdDelta } from '../../src/_internals/index.js';
+import { holdDelta, lastCheckpoint } from '../../src/_internals/index.js';
 import { type EventLog, openEventLog } from '../support/internals.js';
 import { tempDir } from '../support/temp.js';
 
@@ -27,6 +27,12 @@ class CheckedPayload {
     this.message_id = messageId;
     this.text = text;
   }
+}
+
+/** The UTF-8 length, LF included, of the line of checkpoint `seq` with `ts` and `payload` (TJ-FRAME-007 escapes). */
+function checkpointLineBytes(seq: number, ts: string, payload: unknown): number {
+  const json = JSON.stringify({ seq, ts, type: 'checkpoint', payload });
+  return Buffer.byteLength(json.replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029')) + 1;
 }
 
 /** What an append answered: its seq, or the refusal's code. */
@@ -115,14 +121,16 @@ describe('holdDelta (the synchronous held delta)', () => {
                 // A checkpoint behind the delta: the payload handed to the live session, when the writer kept it,
                 // is what the list and the run index are (and what the file's line holds, compared below).
                 checkpoints += 1;
-                const payload = heldCheckpointPayload(subject);
-                if (payload !== null) {
+                const last = lastCheckpoint(subject);
+                if (last !== null) {
                   kept += 1;
+                  const { payload, lineBytes } = last;
                   expect(payload).toEqual({
                     messages: subject.snapshot().messages,
                     runs: runIndexEntries(subject.runs().values()),
                   });
                   expect(Object.isFrozen(payload) && Object.isFrozen(payload.runs)).toBe(true);
+                  expect(lineBytes).toBe(checkpointLineBytes(seq + 1, ts, payload));
                 }
               }
               if (seq < 0) {
@@ -239,5 +247,30 @@ describe('holdDelta (the synchronous held delta)', () => {
       expect(holdDelta(log, 'r1', 'r1.a1', 'after', TS)).toBe((seq ?? -1) + 1);
       await log.close();
     });
+  });
+
+  it('lastCheckpoint: the checkpoint an append reserved, with its line length, until the state changes', async () => {
+    const clock = { now: T0 };
+    const dir = tempDir();
+    const log = await openAt(dir, clock, 3);
+    await log.chatStarted({ requestId: 'r1' });
+    await log.appendMessage({ role: 'user', content: 'line\u2028separated, ünïcode' });
+    expect(lastCheckpoint(log)).toBeNull();
+    // The third record since the start: an automatic checkpoint is reserved behind it (interval 3).
+    await log.appendMessage({ role: 'tool', content: 'result', tool_call_id: 'c1' });
+    const checkpointSeq = log.lastSeq as number;
+    const last = lastCheckpoint(log);
+    await log.flush();
+    const lines = readFileSync(join(dir, 'events.jsonl'), 'utf8').split('\n').filter((line) => line.length > 0);
+    const line = lines.find((l) => (JSON.parse(l) as { seq: number }).seq === checkpointSeq) as string;
+    expect(JSON.parse(line)).toMatchObject({ type: 'checkpoint' });
+    expect(last).not.toBeNull();
+    expect(last?.payload).toEqual((JSON.parse(line) as { payload: unknown }).payload);
+    expect(last?.lineBytes).toBe(Buffer.byteLength(line) + 1);
+    expect(Object.isFrozen(last?.payload) && Object.isFrozen(last?.payload.runs)).toBe(true);
+    // A record that changes the list or the runs leaves it stale: none is answered.
+    await log.appendMessage({ role: 'assistant', content: 'more' });
+    expect(lastCheckpoint(log)).toBeNull();
+    await log.close();
   });
 });
