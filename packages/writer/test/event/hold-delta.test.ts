@@ -261,7 +261,9 @@ describe('holdDelta (the synchronous held delta)', () => {
     const checkpointSeq = log.lastSeq as number;
     const last = lastCheckpoint(log);
     await log.flush();
-    const lines = readFileSync(join(dir, 'events.jsonl'), 'utf8').split('\n').filter((line) => line.length > 0);
+    const lines = readFileSync(join(dir, 'events.jsonl'), 'utf8')
+      .split('\n')
+      .filter((line) => line.length > 0);
     const line = lines.find((l) => (JSON.parse(l) as { seq: number }).seq === checkpointSeq) as string;
     expect(JSON.parse(line)).toMatchObject({ type: 'checkpoint' });
     expect(last).not.toBeNull();
