@@ -29,6 +29,7 @@ export default defineConfig({
   resolve: { alias: sourceAliases() },
   test: {
     globalSetup: ['scripts/vitest-global-setup.ts'],
+    setupFiles: ['scripts/vitest-temp-cleanup.ts'],
     // Many tests start the CLI or child processes (hundreds of ms each on a loaded 2-core machine): a generous
     // per-test limit keeps them from flaking; speed is measured by `pnpm bench`, never by test timeouts.
     testTimeout: 30_000,
