@@ -8,46 +8,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import * as live from '../../packages/live/dist/index.js';
-import * as writerFs from '../../packages/writer/dist/file-system-entry.js';
-import {
-  type FileSystem,
-  type SynchronousWrite,
-  synchronousStat,
-  synchronousWrite,
-  withSynchronousStat,
-  withSynchronousWrite,
-} from '../../packages/writer/dist/fs/file-system.js';
+import { timedFileSystem } from '../lib/timed-file-system.js';
 
 const messages = Number(process.argv.find((a) => a.startsWith('--messages='))?.slice(11) ?? 2000);
 const dir = mkdtempSync(join(tmpdir(), 'tj-live-stages-'));
-const base = writerFs.nodeFileSystem;
-let syncIssued = 0;
-let syncDone = 0;
-let writes = 0;
-let writeAt = 0;
-const timed = {
-  ...base,
-  fdatasync: (fd: number) => {
-    syncIssued = performance.now();
-    return base.fdatasync(fd).then(() => {
-      syncDone = performance.now();
-    });
-  },
-};
-// The sync twins are not copied by a spread (file-system.ts): give the wrapper the real ones, the write counted.
-const statNow = synchronousStat(base);
-const writeNow = synchronousWrite(base);
-if (statNow === undefined || writeNow === undefined) throw new Error('the real file system has synchronous twins');
-withSynchronousStat(timed, statNow);
-const countedWrite: SynchronousWrite = (...args) => {
-  writes += 1;
-  const written = writeNow(...args);
-  writeAt = performance.now();
-  return written;
-};
-withSynchronousWrite(timed, countedWrite);
+const { fs: timed, stamps } = timedFileSystem();
 
-const hub = live.openConversationHub({ root: dir, retention: false, fs: timed as FileSystem });
+const hub = live.openConversationHub({ root: dir, retention: false, fs: timed });
 const session = await hub.session('s1');
 const sent = await session.send({ requestId: 'r1', content: 'hi' });
 if (!sent.created) throw new Error('expected a new run');
@@ -81,16 +48,16 @@ for (let n = 0; n < messages + 20; n += 1) {
   const order = n % 2 === 0;
   for (const which of order ? [0, 1] : [1, 0]) {
     if (which === 0) {
-      const w0 = writes;
+      const w0 = stamps.writes;
       const t0 = performance.now();
       await sent.run.toolResult({ toolCallId: `c${id}`, output: `result ${id}: ${'y'.repeat(200)}` });
       const t1 = performance.now();
-      writesPerMessage += writes - w0;
+      writesPerMessage += stamps.writes - w0;
       if (n >= 20) {
-        pre.push((syncIssued - t0) * 1000);
-        toWrite.push((writeAt - t0) * 1000);
-        sync.push((syncDone - syncIssued) * 1000);
-        post.push((t1 - syncDone) * 1000);
+        pre.push((stamps.syncIssued - t0) * 1000);
+        toWrite.push((stamps.writeDone - t0) * 1000);
+        sync.push((stamps.syncDone - stamps.syncIssued) * 1000);
+        post.push((t1 - stamps.syncDone) * 1000);
         total.push((t1 - t0) * 1000);
       }
     } else {

@@ -9,15 +9,8 @@ import { closeSync, fdatasync, mkdtempSync, openSync, rmSync, writeSync } from '
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PerformanceObserver, performance } from 'node:perf_hooks';
-import {
-  type FileSystem,
-  nodeFileSystem,
-  synchronousStat,
-  synchronousWrite,
-  withSynchronousStat,
-  withSynchronousWrite,
-} from '../../packages/writer/dist/fs/file-system.js';
 import { openTurnJournal } from '../../packages/writer/dist/index.js';
+import { timedFileSystem } from '../lib/timed-file-system.js';
 
 interface Sample {
   readonly begin: number;
@@ -30,23 +23,7 @@ interface Sample {
 
 const samples = Number(process.argv[2] ?? 3000);
 const dir = mkdtempSync(join(tmpdir(), 'tj-submit-stages-'));
-let syncIssued = 0;
-let syncDone = 0;
-const timed: FileSystem = {
-  ...nodeFileSystem,
-  fdatasync: (fd) => {
-    syncIssued = performance.now();
-    return nodeFileSystem.fdatasync(fd).then(() => {
-      syncDone = performance.now();
-    });
-  },
-};
-// The synchronous twins are not copied by a spread (file-system.ts): give the wrapper the real ones.
-const statNow = synchronousStat(nodeFileSystem);
-const writeNow = synchronousWrite(nodeFileSystem);
-if (statNow === undefined || writeNow === undefined) throw new Error('the real file system has synchronous twins');
-withSynchronousStat(timed, statNow);
-withSynchronousWrite(timed, writeNow);
+const { fs: timed, stamps } = timedFileSystem();
 const pauses: [number, number][] = [];
 const observer = new PerformanceObserver((list) => {
   for (const entry of list.getEntries()) pauses.push([entry.startTime, entry.duration]);
@@ -67,9 +44,9 @@ for (let i = 0; i < samples + 20; i += 1) {
     else
       await new Promise<void>((resolve, reject) => {
         writeSync(floorFd, line);
-        syncIssued = performance.now();
+        stamps.syncIssued = performance.now();
         fdatasync(floorFd, (error) => {
-          syncDone = performance.now();
+          stamps.syncDone = performance.now();
           if (error) reject(error);
           else resolve();
         });
@@ -77,9 +54,9 @@ for (let i = 0; i < samples + 20; i += 1) {
     const end = performance.now();
     const sample = {
       begin,
-      pre: (syncIssued - begin) * 1000,
-      sync: (syncDone - syncIssued) * 1000,
-      post: (end - syncDone) * 1000,
+      pre: (stamps.syncIssued - begin) * 1000,
+      sync: (stamps.syncDone - stamps.syncIssued) * 1000,
+      post: (end - stamps.syncDone) * 1000,
       total: (end - begin) * 1000,
     };
     if (i >= 20) (which === 0 ? subject : floor).push(sample);

@@ -1,0 +1,54 @@
+import { performance } from 'node:perf_hooks';
+import {
+  type FileSystem,
+  nodeFileSystem,
+  type SynchronousWrite,
+  synchronousStat,
+  synchronousWrite,
+  withSynchronousStat,
+  withSynchronousWrite,
+} from '../../packages/writer/dist/fs/file-system.js';
+
+/** When the last sync through a {@link timedFileSystem} was issued and completed, and its writes (`performance.now()`). */
+export interface FileSystemStamps {
+  syncIssued: number;
+  syncDone: number;
+  /** Synchronous writes so far. */
+  writes: number;
+  /** When the last synchronous write began and returned. */
+  writeStart: number;
+  writeDone: number;
+}
+
+/**
+ * The writer's real file system, with its `fdatasync` and its synchronous writes stamped: what the probes use to cut a
+ * call at the issue and the completion of its sync. The synchronous twins (stat and write, which the writer finds by
+ * `synchronousStat`/`synchronousWrite`) are not copied by a spread of the file system (file-system.ts), so they are
+ * given to the wrapper here: without them the writer would fall back to its asynchronous calls and the probe would
+ * measure another path than the one it studies.
+ */
+export function timedFileSystem(): { readonly fs: FileSystem; readonly stamps: FileSystemStamps } {
+  const stamps: FileSystemStamps = { syncIssued: 0, syncDone: 0, writes: 0, writeStart: 0, writeDone: 0 };
+  const fs: FileSystem = {
+    ...nodeFileSystem,
+    fdatasync: (fd) => {
+      stamps.syncIssued = performance.now();
+      return nodeFileSystem.fdatasync(fd).then(() => {
+        stamps.syncDone = performance.now();
+      });
+    },
+  };
+  const statNow = synchronousStat(nodeFileSystem);
+  const writeNow = synchronousWrite(nodeFileSystem);
+  if (statNow === undefined || writeNow === undefined) throw new Error('the real file system has synchronous twins');
+  withSynchronousStat(fs, statNow);
+  const stampedWrite: SynchronousWrite = (...args) => {
+    stamps.writes += 1;
+    stamps.writeStart = performance.now();
+    const written = writeNow(...args);
+    stamps.writeDone = performance.now();
+    return written;
+  };
+  withSynchronousWrite(fs, stampedWrite);
+  return { fs, stamps };
+}
