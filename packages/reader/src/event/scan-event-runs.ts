@@ -1,3 +1,4 @@
+import { parseJsonText } from '../framing/parse-json.js';
 import type { JournalSource } from '../framing/read-journal.js';
 
 /** How a run's first finishing record ended it (spec §6.3). */
@@ -93,12 +94,7 @@ export async function scanEventRuns(options: ScanEventRunsOptions): Promise<Map<
 }
 
 function applyLine(runs: Map<string, ScannedRun>, bytes: Buffer, lastSeq: number): number | null {
-  let value: unknown;
-  try {
-    value = JSON.parse(bytes.toString('utf8'));
-  } catch {
-    return null;
-  }
+  const value = parseJsonText(bytes.toString('utf8'));
   if (typeof value !== 'object' || value === null) return null;
   const { seq, ts, type, payload } = value as Record<string, unknown>;
   if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq <= lastSeq) return null;

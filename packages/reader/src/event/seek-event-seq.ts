@@ -1,3 +1,4 @@
+import { parseJsonText } from '../framing/parse-json.js';
 import type { JournalSource } from '../framing/read-journal.js';
 
 /** Options of {@link seekEventSeq}. */
@@ -93,14 +94,10 @@ class Probe {
 }
 
 function seqOf(line: string): number | null {
-  try {
-    const value: unknown = JSON.parse(line);
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) return null;
-    const seq = (value as { seq?: unknown }).seq;
-    return typeof seq === 'number' && Number.isSafeInteger(seq) && seq >= 0 ? seq : null;
-  } catch {
-    return null;
-  }
+  const value = parseJsonText(line);
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return null;
+  const seq = (value as { seq?: unknown }).seq;
+  return typeof seq === 'number' && Number.isSafeInteger(seq) && seq >= 0 ? seq : null;
 }
 
 async function readFully(source: JournalSource, buffer: Uint8Array, length: number, position: number): Promise<number> {

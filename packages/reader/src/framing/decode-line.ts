@@ -1,4 +1,5 @@
 import type { CommittedLine } from './line-splitter.js';
+import { NOT_JSON, parseJsonText } from './parse-json.js';
 
 /** What one committed line holds. */
 export type DecodedLine =
@@ -43,9 +44,10 @@ const CLOSE_BRACKET = 0x5d;
  * Decodes one committed line: strips a BOM at file offset 0 (TJ-FRAME-012) and a CR before the LF (TJ-FRAME-013),
  * recognises blank lines (TJ-FRAME-014), and parses the rest as one JSON object. Anything else is damage (TJ-FRAME-015),
  * with NUL bytes reported as a zero-filled region (TJ-FRAME-028). With `salvage`, a damaged line is searched for a
- * complete record glued after a torn head (TJ-FRAME-025, TJ-FRAME-029). Never throws.
+ * complete record glued after a torn head (TJ-FRAME-025, TJ-FRAME-029). Never throws. `notJson`: the caller already
+ * found that the line, which has no BOM and no CR, is valid UTF-8 and not JSON (see `safeParsePlainRecord`).
  */
-export function decodeLine(line: CommittedLine, salvage: boolean): DecodedLine {
+export function decodeLine(line: CommittedLine, salvage: boolean, notJson = false): DecodedLine {
   let start = 0;
   let bytes = line.bytes;
   if (line.offset === 0 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) start = 3;
@@ -56,7 +58,7 @@ export function decodeLine(line: CommittedLine, salvage: boolean): DecodedLine {
 
   // A line that parses holds no NUL byte (JSON allows none outside strings, nor raw inside them), so the NUL scan
   // below is only needed, and done, for lines that do not parse: the verdict is the same as scanning first.
-  const parsed = parseObject(content);
+  const parsed = notJson ? NOT_JSON_LINE : parseObject(content);
   if (parsed.ok) return { kind: 'record', value: parsed.value, bytes: content };
 
   const firstNul = content.indexOf(0);
@@ -87,6 +89,8 @@ function isBlank(bytes: Uint8Array): boolean {
 
 type Parsed = { ok: true; value: Record<string, unknown> } | { ok: false; reason: string };
 
+const NOT_JSON_LINE: Parsed = { ok: false, reason: 'the line is not valid JSON' };
+
 /** Parses bytes as one UTF-8 JSON object; JSON.parse keeps the last of duplicate members (TJ-FRAME-011). */
 export function parseObject(bytes: Uint8Array): Parsed {
   let text: string;
@@ -95,12 +99,8 @@ export function parseObject(bytes: Uint8Array): Parsed {
   } catch {
     return { ok: false, reason: 'the line is not valid UTF-8' };
   }
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return { ok: false, reason: 'the line is not valid JSON' };
-  }
+  const value = parseJsonText(text);
+  if (value === NOT_JSON) return NOT_JSON_LINE;
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     return {
       ok: false,
