@@ -1,4 +1,4 @@
-import { parseJsonText } from '../framing/parse-json.js';
+import { parseJsonText } from '../framing/parse-line-text.js';
 import type { JournalSource } from '../framing/read-journal.js';
 
 /** Options of {@link seekEventSeq}. */

@@ -1,5 +1,6 @@
 import type { CommittedLine } from './line-splitter.js';
-import { NOT_JSON, parseJsonText } from './parse-json.js';
+import { decodeUtf8, NOT_JSON, NOT_UTF8, parseJsonText } from './parse-line-text.js';
+import type { PlainDamage } from './plain-record.js';
 
 /** What one committed line holds. */
 export type DecodedLine =
@@ -27,8 +28,6 @@ export type DecodedLine =
       };
     };
 
-const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-
 const SPACE = 0x20;
 const TAB = 0x09;
 const CR = 0x0d;
@@ -44,10 +43,10 @@ const CLOSE_BRACKET = 0x5d;
  * Decodes one committed line: strips a BOM at file offset 0 (TJ-FRAME-012) and a CR before the LF (TJ-FRAME-013),
  * recognises blank lines (TJ-FRAME-014), and parses the rest as one JSON object. Anything else is damage (TJ-FRAME-015),
  * with NUL bytes reported as a zero-filled region (TJ-FRAME-028). With `salvage`, a damaged line is searched for a
- * complete record glued after a torn head (TJ-FRAME-025, TJ-FRAME-029). Never throws. `notJson`: the caller already
- * found that the line, which has no BOM and no CR, is valid UTF-8 and not JSON (see `safeParsePlainRecord`).
+ * complete record glued after a torn head (TJ-FRAME-025, TJ-FRAME-029). Never throws. `known`: what the caller already
+ * found wrong with the line, which has no BOM and no CR (see `safeParsePlainRecord`).
  */
-export function decodeLine(line: CommittedLine, salvage: boolean, notJson = false): DecodedLine {
+export function decodeLine(line: CommittedLine, salvage: boolean, known?: PlainDamage): DecodedLine {
   let start = 0;
   let bytes = line.bytes;
   if (line.offset === 0 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) start = 3;
@@ -58,7 +57,7 @@ export function decodeLine(line: CommittedLine, salvage: boolean, notJson = fals
 
   // A line that parses holds no NUL byte (JSON allows none outside strings, nor raw inside them), so the NUL scan
   // below is only needed, and done, for lines that do not parse: the verdict is the same as scanning first.
-  const parsed = notJson ? NOT_JSON_LINE : parseObject(content);
+  const parsed = known === NOT_JSON ? NOT_JSON_LINE : known === NOT_UTF8 ? NOT_UTF8_LINE : parseObject(content);
   if (parsed.ok) return { kind: 'record', value: parsed.value, bytes: content };
 
   const firstNul = content.indexOf(0);
@@ -90,15 +89,12 @@ function isBlank(bytes: Uint8Array): boolean {
 type Parsed = { ok: true; value: Record<string, unknown> } | { ok: false; reason: string };
 
 const NOT_JSON_LINE: Parsed = { ok: false, reason: 'the line is not valid JSON' };
+const NOT_UTF8_LINE: Parsed = { ok: false, reason: 'the line is not valid UTF-8' };
 
 /** Parses bytes as one UTF-8 JSON object; JSON.parse keeps the last of duplicate members (TJ-FRAME-011). */
 export function parseObject(bytes: Uint8Array): Parsed {
-  let text: string;
-  try {
-    text = utf8.decode(bytes);
-  } catch {
-    return { ok: false, reason: 'the line is not valid UTF-8' };
-  }
+  const text = decodeUtf8(bytes);
+  if (text === NOT_UTF8) return NOT_UTF8_LINE;
   const value = parseJsonText(text);
   if (value === NOT_JSON) return NOT_JSON_LINE;
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {

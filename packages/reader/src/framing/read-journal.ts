@@ -4,7 +4,7 @@ import { ReaderError } from '../errors.js';
 import { decodeLine } from './decode-line.js';
 import { type CommittedLine, DEFAULT_MAX_LINE_BYTES, LineSplitter, type OversizedLine } from './line-splitter.js';
 import { openRegularSync } from './open-regular.js';
-import { PLAIN_NOT_JSON, safeParsePlainRecord } from './plain-record.js';
+import { safeParsePlainRecord } from './plain-record.js';
 import { WriterViolations } from './writer-violations.js';
 
 /** What a reader does after damage (spec §3.4): skip it, stop before it, or fail. */
@@ -304,10 +304,10 @@ function readLine(
   }
   // The common case first: a plain record line, decoded without result or location objects it would not use.
   const plain = safeParsePlainRecord(line);
-  if (plain !== undefined && plain !== PLAIN_NOT_JSON) {
+  if (typeof plain === 'object') {
     return addRecord(file, number, line.offset, exactLines, plain, line.bytes, line.offset, false, mode, out);
   }
-  const decoded = decodeLine(line, salvage, plain === PLAIN_NOT_JSON);
+  const decoded = decodeLine(line, salvage, plain);
   if (decoded.kind === 'record') {
     const bytesOffset = offsetOf(line, decoded.bytes);
     return addRecord(
