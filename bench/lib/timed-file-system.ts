@@ -9,7 +9,7 @@ import {
   withSynchronousWrite,
 } from '../../packages/writer/dist/fs/file-system.js';
 
-/** When the last sync through a {@link timedFileSystem} was issued and completed, and its writes (`performance.now()`). */
+/** When the last sync through a {@link timedFileSystem} was issued and completed, and its writes (performance.now). */
 export interface FileSystemStamps {
   syncIssued: number;
   syncDone: number;

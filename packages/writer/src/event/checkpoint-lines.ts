@@ -7,11 +7,11 @@ const LF = 0x0a;
 
 /**
  * The lines of the automatic checkpoints an event log reserves behind held deltas (TJ-EVENT-006), from the payload of
- * the last one it reserved (behind a delta or any other record) while the state it holds has not changed. A stream of deltas changes neither the message list nor the
- * run index, so each checkpoint between two of its records repeats the last one's payload; with a short list one
- * falls due every `checkpointInterval` records, and encoding it afresh (serialise, walk, validate, freeze) was a
- * third of what a streamed delta cost. The writer says which state a payload holds by a version it moves whenever
- * the list or the index may have changed.
+ * the last one it reserved (behind a delta or any other record) while the state it holds has not changed. A stream of
+ * deltas changes neither the message list nor the run index, so each checkpoint between two of its records repeats the
+ * last one's payload; with a short list one falls due every `checkpointInterval` records, and encoding it afresh
+ * (serialise, walk, validate, freeze) was a third of what a streamed delta cost. The writer says which state a payload
+ * holds by a version it moves whenever the list or the index may have changed.
  *
  * A payload is remembered with the text the checked encoder wrote for it, read back from that line, once the line is
  * known to have the head this class builds: a later line differs from that one in its `seq` and `ts` alone, which the

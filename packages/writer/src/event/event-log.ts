@@ -488,9 +488,9 @@ export class EventLog {
       return bytes;
     const checkpoint = this.#autoCheckpoint();
     if (checkpoint === null) return bytes;
-    // Remembered as a held delta's checkpoint is: the deltas that may follow repeat it, and a live session keeps it
-    // for its subscribers without rebuilding the list (see `lastCheckpoint`). A failed write of it re-reads the state,
-    // which moves the version and forgets it.
+    // Remembered, as a held delta's checkpoint is: the deltas that may follow repeat its line, and a live session
+    // keeps its payload for subscribers without rebuilding the list (see `lastCheckpoint`). A failed write of it
+    // re-reads the state, which moves the version and so forgets it.
     this.#checkpointLines.remember(
       this.#stateVersion,
       checkpoint.written.payload as Payload,
