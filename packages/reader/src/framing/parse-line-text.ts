@@ -7,7 +7,7 @@ export const NOT_UTF8: unique symbol = Symbol('not UTF-8');
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /**
- * The text of `bytes`, or {@link NOT_UTF8} when they are not valid UTF-8 (the fatal decoder, TJ-FRAME-003), at the
+ * The text of `bytes`, or {@link NOT_UTF8} when they are not valid UTF-8 (the fatal decoder, TJ-FRAME-015), at the
  * cost of a decode and not of an exception's stack trace: the decoder throws on invalid bytes, and a journal of 1
  * million lines of one byte 0xFF took 13.5 s to check, two throws a line. See {@link parseJsonText}.
  */
