@@ -726,7 +726,9 @@ export function holdDelta(log: EventLog, requestId: string, messageId: string, t
  * included; else null (then build it from `snapshot()` and `runs()`). Successive checkpoints of a stream of deltas
  * return the same payload.
  */
-export function lastCheckpoint(log: EventLog): { readonly payload: Payload; readonly lineBytes: number } | null {
+export function lastCheckpoint(
+  log: EventLog,
+): { readonly payload: Record<string, unknown>; readonly lineBytes: number } | null {
   return lastCheckpointOf(log);
 }
 
