@@ -1,7 +1,21 @@
+import { isUtf8 } from 'node:buffer';
 import type { CommittedLine } from './line-splitter.js';
 import { decodeUtf8, NOT_JSON, NOT_UTF8, parseJsonText } from './parse-line-text.js';
 
 const CR = 0x0d;
+
+/** Lines of a file found not UTF-8 before the others are checked with `isUtf8` first (see {@link Utf8Failures}). */
+const CHECK_AFTER = 8;
+
+/**
+ * How many lines of one file were not UTF-8. The fatal decoder answers such a line with an exception, about 2.8 µs
+ * even without a stack trace, where `isUtf8` answers in 0.03 µs; but `isUtf8` before every decode would cost a valid
+ * line a second pass over its bytes. So a file pays for it only after {@link CHECK_AFTER} lines that were not UTF-8:
+ * a check of a journal of 1 million lines of byte 0xFF went from 3.8 to 1.05 s, and a valid file never changes path.
+ */
+export class Utf8Failures {
+  count = 0;
+}
 
 /**
  * What {@link safeParsePlainRecord} found wrong with a line that has no BOM and no CR: its bytes are not UTF-8, or its
@@ -13,15 +27,21 @@ export type PlainDamage = typeof NOT_UTF8 | typeof NOT_JSON;
  * The object a plain record line holds: no BOM, no CR before its LF, valid UTF-8 that parses as one JSON object.
  * A {@link PlainDamage} for such a line that is not UTF-8, or not JSON at all; undefined for every other line, which
  * `decodeLine` then examines. For a plain line `decodeLine` returns `{ kind: 'record', value, bytes: line.bytes }`;
- * this returns the same value without the result objects, because it runs once per line read. Internal: not exported
- * from the package.
+ * this returns the same value without the result objects, because it runs once per line read. `failures` counts the
+ * lines of the file that were not UTF-8. Internal: not exported from the package.
  */
-export function safeParsePlainRecord(line: CommittedLine): Record<string, unknown> | PlainDamage | undefined {
+export function safeParsePlainRecord(
+  line: CommittedLine,
+  failures: Utf8Failures,
+): Record<string, unknown> | PlainDamage | undefined {
   const bytes = line.bytes;
   const last = bytes.length - 1;
   if (last < 0 || bytes[last] === CR || (line.offset === 0 && bytes[0] === 0xef)) return undefined;
-  const text = decodeUtf8(bytes);
-  if (text === NOT_UTF8) return NOT_UTF8;
+  const text = failures.count >= CHECK_AFTER && !isUtf8(bytes) ? NOT_UTF8 : decodeUtf8(bytes);
+  if (text === NOT_UTF8) {
+    failures.count += 1;
+    return NOT_UTF8;
+  }
   const value = parseJsonText(text);
   if (value === NOT_JSON) return NOT_JSON;
   return typeof value === 'object' && value !== null && !Array.isArray(value)

@@ -4,7 +4,7 @@ import { ReaderError } from '../errors.js';
 import { decodeLine } from './decode-line.js';
 import { type CommittedLine, DEFAULT_MAX_LINE_BYTES, LineSplitter, type OversizedLine } from './line-splitter.js';
 import { openRegularSync } from './open-regular.js';
-import { safeParsePlainRecord } from './plain-record.js';
+import { safeParsePlainRecord, Utf8Failures } from './plain-record.js';
 import { WriterViolations } from './writer-violations.js';
 
 /** What a reader does after damage (spec §3.4): skip it, stop before it, or fail. */
@@ -116,6 +116,7 @@ export async function* readJournal(path: string, options: ReadJournalOptions = {
   const exactLines = startOffset === 0;
   const salvage = mode === 'tolerant' && (options.salvage ?? true);
   const writerViolations = new WriterViolations();
+  const utf8Failures = new Utf8Failures();
   // Otherwise its own file the reader reads in two ways. On a regular file, the first read and a read after a short
   // one (the end of the file, most likely) are synchronous and sized to what the file holds: most journals of a store
   // are a few kilobytes, and for them a trip through the thread pool per system call costs more than the reading, and
@@ -182,7 +183,7 @@ export async function* readJournal(path: string, options: ReadJournalOptions = {
             const violations = writerViolations.check(line, path, exactLines);
             if (violations !== undefined) for (const finding of violations) batch.push({ kind: 'finding', finding });
           }
-          stop = readLine(line, path, mode, exactLines, salvage, batch);
+          stop = readLine(line, path, mode, exactLines, salvage, utf8Failures, batch);
           if (stop) break;
         }
         lineShift += settled.length - 1;
@@ -289,6 +290,7 @@ function readLine(
   mode: RecoveryMode,
   exactLines: boolean,
   salvage: boolean,
+  utf8Failures: Utf8Failures,
   out: JournalItem[],
 ): boolean {
   const number = line.number;
@@ -303,7 +305,7 @@ function readLine(
     );
   }
   // The common case first: a plain record line, decoded without result or location objects it would not use.
-  const plain = safeParsePlainRecord(line);
+  const plain = safeParsePlainRecord(line, utf8Failures);
   if (typeof plain === 'object') {
     return addRecord(file, number, line.offset, exactLines, plain, line.bytes, line.offset, false, mode, out);
   }

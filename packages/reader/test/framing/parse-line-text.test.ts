@@ -1,6 +1,7 @@
 // `parseJsonText` answers what `JSON.parse` answers, for any text: the checks it makes before parsing (the first and
 // last characters after JSON's whitespace) only skip parses that would throw; `decodeUtf8` answers what the fatal
 // decoder answers. And a journal of damaged lines gets the findings it got when each one cost an exception or two.
+import { isUtf8 } from 'node:buffer';
 import { checkProperty } from '@turnjournal/test-support';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -43,7 +44,7 @@ describe('parseJsonText', () => {
     );
   });
 
-  it('decodeUtf8 answers what the fatal UTF-8 decoder answers, for any bytes', async () => {
+  it('decodeUtf8 and isUtf8 answer what the fatal UTF-8 decoder answers, for any bytes', async () => {
     const fatal = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
     await checkProperty(
       'decode-utf8-agrees',
@@ -60,6 +61,8 @@ describe('parseJsonText', () => {
             expected = NOT_UTF8;
           }
           expect(decodeUtf8(bytes)).toEqual(expected);
+          // What a file's lines are checked with once a few were not UTF-8 (`Utf8Failures`): the same verdict.
+          expect(isUtf8(bytes)).toBe(expected !== NOT_UTF8);
         },
       ),
       { defaultRuns: 2000 },
@@ -77,7 +80,8 @@ describe('parseJsonText', () => {
 
   it('a journal of damaged lines of every kind gets one finding per line, as before', async () => {
     const kinds = ['x', '{', '{"a":', '[1,', '{x}', '"', 'nul', '1e', '  ', '{"a":1}'].map((line) => Buffer.from(line));
-    // Not UTF-8: a lone continuation byte, a cut two-byte sequence, an overlong encoding, a surrogate's bytes.
+    // Not UTF-8: a lone continuation byte, a cut two-byte sequence, an overlong encoding, a surrogate's bytes. From
+    // the ninth such line on, the file's lines are checked with `isUtf8` first: the records after them still read.
     const notUtf8 = [[0xff], [0x7b, 0xc3], [0xc0, 0xaf], [0xed, 0xa0, 0x80]].map((bytes) => Buffer.from(bytes));
     const round = Buffer.concat([...kinds, ...notUtf8].flatMap((line) => [line, Buffer.from('\n')]));
     const items = await readAll(tempFile(Buffer.concat(Array.from({ length: 1000 }, () => round))));
