@@ -553,14 +553,14 @@ export class LiveSession implements SubscriptionSource {
 
   /**
    * A call of the turn journal whose refusal is the call's answer — unless the journal refuses every later call too
-   * (see `poisonsJournal`): then the session is failed with it, so that `hub.session()` reopens it (on a journal
+   * (`TurnJournal.poisoned`): then the session is failed with it, so that `hub.session()` reopens it (on a journal
    * created afresh when it was removed, TJ-DUR-036) instead of handing out a session whose every send fails.
    */
   async #turnCall<T>(call: Promise<T>): Promise<T> {
     try {
       return await call;
     } catch (error) {
-      if (poisonsJournal(error)) this.#pipeline.fail(error);
+      if (this.#turns.poisoned) this.#pipeline.fail(error);
       throw error;
     }
   }
@@ -623,16 +623,4 @@ export class LiveSession implements SubscriptionSource {
       this.#exclusive = null;
     }
   }
-}
-
-/**
- * True for a writer error after which the journal refuses every append until it is reopened: its file was removed
- * (`journal_unlinked`, TJ-DUR-036), a sync failed (TJ-DUR-021) or a failed write could not be undone (TJ-DUR-023),
- * or it already refuses (`writer_poisoned`). A refused record (`invalid_record`, `line_too_long`, …) or a write that
- * failed and was truncated back (ENOSPC) leaves the journal usable: only that call failed.
- */
-function poisonsJournal(error: unknown): boolean {
-  const { code, operation } = (error ?? {}) as { code?: unknown; operation?: unknown };
-  if (code === 'journal_unlinked' || code === 'writer_poisoned') return true;
-  return code === 'write_failed' && (operation === 'fdatasync' || operation === 'ftruncate after a failed write');
 }

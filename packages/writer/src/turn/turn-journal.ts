@@ -78,6 +78,16 @@ export class TurnJournal {
     return this.#file.opened;
   }
 
+  /**
+   * True once the journal refuses every append until it is reopened: a sync failed (TJ-DUR-021), a failed write could
+   * not be undone (TJ-DUR-023), or its file was removed while open (`journal_unlinked`, TJ-DUR-036). A refused record,
+   * or a failed write that was cut back (a full disk), leaves it false: only that call failed. An owner that hands the
+   * journal out (a live session) reopens it when this is true.
+   */
+  get poisoned(): boolean {
+    return this.#file.poisoned;
+  }
+
   /** The state of a turn as this writer knows it (its own file and the other shards as last read), if known. */
   stateOf(turnId: string): TurnEventName | undefined {
     return this.#table.get(turnId)?.state ?? undefined;

@@ -23,6 +23,11 @@ describe('a journal removed under its writer (TJ-DUR-036)', () => {
     const dir = join(root, 'sessions', 's1');
     const journal = await openTurnJournal({ dir, sessionId: 's1' });
     await journal.submit({ content: 'first' });
+    // A refused record is that call's answer alone: the journal is not poisoned by it.
+    await expect(journal.submit({ content: 42 as unknown as string })).rejects.toMatchObject({
+      code: 'invalid_record',
+    });
+    expect(journal.poisoned).toBe(false);
     rmSync(join(root, 'sessions'), { recursive: true, force: true });
     // A generated turn id (a caller's id makes the writer look at the session's other shards first, which fails on
     // the missing directory before anything is written).
@@ -31,7 +36,8 @@ describe('a journal removed under its writer (TJ-DUR-036)', () => {
       file: join(dir, 's1.jsonl'),
       message: expect.stringContaining('TJ-DUR-036'),
     });
-    // Refused for good: the writer does not go on writing where nobody reads.
+    // Refused for good, and it says so (what a live session reopens its journal on).
+    expect(journal.poisoned).toBe(true);
     await expect(journal.submit({ content: 'third' })).rejects.toMatchObject({
       code: 'writer_poisoned',
     });
