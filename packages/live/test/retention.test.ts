@@ -1,7 +1,7 @@
 // The hub's retention job (spec §14, TJ-LIVE-015, TJ-RET-018): one pass compacts each open session's event log —
 // acknowledged runs and runs whose delivery expired go, records inside the retention window stay — and sweeps the
 // store's turn journals; the snapshot stops listing an expired run as undelivered.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openConversationHub } from '@turnjournal/live';
@@ -14,30 +14,30 @@ afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-/** The request ids of the `chat.started` records the session's event log still holds. */
+/** The request ids of the `chat.started` records the session's event log still holds (open or closed). */
 function starts(root: string): string[] {
-  return readFileSync(join(root, 's1', 'events.jsonl'), 'utf8')
-    .trimEnd()
-    .split('\n')
-    .map((line) => JSON.parse(line) as { type: string; payload: { request_id?: string } })
-    .filter((record) => record.type === 'chat.started')
-    .map((record) => record.payload.request_id as string);
-}
-
-/** {@link starts} of a log its session still holds open: the pre-allocated space after its lines left out. */
-function startsOfOpenLog(root: string): string[] {
   return logLines(join(root, 's1', 'events.jsonl'))
     .filter((record) => record.type === 'chat.started')
     .map((record) => record.payload.request_id as string);
 }
 
+/** A hub with the retention job's one-hour window on a fresh store, its clock in `clock.now`, and session s1. */
+async function retainingSession() {
+  const root = mkdtempSync(join(tmpdir(), 'tj-live-retention-'));
+  dirs.push(root);
+  const clock = { now: Date.parse('2026-05-11T00:00:00.000Z') };
+  const hub = openConversationHub({
+    root,
+    clock: () => clock.now,
+    checkpointInterval: 4,
+    retention: { windowMs: HOUR },
+  });
+  return { root, clock, hub, session: await hub.session('s1') };
+}
+
 describe('retention job (TJ-LIVE-015, TJ-RET-018)', () => {
   it('compacts past acknowledged and expired runs, keeps the window, and reports what it did', async () => {
-    const root = mkdtempSync(join(tmpdir(), 'tj-live-retention-'));
-    dirs.push(root);
-    let now = Date.parse('2026-05-11T00:00:00.000Z');
-    const hub = openConversationHub({ root, clock: () => now, checkpointInterval: 4, retention: { windowMs: HOUR } });
-    const session = await hub.session('s1');
+    const { root, clock, hub, session } = await retainingSession();
     for (const id of ['acked', 'never-acked']) {
       const sent = await session.send({ requestId: id, content: `q ${id}` });
       if (!sent.created) throw new Error('expected a new run');
@@ -45,7 +45,7 @@ describe('retention job (TJ-LIVE-015, TJ-RET-018)', () => {
       await sent.run.done();
     }
     await session.ack('acked', { clientId: 'c1' });
-    now += 2 * HOUR;
+    clock.now += 2 * HOUR;
     const recent = await session.send({ requestId: 'recent', content: 'q recent' });
     if (!recent.created) throw new Error('expected a new run');
     await recent.run.done();
@@ -58,7 +58,7 @@ describe('retention job (TJ-LIVE-015, TJ-RET-018)', () => {
     expect(starts(root)).toContain('never-acked');
 
     // 49 hours after it finished, "never-acked" expired: compaction goes past it; "recent" too is now old.
-    now += 49 * HOUR;
+    clock.now += 49 * HOUR;
     report = await hub.runRetention();
     expect(report.sessions[0]?.expiredRuns).toEqual(['never-acked', 'recent']);
     expect(report.sessions[0]?.removedRecords).toBeGreaterThan(0);
@@ -75,26 +75,22 @@ describe('retention job (TJ-LIVE-015, TJ-RET-018)', () => {
 
   it('leaves a session whose run is streaming to the next pass, which compacts it whatever streams then', async () => {
     // A compaction holds the session's calls while it copies the log: at the hourly pass, a streaming run stalled.
-    const root = mkdtempSync(join(tmpdir(), 'tj-live-retention-'));
-    dirs.push(root);
-    let now = Date.parse('2026-05-11T00:00:00.000Z');
-    const hub = openConversationHub({ root, clock: () => now, checkpointInterval: 4, retention: { windowMs: HOUR } });
-    const session = await hub.session('s1');
+    const { root, clock, hub, session } = await retainingSession();
     const old = await session.send({ requestId: 'old', content: 'q old' });
     if (!old.created) throw new Error('expected a new run');
     await old.run.done();
     await session.ack('old', { clientId: 'c1' });
-    now += 2 * HOUR;
+    clock.now += 2 * HOUR;
     const streaming = await session.send({ requestId: 'streaming', content: 'q streaming' });
     if (!streaming.created) throw new Error('expected a new run');
     await streaming.run.delta('tok');
     let report = await hub.runRetention();
     expect(report.sessions).toEqual([{ sessionId: 's1', deferredFor: 'streaming' }]);
-    expect(startsOfOpenLog(root)).toEqual(['old', 'streaming']);
+    expect(starts(root)).toEqual(['old', 'streaming']);
     // Still streaming at the next pass: compacted all the same, so a busy session waits one interval at most.
     report = await hub.runRetention();
     expect(report.sessions).toEqual([{ sessionId: 's1', removedRecords: expect.any(Number), expiredRuns: [] }]);
-    expect(startsOfOpenLog(root)).toEqual(['streaming']);
+    expect(starts(root)).toEqual(['streaming']);
     await streaming.run.delta(' more');
     await streaming.run.done();
     // Idle again: the pass after compacts at once.

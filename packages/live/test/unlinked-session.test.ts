@@ -21,7 +21,18 @@ function store(): string {
   return dir;
 }
 
-/** The one entry the hub created in the store root for session s1's event log (the layout is the writer's). */
+/** A hub on a fresh store whose session s1 finished run r1. */
+async function finishedRun() {
+  const root = store();
+  const hub = openConversationHub({ root, retention: false });
+  const session = await hub.session('s1');
+  const first = await session.send({ requestId: 'r1', content: 'hello' });
+  if (!first.created) throw new Error('expected a new run');
+  await first.run.done();
+  return { root, hub, session };
+}
+
+/** What the hub created in the store root for session s1: its event log's and its turn journals' directories. */
 function sessionEntries(root: string): string[] {
   return ['s1', '_turn_journal'].map((name) => join(root, name)).filter((path) => existsSync(path));
 }
@@ -64,12 +75,7 @@ describe('a session whose journals were removed under it (TJ-DUR-036)', () => {
   });
 
   it('fails the session when its turn journal alone was removed, at the next send', async () => {
-    const root = store();
-    const hub = openConversationHub({ root, retention: false });
-    const session = await hub.session('s1');
-    const first = await session.send({ requestId: 'r1', content: 'hello' });
-    if (!first.created) throw new Error('expected a new run');
-    await first.run.done();
+    const { root, hub, session } = await finishedRun();
     unlinkSync(join(root, '_turn_journal', 's1.jsonl'));
     await expect(session.send({ requestId: 'r2', content: 'again' })).rejects.toMatchObject({
       code: 'journal_unlinked',
@@ -85,12 +91,7 @@ describe('a session whose journals were removed under it (TJ-DUR-036)', () => {
   });
 
   it('refuses an ack whose record cannot be made durable, and the session fails', async () => {
-    const root = store();
-    const hub = openConversationHub({ root, retention: false });
-    const session = await hub.session('s1');
-    const first = await session.send({ requestId: 'r1', content: 'hello' });
-    if (!first.created) throw new Error('expected a new run');
-    await first.run.done();
+    const { root, hub, session } = await finishedRun();
     unlinkSync(join(root, 's1', 'events.jsonl'));
     await expect(session.ack('r1', { clientId: 'c1' })).rejects.toMatchObject({ code: 'journal_unlinked' });
     expect(session.retired).toBe(true);
