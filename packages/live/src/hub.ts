@@ -32,8 +32,8 @@ export interface ConversationHubOptions {
   readonly idleCloseMs?: number;
   /**
    * The in-process retention job: every `intervalMs` (1 hour by default) it compacts the event log of every open
-   * session (one whose run is streaming at the next pass, see {@link ConversationHub.runRetention}) and sweeps the
-   * store's turn journals with a `windowMs` window (48 h by default). `false` turns it off.
+   * session (one whose run is streaming is left to the next pass, see {@link ConversationHub.runRetention}) and
+   * sweeps the store's turn journals with a `windowMs` window (48 h by default). `false` turns it off.
    */
   readonly retention?: false | { readonly intervalMs?: number; readonly windowMs?: number };
   /**
@@ -143,10 +143,10 @@ export class ConversationHub {
 
   /**
    * One pass of the retention job (also run every `retention.intervalMs`): compacts each open session's event log
-   * (finished runs that are delivered, or whose delivery expired, TJ-LIVE-015) and sweeps the store's turn journals.
-   * A session whose run is streaming is left to the next pass (`deferredFor`): a compaction holds the session's calls
-   * while it copies the log, so the run's stream would stall, and the run's own records could not go anyway (TJ-RET-013).
-   * The next pass compacts it even if a run streams then, so a busy session waits one interval at most.
+   * (finished runs that are delivered, or whose delivery expired, TJ-LIVE-015) and sweeps the store's turn journals. A
+   * session whose run is streaming is left to the next pass (`deferredFor`): a compaction holds the session's calls
+   * while it copies the log, so the run's stream would stall, and the run's own records could not go anyway
+   * (TJ-RET-013). The next pass compacts it even if a run streams then, so a busy session waits one interval at most.
    */
   async runRetention(): Promise<RetentionReport> {
     const windowMs = this.#options.retention === false ? 48 * HOUR : (this.#options.retention?.windowMs ?? 48 * HOUR);

@@ -58,6 +58,6 @@ export interface SubscribeOptions {
 export interface AckOptions {
   /** Which client acknowledged; it drops out of that client's undelivered list. */
   readonly clientId?: string;
-  /** The highest seq the client received: at least the run's finishing record, at most the last durable seq (TJ-LIVE-014). */
+  /** The highest seq the client received: from the run's finishing record to the last durable seq (TJ-LIVE-014). */
   readonly throughSeq?: number;
 }

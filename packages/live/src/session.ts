@@ -288,8 +288,9 @@ export class LiveSession implements SubscriptionSource {
 
   /**
    * Records that a client received a finished run through its finishing record (spec §6.4): appends `delivery.ack`,
-   * durable. Refused for an unknown or unfinished run, for a `throughSeq` below its finishing record (`ack_before_finish`)
-   * and for one beyond the last durable record, which no client can have received (`ack_beyond_log`; TJ-LIVE-014).
+   * durable. Refused for an unknown or unfinished run, for a `throughSeq` below its finishing record
+   * (`ack_before_finish`) and for one beyond the last durable record, which no client can have received
+   * (`ack_beyond_log`; TJ-LIVE-014).
    */
   async ack(requestId: string, options: AckOptions = {}): Promise<void> {
     // Awaited only while a compaction holds calls, and on its gate itself: in order with the deltas held.

@@ -600,7 +600,8 @@ export class SimulatedFileSystem implements FileSystem {
 
   /**
    * The names that lead to file `ino` now: entries of directories reachable from the root (a directory has no entry
-   * once it is renamed away under another one that is; the model has no rmdir). A scan: the simulator holds a few files.
+   * once it is renamed away under another one that is; the model has no rmdir). A scan: the simulator holds a few
+   * files.
    */
   #links(ino: number): number {
     let links = 0;

@@ -326,9 +326,9 @@ export class EventLog {
 
   /**
    * Appends `delivery.ack` for a finished run (spec §6.4). Call it only once the client confirmed receipt of the run's
-   * finishing record (TJ-EVENT-012); refused for a run this writer knows has not finished, and for a `throughSeq`
-   * above the seq of the last record before the ack, which no client can have received (TJ-EVENT-021). An ack for a run outside
-   * the writer's knowledge is written (readers ignore one whose run is not in the log, TJ-REPLAY-017).
+   * finishing record (TJ-EVENT-012); refused for a run this writer knows has not finished, and for a `throughSeq` above
+   * the seq of the last record before the ack, which no client can have received (TJ-EVENT-021). An ack for a run
+   * outside the writer's knowledge is written (readers ignore one whose run is not in the log, TJ-REPLAY-017).
    */
   ack(requestId: string, options: EventDeliveryAckOptions = {}): Promise<EventLogAck> {
     return this.#typed('delivery.ack', options, (o) => ({

@@ -4,11 +4,11 @@ import { EVENT_STREAM_TYPES } from '@turnjournal/schema';
 /**
  * The transition rules of an event log writer, as a pure function of the fold of the log (the reader's, continued with
  * every record the writer reserved) and one valid record: why the record may not be appended now, or null when it
- * applies. What a reader would report about the record (an out-of-range edit as `inapplicable_event`, TJ-REPLAY-002;
- * a second active run, TJ-EVENT-009; a reused `request_id`, TJ-EVENT-010; an ack before its run finished,
- * TJ-EVENT-012; an ack through a record not yet written, TJ-EVENT-021; stream records outside the active run), the writer refuses with `illegal_transition`. `everyRun` holds
- * the request ids of every run of the log, those before the tail the fold started from included (TJ-EVENT-010 holds
- * across reopen and compaction, TJ-EVENT-017).
+ * applies. What a reader would report about the record (an out-of-range edit as `inapplicable_event`, TJ-REPLAY-002; a
+ * second active run, TJ-EVENT-009; a reused `request_id`, TJ-EVENT-010; an ack before its run finished, TJ-EVENT-012;
+ * an ack through a record not yet written, TJ-EVENT-021; stream records outside the active run), the writer refuses
+ * with `illegal_transition`. `everyRun` holds the request ids of every run of the log, those before the tail the fold
+ * started from included (TJ-EVENT-010 holds across reopen and compaction, TJ-EVENT-017).
  */
 export function whyNotApplicable(
   fold: IncrementalEventFold,

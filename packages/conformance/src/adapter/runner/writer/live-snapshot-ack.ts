@@ -15,10 +15,10 @@ import {
 // `writer/live-snapshot-ack`: snapshots, acknowledgements and delivery expiry (spec §18.4).
 
 /**
- * `writer/live-snapshot-ack`: a live snapshot reflects exactly the records through its `last_seq` (TJ-LIVE-013: compared with
- * a reader's fold of that prefix, mid-run and after it); an ack below the finishing record or beyond the last record
- * is refused (TJ-LIVE-014); an
- * acknowledged run leaves `undelivered` (and only a client's ack writes `delivery.ack`, TJ-EVENT-012), and a finished run older than the delivery window is not listed (TJ-LIVE-015).
+ * `writer/live-snapshot-ack`: a live snapshot reflects exactly the records through its `last_seq` (TJ-LIVE-013:
+ * compared with a reader's fold of that prefix, mid-run and after it); an ack below the finishing record or beyond the
+ * last record is refused (TJ-LIVE-014); an acknowledged run leaves `undelivered` (and only a client's ack writes
+ * `delivery.ack`, TJ-EVENT-012), and a finished run older than the delivery window is not listed (TJ-LIVE-015).
  */
 export async function snapshotAckCheck(context: WriterContext): Promise<void> {
   await context.recorder.record(
