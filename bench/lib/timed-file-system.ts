@@ -21,27 +21,27 @@ export interface FileSystemStamps {
 }
 
 /**
- * The writer's real file system, with its `fdatasync` and its synchronous writes stamped: what the probes use to cut a
- * call at the issue and the completion of its sync. The synchronous twins (stat and write, which the writer finds by
- * `synchronousStat`/`synchronousWrite`) are not copied by a spread of the file system (file-system.ts), so they are
- * given to the wrapper here: without them the writer would fall back to its asynchronous calls and the probe would
- * measure another path than the one it studies.
+ * `fs`, a wrapper of the writer's real file system made by spreading it, given the real synchronous twins (stat, and
+ * write unless `write` replaces it), which a spread does not copy (file-system.ts): without them the writer would fall
+ * back to its asynchronous calls, and a probe would measure another path than the one it studies.
  */
-export function timedFileSystem(): { readonly fs: FileSystem; readonly stamps: FileSystemStamps } {
-  const stamps: FileSystemStamps = { syncIssued: 0, syncDone: 0, writes: 0, writeStart: 0, writeDone: 0 };
-  const fs: FileSystem = {
-    ...nodeFileSystem,
-    fdatasync: (fd) => {
-      stamps.syncIssued = performance.now();
-      return nodeFileSystem.fdatasync(fd).then(() => {
-        stamps.syncDone = performance.now();
-      });
-    },
-  };
+export function withRealTwins(fs: FileSystem, write?: SynchronousWrite): FileSystem {
   const statNow = synchronousStat(nodeFileSystem);
   const writeNow = synchronousWrite(nodeFileSystem);
   if (statNow === undefined || writeNow === undefined) throw new Error('the real file system has synchronous twins');
   withSynchronousStat(fs, statNow);
+  withSynchronousWrite(fs, write ?? writeNow);
+  return fs;
+}
+
+/**
+ * The writer's real file system, with its `fdatasync` and its synchronous writes stamped: what the probes use to cut a
+ * call at the issue and the completion of its sync.
+ */
+export function timedFileSystem(): { readonly fs: FileSystem; readonly stamps: FileSystemStamps } {
+  const stamps: FileSystemStamps = { syncIssued: 0, syncDone: 0, writes: 0, writeStart: 0, writeDone: 0 };
+  const writeNow = synchronousWrite(nodeFileSystem);
+  if (writeNow === undefined) throw new Error('the real file system has a synchronous write');
   const stampedWrite: SynchronousWrite = (...args) => {
     stamps.writes += 1;
     stamps.writeStart = performance.now();
@@ -49,6 +49,17 @@ export function timedFileSystem(): { readonly fs: FileSystem; readonly stamps: F
     stamps.writeDone = performance.now();
     return written;
   };
-  withSynchronousWrite(fs, stampedWrite);
+  const fs = withRealTwins(
+    {
+      ...nodeFileSystem,
+      fdatasync: (fd) => {
+        stamps.syncIssued = performance.now();
+        return nodeFileSystem.fdatasync(fd).then(() => {
+          stamps.syncDone = performance.now();
+        });
+      },
+    },
+    stampedWrite,
+  );
   return { fs, stamps };
 }

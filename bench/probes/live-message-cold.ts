@@ -10,25 +10,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import * as live from '../../packages/live/dist/index.js';
-import {
-  type FileSystem,
-  nodeFileSystem,
-  synchronousStat,
-  synchronousWrite,
-  withSynchronousStat,
-  withSynchronousWrite,
-} from '../../packages/writer/dist/fs/file-system.js';
+import { type FileSystem, nodeFileSystem } from '../../packages/writer/dist/fs/file-system.js';
+import { withRealTwins } from '../lib/timed-file-system.js';
 
 const messages = Number(process.argv[2] ?? 2000);
 const warmUp = 600;
 const dir = mkdtempSync(join(tmpdir(), 'tj-live-cold-'));
 // The real file system with a sync that does nothing: the hub's work alone, its writes still real.
-const noSync: FileSystem = { ...nodeFileSystem, fdatasync: () => Promise.resolve() };
-const statNow = synchronousStat(nodeFileSystem);
-const writeNow = synchronousWrite(nodeFileSystem);
-if (statNow === undefined || writeNow === undefined) throw new Error('the real file system has synchronous twins');
-withSynchronousStat(noSync, statNow);
-withSynchronousWrite(noSync, writeNow);
+const noSync: FileSystem = withRealTwins({ ...nodeFileSystem, fdatasync: () => Promise.resolve() });
 const otherFd = openSync(join(dir, 'other.jsonl'), 'a');
 const waits: Record<string, () => Promise<void>> = {
   'back to back': () => Promise.resolve(),
