@@ -211,8 +211,9 @@ export class CommitPipeline {
    * Keeps the checkpoint the writer reserved with `seq` behind the record just appended (TJ-EVENT-006): the message
    * list and the run index as of it (TJ-EVENT-019). The writer's own payload when it kept it (frozen, the same object
    * for every checkpoint of a stream of deltas), with its line's length: neither the list nor the index copied again,
-   * nor a size estimated by walking the list, at every checkpoint. Else (a checkpoint line of another head) both are
-   * rebuilt, the size estimated from the messages' text rather than by serialising the whole list again.
+   * nor a size estimated by walking the list, at every checkpoint. The writer keeps every checkpoint it reserves (no
+   * test reaches the branch after it, checked by making it throw); should it not, both are rebuilt, the size estimated
+   * from the messages' text, so that such a change costs a copy and not the session.
    */
   #pushCheckpoint(seq: number, ts: string): void {
     const log = this.#log;
