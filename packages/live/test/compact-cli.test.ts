@@ -1,22 +1,17 @@
 // `turnjournal compact` on a store a live server is using (issue 15): the event log whose lock the live session holds
 // is skipped with a message naming the holder, the run exits 0, and the log is untouched.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { openConversationHub } from '@turnjournal/live';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { tempStore } from './support.js';
 
 const CLI = resolve(__dirname, '../../conformance/dist/cli/main.js');
-const dirs: string[] = [];
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
 
 describe('turnjournal compact next to a live session', () => {
   it('skips the event log a live process holds, says so, and exits 0', async () => {
-    const root = mkdtempSync(join(tmpdir(), 'tj-live-cli-'));
-    dirs.push(root);
+    const root = tempStore('tj-live-cli-');
     const hub = openConversationHub({ root, retention: false });
     const session = await hub.session('s1');
     const sent = await session.send({ requestId: 'r1', content: 'hi' });

@@ -2,18 +2,11 @@
 // clients acknowledge: the calls made meanwhile wait for it and then run in the order they were made (the "appends
 // wait meanwhile" of compact()). Before, each was refused with "the session is compacting": the worker's deltas,
 // tool records and end threw, and a send whose `submitted` was being written when the job began failed the session.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openConversationHub } from '@turnjournal/live';
 import { type FileSystem, nodeFileSystem } from '@turnjournal/writer/file-system';
-import { afterEach, describe, expect, it } from 'vitest';
-import { type LogLine, logLines, withPaths } from './support.js';
-
-const dirs: string[] = [];
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
+import { describe, expect, it } from 'vitest';
+import { type LogLine, logLines, tempStore, withPaths } from './support.js';
 
 /** The records of session s1's event log, checkpoints left out. */
 function lines(root: string): LogLine[] {
@@ -30,8 +23,7 @@ function label(record: LogLine): string {
 
 describe('calls made while the session compacts', () => {
   it('wait for the compaction and run in the order they were made', async () => {
-    const root = mkdtempSync(join(tmpdir(), 'tj-live-compacting-'));
-    dirs.push(root);
+    const root = tempStore('tj-live-compacting-');
     const hub = openConversationHub({ root, retention: false });
     const session = await hub.session('s1');
     const first = await session.send({ requestId: 'r0', content: 'earlier' });
@@ -84,8 +76,7 @@ describe('calls made while the session compacts', () => {
   });
 
   it('a send whose submitted is being written when a compaction begins waits for it, and the session goes on', async () => {
-    const root = mkdtempSync(join(tmpdir(), 'tj-live-compacting-'));
-    dirs.push(root);
+    const root = tempStore('tj-live-compacting-');
     // Syncs of the turn journal and reads of the event log (the compaction reads it) wait for the test, so that the
     // two overlap.
     const { fs: tracked, pathOf } = withPaths(nodeFileSystem);

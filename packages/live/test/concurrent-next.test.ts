@@ -1,21 +1,13 @@
 // A subscription's `next()` called again before the previous call settled — a server that races each `next()`
 // against a heartbeat timer and calls it again on the beat — must still yield every record once, in order
 // (TJ-LIVE-009). Before, two calls catching up from the store read the same batch and both yielded it.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { openConversationHub } from '@turnjournal/live';
-import { afterEach, describe, expect, it } from 'vitest';
-
-const dirs: string[] = [];
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
+import { describe, expect, it } from 'vitest';
+import { tempStore } from './support.js';
 
 describe('next() called while the previous call is pending (TJ-LIVE-009)', () => {
   it('yields each record once and in order, from the store and live', async () => {
-    const root = mkdtempSync(join(tmpdir(), 'tj-live-next-'));
-    dirs.push(root);
+    const root = tempStore('tj-live-next-');
     // A window of 4 records: a subscriber from -1 catches up from the store.
     const hub = openConversationHub({ root, retention: false, ringRecords: 4 });
     const session = await hub.session('s1');

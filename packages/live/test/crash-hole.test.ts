@@ -3,18 +3,12 @@
 // 3, 4: a subscriber whose cursor is 1 must get a snapshot, never record 3 right after record 1. This is the shrunk
 // counterexample of the subscribe property (crash, join, send, three deltas, crash, reconnect), with the crash image
 // written out byte for byte instead of drawn from the simulator, so that it does not depend on the delta timer.
-import { appendFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { appendFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type LiveEvent, openConversationHub } from '@turnjournal/live';
 import { replayEventLog } from '@turnjournal/reader';
-import { afterEach, describe, expect, it } from 'vitest';
-import { take } from './support.js';
-
-const dirs: string[] = [];
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
+import { describe, expect, it } from 'vitest';
+import { take, tempStore } from './support.js';
 
 function summary(events: readonly LiveEvent[]): string[] {
   return events.map((e) =>
@@ -28,8 +22,7 @@ function summary(events: readonly LiveEvent[]): string[] {
 
 /** A store whose event log holds records 0 and 1, a zero-filled region where record 2 was, then record 3 glued after it. */
 async function crashedStore(): Promise<string> {
-  const root = mkdtempSync(join(tmpdir(), 'tj-live-hole-'));
-  dirs.push(root);
+  const root = tempStore('tj-live-hole-');
   const hub = openConversationHub({ root, retention: false });
   const session = await hub.session('s1');
   const sent = await session.send({ requestId: 'r1', content: 'q1' });

@@ -1,23 +1,14 @@
 // A subscriber catching up from the store holds one batch of records (TJ-LIVE-011: a server bounds the memory a
 // subscriber can hold). The batch was bounded by count only — 256 records — so over large tool results (up to the
 // 16 MiB line limit each) one reconnecting client could hold gigabytes. It is now bounded by bytes too.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { openConversationHub } from '@turnjournal/live';
 import { type FileSystem, nodeFileSystem } from '@turnjournal/writer/file-system';
-import { afterEach, describe, expect, it } from 'vitest';
-import { withPaths } from './support.js';
-
-const dirs: string[] = [];
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
+import { describe, expect, it } from 'vitest';
+import { tempStore, withPaths } from './support.js';
 
 describe('a subscriber catching up over large records (TJ-LIVE-011, TJ-LIVE-012)', () => {
   it('reads a bounded number of bytes per batch and still yields every record once, in order', async () => {
-    const root = mkdtempSync(join(tmpdir(), 'tj-live-batch-'));
-    dirs.push(root);
+    const root = tempStore('tj-live-batch-');
     const { fs: tracked, pathOf } = withPaths(nodeFileSystem);
     const counter = { bytes: 0 };
     const fs: FileSystem = {

@@ -1,22 +1,16 @@
 // Restart recovery of what a crash left half-done (spec §18.5): a turn submitted whose run never started gets its
 // user message back (TJ-LIVE-019), and every unfinished run is cancelled — runs abandoned before the last one too,
 // which only the run index knows after a reopen (TJ-LIVE-016, TJ-EVENT-020).
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openConversationHub } from '@turnjournal/live';
 import { checkStore, replayEventLog } from '@turnjournal/reader';
 import { openSessionJournals } from '@turnjournal/writer';
-import { afterEach, describe, expect, it } from 'vitest';
-
-const dirs: string[] = [];
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
+import { describe, expect, it } from 'vitest';
+import { tempStore } from './support.js';
 
 function store(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'tj-live-recover-'));
-  dirs.push(dir);
+  const dir = tempStore('tj-live-recover-');
   return dir;
 }
 

@@ -1,18 +1,12 @@
 // The hub's retention job (spec §14, TJ-LIVE-015, TJ-RET-018): one pass compacts each open session's event log —
 // acknowledged runs and runs whose delivery expired go, records inside the retention window stay — and sweeps the
 // store's turn journals; the snapshot stops listing an expired run as undelivered.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openConversationHub } from '@turnjournal/live';
-import { afterEach, describe, expect, it } from 'vitest';
-import { logLines } from './support.js';
+import { describe, expect, it } from 'vitest';
+import { logLines, tempStore } from './support.js';
 
 const HOUR = 3_600_000;
-const dirs: string[] = [];
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
 
 /** The request ids of the `chat.started` records the session's event log still holds (open or closed). */
 function starts(root: string): string[] {
@@ -23,8 +17,7 @@ function starts(root: string): string[] {
 
 /** A hub with the retention job's one-hour window on a fresh store, its clock in `clock.now`, and session s1. */
 async function retainingSession() {
-  const root = mkdtempSync(join(tmpdir(), 'tj-live-retention-'));
-  dirs.push(root);
+  const root = tempStore('tj-live-retention-');
   const clock = { now: Date.parse('2026-05-11T00:00:00.000Z') };
   const hub = openConversationHub({
     root,

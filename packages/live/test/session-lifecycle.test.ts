@@ -1,21 +1,13 @@
 // A session's life in the hub on a bad day: a sync that fails, a close while requests arrive, a session handed out
 // just before the idle close. `hub.session()` must hand out a session whose calls work, and a subscriber must never
 // wait for records that will not come.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { SimulatedFileSystem } from '@turnjournal/conformance';
 import { type LiveEvent, openConversationHub } from '@turnjournal/live';
-import { afterEach, describe, expect, it } from 'vitest';
-
-const dirs: string[] = [];
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
+import { describe, expect, it } from 'vitest';
+import { tempStore } from './support.js';
 
 function store(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'tj-live-lifecycle-'));
-  dirs.push(dir);
+  const dir = tempStore('tj-live-lifecycle-');
   return dir;
 }
 

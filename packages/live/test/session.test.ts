@@ -1,21 +1,14 @@
 // The turn flow, subscribe, snapshot, acks and restart recovery of a live session on a real directory (spec §18).
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SimulatedFileSystem, seededRandom } from '@turnjournal/conformance';
 import { type LiveError, type LiveEvent, type LiveRecord, openConversationHub } from '@turnjournal/live';
 import { checkStore, replayEventLog } from '@turnjournal/reader';
-import { afterEach, describe, expect, it } from 'vitest';
-import { take } from './support.js';
-
-const dirs: string[] = [];
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
+import { describe, expect, it } from 'vitest';
+import { take, tempStore } from './support.js';
 
 function store(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'tj-live-'));
-  dirs.push(dir);
+  const dir = tempStore('tj-live-');
   return dir;
 }
 

@@ -1,6 +1,22 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { LiveEvent, Subscription } from '@turnjournal/live';
 import type { FileSystem } from '@turnjournal/writer/file-system';
+import { afterEach } from 'vitest';
+
+const stores: string[] = [];
+// Registered in each test file that imports this module (Vitest evaluates it once per file).
+afterEach(() => {
+  for (const dir of stores.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A new empty store directory under the system temporary directory, removed after the test that made it. */
+export function tempStore(prefix = 'tj-live-'): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  stores.push(dir);
+  return dir;
+}
 
 /** The next `n` events of a subscription, or fewer when it ends first. */
 export async function take(subscription: Subscription, n: number): Promise<LiveEvent[]> {

@@ -2,22 +2,14 @@
 // The writer encodes JSON-clean records without parsing their lines back (writer: src/append/json-copy.ts); whatever
 // a caller hands over, what the log holds, what subscribers receive and what the snapshot shows must be the same
 // value, and a value JSON would turn into an invalid record is refused with nothing of it written (TJ-COMPAT-018).
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type LiveRecord, openConversationHub } from '@turnjournal/live';
-import { afterEach, describe, expect, it } from 'vitest';
-import { logLines, take } from './support.js';
-
-const dirs: string[] = [];
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
+import { describe, expect, it } from 'vitest';
+import { logLines, take, tempStore } from './support.js';
 
 /** A hub on a fresh directory, session `s1`, and a new run `r1` whose start is durable. */
 async function startedRun() {
-  const root = mkdtempSync(join(tmpdir(), 'tj-live-values-'));
-  dirs.push(root);
+  const root = tempStore('tj-live-values-');
   const hub = openConversationHub({ root, retention: false });
   const session = await hub.session('s1');
   const sent = await session.send({ requestId: 'r1', content: 'hi' });

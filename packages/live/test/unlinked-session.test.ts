@@ -2,22 +2,15 @@
 // TJ-DUR-036 the session went on answering sends, steps and acks as durable while every record went to files no name
 // led to: a restart found nothing of them. The session must fail with `journal_unlinked` at the first call whose
 // records it cannot make durable, and `hub.session()` must then reopen it on fresh journals.
-import { existsSync, mkdtempSync, rmSync, unlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, rmSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { SimulatedFileSystem } from '@turnjournal/conformance';
 import { LiveError, openConversationHub } from '@turnjournal/live';
-import { afterEach, describe, expect, it } from 'vitest';
-import { logLines } from './support.js';
-
-const dirs: string[] = [];
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
+import { describe, expect, it } from 'vitest';
+import { logLines, tempStore } from './support.js';
 
 function store(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'tj-live-unlinked-'));
-  dirs.push(dir);
+  const dir = tempStore('tj-live-unlinked-');
   return dir;
 }
 
