@@ -60,6 +60,8 @@ let holdDeltaOf: (log: EventLog, requestId: string, messageId: string, text: str
 let lastCheckpointOf: (log: EventLog) => { readonly payload: Payload; readonly lineBytes: number } | null;
 /** Set by {@link EventLog}'s static block: reaches its fold for {@link messageCount}. */
 let messageCountOf: (log: EventLog) => number;
+/** Set by {@link EventLog}'s static block: reaches its checkpoint switch for {@link deferCheckpoints}. */
+let deferCheckpointsOf: (log: EventLog, deferred: boolean) => void;
 /** Set by {@link EventLog}'s static block: reaches its private encoder for {@link oversizeRefusal}. */
 let oversizeRefusalOf: (log: EventLog, type: string, payload: Payload | undefined, ahead: number) => unknown;
 
@@ -152,8 +154,13 @@ export class EventLog {
   readonly #checkpointLines = new CheckpointLines();
   /** Encodes checkpoints from the text of their messages the writer already has. */
   readonly #checkpointEncoder: CheckpointEncoder;
+  /** True while automatic checkpoints are put off (see {@link deferCheckpoints}). */
+  #checkpointsDeferred = false;
 
   static {
+    deferCheckpointsOf = (log, deferred) => {
+      log.#checkpointsDeferred = deferred;
+    };
     holdDeltaOf = (log, requestId, messageId, text, ts) => log.#holdDelta(requestId, messageId, text, ts);
     lastCheckpointOf = (log) => log.#lastCheckpoint();
     messageCountOf = (log) => log.#fold.messages.length;
@@ -484,7 +491,11 @@ export class EventLog {
       this.#checkpointFailure = null;
       return bytes;
     }
-    if (this.#sinceCheckpoint < this.#checkpointDue || this.#bytesSinceCheckpoint < this.#checkpointBytesDue)
+    if (
+      this.#checkpointsDeferred ||
+      this.#sinceCheckpoint < this.#checkpointDue ||
+      this.#bytesSinceCheckpoint < this.#checkpointBytesDue
+    )
       return bytes;
     const checkpoint = this.#autoCheckpoint();
     if (checkpoint === null) return bytes;
@@ -613,7 +624,11 @@ export class EventLog {
     fold.addDelta(seq, requestId, messageId, text, this.#where);
     this.#sinceCheckpoint += 1;
     this.#bytesSinceCheckpoint += length;
-    if (this.#sinceCheckpoint >= this.#checkpointDue && this.#bytesSinceCheckpoint >= this.#checkpointBytesDue)
+    if (
+      !this.#checkpointsDeferred &&
+      this.#sinceCheckpoint >= this.#checkpointDue &&
+      this.#bytesSinceCheckpoint >= this.#checkpointBytesDue
+    )
       this.#holdCheckpoint(ts);
     return seq;
   }
@@ -718,6 +733,16 @@ function defined(key: string, value: unknown): Payload {
  */
 export function holdDelta(log: EventLog, requestId: string, messageId: string, text: string, ts: string): number {
   return holdDeltaOf(log, requestId, messageId, text, ts);
+}
+
+/**
+ * @internal Puts the log's automatic checkpoints off while `deferred` is true (TJ-LIVE-020): appends reserve no
+ * checkpoint behind them, and the first append after `deferCheckpoints(log, false)` reserves the one that fell due
+ * meanwhile. A live session opens a session this way: a checkpoint repeats the whole message list, and recovery must
+ * not need room for the conversation's size on a disk that has just run full.
+ */
+export function deferCheckpoints(log: EventLog, deferred: boolean): void {
+  deferCheckpointsOf(log, deferred);
 }
 
 /**
