@@ -66,7 +66,7 @@ describe('EventLogFold: sequence checks (spec §6.5)', () => {
     ]);
     expect(state.messages).toEqual([msg('user', 'a'), msg('user', 'b')]);
     expect(codes(state)).toEqual(['seq_duplicate@3']);
-    expect(state.findings[0]).toMatchObject({ severity: 'warn', repairable: false, file: expect.any(String) });
+    expect(state.findings[0]).toMatchObject({ severity: 'error', repairable: false, file: expect.any(String) });
   });
 
   it('reports a lower seq never accepted as seq_regression and excludes it (TJ-EVENT-013, TJ-EVENT-014)', async () => {

@@ -40,8 +40,10 @@ export const FINDING_CODES = {
   turn_journal_interrupted_turn: { severity: 'info', repairable: false },
   turn_journal_malformed_event: { severity: 'error', repairable: false },
   seq_gap: { severity: 'warn', repairable: false },
-  seq_duplicate: { severity: 'warn', repairable: false },
-  seq_regression: { severity: 'warn', repairable: false },
+  // Errors: no crash and no compaction leaves a repeated or falling seq (a crash leaves a torn tail or a hole,
+  // `seq_gap`); two writers appending to one file do (TJ-EVENT-027), and `check` must fail on that.
+  seq_duplicate: { severity: 'error', repairable: false },
+  seq_regression: { severity: 'error', repairable: false },
   abandoned_run: { severity: 'warn', repairable: true },
   duplicate_run_start: { severity: 'warn', repairable: false },
   inapplicable_event: { severity: 'warn', repairable: false },
