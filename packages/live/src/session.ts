@@ -265,14 +265,20 @@ export class LiveSession implements SubscriptionSource {
   /**
    * Streams the log from a cursor (spec §18.3): every durable record with `seq > after`, in order, once, from the
    * window of recent records or the store, then live; a snapshot when the records are compacted away or the cursor
-   * is ahead; `cut_off` with the cursor when a live subscriber falls out of the window.
+   * is ahead; a `reset` snapshot first when `epoch` is given and is not the log's (the cursor belongs to another
+   * history of the session, TJ-LIVE-020); `cut_off` with the cursor when a live subscriber falls out of the window.
    */
   subscribe(options: SubscribeOptions = {}): Subscription {
     this.#usable();
     const after = options.after ?? -1;
     if (!Number.isSafeInteger(after) || after < -1)
       throw new LiveError('invalid_request', `after must be an integer >= -1, got ${String(options.after)}`);
-    const subscription = new Subscription(this, after);
+    const { epoch } = options;
+    if (epoch !== undefined && epoch !== null && typeof epoch !== 'string')
+      throw new LiveError('invalid_request', `epoch must be a string or null, got ${typeof epoch}`);
+    // Checked against the durable records, as the subscription serves them (TJ-LIVE-008).
+    const reset = epoch !== undefined && after >= 0 && epoch !== this.#fold.epoch;
+    const subscription = new Subscription(this, after, reset);
     this.#subscribers.add(subscription);
     this.#lastUsed = this.#settings.clock();
     return subscription;
@@ -496,7 +502,7 @@ export class LiveSession implements SubscriptionSource {
   }
 
   /** @internal */
-  snapshotEvent(reason: 'compacted' | 'ahead'): { event: LiveEvent; seq: number } {
+  snapshotEvent(reason: 'compacted' | 'ahead' | 'reset'): { event: LiveEvent; seq: number } {
     const view = this.snapshot();
     return { event: { kind: 'snapshot', reason, view }, seq: view.lastSeq ?? -1 };
   }
