@@ -584,8 +584,9 @@ export class EventLog {
    */
   #encode(type: string, payload: Payload | undefined, seq: number = this.#nextSeq): EncodedRecord {
     const ts = this.#stamp();
-    // The first record of a log that has none carries its epoch (TJ-EVENT-023).
-    const first = this.#fold.lastSeq === null && seq === this.#nextSeq;
+    // The first record of a log that has none carries its epoch (TJ-EVENT-023). A record encoded further ahead of an
+    // empty log (`oversizeRefusal`) carries it too: its length is an upper bound of what the log will write.
+    const first = this.#fold.lastSeq === null;
     if (type === 'chat.delta' && payload !== undefined && !first) {
       const fast = encodeDeltaRecord(seq, ts, payload, this.#maxLineBytes, this.#deltaLines);
       if (fast !== undefined) return fast;
