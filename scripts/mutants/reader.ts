@@ -55,6 +55,8 @@ export const READER_MUTANTS: readonly Mutant[] = [
   py('no-seq-gap', 'TJ-EVENT-015'),
   py('duplicate-as-regression', 'TJ-EVENT-014'),
   py('regressed-seq-kept', 'TJ-EVENT-013'),
+  py('no-epoch-conflict', 'TJ-EVENT-026'),
+  py('replay-epoch-ignored', 'TJ-REPLAY-018'),
   py('no-abandoned-run', 'TJ-REPLAY-010'),
   py('acks-ignored', 'TJ-REPLAY-015'),
   py('edit-out-of-range-appends', 'TJ-REPLAY-002'),
