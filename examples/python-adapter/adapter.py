@@ -49,7 +49,7 @@ MUTANTS = ("pid-only-liveness", "no-dir-fsync", "no-fdatasync", "no-poison", "so
            "no-run-id-mismatch", "no-invalid-run-id", "reject-unknown-type", "extension-reported",
            "type-before-version", "reject-unknown-members", "no-dedupe", "no-orphan-finding", "interrupted-wins",
            "removed-turns-kept", "no-event-after-terminal", "first-shard-only",
-           "no-seq-gap", "duplicate-as-regression", "replay-epoch-ignored", "no-epoch-conflict", "regressed-seq-kept", "no-abandoned-run", "acks-ignored",
+           "no-seq-gap", "duplicate-as-regression", "replay-epoch-ignored", "no-epoch-conflict", "epoch-not-cleared", "regressed-seq-kept", "no-abandoned-run", "acks-ignored",
            "edit-out-of-range-appends", "checkpoint-ignored", "replay-no-ahead", "replay-no-compacted",
            "replay-inclusive", "no-record-after-run-end", "no-llm-seq-duplicate", "agent-gap-reported",
            "no-agent-regression", "no-unpaired-request", "no-unpaired-response", "no-missing-header",
@@ -1186,8 +1186,8 @@ class EventFold:
         """Spec §6.7: an epoch sets the log's, a valid checkpoint without one clears it, a second one conflicts."""
         epoch = rec["obj"].get("epoch")
         if not (isinstance(epoch, str) and 1 <= len(epoch) <= 128):
-            if rec["type"] == "checkpoint" and not rec.get("unknown"):
-                self.epoch = None
+            if rec["type"] == "checkpoint" and not rec.get("unknown") and MUTANT != "epoch-not-cleared":
+                self.epoch = None  # TJ-EVENT-025 (defect switch: epoch-not-cleared)
             return
         if self.epoch is not None and epoch != self.epoch and MUTANT != "no-epoch-conflict":  # switch: TJ-EVENT-026
             self.findings.add("epoch_conflict", self.path, rec["line"], rec["offset"])  # TJ-EVENT-026

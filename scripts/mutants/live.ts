@@ -37,4 +37,5 @@ export const LIVE_MUTANTS: readonly Mutant[] = [
   reference('live-ack-unsynced', 'TJ-CONF-042'),
   reference('live-snapshot-bare-messages', 'TJ-CONF-043'),
   reference('live-epoch-ignored', 'TJ-LIVE-020'),
+  reference('live-snapshot-no-epoch', 'TJ-LIVE-021'),
 ];

@@ -56,6 +56,7 @@ export const READER_MUTANTS: readonly Mutant[] = [
   py('duplicate-as-regression', 'TJ-EVENT-014'),
   py('regressed-seq-kept', 'TJ-EVENT-013'),
   py('no-epoch-conflict', 'TJ-EVENT-026'),
+  py('epoch-not-cleared', 'TJ-EVENT-025'),
   py('replay-epoch-ignored', 'TJ-REPLAY-018'),
   py('no-abandoned-run', 'TJ-REPLAY-010'),
   py('acks-ignored', 'TJ-REPLAY-015'),

@@ -289,7 +289,8 @@ class HandwrittenSession {
       active_request_id: state.activeRun?.requestId ?? null,
       overlay: state.overlay?.text ?? null,
       undelivered,
-      epoch: state.epoch,
+      // TJ-LIVE-021: the defect's snapshot says nothing of the epoch, so a client has none to store.
+      epoch: this.broken === 'live-snapshot-no-epoch' ? null : state.epoch,
     };
     return view;
   }
@@ -489,6 +490,7 @@ export const liveDefects = Object.fromEntries([
     'live-syncs-every-delta',
     'live-ack-unsynced',
     'live-epoch-ignored',
+    'live-snapshot-no-epoch',
   ].map((name) => [name, { live: handwrittenLive(name) }]),
   // Not a defect: the hand-written live sessions with nothing broken, which must pass (the defects' control).
   ['live-handwritten', { live: handwrittenLive(null) }],
