@@ -243,7 +243,7 @@ export class ConversationHub {
 const WRITE_FAILURES: ReadonlySet<string> = new Set(['write_failed', 'append_cancelled', 'writer_poisoned']);
 
 /**
- * What `hub.session()` answers when recovering the session on open failed to write (TJ-LIVE-021): `session_failed`,
+ * What `hub.session()` answers when recovering the session on open failed to write (TJ-LIVE-024): `session_failed`,
  * saying that nothing of the session is lost and that the same call opens it once the cause (a full disk, say) is
  * gone; another error (a lock held by another process, a refusal) passes through.
  */

@@ -102,7 +102,7 @@ export class LiveSession implements SubscriptionSource {
     await log.flush();
     // Every run of the log from the writer's run index (TJ-EVENT-020): opening reads the tail, not the log.
     const session = new LiveSession(sessionId, journals, new ViewFold(log.snapshot(), log.runs()), settings, stampRef);
-    // Recovery writes only the small records it needs (TJ-LIVE-020): the checkpoint that falls due behind them repeats
+    // Recovery writes only the small records it needs (TJ-LIVE-023): the checkpoint that falls due behind them repeats
     // the whole conversation, and on a disk that has just run full it made every reopen fail until there was room
     // for it. The first append after recovery reserves it.
     deferCheckpoints(log, true);
@@ -281,14 +281,20 @@ export class LiveSession implements SubscriptionSource {
   /**
    * Streams the log from a cursor (spec §18.3): every durable record with `seq > after`, in order, once, from the
    * window of recent records or the store, then live; a snapshot when the records are compacted away or the cursor
-   * is ahead; `cut_off` with the cursor when a live subscriber falls out of the window.
+   * is ahead; a `reset` snapshot first when `epoch` is given and is not the log's (the cursor belongs to another
+   * history of the session, TJ-LIVE-020); `cut_off` with the cursor when a live subscriber falls out of the window.
    */
   subscribe(options: SubscribeOptions = {}): Subscription {
     this.#usable();
     const after = options.after ?? -1;
     if (!Number.isSafeInteger(after) || after < -1)
       throw new LiveError('invalid_request', `after must be an integer >= -1, got ${String(options.after)}`);
-    const subscription = new Subscription(this, after);
+    const { epoch } = options;
+    if (epoch !== undefined && epoch !== null && typeof epoch !== 'string')
+      throw new LiveError('invalid_request', `epoch must be a string or null, got ${typeof epoch}`);
+    // Checked against the durable records, as the subscription serves them (TJ-LIVE-008).
+    const reset = epoch !== undefined && after >= 0 && epoch !== this.#fold.epoch;
+    const subscription = new Subscription(this, after, reset);
     this.#subscribers.add(subscription);
     this.#lastUsed = this.#settings.clock();
     return subscription;
@@ -512,7 +518,7 @@ export class LiveSession implements SubscriptionSource {
   }
 
   /** @internal */
-  snapshotEvent(reason: 'compacted' | 'ahead'): { event: LiveEvent; seq: number } {
+  snapshotEvent(reason: 'compacted' | 'ahead' | 'reset'): { event: LiveEvent; seq: number } {
     const view = this.snapshot();
     return { event: { kind: 'snapshot', reason, view }, seq: view.lastSeq ?? -1 };
   }
@@ -538,7 +544,7 @@ export class LiveSession implements SubscriptionSource {
   }
 
   /**
-   * The `session_failed` of a session that failed with `failure` (TJ-LIVE-021): what every call answers from then on,
+   * The `session_failed` of a session that failed with `failure` (TJ-LIVE-024): what every call answers from then on,
    * with what to do, so that the caller who retries gets the answer it was told to expect.
    */
   #failed(failure: unknown): LiveError {
@@ -551,7 +557,7 @@ export class LiveSession implements SubscriptionSource {
   }
 
   /**
-   * What a call rejected with `error` answers (TJ-LIVE-021): once the session has failed, a write, sync or journal
+   * What a call rejected with `error` answers (TJ-LIVE-024): once the session has failed, a write, sync or journal
    * failure (`write_failed`, `append_cancelled` with its "retry it", `writer_poisoned`, `journal_unlinked`) becomes
    * the session's `session_failed`, the answer a retry gets; a refusal of the call itself (an invalid record, an
    * illegal transition) and any error of a session that goes on pass through.

@@ -2,9 +2,9 @@
 // the run's partial message and, behind it, the checkpoint that had fallen due — the whole conversation again — so
 // with 1 MiB freed every reopen failed with ENOSPC until there was room for that checkpoint; and the first failing
 // call answered `append_cancelled … retry it` (or `writer_poisoned`, `write_failed`) while its retry only ever got
-// `session_failed`. Recovery now writes only the small records it needs (TJ-LIVE-020), every call of a failed
+// `session_failed`. Recovery now writes only the small records it needs (TJ-LIVE-023), every call of a failed
 // session answers the same `session_failed` saying what to do, and the same hub opens the session once there is room
-// (TJ-LIVE-021).
+// (TJ-LIVE-024).
 import { SimulatedFileSystem } from '@turnjournal/conformance';
 import { LiveError, type LiveSession, openConversationHub } from '@turnjournal/live';
 import { describe, expect, it } from 'vitest';
@@ -96,7 +96,7 @@ async function sessionOnAFullDisk() {
   return { sim, disk, hub, session, first, retry, checkpointBefore: before };
 }
 
-describe('a live session on a disk that ran full (issue 34, TJ-LIVE-020, TJ-LIVE-021)', () => {
+describe('a live session on a disk that ran full (issue 34, TJ-LIVE-023, TJ-LIVE-024)', () => {
   it('answers the first failing call with the session_failed a retry gets, saying to reopen through hub.session()', async () => {
     const { hub, session, first, retry } = await sessionOnAFullDisk();
     expect(first).toBeInstanceOf(LiveError);

@@ -109,7 +109,7 @@ describe('held deltas (TJ-LIVE-007)', () => {
     await sent.run.delta('b');
     sim.inject({ op: 'write', path: 'events.jsonl', errno: 'ENOSPC' });
     // The failing call and every later one answer the same `session_failed`, whose cause is the failed write
-    // (TJ-LIVE-021).
+    // (TJ-LIVE-024).
     const failed = { code: 'session_failed', cause: { code: 'write_failed' } };
     await expect(sent.run.toolStart({ toolCallId: 'c1', tool: 'search' })).rejects.toMatchObject(failed);
     await expect(sent.run.delta('c')).rejects.toMatchObject(failed);
