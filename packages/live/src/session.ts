@@ -74,9 +74,11 @@ export class LiveSession implements SubscriptionSource {
     this.#fold = fold;
     this.#settings = settings;
     this.#disk = new DiskReader(settings.fs, journals.events.path);
-    this.#ring = new RecordRing(settings.ringRecords, settings.ringBytes);
-    this.#pipeline = new CommitPipeline(sessionId, journals.events, fold, this.#ring, settings, stampRef);
-    this.#lastUsed = settings.clock();
+    this.#ring = new RecordRing(settings.ringRecords, settings.ringBytes, settings.subscriberLagBytes);
+    this.#pipeline = new CommitPipeline(sessionId, journals.events, fold, this.#ring, settings, stampRef, (now) =>
+      this.#retainFrom(now),
+    );
+    this.#lastUsed = settings.time.monotonic();
   }
 
   /**
@@ -135,7 +137,7 @@ export class LiveSession implements SubscriptionSource {
 
   /** @internal The hub handed the session out: it counts as used, so the idle close does not take it meanwhile. */
   touch(): void {
-    this.#lastUsed = this.#settings.clock();
+    this.#lastUsed = this.#settings.time.monotonic();
   }
 
   /** The active run's id, or undefined. */
@@ -148,7 +150,12 @@ export class LiveSession implements SubscriptionSource {
     return this.#subscribers.size;
   }
 
-  /** @internal Epoch ms of the last call, for the hub's idle close. */
+  /** @internal What the window of recent records holds now: its memory, bounded as TJ-LIVE-030 says. */
+  get windowUsage(): { readonly records: number; readonly bytes: number } {
+    return { records: this.#ring.size, bytes: this.#ring.bytes };
+  }
+
+  /** @internal When the session was last used, on the monotonic clock (ms), for the hub's idle close. */
   get lastUsed(): number {
     return this.#lastUsed;
   }
@@ -274,7 +281,7 @@ export class LiveSession implements SubscriptionSource {
       throw new LiveError('invalid_request', `after must be an integer >= -1, got ${String(options.after)}`);
     const subscription = new Subscription(this, after);
     this.#subscribers.add(subscription);
-    this.#lastUsed = this.#settings.clock();
+    this.#lastUsed = this.#settings.time.monotonic();
     return subscription;
   }
 
@@ -283,7 +290,12 @@ export class LiveSession implements SubscriptionSource {
    * `clientId` has not acknowledged (any client's ack counts when none is named).
    */
   snapshot(options: { readonly clientId?: string } = {}): ConversationView {
-    return this.#fold.view(this.sessionId, options.clientId, this.#settings.clock(), this.#settings.deliveryWindowMs);
+    return this.#fold.view(
+      this.sessionId,
+      options.clientId,
+      this.#settings.time.now(),
+      this.#settings.deliveryWindowMs,
+    );
   }
 
   /**
@@ -341,7 +353,7 @@ export class LiveSession implements SubscriptionSource {
         ...(options.retentionSeconds === undefined ? {} : { retentionSeconds: options.retentionSeconds }),
         // Finished runs nobody acknowledged within the session's delivery window no longer block it (TJ-RET-018).
         deliveryWindowSeconds: this.#settings.deliveryWindowMs / 1000,
-        now: this.#settings.clock(),
+        now: this.#settings.time.now(),
       });
       await this.#disk.reopen();
       return result;
@@ -405,12 +417,11 @@ export class LiveSession implements SubscriptionSource {
             .catch((error: unknown) => this.#pipeline.fail(error));
         }
       }
-      // `#activeRun` checked the session a moment ago (`#usable`) and read the clock: what `#appendable` would do
-      // again (no compaction started since the check above). Deltas come many per millisecond; the delta's stamp is
-      // that reading.
+      // `#activeRun` checked the session a moment ago (`#usable`): what `#appendable` would do again (no compaction
+      // started since the check above).
       const bytes = grownSegmentBytes(segment, requestId, text, this.#logPath);
       if (typeof bytes !== 'number') throw bytes;
-      const refused = this.#pipeline.appendDelta(requestId, segment.messageId, text, this.#lastUsed);
+      const refused = this.#pipeline.appendDelta(requestId, segment.messageId, text, this.#settings.time.stamp());
       if (refused !== null) return refused;
       segment.text += text;
       segment.bytes = bytes;
@@ -509,10 +520,33 @@ export class LiveSession implements SubscriptionSource {
   /** @internal */
   detach(subscription: Subscription): void {
     this.#subscribers.delete(subscription);
-    this.#lastUsed = this.#settings.clock();
+    this.#lastUsed = this.#settings.time.monotonic();
   }
 
   // ---- internals -------------------------------------------------------------------------------------------------
+
+  /**
+   * The first seq a live subscriber still reading has not received, which the window keeps at this delivery
+   * (TJ-LIVE-030); a live subscriber whose oldest missing record became durable more than the lag limit before `now`
+   * (monotonic ms), or is no longer in the window, is cut off instead and holds nothing.
+   */
+  #retainFrom(now: number): number {
+    let from = Number.POSITIVE_INFINITY;
+    const durable = this.#pipeline.durableSeq;
+    for (const subscription of this.#subscribers) {
+      if (!subscription.streaming) continue;
+      const next = subscription.cursor + 1;
+      if (next <= durable) {
+        const since = this.#ring.durableAt(next);
+        if (since === undefined || now - since > this.#settings.subscriberLagMs) {
+          subscription.cutOff();
+          continue;
+        }
+      }
+      if (next < from) from = next;
+    }
+    return from;
+  }
 
   #usable(): void {
     if (this.#closed) throw new LiveError('session_closed', `session "${this.sessionId}" is closed`);
@@ -523,7 +557,7 @@ export class LiveSession implements SubscriptionSource {
         `session "${this.sessionId}" failed; get it again from hub.session(), which reopens and recovers it`,
         { cause: failure },
       );
-    this.#lastUsed = this.#settings.clock();
+    this.#lastUsed = this.#settings.time.monotonic();
   }
 
   #activeRun(requestId: string): ActiveState {
