@@ -68,6 +68,8 @@ export interface RetentionReport {
     readonly removedRecords?: number;
     /** Finished runs nobody acknowledged within the delivery window: they no longer blocked compaction (TJ-RET-018). */
     readonly expiredRuns?: readonly string[];
+    /** Records stamped while a clock was ahead, when there were any: aged by the records after them (TJ-RET-019). */
+    readonly futureStampedRecords?: number;
     /**
      * The run that was streaming: the compaction, which holds the session's calls while it runs, was left to the next
      * pass, which compacts the session whether or not a run is active then.
@@ -180,7 +182,12 @@ export class ConversationHub {
           continue;
         }
         const result = await session.compact({ retentionSeconds: windowMs / 1000 });
-        sessions.push({ sessionId, removedRecords: result.removedRecords, expiredRuns: result.expiredRuns });
+        sessions.push({
+          sessionId,
+          removedRecords: result.removedRecords,
+          expiredRuns: result.expiredRuns,
+          ...(result.futureStampedRecords > 0 ? { futureStampedRecords: result.futureStampedRecords } : {}),
+        });
       } catch (error) {
         sessions.push({ sessionId, error: error instanceof Error ? error.message : String(error) });
       }
