@@ -3,7 +3,7 @@ import { liveDurabilityCheck } from './live-durability.js';
 import { liveInvalidSessionCheck } from './live-invalid-session.js';
 import { restartCheck, restartLongTextCheck } from './live-restart.js';
 import { snapshotAckCheck } from './live-snapshot-ack.js';
-import { catchUpCheck, subscribeCheck } from './live-subscribe.js';
+import { burstCheck, catchUpCheck, subscribeCheck } from './live-subscribe.js';
 import { turnFlowCheck } from './live-turn-flow.js';
 
 // The checks of feature `live` (adapter.md §5.7): the implementation's own live sessions, seen through their answers
@@ -14,6 +14,7 @@ export async function liveChecks(context: WriterContext): Promise<void> {
   await turnFlowCheck(context);
   await subscribeCheck(context);
   await catchUpCheck(context);
+  await burstCheck(context);
   await snapshotAckCheck(context);
   await restartCheck(context);
   await restartLongTextCheck(context);
