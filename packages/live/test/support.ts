@@ -69,6 +69,7 @@ export function countLogCalls(base: FileSystem, log: string): { fs: FileSystem; 
 /** A record line of an event log, as the tests read it back. */
 export interface LogLine {
   seq: number;
+  ts: string;
   type: string;
   payload: Record<string, unknown>;
 }
