@@ -85,7 +85,9 @@ export class RecordRing {
 
   /** Appends the record with the next seq; a record of another seq empties the window first. */
   push(record: LiveRecord, size: number): void {
-    this.#items[this.#slot(record.seq, size)] = record;
+    // The slot first: it may grow the arrays, and `this.#items[...] =` would read the old one before the call.
+    const index = this.#slot(record.seq, size);
+    this.#items[index] = record;
   }
 
   /** {@link RecordRing.push} of the `chat.delta` `text` of the segment `ids`, with `seq` and `ts`. */
