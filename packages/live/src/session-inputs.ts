@@ -1,16 +1,22 @@
 import type { Attachment } from '@turnjournal/schema';
 import type { FileSystem } from '@turnjournal/writer/file-system';
 import type { FanOut } from './fanout.js';
+import type { ProcessTime } from './live-clock.js';
 import type { LiveRun } from './live-run.js';
 import type { LiveRunStatus } from './records.js';
 
 /** Settings a hub gives each of its sessions. */
 export interface LiveSessionSettings {
   readonly fs: FileSystem;
-  readonly clock: () => number;
+  /** Stamps, ages and durations (spec §18.6). */
+  readonly time: ProcessTime;
   readonly fanOut: FanOut;
   readonly ringRecords: number;
   readonly ringBytes: number;
+  /** A live subscriber behind for longer than this is cut off (TJ-LIVE-030). */
+  readonly subscriberLagMs: number;
+  /** Most bytes the window holds while live subscribers still read what it holds (TJ-LIVE-030). */
+  readonly subscriberLagBytes: number;
   readonly deltaFlushMs: number;
   readonly deliveryWindowMs: number;
 }

@@ -82,9 +82,11 @@ export class LiveSession implements SubscriptionSource {
     this.#fold = fold;
     this.#settings = settings;
     this.#disk = new DiskReader(settings.fs, journals.events.path);
-    this.#ring = new RecordRing(settings.ringRecords, settings.ringBytes);
-    this.#pipeline = new CommitPipeline(sessionId, journals.events, fold, this.#ring, settings, stampRef);
-    this.#lastUsed = settings.clock();
+    this.#ring = new RecordRing(settings.ringRecords, settings.ringBytes, settings.subscriberLagBytes);
+    this.#pipeline = new CommitPipeline(sessionId, journals.events, fold, this.#ring, settings, stampRef, (now) =>
+      this.#retainFrom(now),
+    );
+    this.#lastUsed = settings.time.monotonic();
   }
 
   /**
@@ -151,7 +153,7 @@ export class LiveSession implements SubscriptionSource {
 
   /** @internal The hub handed the session out: it counts as used, so the idle close does not take it meanwhile. */
   touch(): void {
-    this.#lastUsed = this.#settings.clock();
+    this.#lastUsed = this.#settings.time.monotonic();
   }
 
   /** The active run's id, or undefined. */
@@ -164,7 +166,12 @@ export class LiveSession implements SubscriptionSource {
     return this.#subscribers.size;
   }
 
-  /** @internal Epoch ms of the last call, for the hub's idle close. */
+  /** @internal What the window of recent records holds now: its memory, bounded as TJ-LIVE-030 says. */
+  get windowUsage(): { readonly records: number; readonly bytes: number } {
+    return { records: this.#ring.size, bytes: this.#ring.bytes };
+  }
+
+  /** @internal When the session was last used, on the monotonic clock (ms), for the hub's idle close. */
   get lastUsed(): number {
     return this.#lastUsed;
   }
@@ -296,7 +303,7 @@ export class LiveSession implements SubscriptionSource {
     const reset = epoch !== undefined && after >= 0 && epoch !== this.#fold.epoch;
     const subscription = new Subscription(this, after, reset);
     this.#subscribers.add(subscription);
-    this.#lastUsed = this.#settings.clock();
+    this.#lastUsed = this.#settings.time.monotonic();
     return subscription;
   }
 
@@ -305,7 +312,12 @@ export class LiveSession implements SubscriptionSource {
    * `clientId` has not acknowledged (any client's ack counts when none is named).
    */
   snapshot(options: { readonly clientId?: string } = {}): ConversationView {
-    return this.#fold.view(this.sessionId, options.clientId, this.#settings.clock(), this.#settings.deliveryWindowMs);
+    return this.#fold.view(
+      this.sessionId,
+      options.clientId,
+      this.#settings.time.now(),
+      this.#settings.deliveryWindowMs,
+    );
   }
 
   /**
@@ -363,7 +375,7 @@ export class LiveSession implements SubscriptionSource {
         ...(options.retentionSeconds === undefined ? {} : { retentionSeconds: options.retentionSeconds }),
         // Finished runs nobody acknowledged within the session's delivery window no longer block it (TJ-RET-018).
         deliveryWindowSeconds: this.#settings.deliveryWindowMs / 1000,
-        now: this.#settings.clock(),
+        now: this.#settings.time.now(),
       });
       await this.#disk.reopen();
       return result;
@@ -427,12 +439,11 @@ export class LiveSession implements SubscriptionSource {
             .catch((error: unknown) => this.#pipeline.fail(error));
         }
       }
-      // `#activeRun` checked the session a moment ago (`#usable`) and read the clock: what `#appendable` would do
-      // again (no compaction started since the check above). Deltas come many per millisecond; the delta's stamp is
-      // that reading.
+      // `#activeRun` checked the session a moment ago (`#usable`): what `#appendable` would do again (no compaction
+      // started since the check above).
       const bytes = grownSegmentBytes(segment, requestId, text, this.#logPath);
       if (typeof bytes !== 'number') throw bytes;
-      const refused = this.#pipeline.appendDelta(requestId, segment.messageId, text, this.#lastUsed);
+      const refused = this.#pipeline.appendDelta(requestId, segment.messageId, text, this.#settings.time.stamp());
       if (refused !== null) return refused.catch(this.#rethrowAnswer);
       segment.text += text;
       segment.bytes = bytes;
@@ -531,16 +542,39 @@ export class LiveSession implements SubscriptionSource {
   /** @internal */
   detach(subscription: Subscription): void {
     this.#subscribers.delete(subscription);
-    this.#lastUsed = this.#settings.clock();
+    this.#lastUsed = this.#settings.time.monotonic();
   }
 
   // ---- internals -------------------------------------------------------------------------------------------------
+
+  /**
+   * The first seq a live subscriber still reading has not received, which the window keeps at this delivery
+   * (TJ-LIVE-030); a live subscriber whose oldest missing record became durable more than the lag limit before `now`
+   * (monotonic ms), or is no longer in the window, is cut off instead and holds nothing.
+   */
+  #retainFrom(now: number): number {
+    let from = Number.POSITIVE_INFINITY;
+    const durable = this.#pipeline.durableSeq;
+    for (const subscription of this.#subscribers) {
+      if (!subscription.streaming) continue;
+      const next = subscription.cursor + 1;
+      if (next <= durable) {
+        const since = this.#ring.durableAt(next);
+        if (since === undefined || now - since > this.#settings.subscriberLagMs) {
+          subscription.cutOff();
+          continue;
+        }
+      }
+      if (next < from) from = next;
+    }
+    return from;
+  }
 
   #usable(): void {
     if (this.#closed) throw new LiveError('session_closed', `session "${this.sessionId}" is closed`);
     const failure = this.#pipeline.failure;
     if (failure !== null) throw this.#failed(failure);
-    this.#lastUsed = this.#settings.clock();
+    this.#lastUsed = this.#settings.time.monotonic();
   }
 
   /**
