@@ -6,11 +6,17 @@ import { LiveError, openConversationHub } from '@turnjournal/live';
 import { describe, expect, it } from 'vitest';
 import { tempStore } from './support.js';
 
-function logLines(root: string, sessionId: string): Array<{ seq: number; type: string; payload?: any }> {
+interface Line {
+  seq: number;
+  type: string;
+  payload: { message?: unknown; error?: unknown; [key: string]: unknown };
+}
+
+function logLines(root: string, sessionId: string): Line[] {
   return readFileSync(join(root, sessionId, 'events.jsonl'), 'utf8')
     .split('\n')
     .filter((line) => line !== '')
-    .map((line) => JSON.parse(line));
+    .map((line) => JSON.parse(line) as Line);
 }
 
 describe('integration records of a live run', () => {
@@ -38,7 +44,7 @@ describe('integration records of a live run', () => {
     ]);
     expect(records[4]?.payload).toEqual({ note: { nested: [1, 'two'] }, request_id: 'r1' });
     // One segment, one assistant message: the extension record did not close it.
-    expect(records[6]?.payload.message.content).toBe('Hello');
+    expect(records[6]?.payload.message).toMatchObject({ content: 'Hello' });
   });
 
   it('an extension record is refused for a type outside x.<org>.<name> and for a run that is not active', async () => {
