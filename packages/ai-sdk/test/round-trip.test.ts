@@ -54,7 +54,7 @@ const EVERY_CHUNK: UIMessageChunk[] = [
 async function folded(chunks: readonly UIMessageChunk[]): Promise<UIMessage> {
   let message: UIMessage | undefined;
   // A copy: the reader merges data and metadata into the chunk objects it is given.
-  for await (const state of readUIMessageStream<UIMessage>({ stream: convertArrayToReadableStream(json(chunks)) }))
+  for await (const state of readUIMessageStream<UIMessage>({ stream: convertArrayToReadableStream(json([...chunks])) }))
     message = state;
   if (message === undefined) throw new Error('the stream gave no message');
   return message;

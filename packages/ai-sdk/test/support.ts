@@ -18,7 +18,9 @@ export function tempStore(): string {
   return dir;
 }
 
-type StreamPart = Parameters<typeof simulateReadableStream>[0]['chunks'][number];
+/** A language-model stream part (the provider's `LanguageModelV3StreamPart`). */
+type StreamPart =
+  Awaited<ReturnType<MockLanguageModelV3['doStream']>>['stream'] extends ReadableStream<infer Part> ? Part : never;
 
 /** Token usage of a mock answer. */
 export const usage = {
@@ -51,7 +53,13 @@ export function mockModel(calls: readonly StreamPart[][], delayMs = 0): MockLang
     doStream: async () => {
       const parts = calls[Math.min(call, calls.length - 1)] as StreamPart[];
       call += 1;
-      return { stream: simulateReadableStream({ chunks: parts, chunkDelayInMs: delayMs, initialDelayInMs: delayMs }) };
+      return {
+        stream: simulateReadableStream<StreamPart>({
+          chunks: parts,
+          chunkDelayInMs: delayMs,
+          initialDelayInMs: delayMs,
+        }),
+      };
     },
   });
 }
@@ -89,4 +97,34 @@ export async function readAll(stream: ReadableStream<UIMessageChunk>): Promise<U
 /** `value` through JSON, as it travels on the wire and sits in the journal (undefined members dropped). */
 export function json<T>(value: T): T {
   return JSON.parse(JSON.stringify(value)) as T;
+}
+
+/**
+ * The SDK's mock model streaming `parts`, which stops before part `holdAt` until `release()` is called: a run that is
+ * still active for as long as a test needs, whatever the machine's speed.
+ */
+export function heldModel(
+  parts: readonly StreamPart[],
+  holdAt: number,
+): { model: MockLanguageModelV3; release: () => void } {
+  let release = (): void => undefined;
+  const held = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const model = new MockLanguageModelV3({
+    doStream: async () => {
+      let next = 0;
+      const stream = new ReadableStream<StreamPart>({
+        async pull(controller) {
+          if (next === holdAt) await held;
+          const part = parts[next];
+          next += 1;
+          if (part === undefined) controller.close();
+          else controller.enqueue(part);
+        },
+      });
+      return { stream };
+    },
+  });
+  return { model, release };
 }
