@@ -34,9 +34,17 @@ export interface ChatHandlersOptions {
 
 /** The route handlers of a durable AI SDK chat (see {@link createChatHandlers}). */
 export interface ChatHandlers {
-  /** `POST /api/chat`: the `DefaultChatTransport` body → the answer as the SDK's SSE response, from the journal. */
+  /**
+   * `POST /api/chat`: the `DefaultChatTransport` body → the answer as the SDK's SSE response, from the journal. A
+   * request at fault gets a text response: 400 (no chat id, a last message that is not a user message, an id that
+   * is not a valid identifier), 409 (another answer of the chat is still being generated), 413 (a message longer
+   * than a journal line).
+   */
   readonly post: (request: Request) => Promise<Response>;
-  /** `GET /api/chat/:id/stream` for `useChat({ resume: true })`: the run to resume from its start, or 204. */
+  /**
+   * `GET /api/chat/:id/stream` for `useChat({ resume: true })`: the run to resume (see {@link resumableRun}) from
+   * its start, or 204 when there is none; 400 for an id that is not a valid identifier.
+   */
   readonly resume: (chatId: string) => Promise<Response>;
   /** The chat's `UIMessage[]` for the first render (see {@link loadChat}). */
   readonly loadChat: (chatId: string) => Promise<UIMessage[]>;
@@ -46,6 +54,27 @@ export interface ChatHandlers {
 
 function problem(status: number, message: string): Response {
   return new Response(`${message}\n`, { status, headers: { 'content-type': 'text/plain; charset=utf-8' } });
+}
+
+/** The HTTP status of a refusal that is the request's fault (a bad id, a busy chat, a message too long). */
+const STATUS_OF_CODE: Readonly<Record<string, number>> = {
+  invalid_request: 400,
+  invalid_identifier: 400,
+  invalid_record: 400,
+  run_active: 409,
+  line_too_long: 413,
+};
+
+/** `call`'s response, or the refusal of a request at fault as a text response; other failures are rethrown. */
+async function answering(call: () => Promise<Response>): Promise<Response> {
+  try {
+    return await call();
+  } catch (error) {
+    const code = (error as { code?: unknown } | null)?.code;
+    const status = typeof code === 'string' ? STATUS_OF_CODE[code] : undefined;
+    if (status === undefined) throw error;
+    return problem(status, `${code}: ${(error as Error).message}`);
+  }
 }
 
 /**
@@ -71,7 +100,9 @@ export function createChatHandlers(options: ChatHandlersOptions): ChatHandlers {
       }),
     });
 
-  const post = async (request: Request): Promise<Response> => {
+  const post = (request: Request): Promise<Response> => answering(() => send(request));
+
+  const send = async (request: Request): Promise<Response> => {
     let body: Record<string, unknown>;
     try {
       body = (await request.json()) as Record<string, unknown>;
@@ -114,12 +145,13 @@ export function createChatHandlers(options: ChatHandlersOptions): ChatHandlers {
     return respondWithRun(session, turn.requestId, started);
   };
 
-  const resume = async (chatId: string): Promise<Response> => {
-    const session = await hub.session(chatId);
-    const run = resumableRun(session);
-    if (run === undefined) return new Response(null, { status: 204 });
-    return respondWithRun(session, run.requestId, run.startedSeq);
-  };
+  const resume = (chatId: string): Promise<Response> =>
+    answering(async () => {
+      const session = await hub.session(chatId);
+      const run = resumableRun(session);
+      if (run === undefined) return new Response(null, { status: 204 });
+      return respondWithRun(session, run.requestId, run.startedSeq);
+    });
 
   return {
     post,

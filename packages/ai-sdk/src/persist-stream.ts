@@ -43,6 +43,7 @@ export async function persistUIMessageStream(
     feed?.enqueue(chunk);
   };
   let first = true;
+  let ended = false;
   const reader = stream.getReader();
   try {
     for (;;) {
@@ -52,10 +53,16 @@ export async function persistUIMessageStream(
       } catch (error) {
         // The producer failed (a model call that threw): the client sees the SDK's error chunk, like a stream of
         // streamText that failed; the run fails with it.
+        ended = true;
+        if (first) await write({ type: 'start', messageId: options.messageId });
+        first = false;
         await write({ type: 'error', errorText: error instanceof Error ? error.message : String(error) });
         break;
       }
-      if (next.done) break;
+      if (next.done) {
+        ended = true;
+        break;
+      }
       let chunk = next.value;
       if (first) {
         first = false;
@@ -66,6 +73,9 @@ export async function persistUIMessageStream(
     }
     if (first) await write({ type: 'start', messageId: options.messageId });
   } finally {
+    // A write the journal refused leaves the producer mid-stream: it is stopped, not left to run unread. The refusal
+    // in flight is this call's answer; a producer whose cancel fails too adds nothing a caller could act on.
+    if (!ended) await reader.cancel('the journal refused a chunk of the stream').catch(() => undefined);
     reader.releaseLock();
     feed?.close();
   }
