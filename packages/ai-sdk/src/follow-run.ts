@@ -62,7 +62,12 @@ export function followRun(
         for (const chunk of chunks) controller.enqueue(chunk);
         if (replay.ended) {
           subscription.close();
-          finishedSeq = event.record.seq;
+          // With no chunk of its own, the finishing record ends the stream now: a pull that enqueues nothing is not
+          // called again for the read that waits.
+          if (chunks.length === 0) {
+            controller.close();
+            options.onDelivered?.(event.record.seq);
+          } else finishedSeq = event.record.seq;
           return;
         }
         if (chunks.length > 0) return;

@@ -26,21 +26,13 @@ export async function persistUIMessageStream(
   options: PersistOptions,
 ): Promise<void> {
   const writer = new ChunkWriter(run);
-  let feed: ReadableStreamDefaultController<UIMessageChunk> | undefined;
-  const expectedErrors = { count: 0 };
-  const folded = foldMessage(
-    new ReadableStream<UIMessageChunk>({
-      start(controller) {
-        feed = controller;
-      },
-    }),
-    expectedErrors,
-  );
+  // What the SDK's reader is given at the end: the chunks with runs of plain deltas of one part merged (the same
+  // message, and the reader's cost — a snapshot of the message per chunk — paid per part instead of per token).
+  const folding: UIMessageChunk[] = [];
   const write = async (chunk: UIMessageChunk): Promise<void> => {
     // Journal first: the SDK's reader may change the objects it is given (it merges data and metadata into them).
     await writer.write(chunk);
-    if (chunk.type === 'error') expectedErrors.count += 1;
-    feed?.enqueue(chunk);
+    mergeInto(folding, chunk);
   };
   let first = true;
   let ended = false;
@@ -77,9 +69,8 @@ export async function persistUIMessageStream(
     // in flight is this call's answer; a producer whose cancel fails too adds nothing a caller could act on.
     if (!ended) await reader.cancel('the journal refused a chunk of the stream').catch(() => undefined);
     reader.releaseLock();
-    feed?.close();
   }
-  const { message, failure } = await folded;
+  const { message, failure } = await foldMessage(folding);
   const finishing = { message: { role: UI_MESSAGE_ROLE, [UI_MEMBER]: message } };
   const end = writer.end;
   if (failure !== undefined)
@@ -89,24 +80,57 @@ export async function persistUIMessageStream(
   else await run.cancel(end.reason ?? 'aborted', finishing);
 }
 
+/** A plain delta: nothing but its type, part id and text (a member more, such as provider metadata, counts). */
+function isPlainDelta(chunk: UIMessageChunk): chunk is UIMessageChunk & { type: 'text-delta' | 'reasoning-delta' } {
+  return (chunk.type === 'text-delta' || chunk.type === 'reasoning-delta') && Object.keys(chunk).length === 3;
+}
+
+/** Appends `chunk` to `chunks`, merged into the last one when both are plain deltas of the same part. */
+function mergeInto(chunks: UIMessageChunk[], chunk: UIMessageChunk): void {
+  const last = chunks.at(-1);
+  if (
+    last !== undefined &&
+    isPlainDelta(chunk) &&
+    isPlainDelta(last) &&
+    last.type === chunk.type &&
+    last.id === chunk.id &&
+    typeof last.delta === 'string' &&
+    typeof chunk.delta === 'string'
+  ) {
+    chunks[chunks.length - 1] = { ...last, delta: last.delta + chunk.delta };
+    return;
+  }
+  chunks.push(chunk);
+}
+
 /**
- * The message the SDK's `readUIMessageStream` builds from `stream` (its last state), and why it stopped when the
+ * The message the SDK's `readUIMessageStream` builds from `chunks` (its last state), and why it stopped when the
  * chunks were not a stream it reads (a delta of a part never started, say): the client would stop at the same place.
- * `expectedErrors` counts the `error` chunks fed so far that the reader has yet to report.
  */
 async function foldMessage(
-  stream: ReadableStream<UIMessageChunk>,
-  expectedErrors: { count: number },
+  chunks: readonly UIMessageChunk[],
 ): Promise<{ message: UIMessage | undefined; failure: string | undefined }> {
   let message: UIMessage | undefined;
   let failure: string | undefined;
+  // The reader reports each `error` chunk as an Error of its text: those are the stream's word, not a failure.
+  const said = chunks.flatMap((chunk) => (chunk.type === 'error' ? [chunk.errorText] : []));
+  let next = 0;
+  const stream = new ReadableStream<UIMessageChunk>({
+    pull(controller) {
+      const chunk = chunks[next];
+      next += 1;
+      if (chunk === undefined) controller.close();
+      else controller.enqueue(chunk);
+    },
+  });
   const messages = readUIMessageStream<UIMessage>({
     stream,
     terminateOnError: false,
-    // The reader reports each `error` chunk here too, in order: those are the stream's word, not a failure.
     onError: (error) => {
-      if (expectedErrors.count > 0) expectedErrors.count -= 1;
-      else failure ??= error instanceof Error ? error.message : String(error);
+      const text = error instanceof Error ? error.message : String(error);
+      const at = said.indexOf(text);
+      if (at >= 0) said.splice(at, 1);
+      else failure ??= text;
     },
   });
   try {
