@@ -3,7 +3,7 @@ import { createChatHandlers } from '@turnjournal/ai-sdk';
 import { openConversationHub } from '@turnjournal/live';
 import { streamText, type UIMessage, type UIMessageChunk } from 'ai';
 import { describe, expect, it } from 'vitest';
-import { answerParts, heldModel, mockModel, readAll, tempStore, transportTo, userMessage } from './support.js';
+import { answerParts, heldModel, readAll, tempStore, transportTo, userMessage } from './support.js';
 
 const WORDS = Array.from({ length: 12 }, (_, i) => `w${i} `);
 
