@@ -3,7 +3,8 @@
 # (`pnpm -r pack`), installs the tarballs with npm into a fresh temporary project outside the clone (no workspace
 # links), and there runs what a user arriving from npm runs. Expects a built workspace (`npm run bootstrap`).
 # Needs python3 with the jsonschema module (Debian: python3-jsonschema) and network access to the npm registry only
-# (for typescript, @types/node and vitest). Each step is announced; any failure fails the script.
+# (for typescript, @types/node, vitest, and ai, zod and @types/json-schema for the AI SDK package: `ai`'s declarations
+# import `json-schema` types that none of its dependencies bring). Each step is announced; any failure fails the script.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 pnpm_spec=$(node -p "require('$repo/package.json').packageManager")
@@ -30,7 +31,7 @@ step "npm install of the tarballs into $project (outside the clone)"
 cd "$project"
 printf '{ "name": "turnjournal-npm-proof", "private": true, "type": "module" }\n' >package.json
 npm install --no-audit --no-fund --loglevel=error "$work"/tarballs/*.tgz \
-  typescript@5.9.3 @types/node@20 vitest@4.1.12 ai@6.0.326 zod@4.6.7 >/dev/null
+  typescript@5.9.3 @types/node@20 vitest@4.1.12 ai@6.0.326 zod@4.6.7 @types/json-schema@7.0.15 >/dev/null
 if [ -L node_modules/@turnjournal/conformance ]; then echo "node_modules/@turnjournal/conformance is a link" >&2; exit 1; fi
 
 step "the CLI through npx: --version, and the README's main job (check a store)"
