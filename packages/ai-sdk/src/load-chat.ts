@@ -52,12 +52,18 @@ export async function loadChat(session: LiveSession, options: LoadChatOptions = 
   const messages = view.messages as readonly ViewMessage[];
   const answered = new Set<string>();
   for (const message of messages)
-    if (message.role === UI_MESSAGE_ROLE && typeof message.request_id === 'string') answered.add(message.request_id);
+    if (
+      message.role === UI_MESSAGE_ROLE &&
+      typeof message.request_id === 'string' &&
+      typeof message[UI_MEMBER] === 'object'
+    )
+      answered.add(message.request_id);
   const chat: UIMessage[] = [];
   for (const [index, message] of messages.entries()) {
     const requestId = typeof message.request_id === 'string' ? message.request_id : undefined;
     if (message.role === UI_MESSAGE_ROLE) {
-      if (requestId !== skip) chat.push(message[UI_MEMBER] as UIMessage);
+      const kept = message[UI_MEMBER];
+      if (requestId !== skip && typeof kept === 'object' && kept !== null) chat.push(kept as UIMessage);
       continue;
     }
     if (message.role === 'user') {

@@ -30,7 +30,6 @@ export async function persistUIMessageStream(
   // message, and the reader's cost — a snapshot of the message per chunk — paid per part instead of per token).
   const folding: UIMessageChunk[] = [];
   const write = async (chunk: UIMessageChunk): Promise<void> => {
-    // Journal first: the SDK's reader may change the objects it is given (it merges data and metadata into them).
     await writer.write(chunk);
     mergeInto(folding, chunk);
   };
@@ -71,7 +70,8 @@ export async function persistUIMessageStream(
     reader.releaseLock();
   }
   const { message, failure } = await foldMessage(folding);
-  const finishing = { message: { role: UI_MESSAGE_ROLE, [UI_MEMBER]: message } };
+  // No message when the reader could not take even the first chunk: the run's records are then all there is of it.
+  const finishing = message === undefined ? {} : { message: { role: UI_MESSAGE_ROLE, [UI_MEMBER]: message } };
   const end = writer.end;
   if (failure !== undefined)
     await run.error({ message: `the UI message stream is not one the AI SDK reads: ${failure}` }, finishing);

@@ -110,4 +110,20 @@ describe('chat handlers', () => {
     expect(aborted.errors).toEqual([]);
     await aborted.hub.close();
   });
+
+  it('fail the run of a stream the SDK cannot read, keeping its chunks and the message as far as it was read', async () => {
+    const invalid = await answerTo(() =>
+      convertArrayToReadableStream<UIMessageChunk>([
+        { type: 'start', messageId: 'm', messageMetadata: { n: 1 } },
+        { type: 'text-delta', id: 'never-started', delta: 'x' },
+        { type: 'finish' },
+      ]),
+    );
+    expect(invalid.chunks.map((chunk) => chunk.type)).toEqual(['start', 'text-delta', 'finish']);
+    expect(invalid.status).toBe('error');
+    const chat = await invalid.handlers.loadChat('c');
+    expect(chat.map((m) => m.id)).toEqual(['u1', 'm']);
+    expect(chat[1]).toMatchObject({ metadata: { n: 1 }, parts: [] });
+    await invalid.hub.close();
+  });
 });
