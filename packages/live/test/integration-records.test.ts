@@ -20,7 +20,7 @@ function logLines(root: string, sessionId: string): Line[] {
 }
 
 describe('integration records of a live run', () => {
-  it('an extension record between deltas keeps the segment open and lands in order, with the run id (TJ-LIVE-020)', async () => {
+  it('an extension record between deltas keeps the segment open and lands in order, with the run id (TJ-LIVE-025)', async () => {
     const root = tempStore();
     const hub = openConversationHub({ root, retention: false });
     const session = await hub.session('s1');
