@@ -182,7 +182,8 @@ export class CommitPipeline {
   readonly #failed = (error: unknown): void => this.fail(error);
 
   /**
-   * {@link CommitPipeline.append} of a payload the session built of strings (`size` its length), with the line held
+   * {@link CommitPipeline.append} of a payload the session built of strings (`size` its length; -1 for a caller's
+   * payload, which the pipeline copies), with the line held
    * (TJ-LIVE-007), and the delta timer started: null once accepted, else the refusal's promise.
    */
   appendHeld(type: string, payload: Record<string, unknown>, size: number): Promise<void> | null {
