@@ -18,14 +18,8 @@ trap 'rm -rf "$work"' EXIT
 project="$work/project"
 mkdir -p "$work/tarballs" "$project"
 
-step "pack every published package (private ones — test support, examples — are never packed)"
-for dir in "$repo"/packages/*/; do
-  if [ "$(node -p "require('${dir}package.json').private === true")" = true ]; then continue; fi
-  (cd "$dir" && pnpm pack --pack-destination "$work/tarballs" >/dev/null)
-done
-for tarball in "$work/tarballs"/*.tgz; do
-  printf '  %-48s %8s bytes, %4s files\n' "$(basename "$tarball")" "$(stat -c %s "$tarball")" "$(tar tzf "$tarball" | wc -l)"
-done
+step "pack every published package with the README's command (private ones — test support, examples — are never packed)"
+npm --prefix "$repo" run --silent pack:tarballs -- "$work/tarballs"
 
 step "npm install of the tarballs into $project (outside the clone)"
 cd "$project"
@@ -35,9 +29,9 @@ npm install --no-audit --no-fund --loglevel=error "$work"/tarballs/*.tgz \
 if [ -L node_modules/@turnjournal/conformance ]; then echo "node_modules/@turnjournal/conformance is a link" >&2; exit 1; fi
 
 step "the CLI through npx: --version, and the README's main job (check a store)"
-npx --no-install -p @turnjournal/conformance turnjournal --version
+npx --no-install turnjournal --version
 cp -R "$repo/examples/store" "$project/store"
-npx -p @turnjournal/conformance turnjournal check store
+npx --no-install turnjournal check store
 
 step "the JSON Schema files are exported"
 node --input-type=module -e "
