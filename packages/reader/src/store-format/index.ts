@@ -30,6 +30,7 @@ export {
   type LockLease,
   type LockStatus,
   lockStatusOf,
+  MAX_LEASE_MS,
   readLockStatus,
   safeParseLockHolder,
 } from './lock-file.js';

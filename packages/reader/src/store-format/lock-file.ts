@@ -109,13 +109,19 @@ export interface LockLease {
 const LEASE_SKEW_MS = 1000;
 
 /**
+ * The longest lease a writer watches before a take-over (TJ-DUR-039): five minutes. A lock promising a longer one is
+ * unproven, so that a lock file naming a lease of years cannot hold an open waiting for ever.
+ */
+export const MAX_LEASE_MS = 300_000;
+
+/**
  * The status of a lock given the text of its lock file (undefined: no lock file) and, for a lock with a lease, its
  * modification time (see {@link LockLease}). A holder on this machine (its host, or its boot id: containers on one
  * kernel may have other host names) is judged by its pid when it runs in this PID namespace or names none
  * (TJ-DUR-019), and by its lease when it runs in another (TJ-DUR-038): live while the lease was renewed within
  * `lease_ms`, `expired` after. A lease renewed in the future by more than a second is not trusted either way: the
  * wall clock stepped back since, and only watching the lease (TJ-DUR-039) can tell. A lock of another machine, or of
- * another namespace with no lease, is `unproven`.
+ * another namespace with no lease or one longer than {@link MAX_LEASE_MS}, is `unproven`.
  */
 export function lockStatusOf(text: string | undefined, lease?: LockLease): LockStatus {
   if (text === undefined) return 'none';
@@ -129,7 +135,7 @@ export function lockStatusOf(text: string | undefined, lease?: LockLease): LockS
   const namespace = currentPidNamespace();
   const pidProves = holder.pid_ns === undefined ? sameHost : namespace !== null && holder.pid_ns === namespace;
   if (pidProves) return isProcessAlive(holder.pid) ? 'live' : 'stale';
-  if (holder.lease_ms === undefined || lease === undefined) return 'unproven';
+  if (holder.lease_ms === undefined || holder.lease_ms > MAX_LEASE_MS || lease === undefined) return 'unproven';
   const age = lease.nowMs - lease.modifiedMs;
   return age >= -LEASE_SKEW_MS && age <= holder.lease_ms ? 'live' : 'expired';
 }

@@ -48,9 +48,11 @@ describe.runIf(currentBootId() !== null && currentPidNamespace() !== null)(
       }
     });
 
-    it('is unproven with no lease, and so is a lock of another machine', () => {
+    it('is unproven with no lease or one too long to watch, and so is a lock of another machine', () => {
       const noLease = JSON.stringify({ pid: 4_194_305, ...machine, token: 't', pid_ns: 'pid:[1]' });
       expect(lockStatusOf(noLease, renewed(0))).toBe('unproven');
+      const forYears = JSON.stringify({ pid: 4_194_305, ...machine, token: 't', pid_ns: 'pid:[1]', lease_ms: 1e12 });
+      expect(lockStatusOf(forYears, renewed(3_600_000))).toBe('unproven');
       const elsewhere = { pid: 4_194_305, host: 'another-host', boot_id: 'another-boot', token: 't' };
       expect(lockStatusOf(JSON.stringify({ ...elsewhere, pid_ns: 'pid:[1]', lease_ms: 1 }), renewed(60_000))).toBe(
         'unproven',

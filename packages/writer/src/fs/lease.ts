@@ -1,5 +1,4 @@
 import type { FileSystem } from './file-system.js';
-import { lockFileState } from './lock-file-state.js';
 
 /**
  * The lease of a held lock (TJ-DUR-038): while the lock is held, its holder sets the lock file's modification time at
@@ -18,8 +17,6 @@ export class Lease {
   readonly path: string;
   /** The lock file's inode when it was created. */
   readonly ino: number;
-  /** The token of the acquisition, in the lock file. */
-  readonly token: string;
   /** The lease period promised in the lock (`lease_ms`). */
   readonly leaseMs: number;
   #lost = false;
@@ -29,14 +26,13 @@ export class Lease {
     fs: FileSystem,
     touch: (path: string) => Promise<void>,
     path: string,
-    identity: { readonly ino: number; readonly token: string },
+    ino: number,
     leaseMs: number,
   ) {
     this.#fs = fs;
     this.#touch = touch;
     this.path = path;
-    this.ino = identity.ino;
-    this.token = identity.token;
+    this.ino = ino;
     this.leaseMs = leaseMs;
     renewals.add(this);
   }
@@ -61,8 +57,17 @@ export class Lease {
   /** Renews the lease once, unless the lock is no longer this holder's. */
   async renew(): Promise<void> {
     if (this.#ended) return;
-    const state = await lockFileState(this.#fs, this.path, this, (path) => this.#fs.stat(path));
-    if (state !== 'held') return this.markLost();
+    // The inode alone: a renewal every few seconds of every lock held must stay a stat and a touch. A lock replaced by
+    // one that reused the inode number is caught by the token check of the next sync (TJ-DUR-040); touching it meanwhile
+    // only renews a lease whose holder has just taken it.
+    let ino: number;
+    try {
+      ino = (await this.#fs.stat(this.path)).ino;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return this.markLost();
+      throw error;
+    }
+    if (ino !== this.ino) return this.markLost();
     if (!this.#ended) await this.#touch(this.path);
   }
 }

@@ -164,7 +164,7 @@ async function leaseOf(fs: FileSystem, path: string): Promise<LockLease | undefi
 }
 
 /**
- * Watches the lock at `path`, whose text is `text` and whose lease looks expired, for `leaseMs` on this process's
+ * Watches the lock at `path`, whose lease looks expired, for `leaseMs` on this process's
  * monotonic clock (TJ-DUR-039): true when neither its modification time nor its inode moved in that time (the holder
  * is presumed dead), false as soon as either moves (it renewed, or another writer took the lock). Watching is what
  * keeps a step of the wall clock from passing for an expired lease: only time this process saw pass counts.
@@ -223,7 +223,7 @@ export async function acquireLock(
       const lease =
         touch === undefined || leaseMs === undefined
           ? undefined
-          : new Lease(fs, touch, path, { ino, token: holder.token }, leaseMs);
+          : new Lease(fs, touch, path, ino, leaseMs);
       if (lease !== undefined) renewPeriodically(lease);
       return heldLock(fs, path, holder, ino, lease, tookOver, tookOverExpiredLease);
     }
