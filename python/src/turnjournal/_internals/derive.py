@@ -178,5 +178,6 @@ def fold_session(sid, files, findings):
         if orphan and defects.MUTANT != "no-orphan-finding":  # defect switch: TJ-DERIVE-012
             findings.add("orphan_turn", turn_id=tid)  # TJ-DERIVE-012: a session-level finding
         out[tid] = {"turn_id": tid, "session_id": sid, "state": state, "orphan": orphan,
-                    "file": first_file, "files": list(turn["files"])}
+                    "file": first_file, "files": list(turn["files"]),
+                    "records": {name: rep[2]["obj"] for name, rep in reps.items()}}  # representatives, for reports
     return out

@@ -117,12 +117,13 @@ def _iso_ms(ts):
         return None
 
 
-def compact_event_log(path, now_ms, window_s=None, delivery_window_s=None):
+def compact_event_log(path, now_ms, window_s=None, delivery_window_s=None, lock_held=False):
     """Compaction of an event log (spec §14.2): cut at the latest valid checkpoint C with only removable records before
-    it, keep C and the rest byte for byte (TJ-RET-012, TJ-RET-014)."""
+    it, keep C and the rest byte for byte (TJ-RET-012, TJ-RET-014). ``lock_held``: the caller holds the file's lock
+    (an open EventLog), so it is not taken here."""
     window = 48 * 3600 if window_s is None else window_s
     delivery_window = 48 * 3600 if delivery_window_s is None else delivery_window_s  # TJ-LIVE-015
-    token = acquire_lock(path)
+    token = None if lock_held else acquire_lock(path)
     try:
         findings = Findings()
         jf = read_journal_file(path, "tolerant", findings)
@@ -171,4 +172,5 @@ def compact_event_log(path, now_ms, window_s=None, delivery_window_s=None):
         atomic_replace(path, b"".join(lines[cut["line"] - 1:]))
         return {"removed_records": cut["line"] - 1, "expired": expired}
     finally:
-        release_lock(path, token)
+        if token is not None:
+            release_lock(path, token)

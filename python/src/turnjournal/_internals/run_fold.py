@@ -24,6 +24,9 @@ class RunFold:
         self.calls = {}  # seq -> {"requests": [(where, ordinal)], "responses": [where]}, where = (line, offset)
         self.ordinal = 0
         self.last_agent_seq = None
+        self.session_id = None  # the header's, for reports
+        self.last_status = None
+        self.agent_events = 0
 
     def feed(self, rec):
         path, findings = self.path, self.findings
@@ -33,6 +36,8 @@ class RunFold:
             if t != "header" and defects.MUTANT != "no-missing-header":  # defect switch: TJ-RUN-005
                 findings.add("missing_header", path, rec["line"], rec["offset"])  # TJ-RUN-005
             self.run_id = obj.get("run_id")
+            if t == "header" and isinstance(obj.get("session_id"), str):
+                self.session_id = obj["session_id"]
             if isinstance(self.run_id, str) and not valid_identifier(self.run_id):
                 findings.add("invalid_run_id", path)  # TJ-FAM-013
             if t == "header":
@@ -65,7 +70,10 @@ class RunFold:
         elif t == "llm.response":
             key = ("n", sum(len(c["responses"]) for c in calls.values())) if defects.MUTANT == "pair-by-order" else obj["seq"]
             calls.setdefault(key, {"requests": [], "responses": []})["responses"].append(where)
-        elif t == "agent.event":
+        elif t == "run.status":
+            self.last_status = obj.get("status")
+        if t == "agent.event":
+            self.agent_events += 1
             last = self.last_agent_seq
             if defects.MUTANT == "agent-gap-reported" and last is not None and obj["seq"] > last + 1:
                 findings.add("seq_gap", path, *where)  # defect switch: TJ-RUNSEM-008
@@ -94,7 +102,9 @@ class RunFold:
                           default=None)
         unfinished = "cancelled" if defects.MUTANT == "no-end-means-cancelled" else "incomplete"  # switch: TJ-RECOV-012
         return {"run_id": self.run_id, "outcome": outcome if outcome is not None else unfinished,
-                "max_request_seq": max_request}
+                "max_request_seq": max_request, "session_id": self.session_id, "last_status": self.last_status,
+                "llm_calls": sum(1 for call in self.calls.values() if call["requests"]),
+                "agent_events": self.agent_events}
 
 
 def fold_run(jf, findings):
