@@ -214,11 +214,12 @@ class EventLog:
         writer.append(record)
         self.last_seq = seq
         self._since_checkpoint += 1
-        self._since_checkpoint_bytes += os.fstat(writer.fd).st_size - before
+        written = os.fstat(writer.fd).st_size - before
+        self._since_checkpoint_bytes += written
         if type in _RUN_TYPES:
             self._run_records.append(record)
         if type == "checkpoint":
-            self._last_checkpoint_bytes = self._since_checkpoint_bytes
+            self._last_checkpoint_bytes = written  # the checkpoint's own line
             self._since_checkpoint_bytes = 0
             self._run_records = [record]
         return seq
