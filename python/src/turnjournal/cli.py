@@ -10,7 +10,7 @@ import sys
 from typing import Any, Sequence
 
 from .recovery import plan_recovery, recover_store
-from .report import check_store
+from .report import check_store, spelled_as_given
 
 USAGE_ERROR = 2
 
@@ -90,6 +90,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return USAGE_ERROR
     recovery = recover_store(args.paths[0], hooks) if args.apply else plan_recovery(args.paths[0])
     out = recovery.to_json()
+    shown = spelled_as_given(args.paths)
+    out["held_files"] = [shown(f) for f in out["held_files"]]
+    for log in out["event_logs"]:
+        log["file"] = shown(log["file"])
     if args.format == "json":
         print(_dump(out))
     else:

@@ -176,6 +176,16 @@ class EventLog:
         self._maybe_checkpoint()
         return seq
 
+    def cancel_unfinished_runs(self, reason: str = "server_startup_recovery") -> list[dict[str, Any]]:
+        """Close every run of the log that never finished with ``chat.cancelled`` (TJ-RECOV-011), so that clients
+        stop waiting for it: call it at startup, before this process starts runs of its own. Returns the runs closed,
+        ``[{"request_id", "seq"}]``, in start order."""
+        if not isinstance(reason, str) or not reason:
+            raise BadRequest("reason must be a non-empty string")
+        unfinished = [rid for rid, finished in _known_runs(self._run_records).items() if not finished]
+        return [{"request_id": rid, "seq": self._append("chat.cancelled", {"request_id": rid, "reason": reason})}
+                for rid in unfinished]
+
     def compact(self, *, now: float | None = None, retention_seconds: float | None = None,
                 delivery_window_seconds: float | None = None) -> dict[str, Any]:
         """Drop the records before the latest checkpoint that nothing needs any more (spec §14.2; default retention

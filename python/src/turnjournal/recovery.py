@@ -11,10 +11,15 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ._internals.audit import audit
+from ._internals.discovery import discover
+from ._internals.event_fold import fold_event_log
+from ._internals.journal_file import read_journal_file
+from ._internals.records import Findings
 from ._internals.errors import TurnJournalError
 from ._internals.liveness import held_by_live_writer
 from ._internals.recovery import TURN_DIR, _turn_store
 from ._internals.writer import AppendFile, WriterError
+from .events import EventLog
 
 #: The reason of the ``interrupted`` record recovery appends.
 SERVER_STARTUP_RECOVERY = "server_startup_recovery"
@@ -59,19 +64,22 @@ class StoreRecovery:
     plan: list[PlannedTurn]
     turns: list[dict[str, Any]] = field(default_factory=list)
     held_files: list[str] = field(default_factory=list)
+    #: Event logs with a run that never finished: ``{"file", "cancelled": [{"request_id", "seq"}], "skipped"?}``.
+    event_logs: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def complete(self) -> bool:
         """True when nothing planned was left alone."""
         return not self.held_files and all(t["outcome"] == "recovered" or t.get("reason") == "finished"
-                                           for t in self.turns)
+                                           for t in self.turns) and not any("skipped" in log for log in self.event_logs)
 
     def to_json(self) -> dict[str, Any]:
         """The JSON output of ``recover`` (spec/v1/recover.schema.json)."""
         return {"command": "recover", "applied": self.applied, "complete": self.complete,
                 "plan": [{"session_id": p.session_id, "turn_id": p.turn_id, "state": p.state, "actions": p.actions}
                          for p in self.plan],
-                "turns": list(self.turns), "held_files": list(self.held_files), "event_logs": []}
+                "turns": list(self.turns), "held_files": list(self.held_files),
+                "event_logs": [dict(log) for log in self.event_logs]}
 
 
 def _store_root(path: str) -> str:
@@ -104,7 +112,25 @@ def plan_recovery(root: str) -> StoreRecovery:
             else:
                 actions.append({"kind": kind})
         plan.append(PlannedTurn(sid, tid, derived[sid][tid]["state"], actions))
-    return StoreRecovery(False, plan, held_files=held)
+    logs = [{"file": path, "cancelled": []} for path in _unfinished_event_logs(root)]
+    return StoreRecovery(False, plan, held_files=held, event_logs=logs)
+
+
+def _unfinished_event_logs(root: str) -> list[str]:
+    """Event logs under ``root`` with a run that never finished (active or abandoned), whose writer is gone."""
+    findings = Findings()
+    out = []
+    for kind, path in discover([root], findings):
+        if kind != "jsonl":
+            continue
+        jf = read_journal_file(path, "tolerant", findings, stream=True)
+        if jf.family != "event":
+            continue
+        state = fold_event_log(jf, findings)
+        abandoned = any(f["code"] == "abandoned_run" and f.get("file") == path for f in findings.items)
+        if (state["active_request_id"] is not None or abandoned) and not held_by_live_writer(path):
+            out.append(path)
+    return out
 
 
 def recover_store(root: str, hooks: RecoveryHooks | None) -> StoreRecovery:
@@ -123,11 +149,14 @@ def recover_store(root: str, hooks: RecoveryHooks | None) -> StoreRecovery:
         try:
             for action in planned.actions:
                 kind = action["kind"]
-                if kind == "ensure_user_message" and hooks is not None:
-                    hooks.ensure_user_message(turn, dict(action["submitted"]))
+                # Without hooks (a store with no host transcript) the host's steps are done by doing nothing.
+                if kind == "ensure_user_message":
+                    if hooks is not None:
+                        hooks.ensure_user_message(turn, dict(action["submitted"]))
                     performed.append(kind)
-                elif kind == "ensure_interruption_marker" and hooks is not None:
-                    hooks.ensure_interruption_marker(turn)
+                elif kind == "ensure_interruption_marker":
+                    if hooks is not None:
+                        hooks.ensure_interruption_marker(turn)
                     performed.append(kind)
                 elif kind == "append_interrupted":
                     skipped = _append_interrupted(files, turn, record)
@@ -142,6 +171,14 @@ def recover_store(root: str, hooks: RecoveryHooks | None) -> StoreRecovery:
                 raise
             recovery.held_files.extend(f for f in files if f not in recovery.held_files)
             recovery.turns.append(dict(outcome, outcome="skipped", performed=performed, reason="held"))
+    for log in recovery.event_logs:
+        try:
+            with EventLog(log["file"]) as opened:
+                log["cancelled"] = opened.cancel_unfinished_runs(SERVER_STARTUP_RECOVERY)
+        except WriterError as error:
+            if error.code != "journal_locked":
+                raise
+            log["skipped"] = str(error)
     return recovery
 
 
@@ -160,7 +197,9 @@ def _append_interrupted(files: list[str], turn: RecoveringTurn, record: dict[str
         state = derived.get(turn.session_id, {}).get(turn.turn_id, {}).get("state")
         if state in ("completed", "interrupted"):
             return "finished"
-        writer.append(dict(record, created_at=time.time(), terminal=True))
+        final = {k: record[k] for k in ("version", "event", "turn_id", "session_id", "stream_id") if k in record}
+        final.update(created_at=time.time(), reason=record["reason"], terminal=True)
+        writer.append(final)
         return None
     finally:
         writer.close()

@@ -4,7 +4,7 @@ the same schema the TypeScript CLI's reports follow), plus readers of one run fi
 from __future__ import annotations
 
 import os
-from typing import Any, Literal, Sequence
+from typing import Any, Callable, Literal, Sequence
 
 from ._internals.audit import audit as _audit
 from ._internals.derive import derive_sessions
@@ -38,7 +38,25 @@ FINDING_CODES: dict[str, tuple[str, bool]] = {
 #: Bytes of a user message a report shows at most (TJ-AUDIT-012: reports never carry whole messages).
 MAX_EXCERPT_BYTES = 64
 _LOCATION = ("file", "line", "offset", "length", "session_id", "turn_id", "run_id")
+_RUN_FOLD_CODES = {"missing_header", "record_after_run_end", "run_id_mismatch", "seq_duplicate", "seq_gap",
+                   "agent_event_seq_regression", "unpaired_llm_request", "unpaired_llm_response"}
 _TURN_LOCATION = ("session_id", "turn_id", "file", "line", "offset", "length", "run_id")
+
+
+def spelled_as_given(paths: Sequence[str]) -> Callable[[str], str]:
+    """A function that spells an absolute path under one of ``paths`` as the user gave that path (a report's paths
+    are the user's, as the TypeScript CLI prints them)."""
+    given = [(os.path.abspath(p), p.rstrip(os.sep) or p) for p in paths]
+
+    def shown(path: str) -> str:
+        for absolute, spelled in given:
+            if path == absolute:
+                return spelled
+            if path.startswith(absolute + os.sep):
+                return os.path.join(spelled, path[len(absolute) + 1:])
+        return path
+
+    return shown
 
 
 def excerpt(text: str, max_bytes: int = MAX_EXCERPT_BYTES) -> tuple[str, bool]:
@@ -62,12 +80,21 @@ def _message(finding: dict[str, Any]) -> str:
     return code.replace("_", " ") + (" (%s)" % finding["reason"] if isinstance(finding.get("reason"), str) else "")
 
 
+def _with_run(raw: dict[str, Any], run_of_file: dict[str, str]) -> dict[str, Any]:
+    """A run fold's finding names its run, as the TypeScript reader's do."""
+    if raw["code"] in _RUN_FOLD_CODES and raw.get("file") in run_of_file and "run_id" not in raw:
+        return dict(raw, run_id=run_of_file[raw["file"]])
+    return raw
+
+
 def _finding(raw: dict[str, Any], shown: Any, session_of: dict[str, str], state_of: dict[str, str]) -> dict[str, Any]:
     severity, repairable = FINDING_CODES.get(raw["code"], ("warn", False))
     out: dict[str, Any] = {"code": raw["code"], "severity": raw.get("severity", severity),
                            "repairable": raw.get("repairable", repairable)}
     out["message"] = _message(dict(raw, repairable=out["repairable"], state=state_of.get(raw.get("turn_id"))))
     located = dict(raw)
+    if "length" not in located and "head_length" in located:
+        located["length"] = located["head_length"]
     if "length" not in located and "nul_length" in located:
         located["offset"], located["length"] = located["nul_offset"], located["nul_length"]
     if "turn_id" in located and "session_id" not in located and located["turn_id"] in session_of:
@@ -88,16 +115,7 @@ def check_store(paths: Sequence[str], mode: Mode = "tolerant", *, audit: bool = 
     too. Changes nothing. Paths in the report are spelled as given."""
     if mode not in ("tolerant", "prefix", "strict"):
         raise ValueError("mode must be tolerant, prefix or strict, not %r" % (mode,))
-    given = [(os.path.abspath(p), p.rstrip(os.sep) or p) for p in paths]
-
-    def shown(path: str) -> str:
-        for absolute, spelled in given:
-            if path == absolute:
-                return spelled
-            if path.startswith(absolute + os.sep):
-                return os.path.join(spelled, path[len(absolute) + 1:])
-        return path
-
+    shown = spelled_as_given(paths)
     findings = Findings()
     files_out: list[dict[str, Any]] = []
     runs_out: list[dict[str, Any]] = []
@@ -106,6 +124,7 @@ def check_store(paths: Sequence[str], mode: Mode = "tolerant", *, audit: bool = 
     plan: list[dict[str, Any]] = []
     derived: dict[str, Any] = {}
     listed: set[str] = set()
+    run_of_file: dict[str, str] = {}
     try:
         for kind, path in discover(list(paths), findings):
             if kind == "state":
@@ -116,7 +135,7 @@ def check_store(paths: Sequence[str], mode: Mode = "tolerant", *, audit: bool = 
                 files_out.append({"path": shown(path), "family": "state", "records": 0 if state is None else 1})
                 continue
             jf = read_journal_file(path, mode, findings, stream=True)
-            files_out.append({"path": shown(path), "family": jf.family or "unknown", "records": jf.accepted})
+            files_out.append({"path": shown(path), "family": jf.family or "unknown", "records": jf.parsed})
             if jf.family == "turn":
                 turn_files.append(jf)
             elif jf.family == "event":
@@ -130,6 +149,8 @@ def check_store(paths: Sequence[str], mode: Mode = "tolerant", *, audit: bool = 
                 logs_out.append(entry)
             elif jf.family == "run":
                 run = fold_run(jf, findings)
+                if isinstance(run["run_id"], str):
+                    run_of_file[path] = run["run_id"]
                 entry = {"file": shown(path)}
                 if isinstance(run["run_id"], str):
                     entry["run_id"] = run["run_id"]
@@ -156,7 +177,7 @@ def check_store(paths: Sequence[str], mode: Mode = "tolerant", *, audit: bool = 
         sessions_out.append({"session_id": sid, "files": session_files,
                              "turns": [_report_turn(turns[tid]) for tid in sorted(turns)]})
     state_of = {tid: turn["state"] for turns in derived.values() for tid, turn in turns.items()}
-    report_findings = [_finding(f, shown, session_of, state_of) for f in findings.items]
+    report_findings = [_finding(_with_run(f, run_of_file), shown, session_of, state_of) for f in findings.items]
     counts = {"error": 0, "warn": 0, "info": 0}
     for f in report_findings:
         counts[f["severity"]] += 1

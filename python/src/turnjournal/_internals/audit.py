@@ -18,7 +18,7 @@ def audit(derived, turn_files, findings):
                     f.write(json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "token": "plan"}))
     for jf in turn_files:
         for line in sorted(set(jf.damage_lines)) if defects.MUTANT != "no-malformed-event-finding" else ():  # TJ-AUDIT-009
-            findings.add("turn_journal_malformed_event", jf.path, line)  # TJ-AUDIT-009
+            findings.add("turn_journal_malformed_event", jf.path, line, jf.damage_offsets.get(line))  # TJ-AUDIT-009
     for sid in sorted(derived):
         for tid in sorted(derived[sid]):
             turn = derived[sid][tid]

@@ -26,6 +26,8 @@ class JournalFile:
         self.unsupported_file = False
         self.header_checked = False
         self.damage_lines = []  # lines yielding malformed_line/zero_filled_region/oversized_line/invalid_record
+        self.damage_offsets = {}  # line -> its offset, for reports
+        self.parsed = 0  # JSON objects read, valid or not (a report's record count)
         self.strict_failure = None  # the finding a strict-mode read of this file stopped at
         self.accepted_seqs = []  # event family: seqs of the records the fold accepted, in file order
         self.routed = False  # some record of the file's family reached the fold (accepted or not)
@@ -65,6 +67,7 @@ def read_journal_file(path, mode, findings, stream=False):
             raise StrictFailure(f)
 
     def on_record(obj, line_no, offset, raw):
+        jf.parsed += 1
         family, rtype = classify(obj)
         if jf.unsupported_file and family != "run" and family in ("turn", "event", "state"):
             _mixed(line_no, offset)
@@ -186,6 +189,7 @@ def read_journal_file(path, mode, findings, stream=False):
         jf.family = None
         jf.routed = False
         jf.damage_lines = []
+        jf.damage_offsets = {}
     if jf.family is None:
         jf.family = layout_hint(path)
         if jf.family is None:
@@ -195,4 +199,5 @@ def read_journal_file(path, mode, findings, stream=False):
                                                    "invalid_record") \
                 and "line" in f:
             jf.damage_lines.append(f["line"])
+            jf.damage_offsets.setdefault(f["line"], f.get("offset"))
     return jf
