@@ -27,7 +27,8 @@ except ImportError:
 
 from turnjournal._internals import defects  # noqa: E402
 from turnjournal._internals.errors import BadRequest  # noqa: E402
-from turnjournal._internals.lifecycle import event_append, run_step, state_write, turn_event, turn_submit  # noqa: E402
+from turnjournal import EventLog, TurnJournal, TurnJournalError  # noqa: E402
+from turnjournal._internals.lifecycle import run_step, state_write  # noqa: E402
 from turnjournal._internals.records import Findings  # noqa: E402,F401 (for tests)
 from turnjournal._internals.recovery import recover_store  # noqa: E402
 from turnjournal._internals.retention import _identity, _lines, compact_event_log, data_end, sweep_store  # noqa: E402,F401
@@ -87,6 +88,55 @@ MUTANTS = ("pid-only-liveness", "no-dir-fsync", "no-fdatasync", "no-poison", "so
 if MUTANT and MUTANT not in MUTANTS:
     sys.stderr.write("adapter.py: unknown TJ_MUTANT %r; one of %s\n" % (MUTANT, ", ".join(MUTANTS)))
     sys.exit(2)
+
+
+# Lifecycle ops (adapter.md §5.4) through the library's public API: each request opens the journal or log (lock
+# taken, torn tail repaired, state read back), makes one call and closes it again.
+
+
+def turn_submit(root, sid, tid, content):
+    with TurnJournal(_absolute(root), sid) as journal:
+        return {"created": journal.submit(content, turn_id=tid).created}
+
+
+def turn_event(root, sid, tid, event, reason):
+    with TurnJournal(_absolute(root), sid) as journal:
+        if event == "worker_started":
+            journal.worker_started(tid)
+        elif event == "assistant_started":
+            journal.assistant_started(tid)
+        elif event == "completed":
+            journal.complete(tid)
+        elif event == "interrupted":
+            journal.interrupt(tid, reason if isinstance(reason, str) and reason else "error")
+        else:
+            raise BadRequest("event must be worker_started, assistant_started, completed or interrupted")
+    return {}
+
+
+def event_append(file, rtype, payload):
+    if not isinstance(rtype, str) or not isinstance(payload, dict):
+        raise BadRequest("event_append needs file (an absolute path), type and payload (an object)")
+    with EventLog(_absolute(file)) as log:
+        if rtype == "message_append":
+            seq = log.append_message(payload.get("message"))
+        elif rtype == "message_edit" and "messages" in payload:
+            seq = log.replace_messages(payload["messages"])
+        elif rtype == "message_edit":
+            seq = log.edit_message(payload.get("index"), payload.get("message"))
+        elif rtype == "undo":
+            seq = log.undo(payload.get("n", 1))
+        elif rtype == "checkpoint":
+            seq = log.checkpoint()
+        else:
+            seq = log.append(rtype, payload)
+    return {"seq": seq}
+
+
+def _absolute(path):
+    if not isinstance(path, str) or not os.path.isabs(path):
+        raise BadRequest("root and file must be absolute paths")
+    return path
 
 
 def capabilities():
@@ -263,7 +313,7 @@ def serve(stdin=None, stdout=None):
             response = {"id": request_id, "ok": False, "error": {"code": "unsupported", "message": str(e)}}
         except BadRequest as e:
             response = {"id": request_id, "ok": False, "error": {"code": "bad_request", "message": str(e)}}
-        except WriterError as e:
+        except TurnJournalError as e:
             print("adapter: %s: %s" % (op, e), file=sys.stderr)
             response = {"id": request_id, "ok": False, "error": {"code": e.code, "message": str(e)}}
         except Exception as e:  # never exit on a request (TJ-CONF-015)

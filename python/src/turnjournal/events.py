@@ -11,7 +11,6 @@ from typing import Any, Mapping, Sequence
 from ._internals.errors import BadRequest, TurnJournalError
 from ._internals.event_fold import FINISHING, EventFold
 from ._internals.journal_file import read_journal_file
-from ._internals.lifecycle import _known_runs, _run_index
 from ._internals.records import Findings
 from ._internals.retention import compact_event_log
 from ._internals.schema import is_integer
@@ -21,6 +20,7 @@ from .journal import Durability
 #: Records between checkpoints, as in gptme (spec TJ-EVENT-006 adds a byte condition).
 CHECKPOINT_INTERVAL = 50
 _RUN_TYPES = ("chat.started", "delivery.ack") + FINISHING
+_OUTCOMES = {"chat.done": "done", "chat.error": "error", "chat.cancelled": "cancelled"}
 
 
 def event_log_path(logdir: str) -> str:
@@ -90,15 +90,13 @@ class EventLog:
         fold = EventFold(self.path, findings)
         since = 0
         last_checkpoint_bytes = 0
-        self._run_records: list[dict[str, Any]] = []
+        self._runs: dict[str, dict[str, Any]] = {}
         for rec in jf.records:
             fold.feed(rec)
             since += 1
             if rec["type"] == "checkpoint" and not rec.get("unknown"):
                 since, last_checkpoint_bytes = 0, len(rec["raw"]) + 1
-                self._run_records = [rec["obj"]]
-            elif rec["type"] in _RUN_TYPES:
-                self._run_records.append(rec["obj"])
+            self._index(rec["obj"])
         state = fold.finish()
         self._messages: list[Any] = list(state["messages"])
         self.last_seq: int | None = state["last_seq"]
@@ -108,6 +106,37 @@ class EventLog:
         # Bytes written after the last checkpoint's line (TJ-EVENT-006's byte condition).
         last_cp = next((r for r in reversed(jf.records) if r["type"] == "checkpoint" and not r.get("unknown")), None)
         self._since_checkpoint_bytes = size - (last_cp["offset"] + len(last_cp["raw"]) + 1) if last_cp else size
+
+    def _index(self, record: dict[str, Any]) -> None:
+        """Fold one record into the run index (spec §6.2): a checkpoint's valid index replaces it (the records before
+        it may be compacted away); without one, or with a malformed one, the whole log's records count (TJ-EVENT-020)."""
+        payload = record.get("payload") if isinstance(record.get("payload"), dict) else {}
+        kind = record.get("type")
+        if kind == "checkpoint":
+            index = payload.get("runs")
+            if isinstance(index, list) and all(isinstance(e, dict) and isinstance(e.get("request_id"), str)
+                                               for e in index):
+                self._runs = {e["request_id"]: dict(e, acked_by=list(e.get("acked_by") or [])) for e in index}
+            return
+        rid = payload.get("request_id")
+        if not isinstance(rid, str) or kind not in _RUN_TYPES:
+            return
+        if kind == "chat.started":
+            if rid not in self._runs:
+                self._runs[rid] = {"request_id": rid, "started_seq": record["seq"], "started_ts": record["ts"],
+                                   "outcome": None, "finished_seq": None, "finished_ts": None, "acked": False,
+                                   "acked_by": []}
+            return
+        run = self._runs.get(rid)
+        if run is None:
+            return
+        if kind in _OUTCOMES and run["outcome"] is None:
+            run.update(outcome=_OUTCOMES[kind], finished_seq=record["seq"], finished_ts=record["ts"])
+        elif kind == "delivery.ack":
+            run["acked"] = True
+            client = payload.get("client_id")
+            if isinstance(client, str) and client not in run["acked_by"]:
+                run["acked_by"].append(client)
 
     @property
     def messages(self) -> list[Any]:
@@ -155,7 +184,8 @@ class EventLog:
 
     def checkpoint(self) -> int:
         """Append a checkpoint of the whole message list now; returns its seq."""
-        seq = self._append("checkpoint", {"messages": list(self._messages), "runs": _run_index(self._run_records)})
+        seq = self._append("checkpoint", {"messages": list(self._messages),
+                                          "runs": [dict(run) for run in self._runs.values()]})  # TJ-EVENT-019
         self._since_checkpoint = 0
         return seq
 
@@ -167,11 +197,15 @@ class EventLog:
             raise BadRequest("use append_message, edit_message, replace_messages, undo or checkpoint for %s" % type)
         body = dict(payload)
         if type == "chat.started":
-            runs = _known_runs(self._run_records)
-            if body.get("request_id") in runs:
+            if body.get("request_id") in self._runs:
                 raise TurnJournalError("refused", "request %s already has a run (TJ-EVENT-010)" % body.get("request_id"))
-            if runs and not list(runs.values())[-1]:
+            if self._runs and list(self._runs.values())[-1]["outcome"] is None:
                 raise TurnJournalError("refused", "a run is active (TJ-EVENT-009)")
+        through = body.get("through_seq")
+        next_seq = 0 if self.last_seq is None else self.last_seq + 1
+        if type == "delivery.ack" and is_integer(through) and through >= next_seq:
+            raise TurnJournalError("refused", "through_seq %d is not below this ack's seq %d (TJ-EVENT-021)"
+                                   % (through, next_seq))
         seq = self._append(type, body)
         self._maybe_checkpoint()
         return seq
@@ -182,7 +216,7 @@ class EventLog:
         ``[{"request_id", "seq"}]``, in start order."""
         if not isinstance(reason, str) or not reason:
             raise BadRequest("reason must be a non-empty string")
-        unfinished = [rid for rid, finished in _known_runs(self._run_records).items() if not finished]
+        unfinished = [rid for rid, run in self._runs.items() if run["outcome"] is None]
         return [{"request_id": rid, "seq": self._append("chat.cancelled", {"request_id": rid, "reason": reason})}
                 for rid in unfinished]
 
@@ -226,12 +260,10 @@ class EventLog:
         self._since_checkpoint += 1
         written = os.fstat(writer.fd).st_size - before
         self._since_checkpoint_bytes += written
-        if type in _RUN_TYPES:
-            self._run_records.append(record)
+        self._index(record)
         if type == "checkpoint":
             self._last_checkpoint_bytes = written  # the checkpoint's own line
             self._since_checkpoint_bytes = 0
-            self._run_records = [record]
         return seq
 
     def _maybe_checkpoint(self) -> None:
