@@ -2,8 +2,9 @@
 # Proof that the packages work from an npm install, outside the repository (issue 13): packs every workspace package
 # (`pnpm -r pack`), installs the tarballs with npm into a fresh temporary project outside the clone (no workspace
 # links), and there runs what a user arriving from npm runs. Expects a built workspace (`npm run bootstrap`).
-# Needs python3 with the jsonschema module (Debian: python3-jsonschema) and network access to the npm registry only
-# (for typescript, @types/node and vitest). Each step is announced; any failure fails the script.
+# Needs python3 with the jsonschema module (Debian: python3-jsonschema) and pip (it installs the Python library from
+# python/; its build backend, setuptools, comes from pip's index unless installed), and network access to the npm
+# registry (for typescript, @types/node and vitest). Each step is announced; any failure fails the script.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 pnpm_spec=$(node -p "require('$repo/package.json').packageManager")
@@ -81,10 +82,11 @@ if [ -n "${TJ_REFERENCE_REPORT:-}" ]; then report=(--report "$TJ_REFERENCE_REPOR
 npx turnjournal conformance --adapter "$project/node_modules/.bin/turnjournal adapter" ${report[@]+"${report[@]}"} |
   grep -E -A3 '^(FAIL|[0-9]+ checks)'
 
-step "default conformance run against the Python example, copied out alone"
+step "default conformance run against the Python example, copied out alone over the library installed by pip"
 mkdir "$work/python-adapter"
 cp "$repo/examples/python-adapter/adapter.py" "$work/python-adapter/"
-npx turnjournal conformance \
+python3 -m pip install --quiet --disable-pip-version-check --target "$work/python-lib" "$repo/python"
+PYTHONPATH="$work/python-lib" npx turnjournal conformance \
   --adapter "python3 $work/python-adapter/adapter.py --schema $project/node_modules/@turnjournal/schema/dist/v1/schema.json" |
   tail -n 3
 
