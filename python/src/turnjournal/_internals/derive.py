@@ -144,12 +144,18 @@ def fold_session(sid, files, findings):
         turn = turns.setdefault(tid, {"events": {}, "files": [], "seen": {}})
         if jf.path not in turn["files"]:
             turn["files"].append(jf.path)
-        key = canonical(rec["obj"])
-        if key in turn["seen"] and defects.MUTANT != "no-dedupe":  # defect switch: TJ-DERIVE-011
-            findings.add("duplicate_event", jf.path, rec["line"], rec["offset"], turn_id=tid)  # TJ-DERIVE-011
-            continue
-        turn["seen"][key] = True
         same_name = turn["events"].setdefault(rec["type"], [])
+        # Records of different event names are never equal, so the canonical text (costly) is computed only when a
+        # turn has a second record of one name: most journals never need it.
+        if same_name:
+            seen = turn["seen"].get(rec["type"])
+            if seen is None:
+                seen = turn["seen"][rec["type"]] = {canonical(r[2]["obj"]) for r in same_name}
+            key = canonical(rec["obj"])
+            if key in seen and defects.MUTANT != "no-dedupe":  # defect switch: TJ-DERIVE-011
+                findings.add("duplicate_event", jf.path, rec["line"], rec["offset"], turn_id=tid)  # TJ-DERIVE-011
+                continue
+            seen.add(key)
         if same_name and defects.MUTANT != "no-conflicting-duplicate":  # defect switch: TJ-DERIVE-013
             # A second, different record of one event name (TJ-DERIVE-013), reported where it is met in read order.
             findings.add("conflicting_duplicate", jf.path, rec["line"], rec["offset"], turn_id=tid)
