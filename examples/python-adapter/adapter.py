@@ -33,7 +33,7 @@ from turnjournal._internals.records import Findings  # noqa: E402,F401 (for test
 from turnjournal._internals.recovery import recover_store  # noqa: E402
 from turnjournal._internals.retention import _identity, _lines, compact_event_log, data_end, sweep_store  # noqa: E402,F401
 from turnjournal._internals.schema import CHUNK, LINE_LIMIT, READ_LIMIT, is_integer, use_schema  # noqa: E402,F401
-from turnjournal._internals.store import read_store, replay  # noqa: E402
+from turnjournal._internals.store import NO_EPOCH, read_store, replay  # noqa: E402
 from turnjournal._internals.framing import _reject_constant  # noqa: E402
 from turnjournal._internals.writer import AppendFile, WriterError  # noqa: E402
 import socket  # noqa: E402,F401 (tests patch adapter.socket)
@@ -59,7 +59,8 @@ MUTANTS = ("pid-only-liveness", "no-dir-fsync", "no-fdatasync", "no-poison", "so
            "no-run-id-mismatch", "no-invalid-run-id", "reject-unknown-type", "extension-reported",
            "type-before-version", "reject-unknown-members", "no-dedupe", "no-orphan-finding", "interrupted-wins",
            "removed-turns-kept", "no-event-after-terminal", "first-shard-only",
-           "no-seq-gap", "duplicate-as-regression", "regressed-seq-kept", "no-abandoned-run", "acks-ignored",
+           "no-seq-gap", "duplicate-as-regression", "replay-epoch-ignored", "no-epoch-conflict", "epoch-not-cleared",
+           "regressed-seq-kept", "no-abandoned-run", "acks-ignored",
            "edit-out-of-range-appends", "checkpoint-ignored", "replay-no-ahead", "replay-no-compacted",
            "replay-inclusive", "no-record-after-run-end", "no-llm-seq-duplicate", "agent-gap-reported",
            "no-agent-regression", "no-unpaired-request", "no-unpaired-response", "no-missing-header",
@@ -230,7 +231,7 @@ def handle(request):
         if not os.path.isfile(path):
             raise BadRequest("no such file: " + path)
         try:
-            return replay(path, int(after))
+            return replay(path, int(after), request.get("epoch", NO_EPOCH))
         except ValueError as e:
             raise BadRequest(str(e))
     if op == "turn_submit":

@@ -100,6 +100,7 @@ class EventLog:
         state = fold.finish()
         self._messages: list[Any] = list(state["messages"])
         self.last_seq: int | None = state["last_seq"]
+        self.epoch: str | None = state["epoch"]  # the log's history (spec §6.7): kept on every checkpoint
         self._since_checkpoint = since
         self._last_checkpoint_bytes = last_checkpoint_bytes
         size = os.path.getsize(self.path)
@@ -253,7 +254,9 @@ class EventLog:
     def _append(self, type: str, payload: dict[str, Any]) -> int:
         writer = self._writer()
         seq = 0 if self.last_seq is None else self.last_seq + 1
-        record = {"seq": seq, "ts": _now_iso(), "type": type, "payload": payload}
+        record: dict[str, Any] = {"seq": seq, "ts": _now_iso(), "type": type, "payload": payload}
+        if type == "checkpoint" and self.epoch is not None:
+            record["epoch"] = self.epoch  # TJ-EVENT-024: a recovery from this checkpoint keeps the log's history
         before = os.fstat(writer.fd).st_size
         writer.append(record)
         self.last_seq = seq

@@ -51,6 +51,7 @@ class EventFold:
         self.finished = set()
         self.acked = set()
         self.segment = None  # dict(request_id, message_id, text) of the open segment candidate
+        self.epoch = None  # the log's epoch (spec §6.7), None for none
 
     def feed(self, rec):
         path, findings = self.path, self.findings
@@ -68,6 +69,7 @@ class EventFold:
         if self.accepted_seqs is not None:
             self.accepted_seqs.append(seq)
         self.last = seq
+        self.fold_epoch(rec)
         if rec.get("unknown"):
             return
         t = rec["type"]
@@ -120,6 +122,17 @@ class EventFold:
                 payload["message_id"] == self.segment["message_id"] or defects.MUTANT == "overlay-any-message-id"):
             self.segment["text"].append(payload["text"])  # TJ-REPLAY-009
 
+    def fold_epoch(self, rec):
+        """Spec §6.7: an epoch sets the log's, a valid checkpoint without one clears it, a second one conflicts."""
+        epoch = rec["obj"].get("epoch")
+        if not (isinstance(epoch, str) and 1 <= len(epoch) <= 128):
+            if rec["type"] == "checkpoint" and not rec.get("unknown") and defects.MUTANT != "epoch-not-cleared":
+                self.epoch = None  # TJ-EVENT-025 (defect switch: epoch-not-cleared)
+            return
+        if self.epoch is not None and epoch != self.epoch and defects.MUTANT != "no-epoch-conflict":  # TJ-EVENT-026
+            self.findings.add("epoch_conflict", self.path, rec["line"], rec["offset"])  # TJ-EVENT-026
+        self.epoch = epoch
+
     def finish(self):
         """The log's state once every record was fed; reports the abandoned runs (TJ-REPLAY-010)."""
         runs, finished, segment = self.runs, self.finished, self.segment
@@ -132,6 +145,7 @@ class EventFold:
             and segment["request_id"] == active else None
         return {
             "last_seq": self.last,
+            "epoch": self.epoch,
             "messages": self.messages,
             "active_request_id": active,
             "overlay": overlay,

@@ -72,10 +72,16 @@ def read_store(paths, mode="tolerant", do_audit=False):
     return result
 
 
-def replay(path, after):
-    """Spec §15.4: the seqs a client holding every record up to ``after`` receives, or why it gets a snapshot."""
+NO_EPOCH = object()  # a replay request without ``epoch``: a client that predates epochs
+
+
+def replay(path, after, epoch=NO_EPOCH):
+    """Spec §15.4: the seqs a client holding every record up to ``after`` of the log whose epoch was ``epoch``
+    receives, or why it gets a snapshot."""
     if not is_integer(after) or after < -1:
         raise ValueError("after must be an integer >= -1")
+    if epoch is not NO_EPOCH and epoch is not None and not isinstance(epoch, str):
+        raise ValueError("epoch must be a string or null")
     findings = Findings()
     jf = read_journal_file(path, "tolerant", findings)
     if jf.family != "event":
@@ -83,6 +89,8 @@ def replay(path, after):
     state = fold_event_log(jf, findings)
     last = state["last_seq"]
     first = jf.accepted_seqs[0] if jf.accepted_seqs else None
+    if epoch is not NO_EPOCH and after >= 0 and epoch != state["epoch"] and defects.MUTANT != "replay-epoch-ignored":
+        return {"reason": "reset"}  # TJ-REPLAY-018 (defect switch: replay-epoch-ignored)
     if after > (last if last is not None else -1) and defects.MUTANT != "replay-no-ahead":  # defect switch: TJ-REPLAY-014
         return {"reason": "ahead"}  # TJ-REPLAY-014
     if first is not None and after + 1 < first and defects.MUTANT != "replay-no-compacted":  # switch: TJ-REPLAY-013
