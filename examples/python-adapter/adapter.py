@@ -41,6 +41,7 @@ import socket  # noqa: E402,F401 (tests patch adapter.socket)
 NAME = "turnjournal-python-example"
 VERSION = "0.2.0"
 PROTOCOL = 1
+PROTOCOL_ERRORS = ("unsupported", "bad_request", "journal_locked", "failed", "refused")
 
 # --- Defect switches (mutation matrix, scripts/mutation-matrix.ts) -----------------------------------------------
 # TJ_MUTANT=<name> breaks exactly one requirement so that the conformance kit can show it catches the defect; unset,
@@ -316,7 +317,9 @@ def serve(stdin=None, stdout=None):
             response = {"id": request_id, "ok": False, "error": {"code": "bad_request", "message": str(e)}}
         except TurnJournalError as e:
             print("adapter: %s: %s" % (op, e), file=sys.stderr)
-            response = {"id": request_id, "ok": False, "error": {"code": e.code, "message": str(e)}}
+            # The protocol's codes (adapter.md); the library's others (journal_fenced) are failures.
+            code = e.code if e.code in PROTOCOL_ERRORS else "failed"
+            response = {"id": request_id, "ok": False, "error": {"code": code, "message": str(e)}}
         except Exception as e:  # never exit on a request (TJ-CONF-015)
             print("adapter: %s: %r" % (type(e).__name__, e), file=sys.stderr)
             response = {"id": request_id, "ok": False, "error": {"code": "failed", "message": repr(e)}}

@@ -10,9 +10,9 @@ import time
 from . import defects
 from .errors import TurnJournalError
 from .framing import _parse_object
-from .liveness import _boot_id, holder_proved_dead
+from .liveness import _boot_id, holder_proved_dead, holder_status
 from .records import EVENT_DEFS, RUN_DEFS, TURN_DEFS, classify
-from .schema import CHUNK, LINE_LIMIT, valid_def
+from .schema import CHUNK, LINE_LIMIT, is_integer, valid_def
 
 
 # ---------------------------------------------------------------------------
@@ -123,9 +123,34 @@ def _read_lock(path, wait=True):
     return data
 
 
-def acquire_lock(file):
-    """Take ``<file>.lock`` (spec §11.4), taking over a lock whose holder is proved dead (TJ-DUR-019, TJ-DUR-025)."""
-    import time
+def _lease_unrenewed(lock, text):
+    """Watch a lock whose lease looks expired for its ``lease_ms`` on the monotonic clock (TJ-DUR-039): True when
+    neither its file, its modification time nor its bytes changed meanwhile."""
+    obj = _parse_object(text)
+    lease_ms = obj.get("lease_ms") if obj is not None else None
+    if not is_integer(lease_ms) or lease_ms <= 0:
+        return False
+
+    def identity():
+        try:
+            st = os.stat(lock)
+        except FileNotFoundError:
+            return None
+        return st.st_ino, st.st_mtime_ns
+
+    first = identity()
+    deadline = time.monotonic() + lease_ms / 1000.0
+    while time.monotonic() < deadline:
+        time.sleep(min(0.1, lease_ms / 10000.0))
+        if identity() != first or _read_lock(lock, wait=False) != text:
+            return False
+    return True
+
+
+def acquire_lock(file, report=None):
+    """Take ``<file>.lock`` (spec §11.4), taking over a lock whose holder is proved dead (TJ-DUR-019, TJ-DUR-025), or
+    presumed dead by a lease watched unrenewed for its length (TJ-DUR-039); then ``report["by_lease"]`` is True and
+    the caller gives the file a new identity before writing (TJ-DUR-041)."""
     lock = file + ".lock"
     takeover = lock + ".takeover"
     token = os.urandom(16).hex()
@@ -142,9 +167,13 @@ def acquire_lock(file):
         text = _read_lock(lock)
         if text is None:
             continue  # released meanwhile: try again
-        if not holder_proved_dead(text):
+        status = holder_status(text, lock)
+        by_lease = status == "expired" and _lease_unrenewed(lock, text)
+        if status != "dead" and not by_lease:
             raise WriterError("journal_locked", "%s is locked by a live writer: %s"
-                              % (file, text.decode("utf-8", "replace")[:200]))  # TJ-DUR-018
+                              % (file, text.decode("utf-8", "replace")[:200]))  # TJ-DUR-018, TJ-DUR-038
+        if report is not None:
+            report["by_lease"] = by_lease
         # Take-over protocol, step 1.
         try:
             _link_exclusively(takeover, mine)
@@ -287,8 +316,15 @@ class AppendFile:
         self.durability = durability
         self.broken = None
         make_dirs(os.path.dirname(file))
-        self.token = acquire_lock(file)
+        report = {}
+        self.token = acquire_lock(file, report)
         try:
+            self.lock_ino = os.stat(file + ".lock").st_ino
+            if report.get("by_lease") and os.path.lexists(file):
+                # TJ-DUR-041: the presumed-dead holder may still run and write through its descriptor; its writes
+                # must land in a file no name leads to, not over ours.
+                with open(file, "rb") as old:
+                    atomic_replace(file, old.read())
             try:
                 self.fd = open_regular(file, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL)
                 os.fsync(self.fd)
@@ -305,6 +341,7 @@ class AppendFile:
             raise WriterError("failed", "appends to %s are refused after an earlier failure: %s"
                               % (self.file, self.broken))  # TJ-DUR-021
         line = encode_record(record)
+        self._refuse_if_fenced()
         before = os.fstat(self.fd).st_size
         self.size_before_last = before
         try:
@@ -331,6 +368,24 @@ class AppendFile:
                 if defects.MUTANT != "no-poison":  # defect switch: TJ-DUR-021
                     self.broken = "fdatasync failed: %s" % e
                 raise WriterError("failed", "fdatasync of %s failed: %s" % (self.file, e))
+            self._refuse_if_fenced()  # TJ-DUR-040: after the sync, before the acknowledgement
+
+    def _refuse_if_fenced(self):
+        """TJ-DUR-040: refuse (now and from then on) once the lock is no longer the one this writer created: another
+        file, or another token (inode numbers are reused at once). Not in ``none`` mode, which has no sync to guard."""
+        if self.durability == "none":
+            return
+        lock = self.file + ".lock"
+        try:
+            same_file = os.stat(lock).st_ino == self.lock_ino
+        except FileNotFoundError:
+            same_file = False
+        if same_file:
+            holder = _parse_object(_read_lock(lock, wait=False) or b"")
+            if holder is not None and holder.get("token") == self.token:
+                return
+        self.broken = "the lock of %s changed hands: this writer no longer owns the file" % self.file
+        raise WriterError("journal_fenced", "%s (TJ-DUR-040)" % self.broken)
 
     def close(self):
         if defects.MUTANT == "truncate-last-on-close" and getattr(self, "size_before_last", None) is not None:
