@@ -127,11 +127,15 @@ class Reports(unittest.TestCase):
         self.assertEqual(outputs[0], outputs[1])
         self.assertEqual(journals[0], journals[1])
 
-    def test_recover_apply_without_hooks_is_a_usage_error(self):
+    def test_usage_errors_exit_2_with_one_line(self):
         with tempfile.TemporaryDirectory() as tmp:
             code, out, err = python_cli("recover", tmp, "--apply", cwd=tmp)
             self.assertEqual((code, out), (2, ""))
             self.assertIn("--journal-only", err)
+            for command in ("check", "audit", "recover"):
+                code, out, err = python_cli(command, os.path.join(tmp, "missing"), cwd=tmp)
+                self.assertEqual((code, out, err.count("\n")), (2, "", 1), err)
+                self.assertIn("no such file or directory", err)
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import os
 import sys
 from typing import Any, Sequence
 
@@ -72,6 +73,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exit_:
         return USAGE_ERROR if exit_.code else 0
+    missing = [p for p in args.paths if not os.path.lexists(p)]
+    if missing:
+        print("python -m turnjournal %s: no such file or directory: %s" % (args.command, missing[0]), file=sys.stderr)
+        return USAGE_ERROR
     if args.command in ("check", "audit"):
         report = check_store(args.paths, args.mode, audit=args.command == "audit")
         print(_dump(report) if args.format == "json" else _text(report))
