@@ -2,9 +2,11 @@
 # Proof that the packages work from an npm install, outside the repository (issue 13): packs every workspace package
 # (`pnpm -r pack`), installs the tarballs with npm into a fresh temporary project outside the clone (no workspace
 # links), and there runs what a user arriving from npm runs. Expects a built workspace (`npm run bootstrap`).
-# Needs python3 with the jsonschema module (Debian: python3-jsonschema) and network access to the npm registry only
+# Needs python3 with the jsonschema module (Debian: python3-jsonschema), and network access to the npm registry only
 # (for typescript, @types/node, vitest, and ai, zod and @types/json-schema for the AI SDK package: `ai`'s declarations
-# import `json-schema` types that none of its dependencies bring). Each step is announced; any failure fails the script.
+# import `json-schema` types that none of its dependencies bring). It installs the Python library from python/ with
+# pip when pip can build it here (its build backend, setuptools, must come from pip's index or be installed), and
+# says so when it cannot and copies the library instead. Each step is announced; any failure fails the script.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 pnpm_spec=$(node -p "require('$repo/package.json').packageManager")
@@ -109,10 +111,14 @@ if [ -n "${TJ_REFERENCE_REPORT:-}" ]; then report=(--report "$TJ_REFERENCE_REPOR
 npx turnjournal conformance --adapter "$project/node_modules/.bin/turnjournal adapter" ${report[@]+"${report[@]}"} |
   grep -E -A3 '^(FAIL|[0-9]+ checks)'
 
-step "default conformance run against the Python example, copied out alone"
+step "default conformance run against the Python example, copied out alone over the library installed by pip"
 mkdir "$work/python-adapter"
 cp "$repo/examples/python-adapter/adapter.py" "$work/python-adapter/"
-npx turnjournal conformance \
+if ! python3 -m pip install --quiet --disable-pip-version-check --target "$work/python-lib" "$repo/python"; then
+  echo "  pip could not build python/ on this machine (no setuptools from an index): the library is copied instead"
+  mkdir -p "$work/python-lib" && cp -R "$repo/python/src/turnjournal" "$work/python-lib/"
+fi
+PYTHONPATH="$work/python-lib" npx turnjournal conformance \
   --adapter "python3 $work/python-adapter/adapter.py --schema $project/node_modules/@turnjournal/schema/dist/v1/schema.json" |
   tail -n 3
 

@@ -26,6 +26,8 @@ export function generatedArtefacts(root: string): GeneratedArtefact[] {
   const fixturesRoot = join(root, 'fixtures');
   return [
     { path: 'spec/v1/schema.json', build: () => jsonText(buildJsonSchema()) },
+    // The Python library validates records against its own copy (it installs from pip without the spec/ tree).
+    { path: 'python/src/turnjournal/v1/schema.json', build: () => jsonText(buildJsonSchema()) },
     {
       path: 'spec/v1/report.schema.json',
       build: () => jsonText({ $schema: SCHEMA_DIALECT, ...JSON.parse(JSON.stringify(Report)) }),

@@ -1,0 +1,7 @@
+"""``python -m turnjournal``: see turnjournal.cli."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

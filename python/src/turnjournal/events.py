@@ -1,0 +1,277 @@
+"""The event log of seed 002 (gptme's write-ahead log): message appends, edits, undos and checkpoints with a seq,
+crash-safe appends, recovery of the message list and compaction (spec §6, §14.2, §15)."""
+
+from __future__ import annotations
+
+import datetime
+import os
+import time
+from typing import Any, Mapping, Sequence
+
+from ._internals.errors import BadRequest, TurnJournalError
+from ._internals.event_fold import FINISHING, EventFold
+from ._internals.journal_file import read_journal_file
+from ._internals.records import Findings
+from ._internals.retention import compact_event_log
+from ._internals.schema import is_integer
+from ._internals.writer import AppendFile, open_regular
+from .journal import Durability
+
+#: Records between checkpoints, as in gptme (spec TJ-EVENT-006 adds a byte condition).
+CHECKPOINT_INTERVAL = 50
+_RUN_TYPES = ("chat.started", "delivery.ack") + FINISHING
+_OUTCOMES = {"chat.done": "done", "chat.error": "error", "chat.cancelled": "cancelled"}
+
+
+def event_log_path(logdir: str) -> str:
+    """The event log of a conversation directory: ``<logdir>/events.jsonl``."""
+    return os.path.join(logdir, "events.jsonl")
+
+
+def _resolve(path: str) -> str:
+    """A conversation directory stands for its events.jsonl, as gptme's functions take the log directory."""
+    return event_log_path(path) if os.path.isdir(path) else path
+
+
+def read_events(path: str) -> list[dict[str, Any]]:
+    """Every valid record of an event log (a file, or a conversation directory), in file order; damage is skipped
+    (tolerant mode). An empty list when there is no log, as gptme's ``read_events``."""
+    file = _resolve(path)
+    if not os.path.exists(file):
+        return []
+    return [rec["obj"] for rec in read_journal_file(file, "tolerant", Findings()).records if rec["type"] is not None]
+
+
+def recover_messages(path: str) -> list[dict[str, Any]] | None:
+    """The message list an event log (a file, or a conversation directory) rebuilds: the latest valid checkpoint plus
+    the appends, edits and undos after it (spec §15.1). None when there is no log or it holds no message, as gptme's
+    ``recover_messages``, so a caller can fall back to its primary file."""
+    file = _resolve(path)
+    if not os.path.exists(file):
+        return None
+    findings = Findings()
+    jf = read_journal_file(file, "tolerant", findings, stream=True)
+    if jf.family != "event":
+        return None
+    fold = jf.fold if jf.fold is not None else EventFold(file, findings)
+    messages = fold.finish()["messages"]
+    return list(messages) or None
+
+
+def _now_iso() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="microseconds")
+
+
+class EventLog:
+    """An event log open for appends (its file locked, a torn tail repaired), with its message list in memory. Each
+    call returns once its record is durable (unless ``durability`` is ``none``) and returns the record's seq. A
+    checkpoint of the whole message list is appended every ``checkpoint_interval`` records, so recovery replays at
+    most that many. Not thread-safe."""
+
+    def __init__(self, path: str, *, durability: Durability = "every", checkpoint_interval: int = CHECKPOINT_INTERVAL):
+        """Open (create if needed) the log at ``path``, a file or a conversation directory (``events.jsonl`` in it).
+        Raises TurnJournalError ``journal_locked`` when a live writer holds it."""
+        if not isinstance(checkpoint_interval, int) or checkpoint_interval < 1:
+            raise BadRequest("checkpoint_interval must be an integer >= 1")
+        self.path = os.path.abspath(_resolve(path))
+        self.checkpoint_interval = checkpoint_interval
+        self._file: AppendFile | None = AppendFile(self.path, durability)
+        try:
+            self._load()
+        except BaseException:
+            self._file.close()
+            raise
+
+    def _load(self) -> None:
+        findings = Findings()
+        jf = read_journal_file(self.path, "tolerant", findings)
+        if jf.records and jf.family != "event":
+            raise BadRequest("%s is not an event log (its records are of the %s family)" % (self.path, jf.family))
+        fold = EventFold(self.path, findings)
+        since = 0
+        last_checkpoint_bytes = 0
+        self._runs: dict[str, dict[str, Any]] = {}
+        for rec in jf.records:
+            fold.feed(rec)
+            since += 1
+            if rec["type"] == "checkpoint" and not rec.get("unknown"):
+                since, last_checkpoint_bytes = 0, len(rec["raw"]) + 1
+            self._index(rec["obj"])
+        state = fold.finish()
+        self._messages: list[Any] = list(state["messages"])
+        self.last_seq: int | None = state["last_seq"]
+        self.epoch: str | None = state["epoch"]  # the log's history (spec §6.7): kept on every checkpoint
+        self._since_checkpoint = since
+        self._last_checkpoint_bytes = last_checkpoint_bytes
+        size = os.path.getsize(self.path)
+        # Bytes written after the last checkpoint's line (TJ-EVENT-006's byte condition).
+        last_cp = next((r for r in reversed(jf.records) if r["type"] == "checkpoint" and not r.get("unknown")), None)
+        self._since_checkpoint_bytes = size - (last_cp["offset"] + len(last_cp["raw"]) + 1) if last_cp else size
+
+    def _index(self, record: dict[str, Any]) -> None:
+        """Fold one record into the run index (spec §6.2): a checkpoint's valid index replaces it (the records before
+        it may be compacted away); without one, or with a malformed one, the whole log's records count (TJ-EVENT-020)."""
+        payload = record.get("payload") if isinstance(record.get("payload"), dict) else {}
+        kind = record.get("type")
+        if kind == "checkpoint":
+            index = payload.get("runs")
+            if isinstance(index, list) and all(isinstance(e, dict) and isinstance(e.get("request_id"), str)
+                                               for e in index):
+                self._runs = {e["request_id"]: dict(e, acked_by=list(e.get("acked_by") or [])) for e in index}
+            return
+        rid = payload.get("request_id")
+        if not isinstance(rid, str) or kind not in _RUN_TYPES:
+            return
+        if kind == "chat.started":
+            if rid not in self._runs:
+                self._runs[rid] = {"request_id": rid, "started_seq": record["seq"], "started_ts": record["ts"],
+                                   "outcome": None, "finished_seq": None, "finished_ts": None, "acked": False,
+                                   "acked_by": []}
+            return
+        run = self._runs.get(rid)
+        if run is None:
+            return
+        if kind in _OUTCOMES and run["outcome"] is None:
+            run.update(outcome=_OUTCOMES[kind], finished_seq=record["seq"], finished_ts=record["ts"])
+        elif kind == "delivery.ack":
+            run["acked"] = True
+            client = payload.get("client_id")
+            if isinstance(client, str) and client not in run["acked_by"]:
+                run["acked_by"].append(client)
+
+    @property
+    def messages(self) -> list[Any]:
+        """The current message list (a copy)."""
+        return list(self._messages)
+
+    def append_message(self, message: Mapping[str, Any]) -> int:
+        """Append a message (``message_append``); returns its seq."""
+        if not isinstance(message, Mapping) or not isinstance(message.get("role"), str):
+            raise BadRequest("a message must be an object with a string role")
+        seq = self._append("message_append", {"message": dict(message)})
+        self._messages.append(dict(message))
+        self._maybe_checkpoint()
+        return seq
+
+    def edit_message(self, index: int, message: Mapping[str, Any]) -> int:
+        """Replace the message at ``index`` (``message_edit``); returns its seq."""
+        if not is_integer(index) or not 0 <= index < len(self._messages):
+            raise BadRequest("index %r is not a message of this log (it has %d)" % (index, len(self._messages)))
+        if not isinstance(message, Mapping) or not isinstance(message.get("role"), str):
+            raise BadRequest("a message must be an object with a string role")
+        seq = self._append("message_edit", {"index": index, "message": dict(message)})
+        self._messages[index] = dict(message)
+        self._maybe_checkpoint()
+        return seq
+
+    def replace_messages(self, messages: Sequence[Mapping[str, Any]]) -> int:
+        """Replace the whole message list (``message_edit`` with ``messages``); returns its seq."""
+        copied = [dict(m) for m in messages]
+        if not all(isinstance(m.get("role"), str) for m in copied):
+            raise BadRequest("every message must be an object with a string role")
+        seq = self._append("message_edit", {"messages": copied})
+        self._messages = copied
+        self._maybe_checkpoint()
+        return seq
+
+    def undo(self, n: int = 1) -> int:
+        """Remove the last ``n`` messages (``undo``); returns its seq. Refuses to remove more than there are."""
+        if not is_integer(n) or n < 1 or n > len(self._messages):
+            raise BadRequest("cannot undo %r of %d messages" % (n, len(self._messages)))
+        seq = self._append("undo", {"n": n})
+        del self._messages[len(self._messages) - n:]
+        self._maybe_checkpoint()
+        return seq
+
+    def checkpoint(self) -> int:
+        """Append a checkpoint of the whole message list now; returns its seq."""
+        seq = self._append("checkpoint", {"messages": list(self._messages),
+                                          "runs": [dict(run) for run in self._runs.values()]})  # TJ-EVENT-019
+        self._since_checkpoint = 0
+        return seq
+
+    def append(self, type: str, payload: Mapping[str, Any]) -> int:
+        """Append a record of another type (stream events, delivery acks, ``x.<org>.<name>`` extensions) with the
+        next seq; returns it. A run is refused while another is active or when its request id already has one
+        (TJ-EVENT-009/010). Messages are changed only through the calls above."""
+        if type in ("message_append", "message_edit", "undo", "checkpoint"):
+            raise BadRequest("use append_message, edit_message, replace_messages, undo or checkpoint for %s" % type)
+        body = dict(payload)
+        if type == "chat.started":
+            if body.get("request_id") in self._runs:
+                raise TurnJournalError("refused", "request %s already has a run (TJ-EVENT-010)" % body.get("request_id"))
+            if self._runs and list(self._runs.values())[-1]["outcome"] is None:
+                raise TurnJournalError("refused", "a run is active (TJ-EVENT-009)")
+        through = body.get("through_seq")
+        next_seq = 0 if self.last_seq is None else self.last_seq + 1
+        if type == "delivery.ack" and is_integer(through) and through >= next_seq:
+            raise TurnJournalError("refused", "through_seq %d is not below this ack's seq %d (TJ-EVENT-021)"
+                                   % (through, next_seq))
+        seq = self._append(type, body)
+        self._maybe_checkpoint()
+        return seq
+
+    def cancel_unfinished_runs(self, reason: str = "server_startup_recovery") -> list[dict[str, Any]]:
+        """Close every run of the log that never finished with ``chat.cancelled`` (TJ-RECOV-011), so that clients
+        stop waiting for it: call it at startup, before this process starts runs of its own. Returns the runs closed,
+        ``[{"request_id", "seq"}]``, in start order."""
+        if not isinstance(reason, str) or not reason:
+            raise BadRequest("reason must be a non-empty string")
+        unfinished = [rid for rid, run in self._runs.items() if run["outcome"] is None]
+        return [{"request_id": rid, "seq": self._append("chat.cancelled", {"request_id": rid, "reason": reason})}
+                for rid in unfinished]
+
+    def compact(self, *, now: float | None = None, retention_seconds: float | None = None,
+                delivery_window_seconds: float | None = None) -> dict[str, Any]:
+        """Drop the records before the latest checkpoint that nothing needs any more (spec §14.2; default retention
+        48 h), rewriting the file atomically. Returns ``{"removed_records": n, "expired": [request ids]}``."""
+        writer = self._writer()
+        now_ms = (time.time() if now is None else now) * 1000
+        result = compact_event_log(self.path, now_ms, retention_seconds, delivery_window_seconds, lock_held=True)
+        if result["removed_records"]:
+            # The file was replaced: appends must go to the new one.
+            os.close(writer.fd)
+            writer.fd = open_regular(self.path, os.O_RDWR | os.O_APPEND)
+        return result
+
+    def close(self) -> None:
+        """fsync the file and release its lock; later calls raise."""
+        if self._file is not None:
+            file, self._file = self._file, None
+            file.close()
+
+    def __enter__(self) -> "EventLog":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _writer(self) -> AppendFile:
+        if self._file is None:
+            raise TurnJournalError("failed", "the event log %s is closed" % self.path)
+        return self._file
+
+    def _append(self, type: str, payload: dict[str, Any]) -> int:
+        writer = self._writer()
+        seq = 0 if self.last_seq is None else self.last_seq + 1
+        record: dict[str, Any] = {"seq": seq, "ts": _now_iso(), "type": type, "payload": payload}
+        if type == "checkpoint" and self.epoch is not None:
+            record["epoch"] = self.epoch  # TJ-EVENT-024: a recovery from this checkpoint keeps the log's history
+        before = os.fstat(writer.fd).st_size
+        writer.append(record)
+        self.last_seq = seq
+        self._since_checkpoint += 1
+        written = os.fstat(writer.fd).st_size - before
+        self._since_checkpoint_bytes += written
+        self._index(record)
+        if type == "checkpoint":
+            self._last_checkpoint_bytes = written  # the checkpoint's own line
+            self._since_checkpoint_bytes = 0
+        return seq
+
+    def _maybe_checkpoint(self) -> None:
+        # TJ-EVENT-006: after checkpoint_interval records, once at least as many bytes as the previous checkpoint's
+        # line were written since it, so a checkpoint never costs more than the records it bounds.
+        if self._since_checkpoint >= self.checkpoint_interval \
+                and self._since_checkpoint_bytes >= self._last_checkpoint_bytes:
+            self.checkpoint()
