@@ -363,12 +363,26 @@ export class LiveSession implements SubscriptionSource {
 
   async #close(): Promise<void> {
     this.#pipeline.stop();
-    if (this.#pipeline.failure === null) await this.#durable().catch(() => undefined);
+    // Records accepted before close (deltas are acknowledged before their sync) are made durable here: a failure of
+    // that last sync loses them, so close rejects with it, once the journals are closed and their locks released.
+    let lastSync: { error: unknown } | undefined;
+    if (this.#pipeline.failure === null)
+      await this.#durable().catch((error: unknown) => {
+        lastSync = { error };
+      });
     this.#closed = true;
     this.#pipeline.wakeAll();
     for (const subscription of [...this.#subscribers]) subscription.close();
     await this.#disk.close();
-    await this.#journals.close();
+    const earlier = this.#pipeline.failure;
+    await this.#journals.close().catch((error: unknown) => {
+      // The journals refuse their close with the failure that already failed the session (its calls were refused
+      // with it and the hub reported it): not a second failure.
+      if (error === earlier && lastSync === undefined) return;
+      if (lastSync === undefined || error === lastSync.error) throw error;
+      throw new AggregateError([lastSync.error, error], `${this.sessionId}: the last sync and the close both failed`);
+    });
+    if (lastSync !== undefined) throw lastSync.error;
   }
 
   // ---- the run (called by LiveRun) ---------------------------------------------------------------------------------

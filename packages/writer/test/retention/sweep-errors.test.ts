@@ -7,6 +7,7 @@ import {
   nodeFileSystem,
   openTurnJournal,
   SWEEP_LOCK_NAME,
+  sweepStoreTurnJournals,
   sweepTurnJournals,
 } from '../support/internals.js';
 import { tempDir } from '../support/temp.js';
@@ -81,5 +82,21 @@ describe('sweepTurnJournals: failures it must not take for an empty directory or
     writeFileSync(join(dir, leftover), '{"pid":1}');
     await sweepTurnJournals(dir, { clock: () => NOW });
     expect(readdirSync(dir)).not.toContain(leftover);
+  });
+
+  it('finds nothing to sweep in a store whose turn-journal directory does not exist yet', async () => {
+    const root = tempDir();
+    const report = await sweepStoreTurnJournals(root, { clock: () => NOW });
+    expect(report).toEqual({ dir: join(root, '_turn_journal'), sessions: [], dryRun: false });
+  });
+
+  it('fails when the stat of the turn-journal directory fails otherwise (EACCES)', async () => {
+    const root = tempDir();
+    const fs = faultyFileSystem(nodeFileSystem, [{ op: 'stat', path: '_turn_journal', errno: 'EACCES' }]);
+    await expect(sweepStoreTurnJournals(root, { clock: () => NOW, fs })).rejects.toMatchObject({
+      code: 'write_failed',
+      operation: 'stat',
+      errno: 'EACCES',
+    });
   });
 });
