@@ -3,6 +3,7 @@ import type { Durability } from '../append/append-file.js';
 import { JournalWriteError } from '../errors.js';
 import type { EventLog } from '../event/event-log.js';
 import { openEventLog } from '../event/open-event-log.js';
+import { afterFailure } from '../fs/after-failure.js';
 import { type FileSystem, nodeFileSystem } from '../fs/file-system.js';
 import type { AcquireLockOptions } from '../fs/lock.js';
 import { type SweepOptions, type SweepReport, sweepTurnJournals } from '../retention/sweep-turn-journals.js';
@@ -76,8 +77,7 @@ export async function openSessionJournals(options: OpenSessionJournalsOptions): 
       },
     };
   } catch (error) {
-    await turns.close().catch(() => undefined);
-    throw error;
+    throw await afterFailure(error, () => turns.close());
   }
 }
 
