@@ -13,7 +13,7 @@ function submittedLine(sessionId: string, turnId: string, content: string): stri
  * A shard of the session that cannot be read may hold turns: only ENOENT means it was removed since the listing. Taken
  * as removed, its turns are not folded, and a retry of a turn it holds is written a second time (TJ-TURN-003).
  */
-describe('a sibling shard that cannot be read (TJ-TURN-003)', () => {
+describe('a sibling shard that cannot be read (TJ-TURN-017, TJ-TURN-003)', () => {
   for (const errno of ['EACCES', 'EIO', 'EMFILE', 'ELOOP']) {
     it(`fails the open with the shard's path on ${errno}`, async () => {
       const dir = tempDir();
