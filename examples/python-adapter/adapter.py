@@ -49,7 +49,7 @@ MUTANTS = ("pid-only-liveness", "no-dir-fsync", "no-fdatasync", "no-poison", "so
            "no-run-id-mismatch", "no-invalid-run-id", "reject-unknown-type", "extension-reported",
            "type-before-version", "reject-unknown-members", "no-dedupe", "no-orphan-finding", "interrupted-wins",
            "removed-turns-kept", "no-event-after-terminal", "first-shard-only",
-           "no-seq-gap", "duplicate-as-regression", "regressed-seq-kept", "no-abandoned-run", "acks-ignored",
+           "no-seq-gap", "duplicate-as-regression", "replay-epoch-ignored", "no-epoch-conflict", "epoch-not-cleared", "regressed-seq-kept", "no-abandoned-run", "acks-ignored",
            "edit-out-of-range-appends", "checkpoint-ignored", "replay-no-ahead", "replay-no-compacted",
            "replay-inclusive", "no-record-after-run-end", "no-llm-seq-duplicate", "agent-gap-reported",
            "no-agent-regression", "no-unpaired-request", "no-unpaired-response", "no-missing-header",
@@ -1111,6 +1111,7 @@ class EventFold:
         self.finished = set()
         self.acked = set()
         self.segment = None  # dict(request_id, message_id, text) of the open segment candidate
+        self.epoch = None  # the log's epoch (spec §6.7), None for none
 
     def feed(self, rec):
         path, findings = self.path, self.findings
@@ -1128,6 +1129,7 @@ class EventFold:
         if self.accepted_seqs is not None:
             self.accepted_seqs.append(seq)
         self.last = seq
+        self.fold_epoch(rec)
         if rec.get("unknown"):
             return
         t = rec["type"]
@@ -1180,6 +1182,17 @@ class EventFold:
                 payload["message_id"] == self.segment["message_id"] or MUTANT == "overlay-any-message-id"):
             self.segment["text"].append(payload["text"])  # TJ-REPLAY-009
 
+    def fold_epoch(self, rec):
+        """Spec §6.7: an epoch sets the log's, a valid checkpoint without one clears it, a second one conflicts."""
+        epoch = rec["obj"].get("epoch")
+        if not (isinstance(epoch, str) and 1 <= len(epoch) <= 128):
+            if rec["type"] == "checkpoint" and not rec.get("unknown") and MUTANT != "epoch-not-cleared":
+                self.epoch = None  # TJ-EVENT-025 (defect switch: epoch-not-cleared)
+            return
+        if self.epoch is not None and epoch != self.epoch and MUTANT != "no-epoch-conflict":  # switch: TJ-EVENT-026
+            self.findings.add("epoch_conflict", self.path, rec["line"], rec["offset"])  # TJ-EVENT-026
+        self.epoch = epoch
+
     def finish(self):
         """The log's state once every record was fed; reports the abandoned runs (TJ-REPLAY-010)."""
         runs, finished, segment = self.runs, self.finished, self.segment
@@ -1192,6 +1205,7 @@ class EventFold:
             and segment["request_id"] == active else None
         return {
             "last_seq": self.last,
+            "epoch": self.epoch,
             "messages": self.messages,
             "active_request_id": active,
             "overlay": overlay,
@@ -1211,10 +1225,16 @@ def fold_event_log(jf, findings):
     return fold.finish()
 
 
-def replay(path, after):
-    """Spec §15.4: the seqs a client holding every record up to ``after`` receives, or why it gets a snapshot."""
+NO_EPOCH = object()  # a replay request without ``epoch``: a client that predates epochs
+
+
+def replay(path, after, epoch=NO_EPOCH):
+    """Spec §15.4: the seqs a client holding every record up to ``after`` of the log whose epoch was ``epoch``
+    receives, or why it gets a snapshot."""
     if not is_integer(after) or after < -1:
         raise ValueError("after must be an integer >= -1")
+    if epoch is not NO_EPOCH and epoch is not None and not isinstance(epoch, str):
+        raise ValueError("epoch must be a string or null")
     findings = Findings()
     jf = read_journal_file(path, "tolerant", findings)
     if jf.family != "event":
@@ -1222,6 +1242,8 @@ def replay(path, after):
     state = fold_event_log(jf, findings)
     last = state["last_seq"]
     first = jf.accepted_seqs[0] if jf.accepted_seqs else None
+    if epoch is not NO_EPOCH and after >= 0 and epoch != state["epoch"] and MUTANT != "replay-epoch-ignored":
+        return {"reason": "reset"}  # TJ-REPLAY-018 (defect switch: replay-epoch-ignored)
     if after > (last if last is not None else -1) and MUTANT != "replay-no-ahead":  # defect switch: TJ-REPLAY-014
         return {"reason": "ahead"}  # TJ-REPLAY-014
     if first is not None and after + 1 < first and MUTANT != "replay-no-compacted":  # switch: TJ-REPLAY-013
@@ -2369,7 +2391,7 @@ def handle(request):
         if not os.path.isfile(path):
             raise BadRequest("no such file: " + path)
         try:
-            return replay(path, int(after))
+            return replay(path, int(after), request.get("epoch", NO_EPOCH))
         except ValueError as e:
             raise BadRequest(str(e))
     if op == "turn_submit":

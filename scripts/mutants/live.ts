@@ -36,4 +36,6 @@ export const LIVE_MUTANTS: readonly Mutant[] = [
   reference('live-subscribe-blocks', 'TJ-CONF-041'),
   reference('live-ack-unsynced', 'TJ-CONF-042'),
   reference('live-snapshot-bare-messages', 'TJ-CONF-043'),
+  reference('live-epoch-ignored', 'TJ-LIVE-020'),
+  reference('live-snapshot-no-epoch', 'TJ-LIVE-021'),
 ];

@@ -7,11 +7,14 @@
 // reconnect (fixed delay, Last-Event-ID) gives the page no control over backoff or over what it says on reconnect.
 //
 // Contract (client -> server):
-//   { type: 'hello', sessionId, clientId, lastSeq }     lastSeq null: "I hold nothing, send the whole view"
+//   { type: 'hello', sessionId, clientId, lastSeq, epoch? }
+//                                                       lastSeq null: "I hold nothing, send the whole view"; epoch: the
+//                                                       view's or record's epoch lastSeq belongs to (spec §6.7)
 //   { type: 'chat.send', requestId, payload: { content } }
 //   { type: 'ack', requestId, throughSeq }              the client has shown this finished run
 // Server -> client:
-//   { type: 'snapshot', mode: 'full'|'compacted'|'ahead', payload: ConversationView, runs }  render this
+//   { type: 'snapshot', mode: 'full'|'compacted'|'ahead'|'reset', payload: ConversationView, runs }  render this
+//                                                       (reset: the session was created again; lastSeq was the old one's)
 //   { type: 'snapshot', mode: 'resume', after, head }   no view: the records after `after` follow
 //   { seq, ts, type, requestId, payload }               one event-log record (replayed, then live)
 //   { type: 'live', head }                              the replay reached the head seen at hello
@@ -138,6 +141,9 @@ export async function startChatServer(options) {
     const lastSeq = message.lastSeq ?? null;
     if (lastSeq !== null && (!Number.isSafeInteger(lastSeq) || lastSeq < -1))
       throw coded('invalid_request', 'lastSeq is an integer >= -1 or null');
+    const { epoch } = message;
+    if (epoch !== undefined && epoch !== null && typeof epoch !== 'string')
+      throw coded('invalid_request', 'epoch is a string or null');
     connection.subscription?.close();
     const session = await hub.session(sessionId);
     connection.sessionId = sessionId;
@@ -153,7 +159,9 @@ export async function startChatServer(options) {
       sendFrame(connection, { type: 'snapshot', mode: 'resume', after: lastSeq, head });
       after = lastSeq;
     }
-    const subscription = session.subscribe({ after });
+    // A cursor of another history of the session (its files were removed and created again) is answered with a
+    // `reset` snapshot, never with the new conversation's records after it (TJ-LIVE-020).
+    const subscription = session.subscribe({ after, ...(lastSeq === null || epoch === undefined ? {} : { epoch }) });
     connection.subscription = subscription;
     log({ event: 'hello', sessionId, clientId, lastSeq, head });
     follow(connection, session, subscription, head).catch((error) => {

@@ -73,7 +73,8 @@ function connect() {
   setPhase(attempt === 0 && model.lastSeq === null ? 'connecting' : 'reconnecting');
   ws.onopen = () => {
     if (socket !== ws) return;
-    ws.send(JSON.stringify({ type: 'hello', sessionId, clientId, lastSeq: model.lastSeq }));
+    // The epoch travels with the cursor (a model saved before epochs has none to send: the cursor alone then decides).
+    ws.send(JSON.stringify({ type: 'hello', sessionId, clientId, lastSeq: model.lastSeq, epoch: model.epoch }));
   };
   ws.onmessage = (event) => {
     if (socket !== ws) return;

@@ -10,6 +10,9 @@ export function emptyModel(sessionId) {
     sessionId,
     // The highest seq folded in; null before the first snapshot (the server then sends a full view).
     lastSeq: null,
+    // The epoch of the log lastSeq belongs to (spec §6.7): sent back with it on resume, so that a session created
+    // again answers with a reset view instead of its records after a cursor of the old conversation (TJ-LIVE-022).
+    epoch: null,
     // Committed transcript messages (user, assistant segments, tool results), as the event log holds them.
     messages: [],
     // The open assistant segment: { requestId, messageId, text }, or null.
@@ -25,6 +28,7 @@ export function emptyModel(sessionId) {
 export function modelFromSnapshot(payload, runs) {
   const model = emptyModel(payload.sessionId);
   model.lastSeq = payload.lastSeq ?? -1;
+  model.epoch = payload.epoch ?? null;
   model.messages = [...payload.messages];
   model.overlay = payload.overlay === null ? null : { ...payload.overlay };
   for (const [requestId, status] of Object.entries(runs ?? {})) model.runs[requestId] = { status };
@@ -52,6 +56,10 @@ export function applyRecord(model, record, { live, clientId }) {
   if (model.lastSeq !== null && record.seq <= model.lastSeq) return 'duplicate';
   if (model.lastSeq !== null && record.seq !== model.lastSeq + 1) return 'gap';
   model.lastSeq = record.seq;
+  // The log's epoch as a reader folds it: a record that carries one sets it, a checkpoint without one clears it.
+  if (typeof record.epoch === 'string' && record.epoch.length > 0 && record.epoch.length <= 128)
+    model.epoch = record.epoch;
+  else if (record.type === 'checkpoint') model.epoch = null;
   const payload = record.payload ?? {};
   const requestId = payload.request_id;
   switch (record.type) {

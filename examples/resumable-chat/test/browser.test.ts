@@ -3,7 +3,7 @@
 // Each asserts what the user sees (the DOM) and what the journals hold (`turnjournal check` clean, one turn per send).
 // Synchronisation is on DOM states and server events (test hooks that answer when the event happened), never sleeps.
 // (The DOM library is referenced for the functions that page.evaluate runs in the browser.)
-import { mkdirSync, mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Browser, type BrowserContext, chromium, type Page, type WebSocket } from 'playwright-core';
@@ -258,7 +258,10 @@ describe('resumable chat in Chromium', () => {
     await waitLive(page);
     expect(frames.length).toBe(socketsBefore + 1);
     const resumed = frames.at(-1) as { sent: Record<string, unknown>[]; received: Record<string, unknown>[] };
-    expect(resumed.sent[0]).toEqual({ type: 'hello', sessionId: 's3', clientId: expect.any(String), lastSeq });
+    // The cursor travels with the epoch of its log (TJ-LIVE-022), as the log's first record holds it.
+    const epoch = eventRecords(s.root, 's3')[0]?.epoch;
+    expect(typeof epoch).toBe('string');
+    expect(resumed.sent[0]).toEqual({ type: 'hello', sessionId: 's3', clientId: expect.any(String), lastSeq, epoch });
     // Exactly the records after lastSeq, each once, in order, framed by the resume header and the live marker.
     const missed = eventRecords(s.root, 's3').filter((record) => record.seq > lastSeq);
     const recordFramesReceived = resumed.received.filter((f) => typeof f.seq === 'number');
@@ -397,4 +400,47 @@ describe('resumable chat in Chromium', () => {
     const report = await expectJournals(s, 's7', [[requestId as string, 'completed']]);
     expect(report.event_logs.find((log) => log.session_id === 's7')?.undelivered).toEqual([]);
   });
+
+  scenario(
+    '8 the session is created again while the page is closed: the page shows the new conversation only',
+    async (s) => {
+      const page = await s.open('s8');
+      await waitLive(page);
+      await send(page, 'The old conversation');
+      await waitFinished(page, 1);
+      await page.close(); // its model and cursor (with the old log's epoch) stay in localStorage
+      // An operator removes the session's files; the new conversation, written from another browser, outgrows the
+      // cursor the page holds (TJ-LIVE-020: without the epoch the page would get the new log's records after it).
+      await s.server.stop();
+      rmSync(join(s.root, 's8'), { recursive: true, force: true });
+      for (const name of readdirSync(join(s.root, '_turn_journal')))
+        if (name.startsWith('s8')) rmSync(join(s.root, '_turn_journal', name), { force: true });
+      s.server = await startServer({ root: s.root, port: s.server.port });
+      const elsewhere = await browser.newContext();
+      const other = await elsewhere.newPage();
+      await other.goto(`${s.server.url}?session=s8&backoff=100&backoffMax=400`);
+      await waitLive(other);
+      await send(other, 'The new conversation');
+      await waitFinished(other, 1);
+      await send(other, 'Its second turn');
+      await waitFinished(other, 2);
+      await elsewhere.close();
+      const again = await s.open('s8');
+      const frames = recordFrames(again);
+      await waitLive(again);
+      await waitFinished(again, 2);
+      expect(await transcript(again)).toEqual([
+        ...expectedTranscript('The new conversation'),
+        ...expectedTranscript('Its second turn'),
+      ]);
+      const received = frames.flatMap((f) => f.received);
+      expect(received.filter((f) => f.type === 'snapshot').map((f) => f.mode)).toEqual(['resume', 'reset']);
+      const epoch = eventRecords(s.root, 's8')[0]?.epoch;
+      expect(typeof epoch).toBe('string');
+      const model = await again.evaluate(
+        () => (window as unknown as { __chat: { model: () => { epoch: string | null } } }).__chat.model().epoch,
+      );
+      expect(model).toBe(epoch);
+    },
+  );
 });

@@ -98,6 +98,8 @@ export interface EventRecord {
   seq: number;
   type: string;
   payload?: Record<string, unknown>;
+  /** The log's epoch, on the first record and the checkpoints (spec §6.7). */
+  epoch?: string;
 }
 
 /**

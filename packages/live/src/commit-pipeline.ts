@@ -1,7 +1,7 @@
 import { runIndexEntries } from '@turnjournal/reader/_internals';
 import type { Message } from '@turnjournal/schema';
 import type { EventLog, EventLogAck } from '@turnjournal/writer';
-import { holdDelta, lastCheckpoint } from '@turnjournal/writer/_internals';
+import { holdDelta, lastCheckpoint, writtenEpoch } from '@turnjournal/writer/_internals';
 import { DeltaIds } from './delta-ids.js';
 import { LiveError } from './errors.js';
 import { PendingRecords } from './pending-records.js';
@@ -156,11 +156,13 @@ export class CommitPipeline {
     // is kept as it is; one holding a caller's object (tool arguments, attachments, an error) is copied through JSON,
     // which also drops what the line dropped.
     const size = knownSize >= 0 ? knownSize : flatSize(payload);
-    if (size >= 0) this.#pending.push({ seq: before + 1, ts, type, payload }, size + 64);
+    // The first record of a log carries its epoch in the file (TJ-EVENT-023), and so in what subscribers get.
+    const epoch = before === -1 ? { epoch: writtenEpoch(log) } : {};
+    if (size >= 0) this.#pending.push({ seq: before + 1, ts, type, payload, ...epoch }, size + 64);
     else {
       const json = JSON.stringify(payload);
       this.#pending.push(
-        { seq: before + 1, ts, type, payload: JSON.parse(json) as Record<string, unknown> },
+        { seq: before + 1, ts, type, payload: JSON.parse(json) as Record<string, unknown>, ...epoch },
         json.length + 64,
       );
     }
@@ -218,14 +220,16 @@ export class CommitPipeline {
   #pushCheckpoint(seq: number, ts: string): void {
     const log = this.#log;
     const kept = lastCheckpoint(log);
+    // Every checkpoint carries the log's epoch (TJ-EVENT-024).
+    const epoch = writtenEpoch(log);
     if (kept !== null) {
-      this.#pending.push({ seq, ts, type: 'checkpoint', payload: kept.payload }, kept.lineBytes);
+      this.#pending.push({ seq, ts, type: 'checkpoint', payload: kept.payload, epoch }, kept.lineBytes);
       return;
     }
     const messages = log.snapshot().messages;
     const runs = runIndexEntries(log.runs().values());
     this.#pending.push(
-      { seq, ts, type: 'checkpoint', payload: { messages, runs } },
+      { seq, ts, type: 'checkpoint', payload: { messages, runs }, epoch },
       sizeOfCheckpoint(messages, runs.length),
     );
   }

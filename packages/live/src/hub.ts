@@ -183,7 +183,9 @@ export class ConversationHub {
         return this.session(sessionId);
       });
     }
-    const opening = this.#open(sessionId);
+    const opening = this.#open(sessionId).catch((error: unknown) => {
+      throw reopenFailure(sessionId, error);
+    });
     this.#sessions.set(sessionId, opening);
     // The caller of this open receives its failure; here it only frees the slot for the next try.
     opening.catch(() => {
@@ -381,6 +383,24 @@ export class ConversationHub {
 function codeOf(error: unknown): string {
   const code = (error as { code?: unknown } | null | undefined)?.code;
   return typeof code === 'string' && code !== '' ? code : 'unknown';
+}
+
+/** Codes of the writers' errors that say a write or sync failed: the disk, not the caller, decides a retry. */
+const WRITE_FAILURES: ReadonlySet<string> = new Set(['write_failed', 'append_cancelled', 'writer_poisoned']);
+
+/**
+ * What `hub.session()` answers when recovering the session on open failed to write (TJ-LIVE-024): `session_failed`,
+ * saying that nothing of the session is lost and that the same call opens it once the cause (a full disk, say) is
+ * gone; another error (a lock held by another process, a refusal) passes through.
+ */
+function reopenFailure(sessionId: string, error: unknown): unknown {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string' || !WRITE_FAILURES.has(code)) return error;
+  return new LiveError(
+    'session_failed',
+    `session "${sessionId}" could not be opened (${error instanceof Error ? error.message : String(error)}); what its files hold is kept: call hub.session() again once the cause is gone (room on a full disk), which retries the open`,
+    { cause: error },
+  );
 }
 
 function positive(value: number | undefined, fallback: number, name: string): number {

@@ -11,6 +11,11 @@ export interface LiveRecord {
   readonly type: string;
   /** Type-specific data. */
   readonly payload?: Readonly<Record<string, unknown>>;
+  /**
+   * The log's epoch (spec §6.7), on the records that carry it in the file: the first record of a new log and every
+   * checkpoint. A client takes it as the epoch of its cursor (TJ-LIVE-022).
+   */
+  readonly epoch?: string;
 }
 
 /** How a run ended, or that it has not (spec §6.3), or `interrupted` for a turn that never got a run. */
@@ -51,6 +56,11 @@ export interface ConversationView {
   readonly overlay: SegmentOverlay | null;
   /** The highest durable seq, or null for an empty log. */
   readonly lastSeq: number | null;
+  /**
+   * The epoch of the log through `lastSeq` (spec §6.7, TJ-LIVE-021), null when it has none: store it with the cursor
+   * and send both to `subscribe`, which answers a cursor of another history with a `reset` snapshot (TJ-LIVE-020).
+   */
+  readonly epoch: string | null;
   /** Finished runs this client has not acknowledged and whose delivery has not expired (TJ-LIVE-015). */
   readonly undelivered: readonly UndeliveredRun[];
 }
@@ -64,10 +74,13 @@ export type LiveEvent =
       readonly record: LiveRecord;
     }
   | {
-      /** The records the client lacks are gone (`compacted`) or its cursor is unknown (`ahead`): render this view. */
+      /**
+       * The records the client lacks are gone (`compacted`), its cursor is unknown (`ahead`), or its cursor belongs to
+       * another history of the session (`reset`: the epoch it sent is not the log's): render this view.
+       */
       readonly kind: 'snapshot';
-      /** Why a snapshot came instead of records (TJ-LIVE-010). */
-      readonly reason: 'compacted' | 'ahead';
+      /** Why a snapshot came instead of records (TJ-LIVE-010, TJ-LIVE-020). */
+      readonly reason: 'compacted' | 'ahead' | 'reset';
       /** The view; the subscription continues after its `lastSeq`. */
       readonly view: ConversationView;
     }

@@ -57,6 +57,12 @@ export type SendResult =
 export interface SubscribeOptions {
   /** The highest seq the client holds (-1, the default, for none): it receives every record after it. */
   readonly after?: number;
+  /**
+   * The epoch of the log `after` comes from (a view's `epoch`, spec §6.7), or null for a log that had none. When it is
+   * not the log's epoch and `after >= 0`, the subscription yields a `reset` snapshot first instead of records after a
+   * cursor of another history (TJ-LIVE-020). Leave it out only for a client that never stored one.
+   */
+  readonly epoch?: string | null;
 }
 
 /** Options of {@link LiveSession.ack}. */

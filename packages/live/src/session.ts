@@ -3,7 +3,7 @@
 // session-recovery.ts; what is left is mostly the public API's documentation.
 import { isValidIdentifier } from '@turnjournal/reader/store-format';
 import type { EventLog, EventLogAck, EventLogCompaction, SessionJournals, TurnJournal } from '@turnjournal/writer';
-import { messageCount, oversizeRefusal } from '@turnjournal/writer/_internals';
+import { deferCheckpoints, messageCount, oversizeRefusal } from '@turnjournal/writer/_internals';
 import { CommitPipeline } from './commit-pipeline.js';
 import { DiskReader } from './disk-reader.js';
 import { LiveError } from './errors.js';
@@ -26,6 +26,14 @@ interface ActiveState {
   assistantStarted: boolean;
   lastAssistantIndex: number | null;
 }
+
+/** Codes of the writers' errors that mean the journal wrote nothing more for the session (see `LiveSession.#answer`). */
+const SESSION_FAILURES: ReadonlySet<string> = new Set([
+  'write_failed',
+  'append_cancelled',
+  'writer_poisoned',
+  'journal_unlinked',
+]);
 
 /** What an accepted delta answers: nothing is left to wait for (see `LiveSession._delta`). */
 const ACCEPTED: Promise<void> = Promise.resolve();
@@ -94,14 +102,22 @@ export class LiveSession implements SubscriptionSource {
     await log.flush();
     // Every run of the log from the writer's run index (TJ-EVENT-020): opening reads the tail, not the log.
     const session = new LiveSession(sessionId, journals, new ViewFold(log.snapshot(), log.runs()), settings, stampRef);
-    await recoverSession({
-      log,
-      turns: journals.turns,
-      fold: session.#fold,
-      fs: settings.fs,
-      append: (type, payload) => session.#append(type, payload),
-      durable: () => session.#durable(),
-    });
+    // Recovery writes only the small records it needs (TJ-LIVE-023): the checkpoint that falls due behind them repeats
+    // the whole conversation, and on a disk that has just run full it made every reopen fail until there was room
+    // for it. The first append after recovery reserves it.
+    deferCheckpoints(log, true);
+    try {
+      await recoverSession({
+        log,
+        turns: journals.turns,
+        fold: session.#fold,
+        fs: settings.fs,
+        append: (type, payload) => session.#append(type, payload),
+        durable: () => session.#durable(),
+      });
+    } finally {
+      deferCheckpoints(log, false);
+    }
     return session;
   }
 
@@ -248,7 +264,7 @@ export class LiveSession implements SubscriptionSource {
       // `submitted` is durable and the run's records are not all written: the session's state no longer follows
       // the log; reopening recovers the turn (TJ-LIVE-019).
       this.#pipeline.fail(error);
-      throw error;
+      throw this.#answer(error);
     }
   }
 
@@ -265,14 +281,20 @@ export class LiveSession implements SubscriptionSource {
   /**
    * Streams the log from a cursor (spec §18.3): every durable record with `seq > after`, in order, once, from the
    * window of recent records or the store, then live; a snapshot when the records are compacted away or the cursor
-   * is ahead; `cut_off` with the cursor when a live subscriber falls out of the window.
+   * is ahead; a `reset` snapshot first when `epoch` is given and is not the log's (the cursor belongs to another
+   * history of the session, TJ-LIVE-020); `cut_off` with the cursor when a live subscriber falls out of the window.
    */
   subscribe(options: SubscribeOptions = {}): Subscription {
     this.#usable();
     const after = options.after ?? -1;
     if (!Number.isSafeInteger(after) || after < -1)
       throw new LiveError('invalid_request', `after must be an integer >= -1, got ${String(options.after)}`);
-    const subscription = new Subscription(this, after);
+    const { epoch } = options;
+    if (epoch !== undefined && epoch !== null && typeof epoch !== 'string')
+      throw new LiveError('invalid_request', `epoch must be a string or null, got ${typeof epoch}`);
+    // Checked against the durable records, as the subscription serves them (TJ-LIVE-008).
+    const reset = epoch !== undefined && after >= 0 && epoch !== this.#fold.epoch;
+    const subscription = new Subscription(this, after, reset);
     this.#subscribers.add(subscription);
     this.#lastUsed = this.#settings.clock();
     return subscription;
@@ -326,7 +348,7 @@ export class LiveSession implements SubscriptionSource {
       ...(clientId === undefined ? {} : { client_id: clientId }),
       ...(throughSeq === undefined ? {} : { through_seq: throughSeq }),
     });
-    await Promise.all([written, this.#durable()]);
+    await Promise.all([written, this.#durable()]).catch(this.#rethrowAnswer);
   }
 
   /**
@@ -350,7 +372,7 @@ export class LiveSession implements SubscriptionSource {
 
   /** Makes everything appended durable and delivers it. */
   flush(): Promise<void> {
-    return this.#durable();
+    return this.#durable().catch(this.#rethrowAnswer);
   }
 
   /** Flushes, ends every subscription, closes both journals and releases their locks. */
@@ -408,7 +430,7 @@ export class LiveSession implements SubscriptionSource {
           { request_id: requestId, message_id: messageId },
           requestId.length + messageId.length + 32,
         );
-        if (opened !== null) return opened;
+        if (opened !== null) return opened.catch(this.#rethrowAnswer);
         segment = { messageId, text: '', bytes: 0, exact: false };
         active.segment = segment;
         if (!active.assistantStarted) {
@@ -425,7 +447,7 @@ export class LiveSession implements SubscriptionSource {
       const bytes = grownSegmentBytes(segment, requestId, text, this.#logPath);
       if (typeof bytes !== 'number') throw bytes;
       const refused = this.#pipeline.appendDelta(requestId, segment.messageId, text, this.#lastUsed);
-      if (refused !== null) return refused;
+      if (refused !== null) return refused.catch(this.#rethrowAnswer);
       segment.text += text;
       segment.bytes = bytes;
       return ACCEPTED;
@@ -462,7 +484,7 @@ export class LiveSession implements SubscriptionSource {
       // A refusal reserves nothing (see `CommitPipeline.append`).
       if (this.#log.lastSeq === before) break;
     }
-    await Promise.all([...writes, this.#durable()]);
+    await Promise.all([...writes, this.#durable()]).catch(this.#rethrowAnswer);
   }
 
   /** @internal Ends the run: segment, finishing record (durable), then the turn's terminal event (TJ-LIVE-005). */
@@ -484,9 +506,9 @@ export class LiveSession implements SubscriptionSource {
     else finished = this.#append('chat.cancelled', { request_id: requestId, reason: reason ?? 'cancelled' });
     // A finishing record the log refused (a caller's error object or reason JSON cannot carry) reserved nothing: the
     // run stays active, for the caller to end it with a valid one; the refusal is the call's answer.
-    if (this.#log.lastSeq === before) await finished;
+    if (this.#log.lastSeq === before) await finished.catch(this.#rethrowAnswer);
     this.#active = undefined;
-    await Promise.all([finished, this.#durable()]);
+    await Promise.all([finished, this.#durable()]).catch(this.#rethrowAnswer);
     if (how === 'done')
       await this.#turnCall(this.#turns.complete(requestId, { assistantMessageIndex: active.lastAssistantIndex }));
     else await this.#turnCall(this.#turns.interrupt(requestId, how === 'error' ? 'error' : (reason ?? 'cancelled')));
@@ -510,7 +532,7 @@ export class LiveSession implements SubscriptionSource {
   }
 
   /** @internal */
-  snapshotEvent(reason: 'compacted' | 'ahead'): { event: LiveEvent; seq: number } {
+  snapshotEvent(reason: 'compacted' | 'ahead' | 'reset'): { event: LiveEvent; seq: number } {
     const view = this.snapshot();
     return { event: { kind: 'snapshot', reason, view }, seq: view.lastSeq ?? -1 };
   }
@@ -531,14 +553,40 @@ export class LiveSession implements SubscriptionSource {
   #usable(): void {
     if (this.#closed) throw new LiveError('session_closed', `session "${this.sessionId}" is closed`);
     const failure = this.#pipeline.failure;
-    if (failure !== null)
-      throw new LiveError(
-        'session_failed',
-        `session "${this.sessionId}" failed; get it again from hub.session(), which reopens and recovers it`,
-        { cause: failure },
-      );
+    if (failure !== null) throw this.#failed(failure);
     this.#lastUsed = this.#settings.clock();
   }
+
+  /**
+   * The `session_failed` of a session that failed with `failure` (TJ-LIVE-024): what every call answers from then on,
+   * with what to do, so that the caller who retries gets the answer it was told to expect.
+   */
+  #failed(failure: unknown): LiveError {
+    const why = failure instanceof Error ? failure.message : String(failure);
+    return new LiveError(
+      'session_failed',
+      `session "${this.sessionId}" failed (${why}); nothing more is written to it: get it again from hub.session(), which reopens it and recovers what its files hold (a run it had open is closed as cancelled, so send that turn again)`,
+      { cause: failure },
+    );
+  }
+
+  /**
+   * What a call rejected with `error` answers (TJ-LIVE-024): once the session has failed, a write, sync or journal
+   * failure (`write_failed`, `append_cancelled` with its "retry it", `writer_poisoned`, `journal_unlinked`) becomes
+   * the session's `session_failed`, the answer a retry gets; a refusal of the call itself (an invalid record, an
+   * illegal transition) and any error of a session that goes on pass through.
+   */
+  #answer(error: unknown): unknown {
+    const failure = this.#pipeline.failure;
+    if (failure === null || error instanceof LiveError) return error;
+    const code = (error as { code?: unknown } | null)?.code;
+    if (error !== failure && (typeof code !== 'string' || !SESSION_FAILURES.has(code))) return error;
+    return this.#failed(failure);
+  }
+
+  readonly #rethrowAnswer = (error: unknown): never => {
+    throw this.#answer(error);
+  };
 
   #activeRun(requestId: string): ActiveState {
     this.#usable();
@@ -576,7 +624,7 @@ export class LiveSession implements SubscriptionSource {
       return await call;
     } catch (error) {
       if (this.#turns.poisoned) this.#pipeline.fail(error);
-      throw error;
+      throw this.#answer(error);
     }
   }
 

@@ -13,7 +13,7 @@ export interface SubscriptionSource {
     limit: number,
   ): Promise<{ kind: 'records'; records: readonly LiveRecord[] } | { kind: 'compacted' }>;
   /** A snapshot event for `reason`, and the seq it is consistent with. */
-  snapshotEvent(reason: 'compacted' | 'ahead'): { event: LiveEvent; seq: number };
+  snapshotEvent(reason: 'compacted' | 'ahead' | 'reset'): { event: LiveEvent; seq: number };
   /** Resolves at the next durable record, or when the session closes or fails (then `ended` is true). */
   changed(): Promise<void>;
   /** True once the session delivers no more records: closed, or failed. */
@@ -44,13 +44,19 @@ export class Subscription implements AsyncIterableIterator<LiveEvent> {
   /** The read from the store under way, or null: a second `next()` meanwhile waits for it rather than read again. */
   #reading: Promise<unknown> | null = null;
 
+  /** True until the `reset` snapshot of a cursor of another history is yielded (TJ-LIVE-020). */
+  #reset: boolean;
+
   /**
    * @param source the session
    * @param after the client's cursor: it holds every record up to this seq (-1: none)
+   * @param reset true when the cursor belongs to another history (its epoch is not the log's): the first event is a
+   *   `reset` snapshot, and the subscription continues after it
    */
-  constructor(source: SubscriptionSource, after: number) {
+  constructor(source: SubscriptionSource, after: number, reset = false) {
     this.#source = source;
     this.#cursor = after;
+    this.#reset = reset;
   }
 
   /** The last seq this subscriber received (its `after` until it received one). */
@@ -92,6 +98,12 @@ export class Subscription implements AsyncIterableIterator<LiveEvent> {
     const source = this.#source;
     for (;;) {
       if (this.#done) return { done: true, value: undefined };
+      if (this.#reset) {
+        this.#reset = false;
+        const { event, seq } = source.snapshotEvent('reset');
+        this.#cursor = seq;
+        return { done: false, value: event };
+      }
       const buffered = this.#batch.shift();
       if (buffered !== undefined) return this.#yield(buffered);
       const head = source.durableSeq;

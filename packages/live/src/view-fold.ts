@@ -1,4 +1,5 @@
 import type { EventLogSnapshot, ScannedRun } from '@turnjournal/reader';
+import { epochOf } from '@turnjournal/reader/_internals';
 import { EVENT_FINISHING_TYPES, EVENT_STREAM_TYPES, type Message, SEGMENT_CLOSING_TYPES } from '@turnjournal/schema';
 import type { ConversationView, LiveRecord, UndeliveredRun } from './records.js';
 
@@ -25,6 +26,8 @@ export interface RunInfo {
 export class ViewFold {
   messages: Message[];
   lastSeq: number | null;
+  /** The epoch of the durable records (spec §6.7): what a cursor given to `subscribe` is checked against. */
+  epoch: string | null;
   readonly runs = new Map<string, RunInfo>();
   activeRequestId: string | undefined;
   segment: { requestId: string; messageId: string; text: string } | undefined;
@@ -32,6 +35,7 @@ export class ViewFold {
   constructor(snapshot: EventLogSnapshot, scanned: ReadonlyMap<string, ScannedRun>) {
     this.messages = [...snapshot.messages];
     this.lastSeq = snapshot.lastSeq;
+    this.epoch = snapshot.epoch;
     for (const run of scanned.values()) {
       this.runs.set(run.requestId, {
         requestId: run.requestId,
@@ -60,6 +64,9 @@ export class ViewFold {
   apply(record: LiveRecord): void {
     this.lastSeq = record.seq;
     const { type } = record;
+    // The reader's epoch fold (spec §6.7): a record's epoch sets it, a checkpoint without one clears it.
+    const epoch = epochOf(record as unknown as Record<string, unknown>);
+    if (epoch !== null || type === 'checkpoint') this.epoch = epoch;
     const body = (record.payload ?? {}) as Record<string, unknown>;
     if (SEGMENT_CLOSING_TYPES.has(type)) this.segment = undefined;
     switch (type) {
@@ -181,6 +188,14 @@ export class ViewFold {
         finishedAt: r.finishedTs,
       });
     }
-    return { sessionId, messages: [...this.messages], activeRun, overlay, lastSeq: this.lastSeq, undelivered };
+    return {
+      sessionId,
+      messages: [...this.messages],
+      activeRun,
+      overlay,
+      lastSeq: this.lastSeq,
+      epoch: this.epoch,
+      undelivered,
+    };
   }
 }

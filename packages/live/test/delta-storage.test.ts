@@ -12,7 +12,7 @@ import type { LiveRecord } from '../src/records.js';
 import { RecordRing } from '../src/ring.js';
 import { ViewFold } from '../src/view-fold.js';
 
-const EMPTY = { messages: [], activeRun: null, overlay: null, lastSeq: null };
+const EMPTY = { messages: [], activeRun: null, overlay: null, lastSeq: null, epoch: null };
 const TS = ['2026-05-11T00:00:00.000Z', '2026-05-11T00:00:00.001Z'];
 
 type Step =

@@ -108,11 +108,12 @@ describe('held deltas (TJ-LIVE-007)', () => {
     await sent.run.delta('a');
     await sent.run.delta('b');
     sim.inject({ op: 'write', path: 'events.jsonl', errno: 'ENOSPC' });
-    await expect(sent.run.toolStart({ toolCallId: 'c1', tool: 'search' })).rejects.toMatchObject({
-      code: 'write_failed',
-    });
-    await expect(sent.run.delta('c')).rejects.toMatchObject({ code: 'session_failed' });
-    await expect(session.flush()).rejects.toMatchObject({ code: 'writer_poisoned' });
+    // The failing call and every later one answer the same `session_failed`, whose cause is the failed write
+    // (TJ-LIVE-024).
+    const failed = { code: 'session_failed', cause: { code: 'write_failed' } };
+    await expect(sent.run.toolStart({ toolCallId: 'c1', tool: 'search' })).rejects.toMatchObject(failed);
+    await expect(sent.run.delta('c')).rejects.toMatchObject(failed);
+    await expect(session.flush()).rejects.toMatchObject(failed);
     await hub.close();
 
     const reopened = openConversationHub({ root: '/s', fs: sim, lock: DEAD, retention: false });

@@ -1,6 +1,6 @@
 // An operator removes a session's directory (or one of its journals) while the hub holds the session open. Before
 // TJ-DUR-036 the session went on answering sends, steps and acks as durable while every record went to files no name
-// led to: a restart found nothing of them. The session must fail with `journal_unlinked` at the first call whose
+// led to: a restart found nothing of them. The session must fail (`session_failed`, caused by `journal_unlinked`) at the first call whose
 // records it cannot make durable, and `hub.session()` must then reopen it on fresh journals.
 import { existsSync, rmSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
@@ -44,7 +44,7 @@ describe('a session whose journals were removed under it (TJ-DUR-036)', () => {
     for (const path of sessionEntries(root)) rmSync(path, { recursive: true, force: true });
     expect(existsSync(join(root, 's1'))).toBe(false);
     const done = await first.run.done().catch((e: unknown) => e);
-    expect(done).toMatchObject({ code: 'journal_unlinked' });
+    expect(done).toMatchObject({ code: 'session_failed', cause: { code: 'journal_unlinked' } });
     // The session is failed: its calls say so, and its subscribers end instead of waiting for records.
     const after = await session.send({ requestId: 'r2', content: 'again' }).catch((e: unknown) => e);
     expect(after).toBeInstanceOf(LiveError);
@@ -71,7 +71,8 @@ describe('a session whose journals were removed under it (TJ-DUR-036)', () => {
     const { root, hub, session } = await finishedRun();
     unlinkSync(join(root, '_turn_journal', 's1.jsonl'));
     await expect(session.send({ requestId: 'r2', content: 'again' })).rejects.toMatchObject({
-      code: 'journal_unlinked',
+      code: 'session_failed',
+      cause: { code: 'journal_unlinked' },
     });
     expect(session.retired).toBe(true);
     // Reopened: the event log still holds r1 (a retry is answered from it), the turn journal is new.
@@ -86,7 +87,10 @@ describe('a session whose journals were removed under it (TJ-DUR-036)', () => {
   it('refuses an ack whose record cannot be made durable, and the session fails', async () => {
     const { root, hub, session } = await finishedRun();
     unlinkSync(join(root, 's1', 'events.jsonl'));
-    await expect(session.ack('r1', { clientId: 'c1' })).rejects.toMatchObject({ code: 'journal_unlinked' });
+    await expect(session.ack('r1', { clientId: 'c1' })).rejects.toMatchObject({
+      code: 'session_failed',
+      cause: { code: 'journal_unlinked' },
+    });
     expect(session.retired).toBe(true);
     await hub.close();
   });

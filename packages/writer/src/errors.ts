@@ -5,6 +5,7 @@ export type WriterErrorCode =
   | 'journal_locked'
   | 'writer_poisoned'
   | 'journal_unlinked'
+  | 'journal_fenced'
   | 'write_failed'
   | 'not_regular_file'
   | 'writer_closed'
@@ -117,6 +118,19 @@ export class AppendCancelledError extends WriterError {
  * can find, so the appends that sync covered are refused, not acknowledged, and the writer is poisoned (TJ-DUR-036).
  * Reopen the journal: the open creates it afresh. Code `journal_unlinked`.
  */
+/**
+ * The journal's lock is no longer this writer's (TJ-DUR-040): another writer took it over (this one's lease expired
+ * while it was paused or stalled) or the lock file was removed. The records of the sync that found it are not
+ * acknowledged, and every later append is refused. Code `journal_fenced`.
+ */
+export function journalFencedError(file: string, lockFile: string): WriterError {
+  return new WriterError(
+    'journal_fenced',
+    `${file}: this writer no longer holds ${lockFile} (another writer took it over, or it was removed): the records just written are not acknowledged and the journal refuses appends until it is reopened (TJ-DUR-040)`,
+    file,
+  );
+}
+
 export function journalUnlinkedError(file: string): WriterError {
   return new WriterError(
     'journal_unlinked',

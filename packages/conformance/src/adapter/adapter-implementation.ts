@@ -24,8 +24,8 @@ export interface AdapterImplementation {
     audit: boolean,
     maxLineBytes?: number,
   ): Promise<ReadResult>;
-  /** `replay`. */
-  replay(file: string, after: number): Promise<ReplayResult>;
+  /** `replay`; `epoch` absent when the request has none (a client that predates epochs). */
+  replay(file: string, after: number, epoch?: string | null): Promise<ReplayResult>;
   /** `open`: throws `JournalLockedError` (of @turnjournal/writer) when another writer holds the file. */
   open(file: string, durability: Durability): Promise<AdapterWriter>;
   /** The operations of feature `lifecycle` (adapter.md §5.4); absent when the feature is not claimed. */

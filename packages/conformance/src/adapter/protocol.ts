@@ -48,6 +48,12 @@ export const ReplayRequest = Type.Object({
   op: Type.Literal('replay'),
   file: Type.String({ minLength: 1 }),
   after: Type.Integer({ minimum: -1 }),
+  epoch: Type.Optional(
+    Type.Union([Type.String({ minLength: 1, maxLength: 128 }), Type.Null()], {
+      description:
+        'The epoch of the log the cursor comes from (spec §6.7); a different one answers `reset` (TJ-REPLAY-018).',
+    }),
+  ),
 });
 /** `open` (writer level): take a journal file's lock, create it or repair its torn tail. */
 export const OpenRequest = Type.Object({
@@ -217,6 +223,12 @@ export const LiveSubscribeRequest = Type.Object({
   op: Type.Literal('live_subscribe'),
   ...LiveSession,
   after: Type.Integer({ minimum: -1 }),
+  epoch: Type.Optional(
+    Type.Union([Type.String({ minLength: 1, maxLength: 128 }), Type.Null()], {
+      description:
+        'The epoch of the log the cursor comes from (spec §6.7); a different one yields `reset` (TJ-LIVE-020).',
+    }),
+  ),
   until_seq: Type.Optional(Type.Integer({ minimum: 0 })),
   timeout_ms: Type.Optional(Type.Integer({ minimum: 1, maximum: 60_000 })),
 });
@@ -286,6 +298,9 @@ const EventLogState = Type.Object({
   active_request_id: Type.Union([Type.String(), Type.Null()]),
   overlay: Type.Union([Type.String(), Type.Null()]),
   undelivered: Type.Array(Type.String()),
+  epoch: Type.Optional(
+    Type.Union([Type.String(), Type.Null()], { description: "The log's epoch (spec §6.7), null for none." }),
+  ),
 });
 
 /** `read` result: the shape of a store fixture's `expect`, with absolute paths. */
@@ -311,7 +326,7 @@ export type ReadResult = Static<typeof ReadResult>;
 /** `replay` result: the seqs replayed, or why a snapshot is needed. */
 export const ReplayResult = Type.Union([
   Type.Object({ seqs: Type.Array(Type.Integer({ minimum: 0 })) }),
-  Type.Object({ reason: Type.Union([Type.Literal('compacted'), Type.Literal('ahead')]) }),
+  Type.Object({ reason: Type.Union([Type.Literal('compacted'), Type.Literal('ahead'), Type.Literal('reset')]) }),
 ]);
 /** `replay` result. */
 export type ReplayResult = Static<typeof ReplayResult>;
@@ -366,7 +381,7 @@ export const LiveSubscribeResult = Type.Object({
     Type.Union([
       Type.Object({ seq: Type.Integer({ minimum: 0 }) }),
       Type.Object({
-        snapshot: Type.Union([Type.Literal('compacted'), Type.Literal('ahead')]),
+        snapshot: Type.Union([Type.Literal('compacted'), Type.Literal('ahead'), Type.Literal('reset')]),
         last_seq: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]),
       }),
       Type.Object({ cut_off: Type.Integer({ minimum: -1 }) }),

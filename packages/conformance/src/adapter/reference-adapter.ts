@@ -93,6 +93,7 @@ async function serveLive(live: LiveOperations, request: LiveRequest): Promise<Re
       return {
         events: await live.subscribe(ref, {
           after: request.after,
+          ...(request.epoch === undefined ? {} : { epoch: request.epoch }),
           ...(request.until_seq === undefined ? {} : { untilSeq: request.until_seq }),
           timeoutMs: request.timeout_ms ?? 5000,
         }),
@@ -154,7 +155,7 @@ export async function runAdapter(
       case 'replay':
         if (!(claims.features ?? []).includes('replay'))
           throw new AdapterRequestError('unsupported', 'feature replay is not supported');
-        return await implementation.replay(request.file, request.after);
+        return await implementation.replay(request.file, request.after, request.epoch);
       case 'open': {
         if (!claims.levels.includes('writer')) throw new AdapterRequestError('unsupported', 'not a writer');
         if (!claims.durability.includes(request.durability))

@@ -151,8 +151,8 @@ export const referenceImplementation: AdapterImplementation = {
       ...(audit ? { plan: reading.plan as NonNullable<ReadResult['plan']> } : {}),
     };
   },
-  async replay(file, after) {
-    const answer = await replayEventLog(file, { after });
+  async replay(file, after, epoch) {
+    const answer = await replayEventLog(file, { after, ...(epoch === undefined ? {} : { epoch }) });
     return answer.kind === 'records'
       ? { seqs: answer.records.map((r) => r.value.seq as number) }
       : { reason: answer.reason };

@@ -32,6 +32,8 @@ export interface LiveSnapshotAnswer {
   active_request_id: string | null;
   overlay: string | null;
   undelivered: string[];
+  /** The log's epoch as of `last_seq` (TJ-LIVE-021), null for none. */
+  epoch: string | null;
 }
 
 /** Feature `live` (adapter.md §5.7): the implementation's live sessions, one per root and session id. */
@@ -49,7 +51,7 @@ export interface LiveOperations {
   /** `live_subscribe`: the events a subscription with cursor `after` yields (see adapter.md §5.7 for when to stop). */
   subscribe(
     ref: LiveSessionRef,
-    options: { after: number; untilSeq?: number; timeoutMs: number },
+    options: { after: number; epoch?: string | null; untilSeq?: number; timeoutMs: number },
   ): Promise<LiveSubscribeResult['events']>;
   /** Closes every session (at `stop`). */
   close(): Promise<void>;
@@ -132,6 +134,7 @@ export function referenceLiveOperations(): LiveOperations {
         active_request_id: view.activeRun?.requestId ?? null,
         overlay: view.overlay?.text ?? null,
         undelivered: view.undelivered.map((run) => run.requestId),
+        epoch: view.epoch,
       };
     },
     ack: (ref, requestId, options) =>
@@ -141,10 +144,10 @@ export function referenceLiveOperations(): LiveOperations {
           ...(options.throughSeq === undefined ? {} : { throughSeq: options.throughSeq }),
         });
       }),
-    async subscribe(ref, { after, untilSeq, timeoutMs }) {
+    async subscribe(ref, { after, epoch, untilSeq, timeoutMs }) {
       const live = await session(ref);
       const target = untilSeq ?? live.durableSeq;
-      const subscription = live.subscribe({ after });
+      const subscription = live.subscribe({ after, ...(epoch === undefined ? {} : { epoch }) });
       const events: LiveSubscribeResult['events'] = [];
       let timer: ReturnType<typeof setTimeout> | undefined;
       const timedOut = new Promise<'timeout'>((resolve) => {
@@ -152,8 +155,10 @@ export function referenceLiveOperations(): LiveOperations {
       });
       try {
         let cursor = after;
-        // A cursor ahead of the log yields its `ahead` snapshot at once (TJ-LIVE-010), even with nothing to wait for.
-        while (cursor < target || (events.length === 0 && after > target)) {
+        // A cursor ahead of the log yields its `ahead` snapshot at once (TJ-LIVE-010), and a cursor of another epoch
+        // its `reset` one (TJ-LIVE-020), even with nothing to wait for.
+        const reset = epoch !== undefined && after >= 0 && epoch !== live.snapshot().epoch;
+        while (cursor < target || (events.length === 0 && (after > target || reset))) {
           const next = await Promise.race([subscription.next(), timedOut]);
           if (next === 'timeout' || next.done === true) break;
           const event = next.value;

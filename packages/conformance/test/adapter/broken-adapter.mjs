@@ -20,7 +20,7 @@ import {
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AdapterRequestError, referenceImplementation, runAdapter } from '@turnjournal/conformance';
-import { trailingNulCount } from '@turnjournal/reader/store-format';
+import { currentPidNamespace, lockStatusOf, trailingNulCount } from '@turnjournal/reader/store-format';
 import { isAcceptedRecord, validateRecord } from '@turnjournal/schema';
 import { AppendFile, nodeFileSystem } from '@turnjournal/writer/file-system';
 import { lifecycleDefects } from './mutants/lifecycle.mjs';
@@ -441,6 +441,75 @@ Object.assign(implementations, {
         },
       },
     })),
+  },
+  // TJ-DUR-038: a holder of another PID namespace is judged by its pid, as if it ran in this one (falsely dead).
+  'pid-across-namespaces': {
+    open: referenceOpenWith(() => ({
+      lock: {
+        statusOf: (text, lease) => {
+          const holder = JSON.parse(text ?? 'null');
+          if (holder?.pid_ns !== undefined && holder.pid_ns !== currentPidNamespace()) {
+            try {
+              process.kill(holder.pid, 0);
+            } catch (error) {
+              if (error.code === 'ESRCH') return 'stale';
+            }
+          }
+          return lockStatusOf(text, lease);
+        },
+      },
+    })),
+  },
+  // TJ-DUR-039: an expired lease is taken for a live holder (falsely live: a restarted container waits for ever).
+  'lease-never-expires': {
+    open: referenceOpenWith(() => ({
+      lock: {
+        statusOf: (text, lease) => {
+          const status = lockStatusOf(text, lease);
+          return status === 'expired' ? 'live' : status;
+        },
+      },
+    })),
+  },
+  // TJ-DUR-041: a lock taken over from a holder presumed dead by its lease is followed by appends to the file in place:
+  // the file is never opened to be copied (its copy is what gives it a new identity).
+  'lease-takeover-in-place': {
+    open: referenceOpenWith(() => ({
+      fs: {
+        ...nodeFileSystem,
+        open: (path, mode) =>
+          mode === 'read' && !path.endsWith('.lock')
+            ? Promise.reject(Object.assign(new Error(`ENOENT: ${path}`), { code: 'ENOENT' }))
+            : nodeFileSystem.open(path, mode),
+      },
+    })),
+  },
+  // TJ-DUR-040: the check of the lock after each sync (a stat, then a read of the token) sees the lock as this writer
+  // linked it, whatever it is now. Its release still reads the lock as it is (TJ-DUR-026 holds).
+  'no-fencing': {
+    open: referenceOpenWith(() => {
+      const taken = new Map();
+      let statted = null;
+      return {
+        fs: {
+          ...nodeFileSystem,
+          link: async (existing, path) => {
+            await nodeFileSystem.link(existing, path);
+            if (path.endsWith('.lock'))
+              taken.set(path, { stat: await nodeFileSystem.stat(path), text: await nodeFileSystem.readFile(path) });
+          },
+          stat: (path) => {
+            statted = path;
+            return taken.has(path) ? Promise.resolve(taken.get(path).stat) : nodeFileSystem.stat(path);
+          },
+          readFile: (path) => {
+            const fencingRead = statted === path && taken.has(path);
+            statted = null;
+            return fencingRead ? Promise.resolve(taken.get(path).text) : nodeFileSystem.readFile(path);
+          },
+        },
+      };
+    }),
   },
   // TJ-DUR-019: a lock whose holder is dead is never taken over.
   'no-takeover': {

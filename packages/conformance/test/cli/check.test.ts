@@ -118,3 +118,21 @@ describe('turnjournal check', () => {
     expect(turnjournal('check', '--format', 'yaml', 'examples').status).toBe(2);
   });
 });
+
+describe('turnjournal check of an event log that two writers appended to (TJ-EVENT-027, issue 34)', () => {
+  it('exits 1: the repeated and falling seqs two owners leave are errors, not warnings', () => {
+    // Two owners of one log, each continuing from the seq it last saw: their appends interleave.
+    const event = (seq: number, who: string) =>
+      `${JSON.stringify({ seq, ts: '2026-06-19T03:14:07Z', type: 'message_append', payload: { message: { role: 'user', content: `${who}${seq}` } } })}\n`;
+    const lines = [event(0, 'a'), event(1, 'a'), event(2, 'a'), event(2, 'b'), event(3, 'a'), event(3, 'b')];
+    // The first owner skipped a seq it had reserved; the second goes on below it.
+    lines.push(event(5, 'a'), event(4, 'b'));
+    const root = store({ 's1/events.jsonl': lines.join('') });
+    const run = turnjournal('check', '--format', 'json', root);
+    expect(run.status).toBe(1);
+    const report = JSON.parse(run.stdout);
+    const codes = report.findings.map((f: { code: string; severity: string }) => `${f.code}:${f.severity}`);
+    expect(codes).toEqual(expect.arrayContaining(['seq_duplicate:error', 'seq_regression:error']));
+    expect(report.summary.findings.error).toBe(3);
+  });
+});

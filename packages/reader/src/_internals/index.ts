@@ -14,7 +14,7 @@
 // same findings and plan as auditStore's, and each session's turns through turnsOf (issue 11: 2 M orphan records).
 export { auditStoreListing } from '../audit/audit-store.js';
 // The event-log fold, applied one record at a time: a writer continues the fold of its log's tail (spec §15.1, §15.3).
-export { IncrementalEventFold } from '../event/incremental-event-fold.js';
+export { epochOf, IncrementalEventFold } from '../event/incremental-event-fold.js';
 export { type EventFoldRecovery, recoverEventFold } from '../event/recover-event-log.js';
 // The run index that event-log checkpoints carry (`payload.runs`, TJ-EVENT-019), written by writers, read back on open.
 export {

@@ -68,6 +68,14 @@ export async function auditStoreListing(
           file: `${file}.lock`,
         }),
       );
+    if (status === 'expired')
+      sink.add(
+        makeFinding(
+          'stale_lock',
+          'the writer lock names a process of another PID namespace whose lease expired; a writer will take it over once it has seen no renewal for the lease period',
+          { file: `${file}.lock` },
+        ),
+      );
   }
   for (const finding of check.findings) {
     if (

@@ -78,6 +78,11 @@ export interface EventLogSnapshot {
   readonly overlay: SegmentOverlay | null;
   /** The highest accepted `seq`, or null for a log without accepted records. */
   readonly lastSeq: number | null;
+  /**
+   * The log's epoch (spec §6.7): the identity of its history, which a client stores with its cursor and sends back on
+   * replay (TJ-REPLAY-018); null when the log has none (written by writers that predate epochs, or empty).
+   */
+  readonly epoch: string | null;
 }
 
 /** Everything the fold of one event log derives. */
@@ -135,5 +140,11 @@ export class EventLogFold {
 
 /** The snapshot members of a fold's result (spec §15.3): messages, active run, overlay and last seq. */
 export function eventLogSnapshot(state: EventLogState): EventLogSnapshot {
-  return { messages: state.messages, activeRun: state.activeRun, overlay: state.overlay, lastSeq: state.lastSeq };
+  return {
+    messages: state.messages,
+    activeRun: state.activeRun,
+    overlay: state.overlay,
+    lastSeq: state.lastSeq,
+    epoch: state.epoch,
+  };
 }

@@ -60,6 +60,8 @@ export class IncrementalEventFold {
   readonly #acked = new Set<string>();
   #lastStarted: string | undefined;
   #segment: OpenSegment | undefined;
+  /** The log's epoch as of the records folded (spec §6.7), or null for none. */
+  #epoch: string | null = null;
   readonly #findings: Finding[] = [];
 
   /** @param options where the fold starts; by default at the start of the file. */
@@ -94,8 +96,31 @@ export class IncrementalEventFold {
    */
   add(type: string, value: Record<string, unknown>, seq: number, valid: boolean, where: FindingLocation): boolean {
     if (!this.#acceptSeq(seq, where)) return false;
+    this.#foldEpoch(type, value, valid, where);
     if (valid) this.#apply(type, value, seq, where);
     return true;
+  }
+
+  /** The log's epoch as of the records folded (spec §6.7, TJ-EVENT-025), or null when it has none. */
+  get epoch(): string | null {
+    return this.#epoch;
+  }
+
+  // TJ-EVENT-025, TJ-EVENT-026: an epoch sets the log's, a checkpoint without one clears it, and a second one conflicts.
+  #foldEpoch(type: string, value: Record<string, unknown>, valid: boolean, where: FindingLocation): void {
+    const epoch = epochOf(value);
+    if (epoch === null) {
+      if (valid && type === 'checkpoint') this.#epoch = null;
+      return;
+    }
+    const before = this.#epoch;
+    if (before !== null && before !== epoch)
+      this.#report(
+        'epoch_conflict',
+        `epoch ${JSON.stringify(epoch.slice(0, 64))} differs from the log's epoch ${JSON.stringify(before.slice(0, 64))}: two histories in one log`,
+        where,
+      );
+    this.#epoch = epoch;
   }
 
   /**
@@ -181,6 +206,7 @@ export class IncrementalEventFold {
         return overlay;
       },
       lastSeq: this.#lastSeq,
+      epoch: this.#epoch,
     };
   }
 
@@ -225,6 +251,7 @@ export class IncrementalEventFold {
       activeRun,
       overlay: this.#overlay(activeRun),
       lastSeq: this.#lastSeq,
+      epoch: this.#epoch,
       firstSeq: this.#firstSeq,
       runs,
       undelivered: runs.filter((r) => r.finishedSeq !== null && !r.delivered),
@@ -396,4 +423,13 @@ export class IncrementalEventFold {
   #report(code: FindingCode, message: string, where: FindingLocation): void {
     this.#findings.push(makeFinding(code, message, where));
   }
+}
+
+/** Longest epoch a reader takes (spec §6.7): a longer value, or one that is not a string, is not an epoch. */
+const MAX_EPOCH_LENGTH = 128;
+
+/** The `epoch` envelope member of an event record (spec §6.7), or null when it has none or one that is not an epoch. */
+export function epochOf(value: Readonly<Record<string, unknown>>): string | null {
+  const epoch = value.epoch;
+  return typeof epoch === 'string' && epoch.length >= 1 && epoch.length <= MAX_EPOCH_LENGTH ? epoch : null;
 }

@@ -4,7 +4,7 @@ import { type JournalRecord, type ReadJournalOptions, readJournal } from '../fra
 import { EventLogFold, type EventLogSnapshot, eventLogSnapshot } from './fold-event-log.js';
 
 /** Why a replay returns a snapshot instead of records (spec §15.4). */
-export type ReplayReason = 'compacted' | 'ahead';
+export type ReplayReason = 'compacted' | 'ahead' | 'reset';
 
 /** Options of {@link replayEventLog}. */
 export interface ReplayEventLogOptions extends ReadJournalOptions {
@@ -13,6 +13,12 @@ export interface ReplayEventLogOptions extends ReadJournalOptions {
    * Must be an integer >= -1.
    */
   readonly after?: number;
+  /**
+   * The epoch of the log the client's cursor comes from (spec §6.7): a string, or null for a log that had none. When
+   * given with `after >= 0` and different from the log's epoch, the answer is a snapshot with reason `reset`
+   * (TJ-REPLAY-018). Absent (a client that predates epochs): the cursor alone decides.
+   */
+  readonly epoch?: string | null;
 }
 
 /** What a client that resumes after `after` receives (spec §15.4). */
@@ -28,7 +34,7 @@ export type EventReplay =
     }
   | {
       readonly kind: 'snapshot';
-      /** `compacted` (TJ-REPLAY-013) or `ahead` (TJ-REPLAY-014). */
+      /** `compacted` (TJ-REPLAY-013), `ahead` (TJ-REPLAY-014) or `reset` (another history, TJ-REPLAY-018). */
       readonly reason: ReplayReason;
       /** The log's snapshot (spec §15.3), which the client renders instead of records. */
       readonly snapshot: EventLogSnapshot;
@@ -42,18 +48,24 @@ export type EventReplay =
  * - returns the accepted records with `seq > after` when the log still holds all of them (TJ-REPLAY-012);
  * - returns a snapshot with reason `ahead` when `after` is greater than the last accepted `seq` (TJ-REPLAY-014),
  *   including an empty log and any `after >= 0`, whose position cannot be in this log;
+ * - returns a snapshot with reason `reset`, before any other answer, when `epoch` is given, `after >= 0`, and the
+ *   epoch differs from the log's (TJ-REPLAY-018): the cursor belongs to another history of the session;
  * - returns a snapshot with reason `compacted` when `after + 1` is below the first accepted `seq`, the leading
  *   checkpoint of a compacted log (TJ-REPLAY-013); a client holding nothing (`after = -1`) of a log whose first seq
  *   is above 0 gets it too, since the records it lacks were removed.
  *
- * Record bytes are copied, so the records stay valid after the read. Throws `ReaderError` (`invalid_option`) for an `after` that is not an
- * integer >= -1, and `ReaderError` in `strict` mode.
+ * Record bytes are copied, so the records stay valid after the read. Throws `ReaderError` (`invalid_option`) for an
+ * `after` that is not an integer >= -1 or an `epoch` that is neither a string nor null, and `ReaderError` in `strict`
+ * mode.
  */
 export async function replayEventLog(path: string, options: ReplayEventLogOptions = {}): Promise<EventReplay> {
   const after = options.after ?? -1;
   if (!Number.isSafeInteger(after) || after < -1) {
     throw new ReaderError('invalid_option', `after must be an integer >= -1, got ${String(options.after)}`);
   }
+  const epoch = options.epoch;
+  if (epoch !== undefined && epoch !== null && typeof epoch !== 'string')
+    throw new ReaderError('invalid_option', `epoch must be a string or null, got ${typeof epoch}`);
   const fold = new EventLogFold();
   const framing: Finding[] = [];
   const records: JournalRecord[] = [];
@@ -68,10 +80,12 @@ export async function replayEventLog(path: string, options: ReplayEventLogOption
   }
   const state = fold.finish();
   const findings = [...framing, ...state.findings];
+  const reset = epoch !== undefined && after >= 0 && epoch !== state.epoch;
   const ahead = after > (state.lastSeq ?? -1);
   const compacted = state.firstSeq !== null && after + 1 < state.firstSeq;
-  if (ahead || compacted) {
-    return { kind: 'snapshot', reason: ahead ? 'ahead' : 'compacted', snapshot: eventLogSnapshot(state), findings };
+  if (reset || ahead || compacted) {
+    const reason = reset ? 'reset' : ahead ? 'ahead' : 'compacted';
+    return { kind: 'snapshot', reason, snapshot: eventLogSnapshot(state), findings };
   }
   return { kind: 'records', records, lastSeq: state.lastSeq, findings };
 }

@@ -25,7 +25,9 @@ export {
 } from './layout.js';
 export {
   currentBootId,
+  currentPidNamespace,
   type LockHolder,
+  type LockLease,
   type LockStatus,
   lockStatusOf,
   readLockStatus,

@@ -53,6 +53,8 @@ describe('EventLogFold: the example of spec §6.6', () => {
       activeRun: { requestId: R, status: 'running', startedSeq: 1, lastSeq: 9 },
       overlay: { requestId: R, messageId: 'msg-31', text: 'The test expects UTC dates.' },
       lastSeq: 9,
+      // The example predates epochs (spec §6.7): none.
+      epoch: null,
     });
   });
 });
@@ -66,7 +68,7 @@ describe('EventLogFold: sequence checks (spec §6.5)', () => {
     ]);
     expect(state.messages).toEqual([msg('user', 'a'), msg('user', 'b')]);
     expect(codes(state)).toEqual(['seq_duplicate@3']);
-    expect(state.findings[0]).toMatchObject({ severity: 'warn', repairable: false, file: expect.any(String) });
+    expect(state.findings[0]).toMatchObject({ severity: 'error', repairable: false, file: expect.any(String) });
   });
 
   it('reports a lower seq never accepted as seq_regression and excludes it (TJ-EVENT-013, TJ-EVENT-014)', async () => {
@@ -319,7 +321,13 @@ describe('EventLogFold: runs and snapshot (spec §15.3)', () => {
   });
 
   it('gives a log without records an empty snapshot with a null last seq (spec §15.3)', async () => {
-    expect(eventLogSnapshot(await fold([]))).toEqual({ messages: [], activeRun: null, overlay: null, lastSeq: null });
+    expect(eventLogSnapshot(await fold([]))).toEqual({
+      messages: [],
+      activeRun: null,
+      overlay: null,
+      lastSeq: null,
+      epoch: null,
+    });
   });
 });
 

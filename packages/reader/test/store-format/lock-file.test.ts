@@ -2,7 +2,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { currentBootId, readLockStatus } from '../../src/store-format/index.js';
+import { currentBootId, currentPidNamespace, lockStatusOf, readLockStatus } from '../../src/store-format/index.js';
 import { tempFile } from '../support/temp.js';
 
 describe('readLockStatus (spec §11.4)', () => {
@@ -29,6 +29,48 @@ describe('readLockStatus (spec §11.4)', () => {
     expect(readLockStatus(file)).toBe(currentBootId() === null ? 'live' : 'stale');
   });
 });
+
+describe.runIf(currentBootId() !== null && currentPidNamespace() !== null)(
+  'a holder in another PID namespace of this machine (TJ-DUR-038, TJ-DUR-039)',
+  () => {
+    const machine = { host: 'another-container-name', boot_id: currentBootId() as string };
+    const now = Date.parse('2026-11-28T12:00:00Z');
+    const renewed = (agoMs: number) => ({ modifiedMs: now - agoMs, nowMs: now });
+
+    it('is judged by its lease, not its pid: live while renewed, expired after, whatever runs under its pid here', () => {
+      for (const pid of [process.pid, 4_194_304 + 1000]) {
+        const text = JSON.stringify({ pid, ...machine, token: 't', pid_ns: 'pid:[1]', lease_ms: 10_000 });
+        expect(lockStatusOf(text, renewed(0))).toBe('live');
+        expect(lockStatusOf(text, renewed(9_000))).toBe('live');
+        expect(lockStatusOf(text, renewed(11_000))).toBe('expired');
+        // Renewed an hour "in the future": the wall clock stepped back since; only watching the lease can tell.
+        expect(lockStatusOf(text, renewed(-3_600_000))).toBe('expired');
+      }
+    });
+
+    it('is unproven with no lease, and so is a lock of another machine', () => {
+      const noLease = JSON.stringify({ pid: 4_194_305, ...machine, token: 't', pid_ns: 'pid:[1]' });
+      expect(lockStatusOf(noLease, renewed(0))).toBe('unproven');
+      const elsewhere = { pid: 4_194_305, host: 'another-host', boot_id: 'another-boot', token: 't' };
+      expect(lockStatusOf(JSON.stringify({ ...elsewhere, pid_ns: 'pid:[1]', lease_ms: 1 }), renewed(60_000))).toBe(
+        'unproven',
+      );
+    });
+
+    it('in this namespace, is judged by its pid whatever its lease says', () => {
+      const own = { ...machine, token: 't', pid_ns: currentPidNamespace() as string, lease_ms: 10 };
+      expect(lockStatusOf(JSON.stringify({ pid: process.pid, ...own }), renewed(60_000))).toBe('live');
+      expect(lockStatusOf(JSON.stringify({ pid: 4_194_305, ...own }), renewed(0))).toBe('stale');
+    });
+
+    it('refuses to judge a lock whose namespace or lease has the wrong type', () => {
+      const base = { pid: process.pid, host: hostname(), token: 't' };
+      expect(lockStatusOf(JSON.stringify({ ...base, pid_ns: 7 }))).toBe('unproven');
+      expect(lockStatusOf(JSON.stringify({ ...base, lease_ms: 0 }))).toBe('unproven');
+      expect(lockStatusOf(JSON.stringify({ ...base, lease_ms: '10s' }))).toBe('unproven');
+    });
+  },
+);
 
 describe('a zombie holder (spec §11.4)', () => {
   // Reported as skipped, never as passed, where there is no /proc to observe the zombie state with.

@@ -16,6 +16,7 @@ import {
 } from '../fs/file-system.js';
 import { type AcquireLockOptions, acquireLock, type HeldLock } from '../fs/lock.js';
 import { DEFAULT_MAX_LINE_BYTES, encodeRecordText } from './encode-record.js';
+import { replaceWithCopy } from './fence-file.js';
 import { type LinkCheck, LinkWatch } from './link-watch.js';
 import { nextSpaceEnd } from './preallocation.js';
 import { repairTornTail, type TornTailRepair } from './repair-torn-tail.js';
@@ -214,7 +215,7 @@ export class AppendFile {
     this.#lock = lock;
     this.#maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
     this.#fd = fd;
-    this.#links = new LinkWatch(fs, path, fd);
+    this.#links = new LinkWatch(fs, path, fd, lock);
     this.#size = size;
     this.#fileEnd = fileEnd;
     this.#preallocate = options.preallocate ?? options.durability !== 'none';
@@ -231,6 +232,7 @@ export class AppendFile {
     const lock = await acquireLock(fs, `${path}.lock`, path, options.lock);
     let fd: number | undefined;
     try {
+      if (lock.tookOverExpiredLease) await replaceWithCopy(fs, path);
       let created = false;
       try {
         fd = await fs.open(path, 'create-exclusive');

@@ -1,6 +1,8 @@
 import { dirname } from 'node:path';
-import { JournalWriteError, journalUnlinkedError, type WriterError } from '../errors.js';
+import { JournalWriteError, journalFencedError, journalUnlinkedError, type WriterError } from '../errors.js';
 import { type FileStat, type FileSystem, type SynchronousStat, synchronousStat } from '../fs/file-system.js';
+import type { HeldLock } from '../fs/lock.js';
+import { lockFileState } from '../fs/lock-file-state.js';
 import { isSettled } from '../fs/settled-change.js';
 
 /** A check started with a sync (see {@link LinkWatch.start}): its answer once known, and the promise of it. */
@@ -32,16 +34,19 @@ export class LinkWatch {
   readonly #path: string;
   readonly #dir: string;
   #fd: number;
+  /** The journal's lock, whose file is in the same directory: checked with the file (TJ-DUR-040). */
+  readonly #lock: HeldLock | undefined;
   /** The directory as it was when the file was last seen linked, with a change time that proves it unchanged since. */
   #seen: { readonly ino: number; readonly ctimeMs: number } | null = null;
 
-  /** Watches the file at `path`, open at `fd`. */
-  constructor(fs: FileSystem, path: string, fd: number) {
+  /** Watches the file at `path`, open at `fd`, and the lock that guards it (when there is one). */
+  constructor(fs: FileSystem, path: string, fd: number, lock?: HeldLock) {
     this.#fs = fs;
     this.#statNow = synchronousStat(fs);
     this.#path = path;
     this.#dir = dirname(path);
     this.#fd = fd;
+    this.#lock = lock;
   }
 
   /**
@@ -62,11 +67,16 @@ export class LinkWatch {
   }
 
   /**
-   * The error refusing the appends of a sync when the file has no name left (`nlink` 0), or null. A failed `fstat`
-   * refuses them too: whether their bytes are reachable is unknown. A file system whose `fstat` gives no `nlink` is not
-   * checked.
+   * The error refusing the appends of a sync when the file has no name left (`nlink` 0), or when its lock is no longer
+   * this writer's (TJ-DUR-040), or null. A failed `fstat` refuses them too: whether their bytes are reachable is
+   * unknown. A file system whose `fstat` gives no `nlink` is not checked for links.
+   *
+   * The lock file lives in the journal's directory, so the directory's unchanged change time vouches for it as it
+   * does for the journal: a take-over removes the lock and links a new one, which moves it. A lease found lost by its
+   * renewal refuses at once.
    */
   async check(): Promise<WriterError | null> {
+    if (this.#lock?.lost === true) return journalFencedError(this.#path, this.#lock.path);
     const readAt = Date.now();
     let dir: FileStat | undefined;
     try {
@@ -82,13 +92,32 @@ export class LinkWatch {
     } catch (error) {
       return new JournalWriteError(this.#path, 'fstat after sync', error);
     }
-    if (links === 0) return journalUnlinkedError(this.#path);
+    const lock = this.#lock === undefined ? 'held' : await this.#lockState(this.#lock);
+    if (lock instanceof Error) return lock;
+    // A lock replaced by another holder's is a take-over whatever became of the file (its taker replaces the file,
+    // TJ-DUR-041). A lock gone with the file, or with the directory both live in, is the journal removed under the
+    // writer (TJ-DUR-036); a lock gone while the file keeps its name lets any writer take the file: fenced.
+    if (lock === 'replaced' || (lock === 'gone' && links !== 0 && dir !== undefined)) {
+      this.#lock?.markLost();
+      return journalFencedError(this.#path, this.#lock?.path ?? `${this.#path}.lock`);
+    }
+    if (links === 0 || lock === 'gone') return journalUnlinkedError(this.#path);
     // The directory was read before the file: a change between the two reads moves its change time past this one.
     this.#seen =
       links !== undefined && dir?.ctimeMs !== undefined && isSettled(dir.ctimeMs, readAt)
         ? { ino: dir.ino, ctimeMs: dir.ctimeMs }
         : null;
     return null;
+  }
+
+  /** Whether the lock file is still the one `lock` created (TJ-DUR-040), or the error of a failed look at it. */
+  async #lockState(lock: HeldLock): Promise<'held' | 'replaced' | 'gone' | WriterError> {
+    const identity = { ino: lock.ino, token: lock.holder.token };
+    try {
+      return await lockFileState(this.#fs, lock.path, identity, this.#statNow ?? ((path) => this.#fs.stat(path)));
+    } catch (error) {
+      return new JournalWriteError(lock.path, 'read lock after sync', error);
+    }
   }
 
   /** Checks the file open at `fd` from now on (a rewrite replaced the file); forgets what was seen of the old one. */

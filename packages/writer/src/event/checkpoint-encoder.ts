@@ -17,6 +17,8 @@ export interface CheckpointRecord {
   readonly ts: string;
   readonly type: 'checkpoint';
   readonly payload: { readonly messages: readonly object[]; readonly runs: readonly object[] };
+  /** The log's epoch (spec §6.7, TJ-EVENT-024): an envelope member after the payload, so the head is unchanged. */
+  readonly epoch?: string;
 }
 
 /**
@@ -109,7 +111,13 @@ export class CheckpointEncoder {
       throw tooLong(file, opened + this.#knownBytes, this.#maxLineBytes, 'at least ');
 
     // The record without its messages: its envelope and run index validated, checked and encoded as any record's.
-    const thin = { seq: record.seq, ts: record.ts, type: record.type, payload: { messages: [], runs } };
+    const thin = {
+      seq: record.seq,
+      ts: record.ts,
+      type: record.type,
+      payload: { messages: [], runs },
+      ...(record.epoch === undefined ? {} : { epoch: record.epoch }),
+    };
     const thinLine = asBuffer(encodeParsedRecord(thin, CHECKPOINT_RULE, Number.MAX_SAFE_INTEGER, file).bytes);
     // The head is ASCII (digits, an RFC 3339 stamp, names): its length in bytes is its length in characters. A line
     // that does not begin with it (a stamp that needed an escape) takes the full encoding.

@@ -33,6 +33,12 @@ export interface EventLogCommonOptions {
   readonly maxLineBytes?: number;
   /** Options of the lock acquisition. */
   readonly lock?: AcquireLockOptions;
+  /**
+   * Chooses the epoch of a log that has none (spec §6.7): a new log's, written on its first record (TJ-EVENT-023), or
+   * an older log's, written on its next checkpoint. Every call must return a new id; `crypto.randomUUID` (122 random
+   * bits) by default. For hosts with their own id scheme, and tests that compare two writers' bytes.
+   */
+  readonly newEpoch?: () => string;
 }
 
 /**

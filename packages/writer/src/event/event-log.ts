@@ -60,6 +60,10 @@ let holdDeltaOf: (log: EventLog, requestId: string, messageId: string, text: str
 let lastCheckpointOf: (log: EventLog) => { readonly payload: Payload; readonly lineBytes: number } | null;
 /** Set by {@link EventLog}'s static block: reaches its fold for {@link messageCount}. */
 let messageCountOf: (log: EventLog) => number;
+/** Set by {@link EventLog}'s static block: reaches its checkpoint switch for {@link deferCheckpoints}. */
+let deferCheckpointsOf: (log: EventLog, deferred: boolean) => void;
+/** Set by {@link EventLog}'s static block: reaches its epoch for {@link writtenEpoch}. */
+let writtenEpochOf: (log: EventLog) => string;
 /** Set by {@link EventLog}'s static block: reaches its private encoder for {@link oversizeRefusal}. */
 let oversizeRefusalOf: (log: EventLog, type: string, payload: Payload | undefined, ahead: number) => unknown;
 
@@ -70,6 +74,8 @@ export interface EventLogSettings {
   readonly maxLineBytes: number;
   readonly findings: readonly Finding[];
   readonly recovery: EventLogOpenRecovery;
+  /** The log's epoch, or the one chosen for a log that has none (spec §6.7). */
+  readonly epoch: string;
   /**
    * Every run of the log (the last checkpoint's run index continued by the records after it, TJ-EVENT-020): the
    * writer refuses their request ids (TJ-EVENT-010 across reopen and compaction) and writes the index into each
@@ -152,11 +158,22 @@ export class EventLog {
   readonly #checkpointLines = new CheckpointLines();
   /** Encodes checkpoints from the text of their messages the writer already has. */
   readonly #checkpointEncoder: CheckpointEncoder;
+  /** True while automatic checkpoints are put off (see {@link deferCheckpoints}). */
+  #checkpointsDeferred = false;
+  /**
+   * The epoch this writer writes (spec §6.7): the log's, or a new one when the log has none — on the first record of a
+   * new log (TJ-EVENT-023) and on every checkpoint (TJ-EVENT-024), which gives an older log that had none this one.
+   */
+  #epoch: string;
 
   static {
+    deferCheckpointsOf = (log, deferred) => {
+      log.#checkpointsDeferred = deferred;
+    };
     holdDeltaOf = (log, requestId, messageId, text, ts) => log.#holdDelta(requestId, messageId, text, ts);
     lastCheckpointOf = (log) => log.#lastCheckpoint();
     messageCountOf = (log) => log.#fold.messages.length;
+    writtenEpochOf = (log) => log.#epoch;
     oversizeRefusalOf = (log, type, payload, ahead) => log.#oversizeRefusal(type, payload, ahead);
   }
 
@@ -174,6 +191,7 @@ export class EventLog {
     this.#runs = settings.runs;
     this.#maxLineBytes = settings.maxLineBytes;
     this.#checkpointEncoder = new CheckpointEncoder(settings.maxLineBytes);
+    this.#epoch = settings.epoch;
     this.path = file.path;
     this.checkpointInterval = settings.interval;
     this.#checkpointDue = settings.interval;
@@ -484,7 +502,11 @@ export class EventLog {
       this.#checkpointFailure = null;
       return bytes;
     }
-    if (this.#sinceCheckpoint < this.#checkpointDue || this.#bytesSinceCheckpoint < this.#checkpointBytesDue)
+    if (
+      this.#checkpointsDeferred ||
+      this.#sinceCheckpoint < this.#checkpointDue ||
+      this.#bytesSinceCheckpoint < this.#checkpointBytesDue
+    )
       return bytes;
     const checkpoint = this.#autoCheckpoint();
     if (checkpoint === null) return bytes;
@@ -539,7 +561,7 @@ export class EventLog {
     // The fold's messages were parsed from lines and frozen, and the run index holds strings and numbers: the record
     // is kept as it is rather than parsed back from its line (see encodeParsedRecord), and the messages the last
     // checkpoint holds too are copied from its line (see CheckpointEncoder).
-    const record = { seq: this.#nextSeq, ts, type: 'checkpoint', payload } as const;
+    const record = { seq: this.#nextSeq, ts, type: 'checkpoint', payload, epoch: this.#epoch } as const;
     return this.#checkpointEncoder.encode(record, this.path);
   }
 
@@ -573,11 +595,20 @@ export class EventLog {
    */
   #encode(type: string, payload: Payload | undefined, seq: number = this.#nextSeq): EncodedRecord {
     const ts = this.#stamp();
-    if (type === 'chat.delta' && payload !== undefined) {
+    // The first record of a log that has none carries its epoch (TJ-EVENT-023). A record encoded further ahead of an
+    // empty log (`oversizeRefusal`) carries it too: its length is an upper bound of what the log will write.
+    const first = this.#fold.lastSeq === null;
+    if (type === 'chat.delta' && payload !== undefined && !first) {
       const fast = encodeDeltaRecord(seq, ts, payload, this.#maxLineBytes, this.#deltaLines);
       if (fast !== undefined) return fast;
     }
-    const record = { seq, ts, type, ...(payload === undefined ? {} : { payload }) };
+    const record = {
+      seq,
+      ts,
+      type,
+      ...(payload === undefined ? {} : { payload }),
+      ...(first ? { epoch: this.#epoch } : {}),
+    };
     return encodeCheckedRecord(record, { family: 'event', type, v1Only: false }, this.#maxLineBytes, this.path);
   }
 
@@ -613,7 +644,11 @@ export class EventLog {
     fold.addDelta(seq, requestId, messageId, text, this.#where);
     this.#sinceCheckpoint += 1;
     this.#bytesSinceCheckpoint += length;
-    if (this.#sinceCheckpoint >= this.#checkpointDue && this.#bytesSinceCheckpoint >= this.#checkpointBytesDue)
+    if (
+      !this.#checkpointsDeferred &&
+      this.#sinceCheckpoint >= this.#checkpointDue &&
+      this.#bytesSinceCheckpoint >= this.#checkpointBytesDue
+    )
       this.#holdCheckpoint(ts);
     return seq;
   }
@@ -634,7 +669,7 @@ export class EventLog {
       if (length - 1 <= this.#maxLineBytes) {
         holdLine(this.#file, line, length);
         this.#nextSeq = seq + 1;
-        this.#apply('checkpoint', { seq, ts, type: 'checkpoint', payload }, true, length, seq);
+        this.#apply('checkpoint', { seq, ts, type: 'checkpoint', payload, epoch: this.#epoch }, true, length, seq);
         this.#checkpointDue = this.checkpointInterval;
         this.#checkpointFailure = null;
         return;
@@ -688,6 +723,8 @@ export class EventLog {
     this.#stateVersion += 1;
     const tail = await recoverTail(this.path, this.#file.source, this.#file.size, this.#maxLineBytes);
     this.#fold = tail.fold;
+    // The file's epoch when it has one; otherwise the one this writer chose, which its records may already carry.
+    this.#epoch = tail.fold.epoch ?? this.#epoch;
     this.#sinceCheckpoint = tail.sinceCheckpoint;
     this.#bytesSinceCheckpoint = tail.bytesSinceCheckpoint;
     this.#checkpointBytesDue = tail.checkpointBytes;
@@ -721,6 +758,16 @@ export function holdDelta(log: EventLog, requestId: string, messageId: string, t
 }
 
 /**
+ * @internal Puts the log's automatic checkpoints off while `deferred` is true (TJ-LIVE-023): appends reserve no
+ * checkpoint behind them, and the first append after `deferCheckpoints(log, false)` reserves the one that fell due
+ * meanwhile. A live session opens a session this way: a checkpoint repeats the whole message list, and recovery must
+ * not need room for the conversation's size on a disk that has just run full.
+ */
+export function deferCheckpoints(log: EventLog, deferred: boolean): void {
+  deferCheckpointsOf(log, deferred);
+}
+
+/**
  * @internal The last automatic checkpoint the log reserved (behind an `append` or a {@link holdDelta} call), while the
  * state it holds is still the log's: its payload (`{messages, runs}`, frozen) and the length of its line, LF
  * included; else null (then build it from `snapshot()` and `runs()`). Successive checkpoints of a stream of deltas
@@ -730,6 +777,15 @@ export function lastCheckpoint(
   log: EventLog,
 ): { readonly payload: Record<string, unknown>; readonly lineBytes: number } | null {
   return lastCheckpointOf(log);
+}
+
+/**
+ * @internal The epoch the log writes on its first record and its checkpoints (spec §6.7): the log's, or the one it
+ * chose for a log that had none. A live session gives it to the records it hands subscribers that carry it in the
+ * file (the first record of a new log, every checkpoint), so that they equal the lines.
+ */
+export function writtenEpoch(log: EventLog): string {
+  return writtenEpochOf(log);
 }
 
 /**

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { readRunIndex } from '@turnjournal/reader/_internals';
 import { storePathSegments } from '@turnjournal/reader/store-format';
@@ -11,6 +12,21 @@ import { requireIdentifier } from '../require-identifier.js';
 import { EventLog } from './event-log.js';
 import type { OpenEventLogOptions } from './event-log-inputs.js';
 import { recoverTail } from './recover-tail.js';
+
+/** Longest epoch a reader takes (spec §6.7). */
+const MAX_EPOCH_LENGTH = 128;
+
+/** A new epoch from `newEpoch`, checked: a value readers would not take as an epoch is refused, not written. */
+function chooseEpoch(newEpoch: () => string, path: string): string {
+  const epoch: unknown = newEpoch();
+  if (typeof epoch !== 'string' || epoch.length === 0 || epoch.length > MAX_EPOCH_LENGTH)
+    throw new WriterError(
+      'invalid_option',
+      `newEpoch must return a string of 1 to ${MAX_EPOCH_LENGTH} characters (spec §6.7), got ${typeof epoch === 'string' ? `${epoch.length} characters` : typeof epoch}`,
+      path,
+    );
+  return epoch;
+}
 
 /**
  * The recommended path of a session's event log, `<root>/<sessionId>/events.jsonl` (spec §4.4). Throws a
@@ -51,10 +67,13 @@ export async function openEventLog(options: OpenEventLogOptions): Promise<EventL
   const interval = options.checkpointInterval ?? DEFAULT_CHECKPOINT_INTERVAL;
   if (!Number.isSafeInteger(interval) || interval < 1)
     throw new WriterError('invalid_option', `checkpointInterval must be an integer >= 1, got ${String(interval)}`);
+  const newEpoch = options.newEpoch ?? randomUUID;
+  if (typeof newEpoch !== 'function') throw new WriterError('invalid_option', '`newEpoch` must be a function');
   await ensureDirectory(resolved.fs, dirname(path));
   const file = await AppendFile.open(path, appendFileOptions(resolved));
   try {
     const tail = await recoverTail(path, file.source, file.size, resolved.maxLineBytes);
+    const epoch = tail.fold.epoch ?? chooseEpoch(newEpoch, path);
     // Every run of the log, from the last checkpoint's run index and the run records after it (TJ-EVENT-020).
     const index = await readRunIndex({
       source: file.source,
@@ -63,6 +82,7 @@ export async function openEventLog(options: OpenEventLogOptions): Promise<EventL
       maxLineBytes: resolved.maxLineBytes,
     });
     return new EventLog(file, tail, {
+      epoch,
       runs: index.runs,
       interval,
       clock: resolved.clock,

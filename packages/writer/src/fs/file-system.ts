@@ -32,6 +32,12 @@ export interface FileStat {
    * writer goes on acknowledging records written to a file that no reader can find.
    */
   readonly nlink?: number;
+  /**
+   * Last modification, epoch milliseconds, when the file system keeps one. A lock file's is its holder's lease
+   * (TJ-DUR-038): without it (or without {@link FileSystem.touch}) locks carry no lease, and a holder in another PID
+   * namespace cannot be proved dead.
+   */
+  readonly mtimeMs?: number;
 }
 
 /** How a write is meant, for file systems that can use it. */
@@ -95,10 +101,15 @@ export interface FileSystem {
   readdir(path: string): Promise<string[]>;
   /** The whole content of a (small) regular file; refuses links and special files as {@link FileSystem.open} does. */
   readFile(path: string): Promise<Uint8Array>;
+  /**
+   * Sets a file's modification time to now: how a lock's holder renews its lease (TJ-DUR-038). Optional: a file system
+   * without it takes locks with no lease.
+   */
+  touch?(path: string): Promise<void>;
 }
 
-/** The name of one call of the {@link FileSystem} layer. */
-export type FileSystemOperation = keyof FileSystem;
+/** The name of one required call of the {@link FileSystem} layer (the optional `touch` is not one). */
+export type FileSystemOperation = Exclude<keyof FileSystem, 'touch'>;
 
 /**
  * Every call of the layer, in the order of the interface: for wrappers (fault injection, recording, simulation) that
@@ -205,6 +216,7 @@ function toStat(stats: fs.Stats): FileStat {
     ino: stats.ino,
     isDirectory: stats.isDirectory(),
     ctimeMs: stats.ctimeMs,
+    mtimeMs: stats.mtimeMs,
     nlink: stats.nlink,
   };
 }
@@ -331,6 +343,10 @@ export const nodeFileSystem: FileSystem = {
   unlink: (path) => fs.promises.unlink(path),
   readdir: (path) => fs.promises.readdir(path),
   readFile: (path) => readRegularFile(path),
+  touch: (path) => {
+    const now = new Date();
+    return fs.promises.utimes(path, now, now);
+  },
 };
 withSynchronousStat(nodeFileSystem, statNow);
 withSynchronousWrite(nodeFileSystem, writeNow);

@@ -168,7 +168,7 @@ function unfinishedEventLogs(check: StoreCheck): string[] {
     .map((log) => log.file)
     .filter((file) => {
       const status = readLockStatus(file);
-      return status === 'none' || status === 'stale';
+      return status === 'none' || status === 'stale' || status === 'expired';
     });
 }
 

@@ -30,8 +30,11 @@ class CheckedPayload {
 }
 
 /** The UTF-8 length, LF included, of the line of checkpoint `seq` with `ts` and `payload` (TJ-FRAME-007 escapes). */
+/** The epoch of both logs (spec §6.7): their files are compared byte for byte, and every checkpoint carries it. */
+const EPOCH = 'hold-delta-oracle';
+
 function checkpointLineBytes(seq: number, ts: string, payload: unknown): number {
-  const json = JSON.stringify({ seq, ts, type: 'checkpoint', payload });
+  const json = JSON.stringify({ seq, ts, type: 'checkpoint', payload, epoch: EPOCH });
   return Buffer.byteLength(json.replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029')) + 1;
 }
 
@@ -82,6 +85,8 @@ async function openAt(dir: string, clock: { now: number }, checkpointInterval: n
     durability: 'none',
     clock: () => clock.now,
     checkpointInterval,
+    // The subject's and the oracle's files are compared byte for byte: one epoch for both (spec §6.7).
+    newEpoch: () => EPOCH,
   });
 }
 

@@ -175,9 +175,10 @@ export async function readerTier(
               fixtureCase.max_line_bytes,
             );
             const replay: StoreObservation['replay'][number][] = [];
-            for (const { file, after } of fixtureCase.expect.replay ?? []) {
-              const answer = await process.request('replay', { file: join(root, file), after });
-              replay.push({ file, after, ...answer });
+            for (const { file, after, epoch } of fixtureCase.expect.replay ?? []) {
+              const withEpoch = epoch === undefined ? {} : { epoch };
+              const answer = await process.request('replay', { file: join(root, file), after, ...withEpoch });
+              replay.push({ file, after, ...withEpoch, ...answer });
             }
             const changed = treeChanges(before, snapshotTree(root)).map(
               (change) => `the ${fixtureCase.audit === true ? 'audit' : 'read'} changed the store: ${change}`,

@@ -289,6 +289,8 @@ class HandwrittenSession {
       active_request_id: state.activeRun?.requestId ?? null,
       overlay: state.overlay?.text ?? null,
       undelivered,
+      // TJ-LIVE-021: the defect's snapshot says nothing of the epoch, so a client has none to store.
+      epoch: this.broken === 'live-snapshot-no-epoch' ? null : state.epoch,
     };
     return view;
   }
@@ -320,7 +322,7 @@ class HandwrittenSession {
   }
 
   /** Polls the log for durable records after the cursor (TJ-LIVE-009), with the snapshots of TJ-LIVE-010/018. */
-  async subscribe({ after, untilSeq, timeoutMs }) {
+  async subscribe({ after, epoch, untilSeq, timeoutMs }) {
     // A server that delivers what it wrote (the defect live-delivers-unsynced) has no reason to sync first; a sync
     // here would cover the records the subscription is about to read and hide the defect.
     if (this.broken !== 'live-delivers-unsynced') await this.sync();
@@ -328,7 +330,16 @@ class HandwrittenSession {
     const deadline = Date.now() + timeoutMs;
     const events = [];
     let cursor = this.broken === 'live-subscribe-repeats' ? after - 1 : after;
-    if (after > this.durableSeq) {
+    // TJ-LIVE-020: a cursor of another history (its epoch is not the log's) gets the whole view; the defect serves
+    // the cursor alone, so a client of a removed log receives the new log's records after it.
+    if (epoch !== undefined && after >= 0 && this.broken !== 'live-epoch-ignored') {
+      const { epoch: current } = await this.computeView(undefined);
+      if (epoch !== current) {
+        events.push({ snapshot: 'reset', last_seq: this.durableSeq < 0 ? null : this.durableSeq });
+        cursor = this.durableSeq;
+      }
+    }
+    if (events.length === 0 && after > this.durableSeq) {
       if (this.broken !== 'live-ahead-silent')
         events.push({ snapshot: 'ahead', last_seq: this.durableSeq < 0 ? null : this.durableSeq });
       cursor = this.durableSeq;
@@ -478,6 +489,8 @@ export const liveDefects = Object.fromEntries([
     'live-unsynced-tools',
     'live-syncs-every-delta',
     'live-ack-unsynced',
+    'live-epoch-ignored',
+    'live-snapshot-no-epoch',
   ].map((name) => [name, { live: handwrittenLive(name) }]),
   // Not a defect: the hand-written live sessions with nothing broken, which must pass (the defects' control).
   ['live-handwritten', { live: handwrittenLive(null) }],

@@ -1,5 +1,6 @@
 import type { WriterContext } from './context.js';
 import { liveDurabilityCheck } from './live-durability.js';
+import { epochCheck } from './live-epoch.js';
 import { liveInvalidSessionCheck } from './live-invalid-session.js';
 import { restartCheck, restartLongTextCheck } from './live-restart.js';
 import { snapshotAckCheck } from './live-snapshot-ack.js';
@@ -14,6 +15,7 @@ export async function liveChecks(context: WriterContext): Promise<void> {
   await turnFlowCheck(context);
   await subscribeCheck(context);
   await catchUpCheck(context);
+  await epochCheck(context);
   await snapshotAckCheck(context);
   await restartCheck(context);
   await restartLongTextCheck(context);

@@ -105,7 +105,10 @@ export function impossiblePid(): number {
 }
 
 /** Writes `<file>.lock` as another writer would (spec §11.4) and returns its text. */
-export function plantLock(file: string, holder: { pid: number; host: string; token: string }): string {
+export function plantLock(
+  file: string,
+  holder: { pid: number; host: string; token: string; boot_id?: string; pid_ns?: string; lease_ms?: number },
+): string {
   const text = `${JSON.stringify(holder)}\n`;
   writeFileSync(`${file}.lock`, text);
   return text;

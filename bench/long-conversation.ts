@@ -1,0 +1,73 @@
+// Issue 34, finding 7: what opening an event log costs past the 16 MiB checkpoint line (TJ-EVENT-022), and how many
+// events a recovery replays after the last checkpoint. Usage: tsx bench/long-conversation.ts [dir]
+// Writes three logs (a transcript past 16 MiB, one of as many records under it, and a streamed chat of 20,000
+// messages), then opens each in a fresh child process and prints the open time, the child's peak RSS and the records
+// folded after the last checkpoint.
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { recoverEventLog } from '../packages/reader/dist/index.js';
+import { openEventLog } from '../packages/writer/dist/index.js';
+
+const self = new URL(import.meta.url).pathname;
+
+async function openChild(file: string): Promise<void> {
+  const baseline = process.resourceUsage().maxRSS / 1024;
+  const started = performance.now();
+  const log = await openEventLog({ file, durability: 'none' });
+  const ms = performance.now() - started;
+  const rss = process.resourceUsage().maxRSS / 1024;
+  const messages = log.snapshot().messages.length;
+  await log.close();
+  const recovery = await recoverEventLog(file, { findActiveRun: false });
+  const figures = {
+    openMs: Math.round(ms),
+    peakRssMiB: Math.round(rss),
+    rssBeforeOpenMiB: Math.round(baseline),
+    messages,
+    replayedAfterCheckpoint: recovery.acceptedSinceCheckpoint,
+    bytesFromCheckpoint: recovery.bytesRead,
+  };
+  console.log(JSON.stringify(figures));
+}
+
+/** `count` messages of `chars` characters each, appended one by one (a record each). */
+async function transcript(file: string, count: number, chars: number): Promise<void> {
+  const log = await openEventLog({ file, durability: 'none' });
+  for (let i = 0; i < count; i++)
+    await log.appendMessage({ role: i % 2 === 0 ? 'user' : 'assistant', content: `${i} `.padEnd(chars, 'x') });
+  await log.close();
+}
+
+/** A streamed chat: `turns` runs, each a user message, ten deltas and the assistant's message. */
+async function streamedChat(file: string, turns: number): Promise<void> {
+  const log = await openEventLog({ file, durability: 'none' });
+  for (let t = 0; t < turns; t++) {
+    const requestId = `r${t}`;
+    void log.chatStarted({ requestId });
+    void log.appendMessage({ role: 'user', content: `question ${t} `.padEnd(200, 'q') });
+    void log.segmentStarted({ requestId, messageId: `${requestId}.a` });
+    for (let d = 0; d < 10; d++) void log.delta({ requestId, messageId: `${requestId}.a`, text: 'word '.repeat(10) });
+    void log.appendMessage({ role: 'assistant', content: 'word '.repeat(100), id: `${requestId}.a` });
+    await log.chatDone({ requestId });
+  }
+  await log.close();
+}
+
+if (process.argv[2] === '--open') await openChild(process.argv[3] as string);
+else {
+  const dir = process.argv[2] ?? mkdtempSync(join(tmpdir(), 'tj-long-'));
+  mkdirSync(dir, { recursive: true });
+  const cases: [string, (file: string) => Promise<void>][] = [
+    ['transcript of 20,000 messages, 20 MB (past 16 MiB)', (f) => transcript(f, 20_000, 1_000)],
+    ['transcript of 20,000 messages, 2 MB', (f) => transcript(f, 20_000, 100)],
+    ['streamed chat of 20,000 messages (10,000 runs)', (f) => streamedChat(f, 10_000)],
+  ];
+  for (const [name, make] of cases) {
+    const file = join(dir, `${name.replace(/[^a-z0-9]+/gi, '-')}.jsonl`);
+    await make(file);
+    const out = execFileSync(process.execPath, [...process.execArgv, self, '--open', file], { encoding: 'utf8' });
+    console.log(`${name}: ${(statSync(file).size / 2 ** 20).toFixed(1)} MiB log; ${out.trim()}`);
+  }
+}
