@@ -53,11 +53,15 @@ async function main(): Promise<void> {
   const started = nowMs();
   // Read before the build and the figures, whose own work would count as load.
   const loadBefore = loadavg()[0] ?? 0;
-  log('building @turnjournal/schema, reader, writer and live (tsc -b)…');
-  execFileSync(join(root, 'node_modules', '.bin', 'tsc'), ['-b', 'packages/writer', 'packages/live'], {
-    cwd: root,
-    stdio: 'inherit',
-  });
+  log('building @turnjournal/schema, reader, writer, live and ai-sdk (tsc -b)…');
+  execFileSync(
+    join(root, 'node_modules', '.bin', 'tsc'),
+    ['-b', 'packages/writer', 'packages/live', 'packages/ai-sdk'],
+    {
+      cwd: root,
+      stdio: 'inherit',
+    },
+  );
   // Imported after the build, so a fresh clone measures freshly built code.
   const { FIGURES } = await import('./figures/registry.js');
   const unknown = (args.only ?? []).filter((id) => !FIGURES.some((f) => f.id === id));

@@ -3,7 +3,8 @@
 # (`pnpm -r pack`), installs the tarballs with npm into a fresh temporary project outside the clone (no workspace
 # links), and there runs what a user arriving from npm runs. Expects a built workspace (`npm run bootstrap`).
 # Needs python3 with the jsonschema module (Debian: python3-jsonschema) and network access to the npm registry only
-# (for typescript, @types/node and vitest). Each step is announced; any failure fails the script.
+# (for typescript, @types/node, vitest, and ai, zod and @types/json-schema for the AI SDK package: `ai`'s declarations
+# import `json-schema` types that none of its dependencies bring). Each step is announced; any failure fails the script.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 pnpm_spec=$(node -p "require('$repo/package.json').packageManager")
@@ -17,26 +18,20 @@ trap 'rm -rf "$work"' EXIT
 project="$work/project"
 mkdir -p "$work/tarballs" "$project"
 
-step "pack every published package (private ones — test support, examples — are never packed)"
-for dir in "$repo"/packages/*/; do
-  if [ "$(node -p "require('${dir}package.json').private === true")" = true ]; then continue; fi
-  (cd "$dir" && pnpm pack --pack-destination "$work/tarballs" >/dev/null)
-done
-for tarball in "$work/tarballs"/*.tgz; do
-  printf '  %-48s %8s bytes, %4s files\n' "$(basename "$tarball")" "$(stat -c %s "$tarball")" "$(tar tzf "$tarball" | wc -l)"
-done
+step "pack every published package with the README's command (private ones — test support, examples — are never packed)"
+npm --prefix "$repo" run --silent pack:tarballs -- "$work/tarballs"
 
 step "npm install of the tarballs into $project (outside the clone)"
 cd "$project"
 printf '{ "name": "turnjournal-npm-proof", "private": true, "type": "module" }\n' >package.json
 npm install --no-audit --no-fund --loglevel=error "$work"/tarballs/*.tgz \
-  typescript@5.9.3 @types/node@20 vitest@4.1.12 >/dev/null
+  typescript@5.9.3 @types/node@20 vitest@4.1.12 ai@6.0.326 zod@4.6.7 @types/json-schema@7.0.15 >/dev/null
 if [ -L node_modules/@turnjournal/conformance ]; then echo "node_modules/@turnjournal/conformance is a link" >&2; exit 1; fi
 
 step "the CLI through npx: --version, and the README's main job (check a store)"
-npx --no-install -p @turnjournal/conformance turnjournal --version
+npx --no-install turnjournal --version
 cp -R "$repo/examples/store" "$project/store"
-npx -p @turnjournal/conformance turnjournal check store
+npx --no-install turnjournal check store
 
 step "the JSON Schema files are exported"
 node --input-type=module -e "
@@ -73,6 +68,39 @@ await sub.return();
 await hub.close();
 console.log('@turnjournal/live: ' + texts.length + ' messages after a reopen, replay from seq 0');"
 
+step "@turnjournal/ai-sdk from the tarball: a UI message stream answered from the journal, the chat reloaded"
+node --input-type=module -e "
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createChatHandlers } from '@turnjournal/ai-sdk';
+import { openConversationHub } from '@turnjournal/live';
+import { convertArrayToReadableStream } from 'ai/test';
+const root = mkdtempSync(join(tmpdir(), 'tj-ai-sdk-proof-'));
+const chunks = [
+  { type: 'start', messageId: 'a1' },
+  { type: 'reasoning-start', id: 'r' }, { type: 'reasoning-delta', id: 'r', delta: 'hm' }, { type: 'reasoning-end', id: 'r' },
+  { type: 'text-start', id: 't' }, { type: 'text-delta', id: 't', delta: 'hi ' }, { type: 'text-delta', id: 't', delta: 'there' },
+  { type: 'text-end', id: 't' }, { type: 'data-note', id: 'n', data: { ok: true } }, { type: 'finish' },
+];
+let hub = openConversationHub({ root, retention: false });
+let chat = createChatHandlers({ hub, respond: () => convertArrayToReadableStream(chunks) });
+const user = { id: 'u1', role: 'user', parts: [{ type: 'text', text: 'hello' }] };
+const response = await chat.post(new Request('http://x/api/chat', { method: 'POST', body: JSON.stringify({ id: 'c1', messages: [user] }) }));
+const sse = await response.text();
+const sent = sse.split('\\n').filter((line) => line.startsWith('data: {')).map((line) => JSON.parse(line.slice(6)));
+if (JSON.stringify(sent) !== JSON.stringify(chunks)) throw new Error(sse);
+await chat.settled();
+await hub.close();
+hub = openConversationHub({ root, retention: false });
+chat = createChatHandlers({ hub, respond: () => convertArrayToReadableStream([]) });
+const messages = await chat.loadChat('c1');
+const parts = messages.map((m) => m.role + ': ' + m.parts.map((p) => p.type).join(','));
+if (JSON.stringify(parts) !== JSON.stringify(['user: text', 'assistant: reasoning,text,data-note'])) throw new Error(JSON.stringify(messages));
+if ((await chat.resume('c1')).status !== 204) throw new Error('a finished chat has nothing to resume');
+await hub.close();
+console.log('@turnjournal/ai-sdk: ' + sent.length + ' chunks answered from the journal, ' + messages.length + ' UIMessages after a reopen');"
+
 step "default conformance run against the reference adapter"
 # With TJ_REFERENCE_REPORT set, the run's JSON report is also written there: .ci/run hands it to the mutation matrix as
 # its catalogue of checks, so that the reference adapter runs once per CI run.
@@ -96,7 +124,7 @@ defineConformanceSuite({ adapter: 'node_modules/.bin/turnjournal adapter', tier:
 TEST
 npx vitest run --reporter=dot conformance.test.js | tail -n 4
 
-step "strict tsc --noEmit over the README's writer, recovery, reader and schema snippets, extracted verbatim"
+step "strict tsc --noEmit over the README's writer, recovery, reader, schema and ai-sdk snippets, extracted verbatim"
 mkdir snippets
 node --input-type=module - "$repo/README.md" snippets <<'EXTRACT'
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -106,7 +134,7 @@ const text = readFileSync(readme, 'utf8');
 const found = [...text.matchAll(/<!-- snippet: ([a-z-]+)[^>]*-->\s*```ts\n([\s\S]*?)\n```/g)];
 for (const [, name, code] of found) writeFileSync(`${out}/${name}.ts`, `${code}\n`);
 const names = found.map((m) => m[1]);
-for (const wanted of ['writer', 'recovery', 'reader', 'schema'])
+for (const wanted of ['writer', 'recovery', 'reader', 'schema', 'ai-sdk'])
   if (!names.includes(wanted)) throw new Error(`README.md has no snippet marked "${wanted}"`);
 console.log(`extracted ${names.join(', ')}`);
 EXTRACT

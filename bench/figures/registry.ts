@@ -1,4 +1,5 @@
 import type { Figure } from '../lib/types.js';
+import { aiSdkStreamCost } from './ai-sdk-stream-cost.js';
 import { appendNone } from './append-none.js';
 import { conformanceRun } from './conformance-run.js';
 import { durableSubmit } from './durable-submit.js';
@@ -29,4 +30,5 @@ export const FIGURES: readonly Figure[] = [
   liveFanout,
   liveStreamCost,
   liveLongSession,
+  aiSdkStreamCost,
 ];

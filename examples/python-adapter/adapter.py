@@ -1981,6 +1981,17 @@ def compact_event_log(path, now_ms, window_s=None, delivery_window_s=None):
             rid = payload.get("request_id") if isinstance(payload, dict) else None
             return rid if isinstance(rid, str) and not rec.get("unknown") else None
 
+        # TJ-RET-019: a ts more than 5 minutes ahead of now was written by a clock that was ahead; the log is appended in
+        # time order, so the record counts as written when the first later record with a plausible ts was (or now).
+        time_of = {}
+        later = now_ms
+        for rec in reversed(jf.records):
+            at = _iso_ms(rec["obj"].get("ts"))
+            ahead = at is not None and at > now_ms + 5 * 60_000
+            time_of[id(rec)] = later if ahead else at
+            if at is not None and not ahead:
+                later = at
+
         runs = {}  # request id -> {"finished": bool, "finished_at": epoch ms of the first finishing record, "acked"}
         for rec in jf.records:
             rid = request_id(rec)
@@ -1989,7 +2000,7 @@ def compact_event_log(path, now_ms, window_s=None, delivery_window_s=None):
             run = runs.setdefault(rid, {"finished": False, "finished_at": None, "acked": False})
             if rec["type"] in FINISHING and not run["finished"]:
                 run["finished"] = True
-                run["finished_at"] = _iso_ms(rec["obj"].get("ts"))  # None: a ts that does not parse never expires
+                run["finished_at"] = time_of[id(rec)]  # None: a ts that does not parse never expires
             if rec["type"] == "delivery.ack":
                 run["acked"] = True
         expired = sorted(rid for rid, run in runs.items()
@@ -1997,7 +2008,7 @@ def compact_event_log(path, now_ms, window_s=None, delivery_window_s=None):
                          and run["finished_at"] < now_ms - delivery_window * 1000)  # TJ-RET-018
 
         def removable(rec):  # TJ-RET-013
-            at = _iso_ms(rec["obj"].get("ts"))
+            at = time_of[id(rec)]
             if at is None or at >= now_ms - window * 1000:
                 return False
             rid = request_id(rec)

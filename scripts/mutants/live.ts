@@ -29,6 +29,7 @@ export const LIVE_MUTANTS: readonly Mutant[] = [
   reference('live-started-early', 'TJ-LIVE-003'),
   reference('live-delivers-unsynced', 'TJ-LIVE-008'),
   reference('live-window-only', 'TJ-LIVE-012'),
+  reference('live-cuts-off-bursts', 'TJ-LIVE-030'),
   reference('live-turn-first', 'TJ-LIVE-005'),
   reference('live-unsynced-tools', 'TJ-LIVE-006'),
   reference('live-syncs-every-delta', 'TJ-LIVE-007'),

@@ -28,4 +28,5 @@ export const RETENTION_MUTANTS: readonly Mutant[] = [
   reference('compact-never-expires', 'TJ-RET-018'),
   reference('compact-acks-expired', 'TJ-RET-018'),
   reference('compact-miscounts', 'TJ-CONF-035'),
+  reference('compact-trusts-future-ts', 'TJ-RET-019'),
 ];

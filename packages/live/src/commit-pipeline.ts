@@ -79,6 +79,7 @@ export class CommitPipeline {
   readonly #ring: RecordRing;
   readonly #settings: LiveSessionSettings;
   readonly #stampRef: { value: number | undefined };
+  readonly #retainFrom: (now: number) => number;
   /** Records appended (handed to the writer) and not yet durable, in seq order. */
   readonly #pending = new PendingRecords();
   #durableSeq: number;
@@ -94,6 +95,9 @@ export class CommitPipeline {
   /**
    * @param stampRef the stamp the hub's writer clock reads while an append runs, so the record's `ts` is the one the
    * pipeline gives its pending copy.
+   * @param retainFrom at each delivery, given the monotonic time: the first seq a live subscriber still reading has
+   * not received (the window keeps it and the records after it, TJ-LIVE-030); the session cuts off meanwhile those
+   * behind for longer than the lag limit.
    */
   constructor(
     sessionId: string,
@@ -102,6 +106,7 @@ export class CommitPipeline {
     ring: RecordRing,
     settings: LiveSessionSettings,
     stampRef: { value: number | undefined },
+    retainFrom: (now: number) => number,
   ) {
     this.#sessionId = sessionId;
     this.#log = log;
@@ -109,6 +114,7 @@ export class CommitPipeline {
     this.#ring = ring;
     this.#settings = settings;
     this.#stampRef = stampRef;
+    this.#retainFrom = retainFrom;
     this.#durableSeq = fold.lastSeq ?? -1;
   }
 
@@ -140,7 +146,7 @@ export class CommitPipeline {
   append(type: string, payload: Record<string, unknown>, hold = false, knownSize = -1): Promise<EventLogAck> {
     const log = this.#log;
     const before = log.lastSeq ?? -1;
-    const stamp = this.#settings.clock();
+    const stamp = this.#settings.time.stamp();
     this.#stampRef.value = stamp;
     let written: Promise<EventLogAck>;
     try {
@@ -176,7 +182,8 @@ export class CommitPipeline {
   readonly #failed = (error: unknown): void => this.fail(error);
 
   /**
-   * {@link CommitPipeline.append} of a payload the session built of strings (`size` its length), with the line held
+   * {@link CommitPipeline.append} of a payload the session built of strings (`size` its length; -1 for a caller's
+   * payload, which the pipeline copies), with the line held
    * (TJ-LIVE-007), and the delta timer started: null once accepted, else the refusal's promise.
    */
   appendHeld(type: string, payload: Record<string, unknown>, size: number): Promise<void> | null {
@@ -325,6 +332,8 @@ export class CommitPipeline {
     // One splice per commit, not a shift per record: a group commit can cover tens of thousands of deltas, and
     // `shift` on an array that large moves every element each time.
     const pending = this.#pending;
+    const now = this.#settings.time.monotonic();
+    this.#ring.beginCommit(now, this.#retainFrom(now));
     let taken = 0;
     for (; taken < pending.length; taken += 1) {
       const seq = pending.seqAt(taken);

@@ -8,6 +8,7 @@ import {
 import { type FileSystem, nodeFileSystem } from '@turnjournal/writer/file-system';
 import { LiveError } from './errors.js';
 import { type FanOut, InProcessFanOut } from './fanout.js';
+import { type LiveClock, ProcessTime, systemClock } from './live-clock.js';
 import { LiveSession, type LiveSessionSettings } from './session.js';
 
 /** Options of {@link openConversationHub}. */
@@ -16,14 +17,28 @@ export interface ConversationHubOptions {
   readonly root: string;
   /** The file-system layer; the real one by default. */
   readonly fs?: FileSystem;
-  /** Wall clock in epoch milliseconds; `Date.now` by default. */
-  readonly clock?: () => number;
+  /**
+   * The clocks (spec §18.6): `{ now, monotonic }`, or a wall clock alone (the monotonic one is then `performance.now`);
+   * the system's by default. Records are stamped and aged by the wall clock as TJ-LIVE-031 and TJ-LIVE-032 bound it;
+   * idle time and a subscriber's lag are measured on the monotonic clock.
+   */
+  readonly clock?: LiveClock | (() => number);
   /** The fan-out of "durable through seq" announcements; in-process by default. */
   readonly fanOut?: FanOut;
   /** Records of the in-memory window per session (TJ-LIVE-011); 4096 by default. */
   readonly ringRecords?: number;
   /** Bytes of the in-memory window per session; 4 MiB by default. */
   readonly ringBytes?: number;
+  /**
+   * A live subscriber whose oldest missing record became durable longer ago than this is cut off (TJ-LIVE-030); until
+   * then the window keeps what it has not received, whatever one commit delivers. 30 seconds by default.
+   */
+  readonly subscriberLagMs?: number;
+  /**
+   * Most bytes the window of a session holds while live subscribers still read what it holds (TJ-LIVE-030; never less
+   * than `ringBytes`): the memory bound of a burst; a subscriber that would need more is cut off. 64 MiB by default.
+   */
+  readonly subscriberLagBytes?: number;
   /** Longest a delta waits for its sync when no boundary comes first (TJ-LIVE-007); 20 ms by default. */
   readonly deltaFlushMs?: number;
   /** Delivery window (TJ-LIVE-015): finished runs older than this count as delivered (`expired`); 48 h by default. */
@@ -92,6 +107,8 @@ export interface RetentionReport {
     readonly removedRecords?: number;
     /** Finished runs nobody acknowledged within the delivery window: they no longer blocked compaction (TJ-RET-018). */
     readonly expiredRuns?: readonly string[];
+    /** Records stamped while a clock was ahead, when there were any: aged by the records after them (TJ-RET-019). */
+    readonly futureStampedRecords?: number;
     /**
      * The run that was streaming: the compaction, which holds the session's calls while it runs, was left to the next
      * pass, which compacts the session whether or not a run is active then.
@@ -128,10 +145,12 @@ export class ConversationHub {
     this.#options = options;
     this.#settings = {
       fs: options.fs ?? nodeFileSystem,
-      clock: options.clock ?? Date.now,
+      time: new ProcessTime(liveClock(options.clock)),
       fanOut: options.fanOut ?? new InProcessFanOut(),
       ringRecords: positive(options.ringRecords, 4096, 'ringRecords'),
       ringBytes: positive(options.ringBytes, 4 * 1024 * 1024, 'ringBytes'),
+      subscriberLagMs: positive(options.subscriberLagMs, 30_000, 'subscriberLagMs'),
+      subscriberLagBytes: positive(options.subscriberLagBytes, 64 * 1024 * 1024, 'subscriberLagBytes'),
       deltaFlushMs: positive(options.deltaFlushMs, 20, 'deltaFlushMs'),
       deliveryWindowMs: positive(options.deliveryWindowMs, 48 * HOUR, 'deliveryWindowMs'),
       onFailure: (sessionId, error) => this.#report('session', error, sessionId),
@@ -231,7 +250,12 @@ export class ConversationHub {
           continue;
         }
         const result = await session.compact({ retentionSeconds: windowMs / 1000 });
-        sessions.push({ sessionId, removedRecords: result.removedRecords, expiredRuns: result.expiredRuns });
+        sessions.push({
+          sessionId,
+          removedRecords: result.removedRecords,
+          expiredRuns: result.expiredRuns,
+          ...(result.futureStampedRecords > 0 ? { futureStampedRecords: result.futureStampedRecords } : {}),
+        });
       } catch (error) {
         sessions.push({ sessionId, error: failed(error, sessionId) });
       }
@@ -241,7 +265,7 @@ export class ConversationHub {
     try {
       turns = await sweepStoreTurnJournals(this.root, {
         retentionSeconds: windowMs / 1000,
-        clock: this.#settings.clock,
+        clock: () => this.#settings.time.now(),
         fs: this.#settings.fs,
       });
     } catch (error) {
@@ -282,14 +306,14 @@ export class ConversationHub {
 
   async #open(sessionId: string): Promise<LiveSession> {
     const stampRef: { value: number | undefined } = { value: undefined };
-    const clock = this.#settings.clock;
+    const time = this.#settings.time;
     const journals = await openSessionJournals({
       root: this.root,
       sessionId,
       eventDurability: 'none',
       turnDurability: 'group',
       fs: this.#settings.fs,
-      clock: () => stampRef.value ?? clock(),
+      clock: () => stampRef.value ?? time.stamp(),
       ...(this.#options.checkpointInterval === undefined
         ? {}
         : { checkpointInterval: this.#options.checkpointInterval }),
@@ -306,7 +330,8 @@ export class ConversationHub {
   }
 
   async #closeIdle(idleMs: number): Promise<void> {
-    const now = this.#settings.clock();
+    // Monotonic: a step of the wall clock neither closes a session early nor keeps it and its locks open (TJ-LIVE-033).
+    const now = this.#settings.time.monotonic();
     for (const [sessionId, opening] of [...this.#sessions]) {
       // An open that failed was answered to its caller, and its slot is freed: nothing to close.
       const session = await opening.catch(() => undefined);
@@ -361,9 +386,12 @@ export class ConversationHub {
     const failure: HubFailure = { task, code, error, ...(sessionId === undefined ? {} : { sessionId }) };
     const onError = this.#options.onError;
     if (onError === undefined) {
-      const where = sessionId === undefined ? '' : ` of session ${sessionId}`;
+      const what =
+        task === 'session'
+          ? `session ${sessionId}`
+          : `${task}${sessionId === undefined ? '' : ` of session ${sessionId}`}`;
       const detail = error instanceof Error ? error.message : String(error);
-      process.emitWarning(`turnjournal hub: ${task}${where} failed (${code}): ${detail}`, {
+      process.emitWarning(`turnjournal hub: ${what} failed (${code}): ${detail}`, {
         code: 'TURNJOURNAL_BACKGROUND_FAILURE',
       });
       return;
@@ -401,6 +429,19 @@ function reopenFailure(sessionId: string, error: unknown): unknown {
     `session "${sessionId}" could not be opened (${error instanceof Error ? error.message : String(error)}); what its files hold is kept: call hub.session() again once the cause is gone (room on a full disk), which retries the open`,
     { cause: error },
   );
+}
+
+function liveClock(clock: ConversationHubOptions['clock']): LiveClock {
+  if (clock === undefined) return systemClock;
+  if (typeof clock === 'function') return { now: clock, monotonic: systemClock.monotonic };
+  if (
+    typeof clock !== 'object' ||
+    clock === null ||
+    typeof clock.now !== 'function' ||
+    typeof clock.monotonic !== 'function'
+  )
+    throw new LiveError('invalid_request', 'clock must be a function or { now(), monotonic() }');
+  return clock;
 }
 
 function positive(value: number | undefined, fallback: number, name: string): number {

@@ -2,6 +2,7 @@
 export * from './errors.js';
 export * from './fanout.js';
 export * from './hub.js';
+export { type LiveClock, systemClock } from './live-clock.js';
 export * from './records.js';
 export * from './session.js';
 export type { SubscriptionSource } from './subscription.js';

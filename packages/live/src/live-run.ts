@@ -1,4 +1,4 @@
-import type { LiveSession } from './session.js';
+import type { FinishOptions, LiveSession } from './session.js';
 
 /**
  * The run a worker streams (seed 003's ConversationModel intents): deltas open and extend assistant segments; any
@@ -23,6 +23,16 @@ export class LiveRun {
    */
   delta(text: string): Promise<void> {
     return this.#session._delta(this.requestId, text);
+  }
+
+  /**
+   * Appends an extension record of the run (`x.<org>.<name>`, spec §9.2) with `payload` and the run's `request_id`:
+   * data of an integration that the stream records have no place for (the AI SDK's reasoning and data parts). Held
+   * and made durable like a delta, in order with the run's other records; it neither opens nor closes a segment.
+   * Resolves once accepted.
+   */
+  extension(type: string, payload: Readonly<Record<string, unknown>>): Promise<void> {
+    return this.#session._extension(this.requestId, type, payload);
   }
 
   /** A tool call began; resolves once durable. */
@@ -80,18 +90,23 @@ export class LiveRun {
     ]);
   }
 
-  /** The run finished: commits the open segment, appends `chat.done`, then completes the turn. */
-  done(): Promise<void> {
-    return this.#session._finish(this.requestId, 'done');
+  /**
+   * The run finished: commits the open segment (and `options.message`), appends `chat.done`, then completes the turn.
+   */
+  done(options?: FinishOptions): Promise<void> {
+    return this.#session._finish(this.requestId, 'done', undefined, undefined, options);
   }
 
   /** The run failed: commits the open segment as partial, appends `chat.error`, interrupts the turn (`error`). */
-  error(error: { readonly message: string; readonly name?: string; readonly code?: string }): Promise<void> {
-    return this.#session._finish(this.requestId, 'error', error);
+  error(
+    error: { readonly message: string; readonly name?: string; readonly code?: string },
+    options?: FinishOptions,
+  ): Promise<void> {
+    return this.#session._finish(this.requestId, 'error', error, undefined, options);
   }
 
   /** The run was cancelled: commits the open segment as partial, appends `chat.cancelled`, interrupts the turn. */
-  cancel(reason = 'cancelled'): Promise<void> {
-    return this.#session._finish(this.requestId, 'cancelled', undefined, reason);
+  cancel(reason = 'cancelled', options?: FinishOptions): Promise<void> {
+    return this.#session._finish(this.requestId, 'cancelled', undefined, reason, options);
   }
 }

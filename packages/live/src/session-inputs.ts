@@ -1,16 +1,22 @@
 import type { Attachment } from '@turnjournal/schema';
 import type { FileSystem } from '@turnjournal/writer/file-system';
 import type { FanOut } from './fanout.js';
+import type { ProcessTime } from './live-clock.js';
 import type { LiveRun } from './live-run.js';
 import type { LiveRunStatus } from './records.js';
 
 /** Settings a hub gives each of its sessions. */
 export interface LiveSessionSettings {
   readonly fs: FileSystem;
-  readonly clock: () => number;
+  /** Stamps, ages and durations (spec §18.6). */
+  readonly time: ProcessTime;
   readonly fanOut: FanOut;
   readonly ringRecords: number;
   readonly ringBytes: number;
+  /** A live subscriber behind for longer than this is cut off (TJ-LIVE-030). */
+  readonly subscriberLagMs: number;
+  /** Most bytes the window holds while live subscribers still read what it holds (TJ-LIVE-030). */
+  readonly subscriberLagBytes: number;
   readonly deltaFlushMs: number;
   readonly deliveryWindowMs: number;
   /**
@@ -30,6 +36,36 @@ export interface SendInput {
   readonly attachments?: readonly Attachment[];
   /** The model of the run. */
   readonly model?: string | null;
+  /**
+   * Members added to the user's `message_append` message besides the ones the session writes (`role`, `content`,
+   * `id`, `request_id`, `attachments`), durable with it: an integration's own copy of the message (spec §4.6: other
+   * members of a Message are free and preserved). A member the session writes itself is refused.
+   */
+  readonly messageFields?: Readonly<Record<string, unknown>>;
+}
+
+/** Options of the calls that end a run ({@link LiveRun.done}, {@link LiveRun.error}, {@link LiveRun.cancel}). */
+export interface FinishOptions {
+  /**
+   * A message of the run committed after its open segment and before its finishing record, durable with it (its
+   * `request_id` is the run's): an integration's structured copy of the run's answer, such as the AI SDK's
+   * `UIMessage`. It needs a string `role`.
+   */
+  readonly message?: Readonly<Record<string, unknown>>;
+}
+
+/** What a session knows of one run of its log (see {@link LiveSession.runInfo}). */
+export interface LiveRunInfo {
+  /** The run and turn id. */
+  readonly requestId: string;
+  /** The run's status. */
+  readonly status: LiveRunStatus;
+  /** The seq of its `chat.started`. */
+  readonly startedSeq: number;
+  /** The seq of its finishing record, or null while it runs. */
+  readonly finishedSeq: number | null;
+  /** True once a `delivery.ack` names it. */
+  readonly acked: boolean;
 }
 
 /** The answer of {@link LiveSession.send}. */

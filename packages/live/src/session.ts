@@ -11,13 +11,35 @@ import { LiveRun } from './live-run.js';
 import type { ConversationView, LiveEvent, LiveRecord, LiveRunStatus } from './records.js';
 import { RecordRing } from './ring.js';
 import { grownSegmentBytes, type OpenSegment } from './segment-bound.js';
-import type { AckOptions, LiveSessionSettings, SendInput, SendResult, SubscribeOptions } from './session-inputs.js';
+import type {
+  AckOptions,
+  FinishOptions,
+  LiveRunInfo,
+  LiveSessionSettings,
+  SendInput,
+  SendResult,
+  SubscribeOptions,
+} from './session-inputs.js';
 import { recoverSession } from './session-recovery.js';
 import { Subscription, type SubscriptionSource } from './subscription.js';
 import { ViewFold } from './view-fold.js';
 
 export { LiveRun } from './live-run.js';
-export type { AckOptions, LiveSessionSettings, SendInput, SendResult, SubscribeOptions } from './session-inputs.js';
+export type {
+  AckOptions,
+  FinishOptions,
+  LiveRunInfo,
+  LiveSessionSettings,
+  SendInput,
+  SendResult,
+  SubscribeOptions,
+} from './session-inputs.js';
+
+/** Members of the user message the session writes itself; `SendInput.messageFields` cannot set them. */
+const OWN_USER_MESSAGE_MEMBERS = new Set(['role', 'content', 'id', 'request_id', 'attachments']);
+
+/** A private extension type (spec §9.2, TJ-COMPAT-007). */
+const EXTENSION_TYPE = /^x\.[A-Za-z0-9_-]+\.[A-Za-z0-9_.-]+$/;
 
 interface ActiveState {
   readonly requestId: string;
@@ -82,9 +104,11 @@ export class LiveSession implements SubscriptionSource {
     this.#fold = fold;
     this.#settings = settings;
     this.#disk = new DiskReader(settings.fs, journals.events.path);
-    this.#ring = new RecordRing(settings.ringRecords, settings.ringBytes);
-    this.#pipeline = new CommitPipeline(sessionId, journals.events, fold, this.#ring, settings, stampRef);
-    this.#lastUsed = settings.clock();
+    this.#ring = new RecordRing(settings.ringRecords, settings.ringBytes, settings.subscriberLagBytes);
+    this.#pipeline = new CommitPipeline(sessionId, journals.events, fold, this.#ring, settings, stampRef, (now) =>
+      this.#retainFrom(now),
+    );
+    this.#lastUsed = settings.time.monotonic();
   }
 
   /**
@@ -151,7 +175,7 @@ export class LiveSession implements SubscriptionSource {
 
   /** @internal The hub handed the session out: it counts as used, so the idle close does not take it meanwhile. */
   touch(): void {
-    this.#lastUsed = this.#settings.clock();
+    this.#lastUsed = this.#settings.time.monotonic();
   }
 
   /** The active run's id, or undefined. */
@@ -164,7 +188,12 @@ export class LiveSession implements SubscriptionSource {
     return this.#subscribers.size;
   }
 
-  /** @internal Epoch ms of the last call, for the hub's idle close. */
+  /** @internal What the window of recent records holds now: its memory, bounded as TJ-LIVE-030 says. */
+  get windowUsage(): { readonly records: number; readonly bytes: number } {
+    return { records: this.#ring.size, bytes: this.#ring.bytes };
+  }
+
+  /** @internal When the session was last used, on the monotonic clock (ms), for the hub's idle close. */
   get lastUsed(): number {
     return this.#lastUsed;
   }
@@ -186,6 +215,14 @@ export class LiveSession implements SubscriptionSource {
         `the request id ${JSON.stringify(String(requestId)).slice(0, 80)} is not a valid identifier (it is the turn id too, TJ-LIVE-001)`,
       );
     if (typeof content !== 'string') throw new LiveError('invalid_request', 'content must be a string');
+    const fields = input.messageFields;
+    if (fields !== undefined) {
+      if (typeof fields !== 'object' || fields === null || Array.isArray(fields))
+        throw new LiveError('invalid_request', 'messageFields must be an object');
+      const own = Object.keys(fields).find((key) => OWN_USER_MESSAGE_MEMBERS.has(key));
+      if (own !== undefined)
+        throw new LiveError('invalid_request', `messageFields cannot set "${own}": the session writes it`);
+    }
     const known = this.statusOf(requestId);
     if (known !== undefined) return { created: false, requestId, status: known };
     // The same request while its first send is still being written (a double click, a resend racing the first): a
@@ -216,6 +253,7 @@ export class LiveSession implements SubscriptionSource {
     };
     const message: Record<string, unknown> = {
       message: {
+        ...input.messageFields,
         role: 'user',
         content,
         id: `${requestId}.user`,
@@ -268,6 +306,22 @@ export class LiveSession implements SubscriptionSource {
     }
   }
 
+  /**
+   * What the session knows of the run `requestId` of its log — status, the seqs of its `chat.started` and finishing
+   * record, whether it was acknowledged — or undefined when the log has no such run (a turn without a run included).
+   */
+  runInfo(requestId: string): LiveRunInfo | undefined {
+    const run = this.#fold.runs.get(requestId);
+    if (run === undefined) return undefined;
+    return {
+      requestId,
+      status: this.#active?.requestId === requestId ? 'running' : (run.finish ?? 'running'),
+      startedSeq: run.startedSeq,
+      finishedSeq: run.finishedSeq,
+      acked: run.acked,
+    };
+  }
+
   /** The status of the run (or turn) `requestId`, or undefined when the session holds neither. */
   statusOf(requestId: string): LiveRunStatus | undefined {
     if (this.#active?.requestId === requestId) return 'running';
@@ -296,7 +350,7 @@ export class LiveSession implements SubscriptionSource {
     const reset = epoch !== undefined && after >= 0 && epoch !== this.#fold.epoch;
     const subscription = new Subscription(this, after, reset);
     this.#subscribers.add(subscription);
-    this.#lastUsed = this.#settings.clock();
+    this.#lastUsed = this.#settings.time.monotonic();
     return subscription;
   }
 
@@ -305,7 +359,12 @@ export class LiveSession implements SubscriptionSource {
    * `clientId` has not acknowledged (any client's ack counts when none is named).
    */
   snapshot(options: { readonly clientId?: string } = {}): ConversationView {
-    return this.#fold.view(this.sessionId, options.clientId, this.#settings.clock(), this.#settings.deliveryWindowMs);
+    return this.#fold.view(
+      this.sessionId,
+      options.clientId,
+      this.#settings.time.now(),
+      this.#settings.deliveryWindowMs,
+    );
   }
 
   /**
@@ -363,7 +422,7 @@ export class LiveSession implements SubscriptionSource {
         ...(options.retentionSeconds === undefined ? {} : { retentionSeconds: options.retentionSeconds }),
         // Finished runs nobody acknowledged within the session's delivery window no longer block it (TJ-RET-018).
         deliveryWindowSeconds: this.#settings.deliveryWindowMs / 1000,
-        now: this.#settings.clock(),
+        now: this.#settings.time.now(),
       });
       await this.#disk.reopen();
       return result;
@@ -441,16 +500,38 @@ export class LiveSession implements SubscriptionSource {
             .catch((error: unknown) => this.#pipeline.fail(error));
         }
       }
-      // `#activeRun` checked the session a moment ago (`#usable`) and read the clock: what `#appendable` would do
-      // again (no compaction started since the check above). Deltas come many per millisecond; the delta's stamp is
-      // that reading.
+      // `#activeRun` checked the session a moment ago (`#usable`): what `#appendable` would do again (no compaction
+      // started since the check above).
       const bytes = grownSegmentBytes(segment, requestId, text, this.#logPath);
       if (typeof bytes !== 'number') throw bytes;
-      const refused = this.#pipeline.appendDelta(requestId, segment.messageId, text, this.#lastUsed);
+      const refused = this.#pipeline.appendDelta(requestId, segment.messageId, text, this.#settings.time.stamp());
       if (refused !== null) return refused.catch(this.#rethrowAnswer);
       segment.text += text;
       segment.bytes = bytes;
       return ACCEPTED;
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
+   * @internal An extension record of the run (spec §9.2): held and made durable like a delta (TJ-LIVE-007), and,
+   * being ignored for derivation (TJ-COMPAT-006), it neither opens nor closes a segment. Resolves once accepted.
+   */
+  _extension(requestId: string, type: string, payload: Readonly<Record<string, unknown>>): Promise<void> {
+    const gate = this.#compaction();
+    if (gate !== null) return gate.then(() => this._extension(requestId, type, payload));
+    try {
+      this.#activeRun(requestId);
+      if (typeof type !== 'string' || !EXTENSION_TYPE.test(type))
+        throw new LiveError(
+          'invalid_request',
+          `an extension record's type is x.<org>.<name> (TJ-COMPAT-007), got ${JSON.stringify(String(type)).slice(0, 80)}`,
+        );
+      if (typeof payload !== 'object' || payload === null || Array.isArray(payload))
+        throw new LiveError('invalid_request', 'an extension record needs a payload object');
+      // -1: the caller's payload is not known to be flat; the pipeline copies it through JSON for the window.
+      return this.#appendHeld(type, { ...payload, request_id: requestId }, -1) ?? ACCEPTED;
     } catch (error) {
       return Promise.reject(error);
     }
@@ -493,11 +574,19 @@ export class LiveSession implements SubscriptionSource {
     how: 'done' | 'error' | 'cancelled',
     error?: { readonly message: string; readonly name?: string; readonly code?: string },
     reason?: string,
+    options: FinishOptions = {},
   ): Promise<void> {
     // Awaited only while a compaction holds calls, and on its gate itself: in order with the deltas held.
     for (let gate = this.#compaction(); gate !== null; gate = this.#compaction()) await gate;
     const active = this.#activeRun(requestId);
+    const extra = this.#finishMessage(requestId, options);
     this.#closeSegment(active, how !== 'done');
+    if (extra !== undefined) {
+      const before = this.#log.lastSeq;
+      const written = this.#append('message_append', extra);
+      // Refused (what the size check cannot see, e.g. a value JSON cannot carry): the run stays active.
+      if (this.#log.lastSeq === before) await written;
+    }
     const before = this.#log.lastSeq;
     let finished: Promise<EventLogAck>;
     if (how === 'done') finished = this.#append('chat.done', { request_id: requestId });
@@ -512,6 +601,21 @@ export class LiveSession implements SubscriptionSource {
     if (how === 'done')
       await this.#turnCall(this.#turns.complete(requestId, { assistantMessageIndex: active.lastAssistantIndex }));
     else await this.#turnCall(this.#turns.interrupt(requestId, how === 'error' ? 'error' : (reason ?? 'cancelled')));
+  }
+
+  /** The `message_append` payload of a finishing call's `options.message`, checked (refused before any write). */
+  #finishMessage(requestId: string, options: FinishOptions): Record<string, unknown> | undefined {
+    if (typeof options !== 'object' || options === null)
+      throw new LiveError('invalid_request', 'the options of a finishing call must be an object');
+    const message = options.message;
+    if (message === undefined) return undefined;
+    if (typeof message !== 'object' || message === null || typeof message.role !== 'string')
+      throw new LiveError('invalid_request', 'options.message must be an object with a string role');
+    const payload = { message: { ...message, request_id: requestId } };
+    // The segment's message and the finishing record may come before it: 2 × 3 places bound their seqs.
+    const refusal = oversizeRefusal(this.#log, 'message_append', payload, 6);
+    if (refusal !== null) throw refusal;
+    return payload;
   }
 
   // ---- SubscriptionSource ----------------------------------------------------------------------------------------
@@ -545,16 +649,39 @@ export class LiveSession implements SubscriptionSource {
   /** @internal */
   detach(subscription: Subscription): void {
     this.#subscribers.delete(subscription);
-    this.#lastUsed = this.#settings.clock();
+    this.#lastUsed = this.#settings.time.monotonic();
   }
 
   // ---- internals -------------------------------------------------------------------------------------------------
+
+  /**
+   * The first seq a live subscriber still reading has not received, which the window keeps at this delivery
+   * (TJ-LIVE-030); a live subscriber whose oldest missing record became durable more than the lag limit before `now`
+   * (monotonic ms), or is no longer in the window, is cut off instead and holds nothing.
+   */
+  #retainFrom(now: number): number {
+    let from = Number.POSITIVE_INFINITY;
+    const durable = this.#pipeline.durableSeq;
+    for (const subscription of this.#subscribers) {
+      if (!subscription.streaming) continue;
+      const next = subscription.cursor + 1;
+      if (next <= durable) {
+        const since = this.#ring.durableAt(next);
+        if (since === undefined || now - since > this.#settings.subscriberLagMs) {
+          subscription.cutOff();
+          continue;
+        }
+      }
+      if (next < from) from = next;
+    }
+    return from;
+  }
 
   #usable(): void {
     if (this.#closed) throw new LiveError('session_closed', `session "${this.sessionId}" is closed`);
     const failure = this.#pipeline.failure;
     if (failure !== null) throw this.#failed(failure);
-    this.#lastUsed = this.#settings.clock();
+    this.#lastUsed = this.#settings.time.monotonic();
   }
 
   /**
@@ -636,7 +763,7 @@ export class LiveSession implements SubscriptionSource {
     return this.#pipeline.append(type, payload);
   }
 
-  /** A held append of a payload the session built of strings: null once accepted, else the refusal. */
+  /** A held append (`size` as for `CommitPipeline.appendHeld`): null once accepted, else the refusal. */
   #appendHeld(type: string, payload: Record<string, unknown>, size: number): Promise<void> | null {
     this.#appendable();
     return this.#pipeline.appendHeld(type, payload, size);

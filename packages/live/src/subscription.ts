@@ -32,13 +32,16 @@ const DISK_BATCH = 256;
  * store when the window no longer holds it, or waits for the next durable record. Records only exist once durable
  * and seqs are consecutive, so "the record after the cursor" is exact: no gap, no duplicate, whatever appends race
  * the catch-up (TJ-LIVE-009). A subscriber holds at most one batch read from the store, so memory does not grow with
- * its lag; one that streamed live and then fell out of the window is ended with `cut_off` and its cursor (TJ-LIVE-011).
+ * its lag; one that streamed live and then fell out of the window, or that the session cut off because it stayed
+ * behind for longer than the lag limit (TJ-LIVE-030), is ended with `cut_off` and its cursor (TJ-LIVE-011).
  */
 export class Subscription implements AsyncIterableIterator<LiveEvent> {
   readonly #source: SubscriptionSource;
   #cursor: number;
   #live = false;
   #done = false;
+  /** Set by the session: behind for longer than the lag limit, this subscriber no longer holds records in memory. */
+  #cut = false;
   #batch: LiveRecord[] = [];
   #wake: (() => void) | null = null;
   /** The read from the store under way, or null: a second `next()` meanwhile waits for it rather than read again. */
@@ -70,6 +73,20 @@ export class Subscription implements AsyncIterableIterator<LiveEvent> {
     this.#done = true;
     this.#batch = [];
     this.#source.detach(this);
+    this.#wake?.();
+  }
+
+  /**
+   * @internal True while the subscription streams live (it took a record from the window, or waits for the next one):
+   * the window keeps what it has not received yet, within the lag limit (TJ-LIVE-030).
+   */
+  get streaming(): boolean {
+    return this.#live && !this.#done && !this.#cut;
+  }
+
+  /** @internal The session cut it off (TJ-LIVE-030): its next step ends it with `cut_off` and its cursor. */
+  cutOff(): void {
+    this.#cut = true;
     this.#wake?.();
   }
 
@@ -106,6 +123,7 @@ export class Subscription implements AsyncIterableIterator<LiveEvent> {
       }
       const buffered = this.#batch.shift();
       if (buffered !== undefined) return this.#yield(buffered);
+      if (this.#cut) return this.#cutOffEvent();
       const head = source.durableSeq;
       if (this.#cursor > head) {
         const { event, seq } = source.snapshotEvent('ahead');
@@ -118,11 +136,7 @@ export class Subscription implements AsyncIterableIterator<LiveEvent> {
           this.#live = true;
           return this.#yield(record);
         }
-        if (this.#live) {
-          const cursor = this.#cursor;
-          this.close();
-          return { done: false, value: { kind: 'cut_off', cursor } };
-        }
+        if (this.#live) return this.#cutOffEvent();
         if (this.#reading !== null) {
           await this.#reading;
           continue;
@@ -174,6 +188,12 @@ export class Subscription implements AsyncIterableIterator<LiveEvent> {
       });
       this.#wake = null;
     }
+  }
+
+  #cutOffEvent(): IteratorResult<LiveEvent> {
+    const cursor = this.#cursor;
+    this.close();
+    return { done: false, value: { kind: 'cut_off', cursor } };
   }
 
   #yield(record: LiveRecord): IteratorResult<LiveEvent> {

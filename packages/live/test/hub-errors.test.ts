@@ -36,7 +36,7 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
-describe('hub background failures: onError and metrics (TJ-LIVE-025)', () => {
+describe('hub background failures: onError and metrics (TJ-LIVE-034)', () => {
   it('reports a failed sweep of the timed retention pass, with its code, and counts it', async () => {
     const { fs, failing } = failingListings();
     const failures: HubFailure[] = [];
@@ -159,7 +159,7 @@ describe('hub background failures: onError and metrics (TJ-LIVE-025)', () => {
   });
 });
 
-describe('LiveSession.close() (TJ-LIVE-025)', () => {
+describe('LiveSession.close() (TJ-LIVE-034)', () => {
   it('rejects with the failure of its last sync (records accepted before close are lost), after releasing the journals', async () => {
     const sim = new SimulatedFileSystem();
     const hub = openConversationHub({

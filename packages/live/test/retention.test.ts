@@ -4,7 +4,7 @@
 import { join } from 'node:path';
 import { openConversationHub } from '@turnjournal/live';
 import { describe, expect, it } from 'vitest';
-import { logLines, tempStore } from './support.js';
+import { logLines, TestClock, tempStore } from './support.js';
 
 const HOUR = 3_600_000;
 
@@ -15,13 +15,13 @@ function starts(root: string): string[] {
     .map((record) => record.payload.request_id as string);
 }
 
-/** A hub with the retention job's one-hour window on a fresh store, its clock in `clock.now`, and session s1. */
+/** A hub with the retention job's one-hour window on a fresh store, its clocks in `clock`, and session s1. */
 async function retainingSession() {
   const root = tempStore('tj-live-retention-');
-  const clock = { now: Date.parse('2026-05-11T00:00:00.000Z') };
+  const clock = new TestClock('2026-05-11T00:00:00.000Z');
   const hub = openConversationHub({
     root,
-    clock: () => clock.now,
+    clock,
     checkpointInterval: 4,
     retention: { windowMs: HOUR },
   });
@@ -38,7 +38,7 @@ describe('retention job (TJ-LIVE-015, TJ-RET-018)', () => {
       await sent.run.done();
     }
     await session.ack('acked', { clientId: 'c1' });
-    clock.now += 2 * HOUR;
+    clock.pass(2 * HOUR);
     const recent = await session.send({ requestId: 'recent', content: 'q recent' });
     if (!recent.created) throw new Error('expected a new run');
     await recent.run.done();
@@ -51,7 +51,7 @@ describe('retention job (TJ-LIVE-015, TJ-RET-018)', () => {
     expect(starts(root)).toContain('never-acked');
 
     // 49 hours after it finished, "never-acked" expired: compaction goes past it; "recent" too is now old.
-    clock.now += 49 * HOUR;
+    clock.pass(49 * HOUR);
     report = await hub.runRetention();
     expect(report.sessions[0]?.expiredRuns).toEqual(['never-acked', 'recent']);
     expect(report.sessions[0]?.removedRecords).toBeGreaterThan(0);
@@ -73,7 +73,7 @@ describe('retention job (TJ-LIVE-015, TJ-RET-018)', () => {
     if (!old.created) throw new Error('expected a new run');
     await old.run.done();
     await session.ack('old', { clientId: 'c1' });
-    clock.now += 2 * HOUR;
+    clock.pass(2 * HOUR);
     const streaming = await session.send({ requestId: 'streaming', content: 'q streaming' });
     if (!streaming.created) throw new Error('expected a new run');
     await streaming.run.delta('tok');

@@ -4,7 +4,7 @@
 import { SimulatedFileSystem } from '@turnjournal/conformance';
 import { type LiveEvent, openConversationHub } from '@turnjournal/live';
 import { describe, expect, it } from 'vitest';
-import { tempStore } from './support.js';
+import { TestClock, tempStore } from './support.js';
 
 function store(): string {
   const dir = tempStore('tj-live-lifecycle-');
@@ -92,11 +92,11 @@ describe('hub.session() while the session is closing', () => {
 describe('the idle close and hub.session()', () => {
   it('spares a session the hub just handed out', async () => {
     const root = store();
-    let now = 0;
+    const clock = new TestClock(0);
     // The idle check runs every second (its floor); the clock says the session was idle far longer.
-    const hub = openConversationHub({ root, retention: false, idleCloseMs: 1000, clock: () => now });
+    const hub = openConversationHub({ root, retention: false, idleCloseMs: 1000, clock });
     const session = await hub.session('s1');
-    now = 60_000;
+    clock.pass(60_000);
     const handed = await hub.session('s1');
     expect(handed).toBe(session);
     await new Promise((resolve) => setTimeout(resolve, 1300));
@@ -106,7 +106,7 @@ describe('the idle close and hub.session()', () => {
     expect(sent.created).toBe(true);
     if (sent.created) await sent.run.done();
     // Once idle for the idle time again, it is closed.
-    now = 120_000;
+    clock.pass(60_000);
     await new Promise((resolve) => setTimeout(resolve, 1300));
     expect(handed.closed).toBe(true);
     await hub.close();

@@ -5,7 +5,7 @@ import { SimulatedFileSystem, seededRandom } from '@turnjournal/conformance';
 import { type LiveError, type LiveEvent, type LiveRecord, openConversationHub } from '@turnjournal/live';
 import { checkStore, replayEventLog } from '@turnjournal/reader';
 import { describe, expect, it } from 'vitest';
-import { take, tempStore } from './support.js';
+import { TestClock, take, tempStore } from './support.js';
 
 function store(): string {
   const dir = tempStore('tj-live-');
@@ -94,16 +94,19 @@ describe('live session turn flow', () => {
     await hub.close();
   });
 
-  it('cuts off a live subscriber that falls behind the window, with its cursor, and it resumes from the log (TJ-LIVE-011)', async () => {
+  it('cuts off a live subscriber that falls behind the window, with its cursor, and it resumes from the log (TJ-LIVE-011, TJ-LIVE-030)', async () => {
     const root = store();
-    const hub = openConversationHub({ root, retention: false, ringRecords: 8 });
+    const clock = new TestClock('2026-06-19T00:00:00Z');
+    const hub = openConversationHub({ root, retention: false, ringRecords: 8, subscriberLagMs: 1000, clock });
     const session = await hub.session('s1');
     const slow = session.subscribe({ after: -1 });
     const sent = await session.send({ requestId: 'r1', content: 'hi' });
     if (!sent.created) throw new Error('expected a new run');
     const [first] = records(await take(slow, 1));
     expect(first?.seq).toBe(0);
-    // The subscriber reads nothing while the run streams far past the window of 8 recent records.
+    // The subscriber reads nothing for longer than the lag limit while the run streams far past the window of 8
+    // recent records.
+    clock.pass(1001);
     for (let i = 0; i < 12; i++) await sent.run.toolResult({ toolCallId: `c${i}`, output: `result ${i}` });
     await sent.run.done();
     const next = await slow.next();
@@ -276,15 +279,15 @@ describe('live session durability and views', () => {
 
   it('expires the delivery of a finished run after the delivery window (TJ-LIVE-015)', async () => {
     const root = store();
-    let now = Date.parse('2026-06-19T00:00:00Z');
-    const hub = openConversationHub({ root, retention: false, clock: () => now, deliveryWindowMs: 48 * 3_600_000 });
+    const clock = new TestClock('2026-06-19T00:00:00Z');
+    const hub = openConversationHub({ root, retention: false, clock, deliveryWindowMs: 48 * 3_600_000 });
     const session = await hub.session('s1');
     const sent = await session.send({ requestId: 'r1', content: 'hi' });
     if (!sent.created) throw new Error('expected a new run');
     await sent.run.done();
-    now += 47 * 3_600_000;
+    clock.pass(47 * 3_600_000);
     expect(session.snapshot().undelivered.map((r) => r.requestId)).toEqual(['r1']);
-    now += 2 * 3_600_000;
+    clock.pass(2 * 3_600_000);
     expect(session.snapshot().undelivered).toEqual([]);
     await hub.close();
   });

@@ -206,6 +206,9 @@ async function scenario(ops: readonly Op[]): Promise<void> {
       lock: DEAD,
       retention: false,
       ringRecords: 6,
+      // A slow subscriber is cut off by its lag (TJ-LIVE-030): a lag of a millisecond makes that happen within a
+      // scenario, as a 6-record window did when the window alone decided.
+      subscriberLagMs: 1,
       deltaFlushMs: 1,
       checkpointInterval: 7,
     });

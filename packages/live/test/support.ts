@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { LiveEvent, Subscription } from '@turnjournal/live';
+import type { LiveClock, LiveEvent, Subscription } from '@turnjournal/live';
 import type { FileSystem } from '@turnjournal/writer/file-system';
 import { afterEach } from 'vitest';
 
@@ -69,6 +69,7 @@ export function countLogCalls(base: FileSystem, log: string): { fs: FileSystem; 
 /** A record line of an event log, as the tests read it back. */
 export interface LogLine {
   seq: number;
+  ts: string;
   type: string;
   payload: Record<string, unknown>;
 }
@@ -94,4 +95,36 @@ export function withPaths(base: FileSystem): { fs: FileSystem; pathOf: (fd: numb
     },
   };
   return { fs, pathOf: (fd) => paths.get(fd) };
+}
+
+/**
+ * A hand-driven pair of clocks for a hub (`clock` option): {@link TestClock.pass} is time passing (both clocks move),
+ * {@link TestClock.step} a step of the wall clock alone (NTP, a VM resumed, an operator), which no elapsed time backs.
+ */
+export class TestClock implements LiveClock {
+  wall: number;
+  elapsed = 0;
+
+  constructor(wall: number | string) {
+    this.wall = typeof wall === 'string' ? Date.parse(wall) : wall;
+  }
+
+  now(): number {
+    return this.wall;
+  }
+
+  monotonic(): number {
+    return this.elapsed;
+  }
+
+  /** `ms` milliseconds pass. */
+  pass(ms: number): void {
+    this.wall += ms;
+    this.elapsed += ms;
+  }
+
+  /** The wall clock steps by `ms` (negative: back); no time passes. */
+  step(ms: number): void {
+    this.wall += ms;
+  }
 }

@@ -86,22 +86,24 @@ export class LinkWatch {
     }
     const seen = this.#seen;
     if (dir !== undefined && seen !== null && dir.ino === seen.ino && dir.ctimeMs === seen.ctimeMs) return null;
+    // The lock before the file: a removal of both between the two looks then reads as the file's (unlinked), which
+    // it is; in the other order a file seen linked just before the removal would make the gone lock a take-over.
+    const lock = this.#lock === undefined ? 'held' : await this.#lockState(this.#lock);
+    if (lock instanceof Error) return lock;
     let links: number | undefined;
     try {
       links = (await this.#fs.fstat(this.#fd)).nlink;
     } catch (error) {
       return new JournalWriteError(this.#path, 'fstat after sync', error);
     }
-    const lock = this.#lock === undefined ? 'held' : await this.#lockState(this.#lock);
-    if (lock instanceof Error) return lock;
     // A lock replaced by another holder's is a take-over whatever became of the file (its taker replaces the file,
-    // TJ-DUR-041). A lock gone with the file, or with the directory both live in, is the journal removed under the
-    // writer (TJ-DUR-036); a lock gone while the file keeps its name lets any writer take the file: fenced.
-    if (lock === 'replaced' || (lock === 'gone' && links !== 0 && dir !== undefined)) {
+    // TJ-DUR-041). A lock gone with the file is the journal removed under the writer (TJ-DUR-036); a lock gone while
+    // the file keeps its name lets any writer take the file: fenced.
+    if (lock === 'replaced' || (lock === 'gone' && links !== 0)) {
       this.#lock?.markLost();
       return journalFencedError(this.#path, this.#lock?.path ?? `${this.#path}.lock`);
     }
-    if (links === 0 || lock === 'gone') return journalUnlinkedError(this.#path);
+    if (links === 0) return journalUnlinkedError(this.#path);
     // The directory was read before the file: a change between the two reads moves its change time past this one.
     this.#seen =
       links !== undefined && dir?.ctimeMs !== undefined && isSettled(dir.ctimeMs, readAt)

@@ -27,6 +27,12 @@ export interface CompactEventLogOptions {
 /** The default delivery window: 48 hours (TJ-LIVE-015). */
 export const DEFAULT_DELIVERY_WINDOW_SECONDS = 48 * 3600;
 
+/**
+ * How far past `now` a record's `ts` may be and still count as its time (TJ-RET-019): 5 minutes, room for the skew
+ * between the clocks of hosts that share a store. A later `ts` was written by a clock that was ahead.
+ */
+const FUTURE_TOLERANCE_MS = 5 * 60_000;
+
 /** Options of {@link compactEventLog}: a standalone compaction, which takes the file's lock itself. */
 export interface CompactEventLogFileOptions extends CompactEventLogOptions {
   /** The file-system layer; the real one by default. */
@@ -75,6 +81,11 @@ export interface EventLogCompaction {
    * No ack is written for them (TJ-EVENT-012); a live snapshot no longer lists them as undelivered (TJ-LIVE-015).
    */
   readonly expiredRuns: readonly string[];
+  /**
+   * Records whose `ts` is more than 5 minutes past `now` (written while a clock was ahead): each counted as written
+   * when the first later record with a `ts` that is not in the future was, or now when none is (TJ-RET-019).
+   */
+  readonly futureStampedRecords: number;
   /** The record that stopped compaction from reaching a later checkpoint, when one did. */
   readonly blockedBy?: {
     /** Its byte offset. */
@@ -111,12 +122,20 @@ interface CompactionPlan {
   readonly blocker: Blocker | undefined;
   readonly firstSeq: number | null;
   readonly expiredRuns: readonly string[];
+  readonly futureStamped: number;
+}
+
+/** The one of `a` and `b` earlier in the file. */
+function earlier(a: Blocker | undefined, b: Blocker | undefined): Blocker | undefined {
+  if (a === undefined) return b;
+  if (b === undefined) return a;
+  return a.offset <= b.offset ? a : b;
 }
 
 function requireRetention(
   options: CompactEventLogOptions,
   clock: () => number,
-): { cutoff: number; deliveryCutoff: number } {
+): { now: number; cutoff: number; deliveryCutoff: number } {
   const retention = options.retentionSeconds ?? DEFAULT_RETENTION_SECONDS;
   if (typeof retention !== 'number' || !Number.isFinite(retention) || retention < 0)
     throw new WriterError(
@@ -132,7 +151,7 @@ function requireRetention(
       'invalid_option',
       `deliveryWindowSeconds must be a number >= 0, got ${String(options.deliveryWindowSeconds)}`,
     );
-  return { cutoff: now - retention * 1000, deliveryCutoff: now - window * 1000 };
+  return { now, cutoff: now - retention * 1000, deliveryCutoff: now - window * 1000 };
 }
 
 /**
@@ -142,11 +161,17 @@ function requireRetention(
  * with the reader's fold), and none is younger than the cutoff or has a `ts` that does not parse. Damaged lines
  * constrain nothing: they hold no record. A record "belongs to a run" when its `payload.request_id` names a run,
  * whatever its type, so an extension record of a live run is kept too.
+ *
+ * A `ts` more than the tolerance past `now` (a clock that was ahead) is not the record's time: the log is appended in
+ * time order, so the record was written no later than the first later record whose `ts` is plausible, and counts as
+ * written then — or now, while no such record follows (TJ-RET-019). Without this, records stamped while a clock was
+ * 30 days ahead blocked compaction for 30 days.
  */
 async function planCompaction(
   path: string,
   source: JournalSource,
   maxLineBytes: number | undefined,
+  now: number,
   cutoff: number,
   deliveryCutoff: number,
 ): Promise<CompactionPlan> {
@@ -156,6 +181,11 @@ async function planCompaction(
   /** When each run's first finishing record was written (NaN when its `ts` does not parse: never expired). */
   const finishedAt = new Map<string, number>();
   let young: Blocker | undefined;
+  const future = now + FUTURE_TOLERANCE_MS;
+  /** The first future-stamped record since the last plausibly stamped one, and the runs such records finished. */
+  let unresolved: Blocker | undefined;
+  const unresolvedFinished: string[] = [];
+  let futureStamped = 0;
   let records = 0;
   let damaged = 0;
   const where = { file: path };
@@ -181,10 +211,19 @@ async function planCompaction(
       )
         candidates.push({ offset, seq, recordsBefore: records, damagedBefore: damaged });
       records += 1;
-      if (young === undefined && typeof value.ts === 'string') {
-        const time = Date.parse(value.ts);
+      const time = typeof value.ts === 'string' ? Date.parse(value.ts) : undefined;
+      if (time !== undefined && time > future) {
+        futureStamped += 1;
+        unresolved ??= { offset, seq, reason: 'retention' };
+      } else if (time !== undefined) {
+        if (Number.isFinite(time)) {
+          // A plausible ts: the future-stamped records before it were written no later than this one.
+          if (unresolved !== undefined && time > cutoff) young = earlier(young, unresolved);
+          unresolved = undefined;
+          for (const requestId of unresolvedFinished.splice(0)) finishedAt.set(requestId, time);
+        }
         // An unparseable ts counts as young: its age is unknown, so the record is kept.
-        if (!(time <= cutoff)) young = { offset, seq, reason: 'retention' };
+        if (young === undefined && !(time <= cutoff)) young = { offset, seq, reason: 'retention' };
       }
       if (isAcceptedRecord(validation) && validation.classification.family === 'event') {
         const payload = value.payload;
@@ -195,13 +234,17 @@ async function planCompaction(
           typeof requestId === 'string' &&
           EVENT_FINISHING_TYPES.has(validation.classification.type) &&
           !finishedAt.has(requestId)
-        )
-          finishedAt.set(requestId, typeof value.ts === 'string' ? Date.parse(value.ts) : Number.NaN);
+        ) {
+          // A future-stamped finish never expires until a plausible ts after it says when it was written.
+          finishedAt.set(requestId, time !== undefined && time <= future ? time : Number.NaN);
+          if (time !== undefined && time > future) unresolvedFinished.push(requestId);
+        }
       }
     }
   }
   const state = fold.finish();
-  let blocker = young;
+  // Future-stamped records with no plausible ts after them count as written now: young.
+  let blocker = earlier(young, unresolved);
   const expiredRuns: string[] = [];
   for (const run of state.runs) {
     if (run.finishedSeq !== null && run.delivered) continue;
@@ -234,7 +277,14 @@ async function planCompaction(
   if (candidates.length === 0) reason = 'no_checkpoint';
   else if (keep === undefined || keep.offset === 0)
     reason = blocked ? blocker?.reason : keep === undefined ? undefined : 'nothing_before_checkpoint';
-  return { keep, reason, blocker: blocked ? blocker : undefined, firstSeq: state.firstSeq, expiredRuns };
+  return {
+    keep,
+    reason,
+    blocker: blocked ? blocker : undefined,
+    firstSeq: state.firstSeq,
+    expiredRuns,
+    futureStamped,
+  };
 }
 
 async function* readRange(source: JournalSource, from: number, to: number): AsyncGenerator<Uint8Array> {
@@ -265,14 +315,14 @@ export async function compactOpenFile(
   maxLineBytes: number | undefined,
   onRewriteFailure: (error: unknown) => void = () => undefined,
 ): Promise<EventLogCompaction> {
-  const { cutoff, deliveryCutoff } = requireRetention(options, clock);
+  const { now, cutoff, deliveryCutoff } = requireRetention(options, clock);
   const source = file.source;
   const end = file.size;
   const bounded: JournalSource = {
     read: (buffer, offset, length, position) =>
       position >= end ? Promise.resolve(0) : source.read(buffer, offset, Math.min(length, end - position), position),
   };
-  const plan = await planCompaction(file.path, bounded, maxLineBytes, cutoff, deliveryCutoff);
+  const plan = await planCompaction(file.path, bounded, maxLineBytes, now, cutoff, deliveryCutoff);
   const blockedBy =
     plan.blocker === undefined
       ? {}
@@ -293,6 +343,7 @@ export async function compactOpenFile(
       checkpointSeq: null,
       firstRetainedSeq: plan.firstSeq,
       expiredRuns: plan.expiredRuns,
+      futureStampedRecords: plan.futureStamped,
       ...(plan.reason === undefined ? {} : { reason: plan.reason }),
       ...blockedBy,
     };
@@ -313,6 +364,7 @@ export async function compactOpenFile(
     checkpointSeq: keep.seq,
     firstRetainedSeq: keep.seq,
     expiredRuns: plan.expiredRuns,
+    futureStampedRecords: plan.futureStamped,
     ...blockedBy,
   };
 }

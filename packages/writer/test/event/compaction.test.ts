@@ -11,6 +11,7 @@ import { fullFold, recordsOf, seqsOf, steppingClock } from './support.js';
 const T0 = Date.parse('2026-01-01T00:00:00.000Z');
 const LATER = Date.parse('2026-03-01T00:00:00.000Z');
 const DAY = 24 * 3600 * 1000;
+const HOUR = 3600 * 1000;
 
 /** A finished, delivered run with its messages, then a checkpoint: everything before the checkpoint may go. */
 async function deliveredRun(log: EventLog, id: string): Promise<void> {
@@ -312,6 +313,34 @@ describe('delivery expiry in compaction (TJ-RET-018, TJ-LIVE-015)', () => {
     const refusal = await reopened.chatStarted({ requestId: 'lost' }).catch((e: unknown) => e);
     expect((refusal as { code?: string }).code).toBe('illegal_transition');
     await reopened.close();
+  });
+
+  it('counts a record stamped while the clock was ahead as written when the next plausibly stamped record was (TJ-RET-019)', async () => {
+    // The clock was 30 days ahead while r1 and "lost" were written, then corrected.
+    const file = join(tempDir(), 'events.jsonl');
+    let wall = T0 + 30 * DAY;
+    const log = await openEventLog({ file, clock: () => wall, checkpointInterval: 1000 });
+    await deliveredRun(log, 'r1');
+    await log.chatStarted({ requestId: 'lost', content: 'q' });
+    await log.chatDone({ requestId: 'lost' });
+    await log.checkpoint();
+    const ahead = recordsOf(file).length;
+    // While no plausibly stamped record follows them, they count as written now: they block, as young records do.
+    let report = await log.compact({ now: T0 + HOUR, retentionSeconds: 0, deliveryWindowSeconds: 0 });
+    expect(report).toMatchObject({ compacted: false, futureStampedRecords: ahead, expiredRuns: [] });
+    wall = T0 + HOUR;
+    await deliveredRun(log, 'r2');
+    const c = await log.checkpoint();
+    // 49 hours after the correction: outside the 48 h windows. Before, r1's records were "young" for 30 more days.
+    report = await log.compact({ now: T0 + 50 * HOUR });
+    expect(report).toMatchObject({
+      compacted: true,
+      checkpointSeq: c.seq,
+      futureStampedRecords: ahead,
+      expiredRuns: ['lost'],
+    });
+    expect(seqsOf(file)[0]).toBe(c.seq);
+    await log.close();
   });
 
   it('refuses a negative or NaN delivery window with invalid_option', async () => {

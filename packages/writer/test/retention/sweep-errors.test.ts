@@ -33,7 +33,7 @@ afterEach(() => {
  * Only ENOENT (and ENOTDIR) may tell the sweep that a file is gone or a directory empty: any other failure of a
  * listing or a `stat` fails the sweep with the path and errno, instead of a sweep that quietly prunes nothing.
  */
-describe('sweepTurnJournals: failures it must not take for an empty directory or a gone file (TJ-RET-019)', () => {
+describe('sweepTurnJournals: failures it must not take for an empty directory or a gone file (TJ-RET-020)', () => {
   it('fails on a listing of its directory that fails with EIO, even with nothing to prune', async () => {
     // Nothing to prune: the listing that looks for a crashed sweep's temporary files is the only one the sweep makes.
     const dir = await store(1);

@@ -362,6 +362,11 @@ class HandwrittenSession {
         cursor = durable;
         continue;
       }
+      if (this.broken === 'live-cuts-off-bursts' && next.length > 64) {
+        // TJ-LIVE-030: a server whose window holds 64 records cuts off whoever one commit carried past it.
+        events.push({ cut_off: cursor });
+        break;
+      }
       for (const record of next) {
         events.push({ seq: record.seq });
         cursor = record.seq;
@@ -485,6 +490,7 @@ export const liveDefects = Object.fromEntries([
     'live-started-early',
     'live-delivers-unsynced',
     'live-window-only',
+    'live-cuts-off-bursts',
     'live-turn-first',
     'live-unsynced-tools',
     'live-syncs-every-delta',

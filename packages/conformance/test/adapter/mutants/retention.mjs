@@ -200,12 +200,23 @@ function compact(broken) {
       const deliveryWindow =
         broken === 'compact-never-expires' ? Number.POSITIVE_INFINITY : (deliveryWindowSeconds ?? DEFAULT_WINDOW_S);
       const lines = linesOf(file);
+      // TJ-RET-019: a ts more than 5 minutes ahead of now counts as the ts of the first later record that is not (the
+      // log is appended in time order), or as now when none follows.
+      const timeOf = new Map();
+      let later = now;
+      for (const { record } of [...lines].reverse()) {
+        if (record === null) continue;
+        const time = Date.parse(record.ts);
+        const ahead = time > now + 5 * 60_000 && broken !== 'compact-trusts-future-ts';
+        timeOf.set(record, ahead ? later : time);
+        if (!ahead && Number.isFinite(time)) later = time;
+      }
       const runs = new Map();
       for (const { record } of lines) {
         const id = record?.payload?.request_id;
         if (typeof id !== 'string') continue;
         const run = runs.get(id) ?? { finishedAt: null, acked: false };
-        if (FINISHING.has(record.type) && run.finishedAt === null) run.finishedAt = Date.parse(record.ts);
+        if (FINISHING.has(record.type) && run.finishedAt === null) run.finishedAt = timeOf.get(record);
         if (record.type === 'delivery.ack') run.acked = true;
         runs.set(id, run);
       }
@@ -216,7 +227,7 @@ function compact(broken) {
       const removable = (record) => {
         if (record === null) return true;
         // TJ-RET-013: nothing younger than the window, nothing of an unfinished or undelivered run.
-        if (!(Date.parse(record.ts) < now - window * 1000)) return false;
+        if (!(timeOf.get(record) < now - window * 1000)) return false;
         const id = record.payload?.request_id;
         if (typeof id !== 'string') return true;
         const run = runs.get(id);
@@ -281,6 +292,7 @@ export const retentionDefects = Object.fromEntries([
     'compact-renumbers',
     'compact-drops-checkpoint',
     'compact-miscounts',
+    'compact-trusts-future-ts',
   ].map((name) => [name, handwritten(name)]),
   // Not a defect: the hand-written sweep and compaction with nothing broken, which must pass (the defects' control).
   ['retention-handwritten', handwritten(null)],

@@ -19,16 +19,22 @@ interface PlannedLog {
   readonly checkpoints: Readonly<Record<string, number>>;
 }
 
+/** Which log {@link writeEventLog} writes. */
+type LogShape = 'plain' | 'abandoned' | 'ahead';
+
 /**
  * Writes an event log with the reference writer, at given times: `old` is 3 days before `NOW`, `young` 10 minutes.
  * - `r1` at `old`: started, done, acknowledged; checkpoint `c1`;
  * - `r2` at `old`: started, done, never acknowledged; checkpoint `c2`;
  * - `r3` at `young`: started, done, acknowledged; checkpoint `c3`;
  * - `r4` at `young`: started, never finished.
- * With `abandoned`, the log ends after `c1` with a run `r0` started at `old` and never finished, and checkpoint `c2`.
+ * `abandoned`: the log ends after `c1` with a run `r0` started at `old` and never finished, and checkpoint `c2`.
+ * `ahead`: the clock was 30 days ahead of `NOW` while `r1`, `r2` and their checkpoints were written, and was corrected
+ * to `old` before `r3`, written then (TJ-RET-019).
  */
-async function writeEventLog(file: string, abandoned: boolean): Promise<PlannedLog> {
-  let clock = NOW_MS - 3 * DAY_S * 1000;
+async function writeEventLog(file: string, shape: LogShape): Promise<PlannedLog> {
+  const abandoned = shape === 'abandoned';
+  let clock = shape === 'ahead' ? NOW_MS + 30 * DAY_S * 1000 : NOW_MS - 3 * DAY_S * 1000;
   const log = await openEventLog({ file, durability: 'none', clock: () => clock, checkpointInterval: 1_000_000 });
   const checkpoints: Record<string, number> = {};
   const checkpoint = async (name: string) => {
@@ -50,7 +56,7 @@ async function writeEventLog(file: string, abandoned: boolean): Promise<PlannedL
     await log.chatStarted({ requestId: 'r2' });
     await log.chatDone({ requestId: 'r2' });
     await checkpoint('c2');
-    clock = NOW_MS - 600_000;
+    clock = shape === 'ahead' ? NOW_MS - 3 * DAY_S * 1000 : NOW_MS - 600_000;
     await log.chatStarted({ requestId: 'r3' });
     await log.chatDone({ requestId: 'r3' });
     await log.ack('r3');
@@ -72,7 +78,7 @@ function lineCount(bytes: Buffer): number {
 /** One compaction case: the windows it is run with, and the checkpoint the result must start at (null: no change). */
 interface CompactionCase {
   readonly name: string;
-  readonly abandoned: boolean;
+  readonly log: LogShape;
   readonly windows: { window_s?: number; delivery_window_s?: number };
   readonly cutAt: 'c1' | 'c2' | 'c3' | null;
   readonly expired: readonly string[];
@@ -82,7 +88,7 @@ const COMPACTION_CASES: readonly CompactionCase[] = [
   // r2 finished 3 days ago, the delivery window is 2: expired, so everything before c2 goes; c3 is after young records.
   {
     name: 'window 1 day, delivery window 2 days',
-    abandoned: false,
+    log: 'plain',
     windows: { window_s: DAY_S, delivery_window_s: 2 * DAY_S },
     cutAt: 'c2',
     expired: ['r2'],
@@ -90,7 +96,7 @@ const COMPACTION_CASES: readonly CompactionCase[] = [
   // r2 is still within a 4-day delivery window: undelivered, it keeps c1 as the cut.
   {
     name: 'window 1 day, delivery window 4 days',
-    abandoned: false,
+    log: 'plain',
     windows: { window_s: DAY_S, delivery_window_s: 4 * DAY_S },
     cutAt: 'c1',
     expired: [],
@@ -98,20 +104,29 @@ const COMPACTION_CASES: readonly CompactionCase[] = [
   // Every record is younger than 4 days: nothing may go, though r2's delivery expired.
   {
     name: 'window 4 days, delivery window 1 day',
-    abandoned: false,
+    log: 'plain',
     windows: { window_s: 4 * DAY_S, delivery_window_s: DAY_S },
     cutAt: null,
     expired: ['r2'],
   },
   // The defaults are 48 hours each: as in the first case.
-  { name: 'default windows', abandoned: false, windows: {}, cutAt: 'c2', expired: ['r2'] },
+  { name: 'default windows', log: 'plain', windows: {}, cutAt: 'c2', expired: ['r2'] },
   // r0 never finished: c2, after its first record, may not be the cut; c1 may.
   {
     name: 'an unfinished run before the last checkpoint',
-    abandoned: true,
+    log: 'abandoned',
     windows: { window_s: DAY_S, delivery_window_s: 2 * DAY_S },
     cutAt: 'c1',
     expired: [],
+  },
+  // r1 and r2 were stamped 30 days ahead: they count as written when r3 was, 3 days ago (TJ-RET-019), so r2 expired
+  // and everything before c3 may go; taken at their word, they would be young and r2 undelivered.
+  {
+    name: 'records stamped while the clock was 30 days ahead',
+    log: 'ahead',
+    windows: { window_s: DAY_S, delivery_window_s: 2 * DAY_S },
+    cutAt: 'c3',
+    expired: ['r2'],
   },
 ];
 
@@ -127,7 +142,7 @@ export async function compactCheck(context: WriterContext): Promise<void> {
     'writer/compact',
     'compaction cuts an event log at the latest checkpoint retention allows, keeps the rest byte for byte with its seqs, and expires undelivered runs after the delivery window',
     'writer',
-    ['TJ-RET-012', 'TJ-RET-013', 'TJ-RET-014', 'TJ-RET-018', 'TJ-CONF-035'],
+    ['TJ-RET-012', 'TJ-RET-013', 'TJ-RET-014', 'TJ-RET-018', 'TJ-RET-019', 'TJ-CONF-035'],
     async () => {
       if (!claimsFeature(context.claims, 'retention')) return { skip: 'feature retention not claimed' };
       if (!context.claims.families.includes('event')) return { skip: 'family event not claimed' };
@@ -135,12 +150,13 @@ export async function compactCheck(context: WriterContext): Promise<void> {
       try {
         const failures: string[] = [];
         const logs = {
-          plain: await writeEventLog(join(root, 'plain.jsonl'), false),
-          abandoned: await writeEventLog(join(root, 'abandoned.jsonl'), true),
+          plain: await writeEventLog(join(root, 'plain.jsonl'), 'plain'),
+          abandoned: await writeEventLog(join(root, 'abandoned.jsonl'), 'abandoned'),
+          ahead: await writeEventLog(join(root, 'ahead.jsonl'), 'ahead'),
         };
         await withAdapter(context, async (adapter) => {
           for (const [index, testCase] of COMPACTION_CASES.entries()) {
-            const source = testCase.abandoned ? 'abandoned' : 'plain';
+            const source = testCase.log;
             const log = logs[source];
             const file = join(root, `case-${index}.jsonl`);
             copyFileSync(join(root, `${source}.jsonl`), file);

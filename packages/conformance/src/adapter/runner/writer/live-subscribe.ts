@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import { recordsOf } from './answers.js';
 import { type WriterContext, withAdapter } from './context.js';
 import {
+  describe,
   eventLogOf,
   expectEvents,
   finishedRun,
@@ -112,6 +113,52 @@ export async function catchUpCheck(context: WriterContext): Promise<void> {
             failures.push(
               `a subscription after seq 99 yielded ${seqs.length} record(s)${wrong >= 0 ? `, seq ${seqs[wrong]} where ${100 + wrong} belongs` : ''}, not seqs 100..${last} in order`,
             );
+        });
+        return failures;
+      }),
+  );
+}
+
+/** Deltas of the burst of `writer/live-burst`, all sent before the first answer is awaited. */
+const BURST_DELTAS = 3000;
+
+/**
+ * `writer/live-burst`: a subscriber reading live while the harness sends 3,000 deltas at once (pipelined, so that the
+ * session takes many of them between two syncs and one commit delivers hundreds or thousands of records) gets every
+ * record, consecutive, and no `cut_off`: a server decides a cut-off by the subscriber's own lag, not by the number of
+ * records one commit delivers (TJ-LIVE-030). The harness cannot stall the server's disk, so it cannot make a commit
+ * larger than a window it does not know: the check catches a cut-off by commit size only where commits of a burst are
+ * larger than the server's window.
+ */
+export async function burstCheck(context: WriterContext): Promise<void> {
+  await context.recorder.record(
+    'writer/live-burst',
+    'a subscriber reading live is not cut off by a burst of deltas delivered together: every record, no cut_off',
+    'writer',
+    ['TJ-LIVE-030', 'TJ-CONF-041'],
+    () =>
+      inFreshStore(context, async (root) => {
+        const failures: string[] = [];
+        await withAdapter(context, async (process) => {
+          const client = liveClient(process, root, failures);
+          await client.ok('live_send', { request_id: 'r1', content: 'count' }, 'send r1');
+          const last = ((await client.ok('live_snapshot', {}, 'snapshot'))?.last_seq ?? -1) as number;
+          // Each delta is a record (the first opens a segment; checkpoints may come between): seq last + BURST_DELTAS
+          // is among the records of the burst, whatever else it holds.
+          const through = last + BURST_DELTAS;
+          const reading = client.seqs(last, { until_seq: through, timeout_ms: 60_000 });
+          await Promise.all(
+            Array.from({ length: BURST_DELTAS }, (_, i) => client.step('r1', 'delta', { text: `${i} ` })),
+          );
+          // Described by its first departure: thousands of seqs listed in full say nothing more.
+          const got = describe(await reading);
+          const expected = range(last + 1, through);
+          const wrong = expected.findIndex((seq, i) => got[i] !== seq);
+          if (wrong >= 0 || got.length !== expected.length)
+            failures.push(
+              `after ${last}, live through a burst of ${BURST_DELTAS} deltas: the subscription yielded ${got.length} event(s)${wrong >= 0 ? `, ${got[wrong] ?? 'nothing'} where ${expected[wrong]} belongs` : ''}, not seqs ${last + 1}..${through} (TJ-LIVE-030)`,
+            );
+          await client.step('r1', 'done');
         });
         return failures;
       }),

@@ -4,7 +4,7 @@ import { epochCheck } from './live-epoch.js';
 import { liveInvalidSessionCheck } from './live-invalid-session.js';
 import { restartCheck, restartLongTextCheck } from './live-restart.js';
 import { snapshotAckCheck } from './live-snapshot-ack.js';
-import { catchUpCheck, subscribeCheck } from './live-subscribe.js';
+import { burstCheck, catchUpCheck, subscribeCheck } from './live-subscribe.js';
 import { turnFlowCheck } from './live-turn-flow.js';
 
 // The checks of feature `live` (adapter.md §5.7): the implementation's own live sessions, seen through their answers
@@ -16,6 +16,7 @@ export async function liveChecks(context: WriterContext): Promise<void> {
   await subscribeCheck(context);
   await catchUpCheck(context);
   await epochCheck(context);
+  await burstCheck(context);
   await snapshotAckCheck(context);
   await restartCheck(context);
   await restartLongTextCheck(context);
