@@ -457,9 +457,9 @@ export class LiveSession implements SubscriptionSource {
     await this.#disk.close();
     const earlier = this.#pipeline.failure;
     await this.#journals.close().catch((error: unknown) => {
-      // The journals refuse their close with the failure that already failed the session (its calls were refused
-      // with it and the hub reported it): not a second failure.
-      if (error === earlier && lastSync === undefined) return;
+      // The journals refuse their close with the failure that already failed the session, or its cause (its calls were
+      // refused with it and the hub reported it): not a second failure.
+      if (lastSync === undefined && earlier !== null && sameFailure(error, earlier)) return;
       if (lastSync === undefined || error === lastSync.error) throw error;
       throw new AggregateError([lastSync.error, error], `${this.sessionId}: the last sync and the close both failed`);
     });
@@ -813,4 +813,15 @@ export class LiveSession implements SubscriptionSource {
       this.#exclusive = null;
     }
   }
+}
+
+/** Whether `a` and `b` are one failure: the same error, or one the cause (at any depth) of the other. */
+function sameFailure(a: unknown, b: unknown): boolean {
+  const causes = (error: unknown): unknown[] => {
+    const chain: unknown[] = [];
+    for (let at = error; at !== undefined && at !== null && !chain.includes(at); at = (at as { cause?: unknown }).cause)
+      chain.push(at);
+    return chain;
+  };
+  return causes(a).includes(b) || causes(b).includes(a);
 }

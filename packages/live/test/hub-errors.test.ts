@@ -63,11 +63,12 @@ describe('hub background failures: onError and metrics (TJ-LIVE-034)', () => {
   it('reports a failed close of an idle session (task idle_close)', async () => {
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
     try {
-      const clock = { now: 1_000_000 };
+      // Idle time is measured on the monotonic clock (spec §18.6): the test moves it.
+      const clock = { now: 1_000_000, monotonic: 0 };
       const failures: HubFailure[] = [];
       const hub = openConversationHub({
         root: tempStore('tj-live-errors-'),
-        clock: () => clock.now,
+        clock: { now: () => clock.now, monotonic: () => clock.monotonic },
         idleCloseMs: 2000,
         retention: false,
         onError: (failure) => failures.push(failure),
@@ -77,6 +78,7 @@ describe('hub background failures: onError and metrics (TJ-LIVE-034)', () => {
         .spyOn(LiveSession.prototype, 'close')
         .mockRejectedValueOnce(Object.assign(new Error('fsync on close failed: EIO'), { code: 'write_failed' }));
       clock.now += 10_000;
+      clock.monotonic += 10_000;
       await vi.advanceTimersByTimeAsync(1000);
       expect(close).toHaveBeenCalledTimes(1);
       expect(failures).toMatchObject([{ task: 'idle_close', sessionId: 's1', code: 'write_failed' }]);
