@@ -48,7 +48,10 @@ const HIGH_WATER_BYTES = 1 << 20;
 export async function startChatServer(options) {
   const { root, host = '127.0.0.1', port = 8787, model, testHooks = false } = options;
   const log = options.log ?? ((entry) => process.stdout.write(`${JSON.stringify(entry)}\n`));
-  const hub = openConversationHub({ root, ...(options.hub ?? {}) });
+  // Failures of the hub's background work (retention, idle close) are logged; hub.metrics() counts them.
+  const onError = ({ task, sessionId, code, error }) =>
+    log({ event: 'hub_error', task, sessionId, code, error: String(error?.message ?? error) });
+  const hub = openConversationHub({ root, onError, ...(options.hub ?? {}) });
   const runs = new Set(); // in-flight model runs: { promise, controller }
   const sendQueues = new Map(); // sessionId -> tail of its serialised sends
   const hooks = { dropNextAccept: false };

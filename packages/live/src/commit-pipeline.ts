@@ -284,6 +284,7 @@ export class CommitPipeline {
       this.#failure = error ?? new Error('unknown failure');
       // Subscribers waiting for the next record learn that none will come (see `LiveSession.ended`).
       this.wakeAll();
+      this.#settings.onFailure?.(this.#sessionId, this.#failure);
     }
     if (fromSeq === undefined) return;
     // Seqs ascend: the records from `fromSeq` on are a tail.
@@ -319,6 +320,8 @@ export class CommitPipeline {
     if (this.#deltaTimer !== null) return;
     this.#deltaTimer = setTimeout(() => {
       this.#deltaTimer = null;
+      // A failed sync fails the pipeline (`#flushOnce`), which reports it through `onFailure` and refuses every later
+      // call with it: nothing is lost by not handling the rejection again here.
       this.durable().catch(() => undefined);
     }, this.#settings.deltaFlushMs);
   }

@@ -58,6 +58,45 @@ export interface ConversationHubOptions {
   readonly checkpointInterval?: number;
   /** Options of the lock acquisitions. */
   readonly lock?: AcquireLockOptions;
+  /**
+   * Told of every failure no caller awaits: a retention pass's compaction or sweep, the close of an idle or retired
+   * session, a session that failed for good. Each is counted in {@link ConversationHub.metrics} too. Without it, each
+   * failure is emitted as a process warning (code `TURNJOURNAL_BACKGROUND_FAILURE`), never dropped.
+   */
+  readonly onError?: (failure: HubFailure) => void;
+}
+
+/** The background work of a hub a {@link HubFailure} comes from. */
+export type HubTask =
+  /** A retention pass run by the hub's timer: one session's compaction, or the store's turn-journal sweep. */
+  | 'retention'
+  /** The close of a session idle for `idleCloseMs`. */
+  | 'idle_close'
+  /** The close of a session the hub let go otherwise (retired, failed to finish opening, or closed with the hub). */
+  | 'close'
+  /** A session failed for good: a write or sync of its journals failed (the next `hub.session()` reopens it). */
+  | 'session';
+
+/** A failure of the hub's background work, as {@link ConversationHubOptions.onError} is told it. */
+export interface HubFailure {
+  /** The work that failed. */
+  readonly task: HubTask;
+  /** The session concerned, when one is (a sweep concerns the store). */
+  readonly sessionId?: string;
+  /** The error's stable `code` (`write_failed`, `journal_locked`, …), or `unknown` for an error without one. */
+  readonly code: string;
+  /** The error itself. */
+  readonly error: unknown;
+}
+
+/** Counters of a hub's background failures since it opened, to export as metrics. */
+export interface HubMetrics {
+  /** Every failure reported. */
+  readonly failures: number;
+  /** Failures per task. */
+  readonly failuresByTask: Readonly<Record<HubTask, number>>;
+  /** Failures per error code (see {@link HubFailure.code}). */
+  readonly failuresByCode: Readonly<Record<string, number>>;
 }
 
 /** What one pass of the retention job did. */
@@ -97,6 +136,8 @@ export class ConversationHub {
   /** Sessions whose compaction the last retention pass left for a streaming run (see `runRetention`). */
   #deferred = new Set<string>();
   #closed = false;
+  readonly #failuresByTask: Record<HubTask, number> = { retention: 0, idle_close: 0, close: 0, session: 0 };
+  readonly #failuresByCode = new Map<string, number>();
 
   /** @internal use {@link openConversationHub}. */
   constructor(options: ConversationHubOptions) {
@@ -112,13 +153,26 @@ export class ConversationHub {
       subscriberLagBytes: positive(options.subscriberLagBytes, 64 * 1024 * 1024, 'subscriberLagBytes'),
       deltaFlushMs: positive(options.deltaFlushMs, 20, 'deltaFlushMs'),
       deliveryWindowMs: positive(options.deliveryWindowMs, 48 * HOUR, 'deliveryWindowMs'),
+      onFailure: (sessionId, error) => this.#report('session', error, sessionId),
     };
+    if (options.onError !== undefined && typeof options.onError !== 'function')
+      throw new LiveError('invalid_request', 'onError must be a function');
     const idle = positive(options.idleCloseMs, 5 * 60_000, 'idleCloseMs');
-    this.#every(Math.max(1000, Math.floor(idle / 2)), () => this.#closeIdle(idle));
+    this.#every(Math.max(1000, Math.floor(idle / 2)), 'idle_close', () => this.#closeIdle(idle));
     if (options.retention !== false) {
       const interval = positive(options.retention?.intervalMs, HOUR, 'retention.intervalMs');
-      this.#every(interval, () => this.runRetention());
+      this.#every(interval, 'retention', async () => this.#reportRetention(await this.#retention()));
     }
+  }
+
+  /** The counts of background failures reported since the hub opened (see {@link ConversationHubOptions.onError}). */
+  metrics(): HubMetrics {
+    const failuresByTask = { ...this.#failuresByTask };
+    return {
+      failures: Object.values(failuresByTask).reduce((sum, count) => sum + count, 0),
+      failuresByTask,
+      failuresByCode: Object.fromEntries(this.#failuresByCode),
+    };
   }
 
   /** The fan-out sessions announce on: listen to it to learn that a session is durable through a seq. */
@@ -142,8 +196,9 @@ export class ConversationHub {
         }
         if (this.#sessions.get(sessionId) === existing) this.#sessions.delete(sessionId);
         // A session closing, closed or failed is not handed out (its calls would be refused): it is let go, its
-        // locks released, and opened again, which recovers what its files hold.
-        await session.close().catch(() => undefined);
+        // locks released, and opened again, which recovers what its files hold. Its close failing is no reason to
+        // refuse the caller the reopened session (whose open fails on its own if the locks stayed): it is reported.
+        await this.#closeReported(session, 'close');
         return this.session(sessionId);
       });
     }
@@ -151,6 +206,7 @@ export class ConversationHub {
       throw reopenFailure(sessionId, error);
     });
     this.#sessions.set(sessionId, opening);
+    // The caller of this open receives its failure; here it only frees the slot for the next try.
     opening.catch(() => {
       if (this.#sessions.get(sessionId) === opening) this.#sessions.delete(sessionId);
     });
@@ -170,6 +226,16 @@ export class ConversationHub {
    * (TJ-RET-013). The next pass compacts it even if a run streams then, so a busy session waits one interval at most.
    */
   async runRetention(): Promise<RetentionReport> {
+    const { sessions, turns } = await this.#retention();
+    return { sessions, turns };
+  }
+
+  async #retention(): Promise<RetentionReport & { readonly errors: readonly HubFailure[] }> {
+    const errors: HubFailure[] = [];
+    const failed = (error: unknown, sessionId?: string): string => {
+      errors.push({ task: 'retention', code: codeOf(error), error, ...(sessionId === undefined ? {} : { sessionId }) });
+      return error instanceof Error ? error.message : String(error);
+    };
     const windowMs = this.#options.retention === false ? 48 * HOUR : (this.#options.retention?.windowMs ?? 48 * HOUR);
     const sessions: RetentionReport['sessions'][number][] = [];
     const deferred = new Set<string>();
@@ -191,7 +257,7 @@ export class ConversationHub {
           ...(result.futureStampedRecords > 0 ? { futureStampedRecords: result.futureStampedRecords } : {}),
         });
       } catch (error) {
-        sessions.push({ sessionId, error: error instanceof Error ? error.message : String(error) });
+        sessions.push({ sessionId, error: failed(error, sessionId) });
       }
     }
     this.#deferred = deferred;
@@ -203,18 +269,39 @@ export class ConversationHub {
         fs: this.#settings.fs,
       });
     } catch (error) {
-      turns = { error: error instanceof Error ? error.message : String(error) };
+      turns = { error: failed(error) };
     }
-    return { sessions, turns };
+    return { sessions, turns, errors };
   }
 
-  /** Closes every session and stops the hub's timers. */
+  /** Reports the failures of a retention pass the hub's timer ran (a caller of `runRetention` reads its report). */
+  #reportRetention(pass: { readonly errors: readonly HubFailure[] }): void {
+    for (const failure of pass.errors) this.#report(failure.task, failure.error, failure.sessionId);
+  }
+
+  /**
+   * Closes every session and stops the hub's timers. Every session is closed even when one fails to; the failures
+   * are counted in {@link ConversationHub.metrics} and the close rejects with them (one error, or an `AggregateError`).
+   */
   async close(): Promise<void> {
     this.#closed = true;
     for (const timer of this.#timers) clearInterval(timer);
     const sessions = [...this.#sessions.values()];
     this.#sessions.clear();
-    await Promise.allSettled(sessions.map(async (opening) => (await opening).close()));
+    const settled = await Promise.allSettled(
+      sessions.map(async (opening) => {
+        // An open that failed was answered to its caller; there is nothing of it to close.
+        const session = await opening.catch(() => undefined);
+        if (session === undefined) return;
+        await session.close().catch((error: unknown) => {
+          this.#count('close', error);
+          throw error;
+        });
+      }),
+    );
+    const failures = settled.flatMap((result) => (result.status === 'rejected' ? [result.reason] : []));
+    if (failures.length === 1) throw failures[0];
+    if (failures.length > 1) throw new AggregateError(failures, `${failures.length} sessions failed to close`);
   }
 
   async #open(sessionId: string): Promise<LiveSession> {
@@ -235,7 +322,9 @@ export class ConversationHub {
     try {
       return await LiveSession.open(sessionId, journals, this.#settings, stampRef);
     } catch (error) {
-      await journals.close().catch(() => undefined);
+      // The caller receives the open's failure; a failure to release the journals too (their locks may stay) is
+      // reported apart, not dropped.
+      await journals.close().catch((closeError: unknown) => this.#report('close', closeError, sessionId));
       throw error;
     }
   }
@@ -244,6 +333,7 @@ export class ConversationHub {
     // Monotonic: a step of the wall clock neither closes a session early nor keeps it and its locks open (TJ-LIVE-033).
     const now = this.#settings.time.monotonic();
     for (const [sessionId, opening] of [...this.#sessions]) {
+      // An open that failed was answered to its caller, and its slot is freed: nothing to close.
       const session = await opening.catch(() => undefined);
       if (session === undefined) continue;
       const idle =
@@ -251,17 +341,76 @@ export class ConversationHub {
         (session.activeRequestId === undefined && session.subscriberCount === 0 && now - session.lastUsed > idleMs);
       if (!idle) continue;
       if (this.#sessions.get(sessionId) === opening) this.#sessions.delete(sessionId);
-      await session.close().catch(() => undefined);
+      await this.#closeReported(session, 'idle_close');
     }
   }
 
-  #every(ms: number, task: () => Promise<unknown>): void {
+  /** Closes a session the hub lets go of; its failure goes to `onError`, as no caller waits for it. */
+  async #closeReported(session: LiveSession, task: HubTask): Promise<void> {
+    try {
+      await session.close();
+    } catch (error) {
+      this.#report(task, error, session.sessionId);
+    }
+  }
+
+  /**
+   * Runs `run` every `ms`, never two at once: a pass longer than the interval (a retention pass over a large store)
+   * is not overlapped by the next, which would only find the sweep lock held by the first and report it as a failure.
+   */
+  #every(ms: number, task: HubTask, run: () => Promise<unknown>): void {
+    let running = false;
     const timer = setInterval(() => {
-      task().catch(() => undefined);
+      if (running) return;
+      running = true;
+      run()
+        .catch((error: unknown) => this.#report(task, error))
+        .finally(() => {
+          running = false;
+        });
     }, ms);
     timer.unref();
     this.#timers.push(timer);
   }
+
+  #count(task: HubTask, error: unknown): string {
+    const code = codeOf(error);
+    this.#failuresByTask[task] += 1;
+    this.#failuresByCode.set(code, (this.#failuresByCode.get(code) ?? 0) + 1);
+    return code;
+  }
+
+  /** Counts a background failure and tells `onError` (or, without one, emits it as a process warning). */
+  #report(task: HubTask, error: unknown, sessionId?: string): void {
+    const code = this.#count(task, error);
+    const failure: HubFailure = { task, code, error, ...(sessionId === undefined ? {} : { sessionId }) };
+    const onError = this.#options.onError;
+    if (onError === undefined) {
+      const what =
+        task === 'session'
+          ? `session ${sessionId}`
+          : `${task}${sessionId === undefined ? '' : ` of session ${sessionId}`}`;
+      const detail = error instanceof Error ? error.message : String(error);
+      process.emitWarning(`turnjournal hub: ${what} failed (${code}): ${detail}`, {
+        code: 'TURNJOURNAL_BACKGROUND_FAILURE',
+      });
+      return;
+    }
+    try {
+      onError(failure);
+    } catch (hookError) {
+      // A throwing hook must not stop the hub's timers nor hide the failure it was told: both go to the process.
+      process.emitWarning(`turnjournal hub: onError threw: ${String(hookError)}`, {
+        code: 'TURNJOURNAL_BACKGROUND_FAILURE',
+      });
+    }
+  }
+}
+
+/** The stable `code` of an error (a `LiveError`'s, a `WriterError`'s, an errno), or `unknown`. */
+function codeOf(error: unknown): string {
+  const code = (error as { code?: unknown } | null | undefined)?.code;
+  return typeof code === 'string' && code !== '' ? code : 'unknown';
 }
 
 /** Codes of the writers' errors that say a write or sync failed: the disk, not the caller, decides a retry. */

@@ -19,6 +19,11 @@ export interface LiveSessionSettings {
   readonly subscriberLagBytes: number;
   readonly deltaFlushMs: number;
   readonly deliveryWindowMs: number;
+  /**
+   * Told once, when the session fails for good (a write or sync of its journals failed, TJ-LIVE-019): the hub counts
+   * and reports it, since the failure may come from work no caller awaits (the timed sync of held deltas).
+   */
+  readonly onFailure?: (sessionId: string, error: unknown) => void;
 }
 
 /** A user turn to send (seeds 000 and 003). */

@@ -444,12 +444,26 @@ export class LiveSession implements SubscriptionSource {
 
   async #close(): Promise<void> {
     this.#pipeline.stop();
-    if (this.#pipeline.failure === null) await this.#durable().catch(() => undefined);
+    // Records accepted before close (deltas are acknowledged before their sync) are made durable here: a failure of
+    // that last sync loses them, so close rejects with it, once the journals are closed and their locks released.
+    let lastSync: { error: unknown } | undefined;
+    if (this.#pipeline.failure === null)
+      await this.#durable().catch((error: unknown) => {
+        lastSync = { error };
+      });
     this.#closed = true;
     this.#pipeline.wakeAll();
     for (const subscription of [...this.#subscribers]) subscription.close();
     await this.#disk.close();
-    await this.#journals.close();
+    const earlier = this.#pipeline.failure;
+    await this.#journals.close().catch((error: unknown) => {
+      // The journals refuse their close with the failure that already failed the session, or its cause (its calls were
+      // refused with it and the hub reported it): not a second failure.
+      if (lastSync === undefined && earlier !== null && sameFailure(error, earlier)) return;
+      if (lastSync === undefined || error === lastSync.error) throw error;
+      throw new AggregateError([lastSync.error, error], `${this.sessionId}: the last sync and the close both failed`);
+    });
+    if (lastSync !== undefined) throw lastSync.error;
   }
 
   // ---- the run (called by LiveRun) ---------------------------------------------------------------------------------
@@ -799,4 +813,15 @@ export class LiveSession implements SubscriptionSource {
       this.#exclusive = null;
     }
   }
+}
+
+/** Whether `a` and `b` are one failure: the same error, or one the cause (at any depth) of the other. */
+function sameFailure(a: unknown, b: unknown): boolean {
+  const causes = (error: unknown): unknown[] => {
+    const chain: unknown[] = [];
+    for (let at = error; at !== undefined && at !== null && !chain.includes(at); at = (at as { cause?: unknown }).cause)
+      chain.push(at);
+    return chain;
+  };
+  return causes(a).includes(b) || causes(b).includes(a);
 }

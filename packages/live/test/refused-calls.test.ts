@@ -61,7 +61,9 @@ describe('ack with a malformed throughSeq or clientId (TJ-LIVE-014)', () => {
       { clientId: 5 },
     ];
     for (const options of bad)
-      await expect(session.ack('r1', options as never), JSON.stringify(options)).rejects.toThrow();
+      await expect(session.ack('r1', options as never), JSON.stringify(options)).rejects.toMatchObject({
+        code: 'invalid_request',
+      });
     await session.flush();
     await settle();
     expect(unhandled).toEqual([]);

@@ -25,6 +25,11 @@ export class WriterError extends Error {
   readonly code: WriterErrorCode;
   /** The file concerned, when there is one. */
   readonly file: string | undefined;
+  /**
+   * Failures of the clean-up after this error (closing a file the failed open had opened, removing a temporary file),
+   * when there were any: the error is what the call failed with, these are kept so that nothing is dropped.
+   */
+  suppressed?: unknown[];
 
   constructor(code: WriterErrorCode, message: string, file?: string, options?: ErrorOptions) {
     super(message, options);

@@ -1,5 +1,14 @@
 import { readdirSync, readFileSync } from 'node:fs';
 
+/**
+ * Errors of a read of /proc that mean "not there": a process that ended meanwhile (ENOENT, or ESRCH for a file of a
+ * process that exited while it was read), or a /proc this process may not read (EACCES). Any other is thrown.
+ */
+function isAbsentFromProc(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  return code === 'ENOENT' || code === 'ESRCH' || code === 'EACCES';
+}
+
 // The adapter runs in a process group of its own (`sh -c` as the leader, the implementation and anything it starts
 // behind it). These helpers look at that group through /proc, so they answer on Linux only.
 
@@ -8,7 +17,8 @@ export function processTableAvailable(): boolean {
   if (process.platform !== 'linux') return false;
   try {
     return /^VmHWM:/m.test(readFileSync('/proc/self/status', 'utf8'));
-  } catch {
+  } catch (error) {
+    if (!isAbsentFromProc(error)) throw error;
     return false;
   }
 }
@@ -19,7 +29,8 @@ export function processGroupMembers(pgid: number): number[] {
   let entries: string[];
   try {
     entries = readdirSync('/proc');
-  } catch {
+  } catch (error) {
+    if (!isAbsentFromProc(error)) throw error;
     return [];
   }
   const members: number[] = [];
@@ -30,8 +41,9 @@ export function processGroupMembers(pgid: number): number[] {
       // After the command name in parentheses (which may itself hold spaces and parentheses): state, ppid, pgrp, ...
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       if (Number(fields[2]) === pgid) members.push(Number(entry));
-    } catch {
+    } catch (error) {
       // The process ended meanwhile.
+      if (!isAbsentFromProc(error)) throw error;
     }
   }
   return members;
@@ -47,8 +59,9 @@ export function processGroupPeakBytes(pgid: number): number {
     try {
       const match = /^VmHWM:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
       if (match !== null) total += Number(match[1]) * 1024;
-    } catch {
+    } catch (error) {
       // Ended meanwhile.
+      if (!isAbsentFromProc(error)) throw error;
     }
   }
   return total;

@@ -198,14 +198,20 @@ export class AdapterProcess {
       for (const member of members) {
         try {
           process.kill(member, signal);
-        } catch {}
+        } catch (error) {
+          // ESRCH: the member ended since the listing.
+          if (errnoOf(error) !== 'ESRCH') throw error;
+        }
       }
       if (members.length > 0) await Promise.race([this.#exited, delay(2000)]);
     }
     if (this.#exit === null && pid !== undefined) {
       try {
         process.kill(-pid, signal);
-      } catch {
+      } catch (error) {
+        // ESRCH: no group left to signal (the leader only); EPERM: not ours to signal. The child itself still is.
+        const code = errnoOf(error);
+        if (code !== 'ESRCH' && code !== 'EPERM') throw error;
         this.#child.kill(signal);
       }
     }
@@ -329,6 +335,11 @@ export class AdapterProcess {
  * Waits (up to 5 s) until no process of the group is left, reaped included: the shell exits first, and the adapter
  * behind it, orphaned, lives on as a zombie until init reaps it; a writer's lock check sees it alive until then.
  */
+function errnoOf(error: unknown): string | undefined {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
@@ -338,8 +349,11 @@ async function waitGroupGone(pgid: number): Promise<void> {
   while (Date.now() < deadline) {
     try {
       process.kill(-pgid, 0);
-    } catch {
-      return;
+    } catch (error) {
+      // ESRCH: the group is gone; EPERM: the id now names a group of another user's, so ours is gone too.
+      const code = errnoOf(error);
+      if (code === 'ESRCH' || code === 'EPERM') return;
+      throw error;
     }
     await new Promise((resolve) => setTimeout(resolve, 10));
   }

@@ -124,12 +124,17 @@ export async function runAdapter(
     stopping = resolve;
   });
   const respond = (value: unknown) => output.write(`${JSON.stringify(value)}\n`);
+  // At stop, a close that fails cannot be answered to anyone (the harness asked to stop): it goes to the diagnostics
+  // stream (TJ-CONF-013), and every other writer is still closed.
+  const reportCloseFailure = (what: string) => (error: unknown) => {
+    diagnostics.write(`adapter: closing ${what} at stop failed: ${(error as Error).stack ?? String(error)}\n`);
+  };
   const closeAll = async () => {
     for (const [handle, writer] of writers) {
       writers.delete(handle);
-      await writer.close().catch(() => undefined);
+      await writer.close().catch(reportCloseFailure(`writer ${handle}`));
     }
-    await live?.close().catch(() => undefined);
+    await live?.close().catch(reportCloseFailure('the live sessions'));
   };
 
   const handle = async (request: AdapterRequest): Promise<Record<string, unknown>> => {

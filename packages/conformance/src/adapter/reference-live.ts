@@ -183,7 +183,9 @@ export function referenceLiveOperations(): LiveOperations {
       const all = [...hubs.values()];
       hubs.clear();
       runs.clear();
-      await Promise.allSettled(all.map((hub) => hub.close()));
+      const settled = await Promise.allSettled(all.map((hub) => hub.close()));
+      const failures = settled.flatMap((result) => (result.status === 'rejected' ? [result.reason] : []));
+      if (failures.length > 0) throw new AggregateError(failures, `${failures.length} live store(s) failed to close`);
     },
   };
 }

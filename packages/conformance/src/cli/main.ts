@@ -21,7 +21,14 @@ import {
 import { parseArgsMessage } from './parse-args-message.js';
 import { jsonDocumentChunks } from './report-json-chunks.js';
 import { textLines } from './terminal-text.js';
-import { type FileValidation, findRecordFiles, INFORMATIONAL_CODES, validateFile } from './validate-files.js';
+import {
+  type FileValidation,
+  findRecordFiles,
+  INFORMATIONAL_CODES,
+  MAX_PROBLEMS_PER_CODE,
+  ProblemBudget,
+  validateFile,
+} from './validate-files.js';
 
 /** Process exit codes of the `turnjournal` CLI. */
 const EXIT = { clean: 0, violations: 1, usage: 2, internal: 3 } as const;
@@ -175,11 +182,17 @@ async function run(argv: readonly string[]): Promise<number> {
   }
   if (command === 'validate') {
     const results: FileValidation[] = [];
-    for (const file of findRecordFiles(paths)) results.push(await validateFile(file));
+    const budget = new ProblemBudget();
+    for (const file of findRecordFiles(paths)) results.push(await validateFile(file, budget));
+    const omitted = omittedOf(results);
     process.stdout.write(
-      format === 'json' ? `${JSON.stringify({ files: results }, null, 2)}\n` : validateText(results),
+      format === 'json' ? `${JSON.stringify({ files: results, omitted }, null, 2)}\n` : validateText(results, omitted),
     );
-    return results.some((r) => r.problems.some((p) => !INFORMATIONAL_CODES.has(p.code))) ? EXIT.violations : EXIT.clean;
+    // A problem left out by the cap fails the run as a listed one does.
+    const failing = (code: string) => !INFORMATIONAL_CODES.has(code);
+    return results.some((r) => r.problems.some((p) => failing(p.code))) || Object.keys(omitted).some(failing)
+      ? EXIT.violations
+      : EXIT.clean;
   }
   // The turns are listed, not kept as objects: each is made when the audit, the plan or the report reaches it (issue
   // 11: an object per turn was 96 MB of two million orphan records).
@@ -282,16 +295,29 @@ async function maintenance<T>(action: () => Promise<T>): Promise<T> {
   }
 }
 
-function validateText(results: readonly FileValidation[]): string {
+/** The problems the caps left out over every file, per code. */
+function omittedOf(results: readonly FileValidation[]): Record<string, number> {
+  const omitted: Record<string, number> = {};
+  for (const result of results)
+    for (const [code, n] of Object.entries(result.omitted)) omitted[code] = (omitted[code] ?? 0) + n;
+  return omitted;
+}
+
+function validateText(results: readonly FileValidation[], omitted: Readonly<Record<string, number>>): string {
   const records = results.reduce((n, r) => n + Object.values(r.counts).reduce((a, b) => a + b, 0), 0);
-  const problems = results.reduce((n, r) => n + r.problems.length, 0);
-  const lines = [`${results.length} file(s), ${records} record(s), ${problems} problem(s)`];
+  const listed = results.reduce((n, r) => n + r.problems.length, 0);
+  const left = Object.values(omitted).reduce((a, b) => a + b, 0);
+  const lines = [
+    `${results.length} file(s), ${records} record(s), ${listed + left} problem(s)` +
+      (left === 0 ? '' : ` (${left} not listed: ${MAX_PROBLEMS_PER_CODE} at most per code and file)`),
+  ];
   for (const result of results) {
     const counts = Object.entries(result.counts)
       .map(([status, n]) => `${n} ${status}`)
       .join(', ');
     lines.push(`${result.path}: ${counts || 'no records'}`);
     for (const problem of result.problems) lines.push(`  line ${problem.line}: ${problem.code}: ${problem.message}`);
+    for (const [code, n] of Object.entries(result.omitted)) lines.push(`  … ${n} more ${code} omitted`);
   }
   return textLines(lines);
 }

@@ -179,9 +179,19 @@ export const ValidateOutput = Type.Object(
               ),
             ),
           }),
+          {
+            description:
+              'At most 1,000 per code in a file and 10,000 per code over the run (spec TJ-AUDIT-013, TJ-AUDIT-016).',
+          },
         ),
+        omitted: Type.Record(Type.String(), Type.Integer({ minimum: 0 }), {
+          description: 'Problems of this file left out of `problems` by the caps, per code.',
+        }),
       }),
     ),
+    omitted: Type.Record(Type.String(), Type.Integer({ minimum: 0 }), {
+      description: 'Problems left out by the caps over every file, per code.',
+    }),
   },
   {
     $id: 'https://turnjournal.dev/spec/v1/validate.schema.json',

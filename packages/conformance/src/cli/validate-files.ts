@@ -30,8 +30,38 @@ export interface FileValidation {
   readonly path: string;
   /** Number of records per verdict (`valid`, `unknown`, `extension`, `invalid`, `unsupported_version`). */
   readonly counts: Readonly<Record<string, number>>;
-  /** Problems, in file order. */
+  /** Problems, in file order: at most {@link MAX_PROBLEMS_PER_CODE} per code (see `omitted`). */
   readonly problems: readonly FileProblem[];
+  /** Problems left out of `problems` by the caps, per code (spec TJ-AUDIT-013, TJ-AUDIT-016); `{}` when none was. */
+  readonly omitted: Readonly<Record<string, number>>;
+}
+
+/**
+ * Problems listed per code and file, as `check` caps its findings (spec TJ-AUDIT-013): a file of two million blank
+ * lines has two million problems, and listing them all took a gigabyte.
+ */
+export const MAX_PROBLEMS_PER_CODE = 1000;
+
+/** Problems listed per code over all the files of one run (spec TJ-AUDIT-016), as `check` caps a store. */
+export const MAX_RUN_PROBLEMS_PER_CODE = 10_000;
+
+/** What one run of `validate` may still list, per code, over all its files (see {@link MAX_RUN_PROBLEMS_PER_CODE}). */
+export class ProblemBudget {
+  readonly #listed = new Map<string, number>();
+  readonly #max: number;
+
+  /** @param maxPerCode problems listed per code over the run. */
+  constructor(maxPerCode: number = MAX_RUN_PROBLEMS_PER_CODE) {
+    this.#max = maxPerCode;
+  }
+
+  /** True, and counted, when one more problem of `code` may be listed. */
+  take(code: string): boolean {
+    const listed = this.#listed.get(code) ?? 0;
+    if (listed >= this.#max) return false;
+    this.#listed.set(code, listed + 1);
+    return true;
+  }
 }
 
 const RECORD_FILE_EXTENSIONS = new Set(['.jsonl', '.json']);
@@ -101,20 +131,39 @@ export function findRecordFiles(paths: readonly string[]): string[] {
   return found;
 }
 
-/** Validates every record of one file. Never throws: unreadable files and bad content become problems. */
-export async function validateFile(path: string): Promise<FileValidation> {
+/**
+ * Validates every record of one file. Never throws: unreadable files and bad content become problems. At most
+ * {@link MAX_PROBLEMS_PER_CODE} problems of a code are listed, and no more than `budget` still allows over the run;
+ * the others are counted in `omitted`, so memory and output follow the caps, not the file.
+ */
+export async function validateFile(path: string, budget: ProblemBudget = new ProblemBudget()): Promise<FileValidation> {
   const counts: Record<string, number> = {};
   const problems: FileProblem[] = [];
+  const listed = new Map<string, number>();
+  const omitted: Record<string, number> = {};
   const count = (status: string) => {
     counts[status] = (counts[status] ?? 0) + 1;
+  };
+  const report = (code: string, problem: () => FileProblem) => {
+    const inFile = listed.get(code) ?? 0;
+    if (inFile >= MAX_PROBLEMS_PER_CODE || !budget.take(code)) {
+      omitted[code] = (omitted[code] ?? 0) + 1;
+      return;
+    }
+    listed.set(code, inFile + 1);
+    problems.push(problem());
+  };
+  const reportFinding = (finding: Finding, line: number) => {
+    const problem = problemOf(finding, line);
+    report(problem.code, () => problem);
   };
   try {
     if (extname(path) === '.json') {
       // A .json file is one state document (spec TJ-FAM-008): anything else in it is an invalid state record.
       const state = await readStateDocument(path);
       if (state.status !== 'malformed_document') count(state.status === 'invalid_record' ? 'invalid' : state.status);
-      for (const finding of state.findings) problems.push(problemOf(finding, 1));
-      return { path, counts, problems };
+      for (const finding of state.findings) reportFinding(finding, 1);
+      return { path, counts, problems, omitted };
     }
     let lastLine = 0;
     for await (const batch of readJournal(path, { salvage: false })) {
@@ -133,19 +182,24 @@ export async function validateFile(path: string): Promise<FileValidation> {
         const { finding } = item;
         lastLine = finding.line ?? lastLine;
         // The torn tail has no line of its own; it sits where the next line would start.
-        if (!NOT_LISTED.has(finding.code)) problems.push(problemOf(finding, finding.line ?? lastLine + 1));
+        if (!NOT_LISTED.has(finding.code)) reportFinding(finding, finding.line ?? lastLine + 1);
       }
     }
   } catch (error) {
-    // A FIFO, socket or device is refused by the reader with a `special_file` finding, before any read (TJ-FAM-024).
+    // Every failure of the read is reported, none thrown: a FIFO, socket or device is refused by the reader with a
+    // `special_file` finding before any read (TJ-FAM-024); anything else (EACCES, EIO, EISDIR…) is `unreadable_file`.
     const finding = (error as { finding?: Finding }).finding;
-    if (finding?.code === 'special_file') problems.push(problemOf(finding, 0));
+    if (finding?.code === 'special_file') reportFinding(finding, 0);
     else {
       const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
-      problems.push({ code: 'unreadable_file', line: 0, message: `cannot read the file (${reason})` });
+      report('unreadable_file', () => ({
+        code: 'unreadable_file',
+        line: 0,
+        message: `cannot read the file (${reason})`,
+      }));
     }
   }
-  return { path, counts, problems };
+  return { path, counts, problems, omitted };
 }
 
 function problemOf(finding: Finding, line: number): FileProblem {

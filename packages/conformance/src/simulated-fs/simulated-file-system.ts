@@ -651,7 +651,10 @@ export class SimulatedFileSystem implements FileSystem {
       const absolute = posix.resolve(path);
       if (absolute === '/') return this.#nodes.get(ROOT_INO);
       return this.#resolveEntry(absolute, 'lookup').node;
-    } catch {
+    } catch (error) {
+      // A path through a missing directory or a file: nothing there. Anything else is the simulator's own bug.
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') throw error;
       return undefined;
     }
   }

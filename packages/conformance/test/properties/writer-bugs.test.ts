@@ -1,5 +1,5 @@
-// Writer bugs the property suites found, each as the smallest test that shows it. `it.fails` keeps CI green while the
-// bug is open and turns red once it is fixed, so the fix must flip it to `it`.
+// Writer bugs the property suites found, each as the smallest test that shows it, kept as regression tests: each fails
+// on the writer that had the bug.
 import { readFileSync } from 'node:fs';
 import { checkStore } from '@turnjournal/reader';
 import { openTurnJournal, sweepTurnJournals, type TurnJournal } from '@turnjournal/writer';
@@ -13,8 +13,7 @@ afterEach(() => {
 });
 
 describe('writer bugs the property suites found, now fixed', () => {
-  // Found by turn-journal-model.test.ts (a submit of a turn id that a compaction pruned; the model excludes it until
-  // this is fixed). After a sweep prunes turn t0, the journal ends with `compacted` listing t0 in removed_turn_ids.
+  // Found by turn-journal-model.test.ts (a submit of a turn id that a compaction pruned). After a sweep prunes turn t0, the journal ends with `compacted` listing t0 in removed_turn_ids.
   // The writer's turn table forgets t0, so submit({turnId: 't0'}) answers created: true and appends `submitted`; but
   // the reader excludes every record of a turn listed in removed_turn_ids (TJ-DERIVE-006), so the acknowledged turn
   // is invisible to every reader, recovery included: an acknowledged submission that no derivation shows
@@ -28,19 +27,17 @@ describe('writer bugs the property suites found, now fixed', () => {
     await journal.close();
     const sweep = await sweepTurnJournals(tmp.dir, { retentionSeconds: 0 });
     expect(sweep.sessions[0]?.prunedTurnIds).toEqual(['t0']);
-    const reopened = await openTurnJournal({ dir: tmp.dir, sessionId: 's1' });
-    let acknowledged = false;
-    try {
-      acknowledged = (await reopened.submit({ turnId: 't0', content: 'second' })).created;
-    } catch {
-      // Refusing the retired id is one correct answer.
-    } finally {
-      await reopened.close();
-    }
-    const derived = (await checkStore([tmp.dir])).sessions.flatMap((s) => s.turns.map((t) => t.turnId));
-    // Correct behaviour: either the submit is refused, or the turn it acknowledged is derived.
     expect(readFileSync(`${tmp.dir}/s1.jsonl`, 'utf8')).toContain('"removed_turn_ids":["t0"]');
-    if (acknowledged) expect(derived).toContain('t0');
+    const reopened = await openTurnJournal({ dir: tmp.dir, sessionId: 's1' });
+    // The writer's answer: the retired id is refused (the other correct answer, a derived turn, is impossible: readers
+    // drop every record of a removed turn).
+    await expect(reopened.submit({ turnId: 't0', content: 'second' })).rejects.toMatchObject({
+      code: 'turn_id_conflict',
+    });
+    await reopened.close();
+    expect(readFileSync(`${tmp.dir}/s1.jsonl`, 'utf8')).not.toContain('"content":"second"');
+    const derived = (await checkStore([tmp.dir])).sessions.flatMap((s) => s.turns.map((t) => t.turnId));
+    expect(derived).not.toContain('t0');
   });
 
   // Found by turn-journal-model.test.ts: [fault(fdatasync fails during submit(t0)), crash(during submit(t0), after 0
@@ -80,7 +77,11 @@ describe('writer bugs the property suites found, now fixed', () => {
       // The submit's calls: stat and readdir of the directory (other shards; the simulator keeps no change time, so
       // the writer lists it every time), write, fdatasync. Die just before the fdatasync.
       sim.crashAtCall(sim.calls + 3);
-      await expect(journal.submit({ turnId: 't0', content: 'hello' })).rejects.toBeDefined();
+      // The kill surfaces as the failure of the fdatasync call the process died in.
+      await expect(journal.submit({ turnId: 't0', content: 'hello' })).rejects.toMatchObject({
+        code: 'write_failed',
+        errno: 'ESIMCRASH',
+      });
       expect(new TextDecoder().decode(sim.peek('/store/_turn_journal/s1.jsonl'))).toContain('"turn_id":"t0"');
       sim.kill();
     });

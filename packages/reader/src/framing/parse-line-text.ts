@@ -16,8 +16,10 @@ export function decodeUtf8(bytes: Uint8Array): string | typeof NOT_UTF8 {
   Error.stackTraceLimit = 0;
   try {
     return utf8.decode(bytes);
-  } catch {
-    return NOT_UTF8;
+  } catch (error) {
+    // Invalid bytes are what the fatal decoder refuses; anything else (out of memory, a broken runtime) is no answer.
+    if (isInvalidUtf8(error)) return NOT_UTF8;
+    throw error;
   } finally {
     Error.stackTraceLimit = limit;
   }
@@ -39,11 +41,18 @@ export function parseJsonText(text: string): unknown {
   Error.stackTraceLimit = 0;
   try {
     return JSON.parse(text);
-  } catch {
-    return NOT_JSON;
+  } catch (error) {
+    // A text that is not JSON is a SyntaxError; anything else (out of memory) is no answer about the text.
+    if (error instanceof SyntaxError) return NOT_JSON;
+    throw error;
   } finally {
     Error.stackTraceLimit = limit;
   }
+}
+
+/** True for the error the fatal UTF-8 decoder throws on invalid bytes (a `TypeError`, code `ERR_ENCODING_INVALID_ENCODED_DATA`). */
+export function isInvalidUtf8(error: unknown): boolean {
+  return error instanceof TypeError && (error as { code?: unknown }).code === 'ERR_ENCODING_INVALID_ENCODED_DATA';
 }
 
 /** JSON's whitespace (RFC 8259 §2). */

@@ -1,6 +1,7 @@
 import { type Finding, makeFinding, type SessionState, validateRecord } from '@turnjournal/schema';
 import { ReaderError } from '../errors.js';
 import { openRegular } from '../framing/open-regular.js';
+import { isInvalidUtf8 } from '../framing/parse-line-text.js';
 import { type RecoveryMode, recordFinding } from '../framing/read-journal.js';
 
 /** Default limit on the size of a state document: 64 MiB (TJ-STATE-003). */
@@ -65,13 +66,15 @@ export async function readStateDocument(path: string, options: ReadStateOptions 
   let text: string;
   try {
     text = utf8.decode(bytes.subarray(start));
-  } catch {
+  } catch (error) {
+    if (!isInvalidUtf8(error)) throw error;
     return malformed(path, mode, 'the document is not valid UTF-8');
   }
   let value: unknown;
   try {
     value = JSON.parse(text);
-  } catch {
+  } catch (error) {
+    if (!(error instanceof SyntaxError)) throw error;
     return malformed(path, mode, 'the document is not valid JSON');
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {

@@ -4,7 +4,7 @@
 import { isUtf8 } from 'node:buffer';
 import { checkProperty } from '@turnjournal/test-support';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { decodeUtf8, NOT_JSON, NOT_UTF8, parseJsonText } from '../../src/framing/parse-line-text.js';
 import { readAll, tempFile } from '../support/temp.js';
 
@@ -93,5 +93,31 @@ describe('parseJsonText', () => {
     expect(malformed).toHaveLength(12000);
     expect(found.filter((f) => f.code === 'blank_line')).toHaveLength(1000);
     expect(items.filter((item) => item.kind === 'record')).toHaveLength(1000);
+  });
+});
+
+describe('failures that say nothing about the text are thrown, not answered (issue 34)', () => {
+  it('parseJsonText throws what JSON.parse throws other than a SyntaxError', () => {
+    const parse = vi.spyOn(JSON, 'parse').mockImplementationOnce(() => {
+      throw new RangeError('out of memory, simulated');
+    });
+    try {
+      expect(() => parseJsonText('{"a":1}')).toThrow(RangeError);
+      expect(parseJsonText('{"a":')).toBe(NOT_JSON);
+    } finally {
+      parse.mockRestore();
+    }
+  });
+
+  it('decodeUtf8 throws what the decoder throws other than its refusal of invalid bytes', () => {
+    const decode = vi.spyOn(TextDecoder.prototype, 'decode').mockImplementationOnce(() => {
+      throw new RangeError('out of memory, simulated');
+    });
+    try {
+      expect(() => decodeUtf8(new Uint8Array([0x61]))).toThrow(RangeError);
+      expect(decodeUtf8(new Uint8Array([0xff]))).toBe(NOT_UTF8);
+    } finally {
+      decode.mockRestore();
+    }
   });
 });

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { ReaderError } from '../../src/errors.js';
 import { readStateDocument } from '../../src/state/read-state.js';
 import { tempFile } from '../support/temp.js';
@@ -85,5 +85,20 @@ describe('readStateDocument (spec §8)', () => {
 
   it('throws the file system error for a missing document', async () => {
     await expect(readStateDocument('/nonexistent/turnjournal/state.json')).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+});
+
+describe('readStateDocument: failures that say nothing about the document (issue 34)', () => {
+  it('throws a failure of the parse other than a SyntaxError instead of calling the document malformed', async () => {
+    const path = doc(JSON.stringify(state));
+    const parse = vi.spyOn(JSON, 'parse').mockImplementationOnce(() => {
+      throw new RangeError('out of memory, simulated');
+    });
+    try {
+      await expect(readStateDocument(path)).rejects.toThrow(RangeError);
+    } finally {
+      parse.mockRestore();
+    }
+    expect(await readStateDocument(path)).toMatchObject({ status: 'valid' });
   });
 });

@@ -5,6 +5,7 @@ import { dirname } from 'node:path';
 import { setImmediate } from 'node:timers';
 import type { JournalSource } from '@turnjournal/reader';
 import { AppendCancelledError, JournalWriteError, WriterError, WriterPoisonedError } from '../errors.js';
+import { afterFailure } from '../fs/after-failure.js';
 import { attempt, replaceFile, writeAll, writeAllNow } from '../fs/durable-ops.js';
 import {
   type FileSystem,
@@ -258,7 +259,8 @@ export class AppendFile {
       const opened = { created, tookOverLock: lock.tookOver, tornTail };
       return new AppendFile(path, options, fs, lock, openFd, size, fileEnd, opened);
     } catch (error) {
-      if (fd !== undefined) await fs.close(fd).catch(() => undefined);
+      const openFd = fd;
+      if (openFd !== undefined) await afterFailure(error, () => fs.close(openFd));
       await lock.release();
       throw error;
     }

@@ -1,7 +1,7 @@
 import { EventLogFold, type JournalSource, readJournal } from '@turnjournal/reader';
 import { EVENT_FINISHING_TYPES, isAcceptedRecord } from '@turnjournal/schema';
 import { AppendFile } from '../append/append-file.js';
-import { WriterError } from '../errors.js';
+import { JournalWriteError, WriterError } from '../errors.js';
 import type { FileSystem } from '../fs/file-system.js';
 import { nodeFileSystem } from '../fs/file-system.js';
 import type { AcquireLockOptions } from '../fs/lock.js';
@@ -397,6 +397,8 @@ export async function compactEventLog(
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT')
       throw new WriterError('invalid_option', `${path}: there is no event log to compact`, path, { cause: error });
+    // Any other failure of the look (EACCES, EIO) says nothing about the log's absence: it fails the compaction.
+    throw new JournalWriteError(path, 'stat', error);
   }
   const file = await AppendFile.open(path, {
     durability: 'every',

@@ -6,6 +6,7 @@ import { DEFAULT_CHECKPOINT_INTERVAL } from '@turnjournal/schema';
 import { AppendFile } from '../append/append-file.js';
 import { appendFileOptions, resolveWriterOptions } from '../append/writer-options.js';
 import { WriterError } from '../errors.js';
+import { afterFailure } from '../fs/after-failure.js';
 import { ensureDirectory } from '../fs/durable-ops.js';
 import { requireIdentifier } from '../require-identifier.js';
 import { EventLog } from './event-log.js';
@@ -90,7 +91,6 @@ export async function openEventLog(options: OpenEventLogOptions): Promise<EventL
       recovery: { checkpointOffset: tail.checkpointOffset, startOffset: tail.startOffset },
     });
   } catch (error) {
-    await file.close().catch(() => undefined);
-    throw error;
+    throw await afterFailure(error, () => file.close());
   }
 }

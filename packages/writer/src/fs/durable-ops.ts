@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
 import { JournalWriteError } from '../errors.js';
+import { afterFailure } from './after-failure.js';
 import type { FileSystem, SynchronousWrite, WriteOptions } from './file-system.js';
 
 /** Runs one file-system call and turns its failure into a {@link JournalWriteError} naming file and operation. */
@@ -101,9 +102,8 @@ export async function replaceFile(
     }
     await attempt(temporary, 'fsync', () => fs.fsync(fd));
   } catch (error) {
-    await fs.close(fd).catch(() => undefined);
-    await fs.unlink(temporary).catch(() => undefined);
-    throw error;
+    await afterFailure(error, () => fs.close(fd));
+    throw await afterFailure(error, () => fs.unlink(temporary));
   }
   try {
     await attempt(temporary, 'close', () => fs.close(fd));
@@ -111,14 +111,12 @@ export async function replaceFile(
     // The close failed (EIO of a delayed write-back, NFS): the copy cannot be trusted, and must not stay behind next to
     // the target until the next replace of it clears it. Not closed again: on Linux the descriptor is gone anyway,
     // and its number may already be another file's. A failed removal leaves it to that next replace (TJ-DUR-010).
-    await fs.unlink(temporary).catch(() => undefined);
-    throw error;
+    throw await afterFailure(error, () => fs.unlink(temporary));
   }
   try {
     await fs.rename(temporary, target);
   } catch (error) {
-    await fs.unlink(temporary).catch(() => undefined);
-    throw new JournalWriteError(target, 'rename', error);
+    throw await afterFailure(new JournalWriteError(target, 'rename', error), () => fs.unlink(temporary));
   }
   await attempt(dir, 'fsync directory', () => fs.fsyncDirectory(dir));
 }

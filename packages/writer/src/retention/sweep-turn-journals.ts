@@ -21,7 +21,7 @@ function derivedId(id: string): string {
   return (id as WellFormed).toWellFormed();
 }
 
-import { JournalLockedError } from '../errors.js';
+import { JournalLockedError, JournalWriteError } from '../errors.js';
 import { isTemporaryOf, removeStaleTemporaries } from '../fs/durable-ops.js';
 import { type FileSystem, nodeFileSystem } from '../fs/file-system.js';
 import { acquireLock } from '../fs/lock.js';
@@ -88,7 +88,8 @@ export async function sweepTurnJournals(dir: string, options: SweepOptions = {})
   try {
     const before = await statFiles(fs, journalFilesOf(dir));
     const audit = await auditStore([dir], options.host === undefined ? {} : { host: options.host });
-    const names = await fs.readdir(dir).catch(() => [] as string[]);
+    const names = await listDirectory(fs, dir);
+    await removeStaleTakeoverTemporaries(fs, dir, names);
     const cutoff = (options.clock ?? Date.now)() / 1000 - (options.retentionSeconds ?? DEFAULT_RETENTION_SECONDS);
     const sessions: SweptSession[] = [];
     for (const session of audit.check.sessions) {
@@ -141,6 +142,7 @@ async function pruneSession(
 ): Promise<SweptSession> {
   const opened: AppendFile[] = [];
   const skip = (skipped: string): SweptSession => ({ sessionId, prunedTurnIds: [], rewrittenFiles: [], skipped });
+  let failed = false;
   try {
     for (const file of files) {
       try {
@@ -183,9 +185,60 @@ async function pruneSession(
     }
     if (rewritten.length === 0) return skip('no turn is terminal, delivered and older than the window');
     return { sessionId, prunedTurnIds: prunedIds, rewrittenFiles: rewritten };
+  } catch (error) {
+    failed = true;
+    const closing = await closeAll(opened).then(
+      () => undefined,
+      (closeError: unknown) => closeError,
+    );
+    if (closing === undefined) throw error;
+    throw new AggregateError(
+      [error, closing],
+      `the sweep of session ${sessionId} failed, and so did closing its files`,
+    );
   } finally {
-    for (const file of opened) await file.close().catch(() => undefined);
+    if (!failed) await closeAll(opened);
   }
+}
+
+/**
+ * Closes every file the sweep opened, each even when an earlier one fails. A failed close can leave the file's writer
+ * lock behind, which keeps its writers out: it fails the sweep rather than pass unseen.
+ */
+async function closeAll(opened: readonly AppendFile[]): Promise<void> {
+  const failures: unknown[] = [];
+  for (const file of opened) await file.close().catch((error: unknown) => failures.push(error));
+  if (failures.length === 1) throw failures[0];
+  if (failures.length > 1) throw new AggregateError(failures, `${failures.length} files of the sweep failed to close`);
+}
+
+/** The names in `dir`. The directory is the sweep's own (it holds its lock): a listing that fails fails the sweep. */
+async function listDirectory(fs: FileSystem, dir: string): Promise<string[]> {
+  try {
+    return await fs.readdir(dir);
+  } catch (error) {
+    throw new JournalWriteError(dir, 'readdir', error);
+  }
+}
+
+/**
+ * Removes the temporary files of take-overs of the sweep lock (`..turnjournal-sweep.lock.takeover.<hex>.tmp`) that a
+ * sweep killed while taking over a stale lock left behind: nothing else removes them. Under the sweep lock nobody can
+ * be taking it over (its holder runs); a racer whose temporary goes fails its link as if the lock existed.
+ */
+async function removeStaleTakeoverTemporaries(fs: FileSystem, dir: string, names: readonly string[]): Promise<void> {
+  for (const name of names) {
+    if (!isTemporaryOf(name, `${SWEEP_LOCK_NAME}.takeover`)) continue;
+    const path = join(dir, name);
+    await fs.unlink(path).catch((error: unknown) => {
+      if (errnoOf(error) !== 'ENOENT') throw new JournalWriteError(path, 'unlink', error);
+    });
+  }
+}
+
+function errnoOf(error: unknown): string | undefined {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  return typeof code === 'string' ? code : undefined;
 }
 
 /** Every valid turn record of the file, in order. */
@@ -301,8 +354,11 @@ async function statFiles(fs: FileSystem, files: readonly string[]): Promise<Map<
     try {
       const { size, ino, ctimeMs } = await fs.stat(file);
       stats.set(file, { size, ino, ctimeMs });
-    } catch {
-      // Gone since the listing: the session is skipped when it is reached.
+    } catch (error) {
+      // Gone since the listing (ENOENT, or ENOTDIR for a directory replaced by a file): the session is skipped when
+      // it is reached. Any other failure would skip it as "changed" for ever without saying why: it fails the sweep.
+      const errno = errnoOf(error);
+      if (errno !== 'ENOENT' && errno !== 'ENOTDIR') throw new JournalWriteError(file, 'stat', error);
     }
   }
   return stats;

@@ -3,6 +3,7 @@ import type { RunHeader } from '@turnjournal/schema';
 import { AppendFile } from '../append/append-file.js';
 import { appendFileOptions, resolveWriterOptions } from '../append/writer-options.js';
 import { WriterError } from '../errors.js';
+import { afterFailure } from '../fs/after-failure.js';
 import { ensureDirectory } from '../fs/durable-ops.js';
 import { requireIdentifier } from '../require-identifier.js';
 import { encodeRunRecord, optional } from './encode-run-record.js';
@@ -96,7 +97,6 @@ export async function openRunWriter(options: OpenRunWriterOptions): Promise<RunW
       ...runStateOf(existing, firstLlmSeq),
     });
   } catch (error) {
-    await file.close().catch(() => undefined);
-    throw error;
+    throw await afterFailure(error, () => file.close());
   }
 }

@@ -1,8 +1,10 @@
 import { join } from 'node:path';
 import type { Durability } from '../append/append-file.js';
+import { JournalWriteError } from '../errors.js';
 import type { EventLog } from '../event/event-log.js';
 import { openEventLog } from '../event/open-event-log.js';
-import type { FileSystem } from '../fs/file-system.js';
+import { afterFailure } from '../fs/after-failure.js';
+import { type FileSystem, nodeFileSystem } from '../fs/file-system.js';
 import type { AcquireLockOptions } from '../fs/lock.js';
 import { type SweepOptions, type SweepReport, sweepTurnJournals } from '../retention/sweep-turn-journals.js';
 import { openTurnJournal } from '../turn/open-turn-journal.js';
@@ -75,12 +77,24 @@ export async function openSessionJournals(options: OpenSessionJournalsOptions): 
       },
     };
   } catch (error) {
-    await turns.close().catch(() => undefined);
-    throw error;
+    throw await afterFailure(error, () => turns.close());
   }
 }
 
-/** Runs the retention sweep (spec §14.1) over the turn journals of a store, at their recommended place. */
-export function sweepStoreTurnJournals(root: string, options: SweepOptions = {}): Promise<SweepReport> {
-  return sweepTurnJournals(join(root, TURN_JOURNAL_DIR), options);
+/**
+ * Runs the retention sweep (spec §14.1) over the turn journals of a store, at their recommended place. A store with no
+ * turn-journal directory yet (no session was ever opened) has nothing to sweep: the report lists no session.
+ */
+export async function sweepStoreTurnJournals(root: string, options: SweepOptions = {}): Promise<SweepReport> {
+  const dir = join(root, TURN_JOURNAL_DIR);
+  const fs = options.fs ?? nodeFileSystem;
+  try {
+    await fs.stat(dir);
+  } catch (error) {
+    // Only a directory that does not exist means "nothing to sweep"; any other failure of the stat fails the sweep.
+    if ((error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT')
+      return { dir, sessions: [], dryRun: options.dryRun ?? false };
+    throw new JournalWriteError(dir, 'stat', error);
+  }
+  return sweepTurnJournals(dir, options);
 }

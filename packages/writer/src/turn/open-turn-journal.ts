@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { storePathSegments } from '@turnjournal/reader/store-format';
 import { AppendFile } from '../append/append-file.js';
 import { appendFileOptions, resolveWriterOptions } from '../append/writer-options.js';
+import { afterFailure } from '../fs/after-failure.js';
 import { ensureDirectory } from '../fs/durable-ops.js';
 import { requireIdentifier } from '../require-identifier.js';
 import { readTurnRecords } from './read-turn-records.js';
@@ -40,7 +41,6 @@ export async function openTurnJournal(options: OpenTurnJournalOptions): Promise<
     await journal.refreshSiblings();
     return journal;
   } catch (error) {
-    await file.close().catch(() => undefined);
-    throw error;
+    throw await afterFailure(error, () => file.close());
   }
 }

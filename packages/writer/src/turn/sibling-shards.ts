@@ -1,4 +1,5 @@
 import { basename, dirname, join } from 'node:path';
+import { JournalWriteError } from '../errors.js';
 import { attempt } from '../fs/durable-ops.js';
 import { type FileSystem, type SynchronousStat, synchronousStat } from '../fs/file-system.js';
 import { isSettled } from '../fs/settled-change.js';
@@ -78,7 +79,8 @@ export class SiblingShards {
         if (known === undefined || !unchangedSince(known, statNow(join(this.#dir, name)))) return false;
       }
     } catch {
-      return false; // the read reports it, or finds the shard removed
+      // Any failure (a shard removed, EIO, …) only means "cannot be told now": the read that follows reports it.
+      return false;
     }
     return true;
   }
@@ -145,14 +147,24 @@ export class SiblingShards {
   async #readShard(path: string, name: string): Promise<void> {
     const known = this.#ends.get(name);
     if (known !== undefined) {
-      const now = await this.#fs.stat(path).catch(() => undefined);
+      const now = await this.#fs.stat(path).catch((error: unknown) => {
+        // Removed since the listing: the open below finds it gone too. Anything else fails the read.
+        if (errnoOf(error) === 'ENOENT') return undefined;
+        throw new JournalWriteError(path, 'stat', error);
+      });
       if (now !== undefined && unchangedSince(known, now)) return;
     }
     let fd: number;
     try {
       fd = await this.#fs.open(path, 'read');
-    } catch {
-      return; // removed since the listing (a sweep deleted an empty shard)
+    } catch (error) {
+      // ENOENT: the shard was removed since the listing (a sweep deleted an empty shard). EFTYPE: a FIFO, socket or
+      // device under a shard's name, which holds no turns and is never read (TJ-DUR-031). Any other failure (EACCES,
+      // EIO, EMFILE, ELOOP for a link that may lead to a real shard…) leaves turns unknown: skipping the shard would let
+      // a retry that reached it be written again (TJ-TURN-003), so the read fails.
+      const errno = errnoOf(error);
+      if (errno === 'ENOENT' || errno === 'EFTYPE') return;
+      throw new JournalWriteError(path, 'open', error);
     }
     try {
       const readAt = Date.now();
@@ -168,9 +180,15 @@ export class SiblingShards {
           : (await readTurnRecords(path, descriptorSource(this.#fs, path, fd), this.#table(), from)).end;
       this.#ends.set(name, { end, ino, size, ctimeMs, settled });
     } finally {
+      // The shard was only read: a failed close loses nothing, and the read's own outcome is what the caller needs.
       await this.#fs.close(fd).catch(() => undefined);
     }
   }
+}
+
+function errnoOf(error: unknown): string | undefined {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  return typeof code === 'string' ? code : undefined;
 }
 
 /** Where a shard's last read ended, and what the shard's metadata said when it began. */

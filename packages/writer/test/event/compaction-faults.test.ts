@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { checkStore } from '@turnjournal/reader';
 import { describe, expect, it } from 'vitest';
 import { type Fault, faultyFileSystem } from '../support/faulty-fs.js';
-import { type EventLog, nodeFileSystem, openEventLog } from '../support/internals.js';
+import { compactEventLog, type EventLog, nodeFileSystem, openEventLog } from '../support/internals.js';
 import { readLinesOf } from '../support/space.js';
 import { tempDir } from '../support/temp.js';
 import { seqsOf, steppingClock } from './support.js';
@@ -84,5 +84,23 @@ describe('EventLog.compact: a failure before the rename leaves the writer append
     await reopened.close();
     const check = await checkStore([file]);
     expect(check.findings.filter((finding) => finding.severity !== 'info')).toEqual([]);
+  });
+});
+
+describe('compactEventLog: a failed look at the log is no absent log (issue 34)', () => {
+  it('fails with the stat error (EACCES) instead of going on, and says "no event log" only for ENOENT', async () => {
+    const { file, log } = await compactableLog();
+    await log.close();
+    const before = readFileSync(file, 'utf8');
+    const fs = faultyFileSystem(nodeFileSystem, [{ op: 'stat', path: 'events.jsonl', errno: 'EACCES' }]);
+    await expect(compactEventLog(file, { fs, retentionSeconds: 0, now: LATER })).rejects.toMatchObject({
+      code: 'write_failed',
+      operation: 'stat',
+      errno: 'EACCES',
+    });
+    expect(readFileSync(file, 'utf8')).toBe(before);
+    await expect(compactEventLog(join(tempDir(), 'events.jsonl'), { retentionSeconds: 0 })).rejects.toMatchObject({
+      code: 'invalid_option',
+    });
   });
 });

@@ -276,7 +276,13 @@ describe('recoverStore: the interrupted records of one journal, batched (issue 1
     fs.before = (op) => {
       if (dead && op !== 'write') throw new SimulatedCrash(0);
     };
-    await expect(recoverStore([dir], { apply: true, hooks: JOURNAL_ONLY_HOOKS, fs })).rejects.toThrow();
+    // The torn write is the failure the caller sees: the process died in it (every later call throws SimulatedCrash).
+    await expect(recoverStore([dir], { apply: true, hooks: JOURNAL_ONLY_HOOKS, fs })).rejects.toMatchObject({
+      code: 'write_failed',
+      operation: 'write',
+      errno: 'EIO',
+      file,
+    });
     expect(fs.fired.map((f) => f.path)).toEqual([file]);
     orphanLocks(dir);
     // What the crash left: some turns closed by whole lines, the rest still pending, the torn line a torn tail.

@@ -310,7 +310,10 @@ async function shrink(session: Session, files: StoreFiles): Promise<StoreFiles> 
             : current.map((file, i) => (i === f ? { path: file.path, text } : file));
         if (candidate.length === 0) continue;
         budget--;
-        const failures = await compareGenerated(session, candidate).catch(() => ['adapter failure']);
+        // A failure of the adapter on the candidate keeps it as failing too: the shrink is after any failure.
+        const failures = await compareGenerated(session, candidate).catch((error: unknown) => [
+          `adapter failure: ${error instanceof Error ? error.message : String(error)}`,
+        ]);
         if (failures.length > 0) {
           current = candidate;
           progress = true;

@@ -96,7 +96,10 @@ export function prefixProblems(seqs: readonly number[], expectedLength?: number)
 export function impossiblePid(): number {
   try {
     return Number(readFileSync('/proc/sys/kernel/pid_max', 'utf8').trim()) + 1000;
-  } catch {
+  } catch (error) {
+    // No such file (not Linux) or not readable: the largest pid_max Linux allows is above every pid.
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'ENOENT' && code !== 'EACCES') throw error;
     return 4_194_304 + 1000;
   }
 }
@@ -115,7 +118,8 @@ export function plantLock(
 export function lockText(file: string): string | null {
   try {
     return readFileSync(`${file}.lock`, 'utf8');
-  } catch {
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
     return null;
   }
 }
