@@ -9,7 +9,10 @@ import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
-const WORKER = join(dirname(fileURLToPath(import.meta.url)), '../../packages/writer/test/durability/namespace-writer.mjs');
+const WORKER = join(
+  dirname(fileURLToPath(import.meta.url)),
+  '../../packages/writer/test/durability/namespace-writer.mjs',
+);
 const records = Number(process.argv[2] ?? 1000);
 const started = [];
 
@@ -132,12 +135,15 @@ try {
     row('paused owner (SIGSTOP past its lease, SIGCONT)', file, { a: ackedA, b: ackedB }, errors, ms);
   }
 } finally {
-  for (const child of started) {
-    try {
-      process.kill(-child.pid, 'SIGKILL');
-    } catch (error) {
-      if (error.code !== 'ESRCH') throw error;
-    }
-  }
+  // A group that already ended (ESRCH) is left so.
+  for (const child of started) if (child.exitCode === null && child.signalCode === null) killGroup(child);
   rmSync(root, { recursive: true, force: true });
+}
+
+function killGroup(child) {
+  try {
+    process.kill(-child.pid, 'SIGKILL');
+  } catch (error) {
+    if (error.code !== 'ESRCH') throw error;
+  }
 }

@@ -22,13 +22,7 @@ export class Lease {
   #lost = false;
   #ended = false;
 
-  constructor(
-    fs: FileSystem,
-    touch: (path: string) => Promise<void>,
-    path: string,
-    ino: number,
-    leaseMs: number,
-  ) {
+  constructor(fs: FileSystem, touch: (path: string) => Promise<void>, path: string, ino: number, leaseMs: number) {
     this.#fs = fs;
     this.#touch = touch;
     this.path = path;

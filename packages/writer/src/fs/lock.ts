@@ -220,10 +220,7 @@ export async function acquireLock(
       // Temporary lock files of writers that crashed while creating theirs are now nobody's: remove them. One that
       // belongs to a writer racing us is harmless to remove: its link fails as if the lock existed.
       await removeStaleTemporaries(fs, path).catch(() => undefined);
-      const lease =
-        touch === undefined || leaseMs === undefined
-          ? undefined
-          : new Lease(fs, touch, path, ino, leaseMs);
+      const lease = touch === undefined || leaseMs === undefined ? undefined : new Lease(fs, touch, path, ino, leaseMs);
       if (lease !== undefined) renewPeriodically(lease);
       return heldLock(fs, path, holder, ino, lease, tookOver, tookOverExpiredLease);
     }
