@@ -238,6 +238,7 @@ describe('what the kit does with a failure and with a partial claim', () => {
       'writer/live-turn-flow',
       'writer/live-subscribe',
       'writer/live-catch-up',
+      'writer/live-epoch',
       'writer/live-burst',
       'writer/live-snapshot-ack',
       'writer/live-restart',
