@@ -9,7 +9,8 @@ import { type FileSystem, nodeFileSystem } from '@turnjournal/writer/file-system
 import { LiveError } from './errors.js';
 import { type FanOut, InProcessFanOut } from './fanout.js';
 import { type LiveClock, ProcessTime, systemClock } from './live-clock.js';
-import { LiveSession, type LiveSessionSettings } from './session.js';
+import { reservedSessionIdRefusal } from './reserved-session-ids.js';
+import { type CloseOptions, LiveSession, type LiveSessionSettings } from './session.js';
 
 /** Options of {@link openConversationHub}. */
 export interface ConversationHubOptions {
@@ -133,6 +134,8 @@ export class ConversationHub {
       return Promise.reject(
         new LiveError('invalid_request', `the session id ${JSON.stringify(String(sessionId)).slice(0, 80)} is invalid`),
       );
+    const reserved = reservedSessionIdRefusal(sessionId);
+    if (reserved !== null) return Promise.reject(reserved);
     const existing = this.#sessions.get(sessionId);
     if (existing !== undefined) {
       return existing.then(async (session) => {
@@ -208,13 +211,17 @@ export class ConversationHub {
     return { sessions, turns };
   }
 
-  /** Closes every session and stops the hub's timers. */
-  async close(): Promise<void> {
+  /**
+   * Closes every session and stops the hub's timers. An active run is cancelled with reason `server_shutdown`
+   * (`runs: 'cancel'`, the default), or waited for (`runs: 'wait'`), never left for the next start to close as a
+   * crash (TJ-LIVE-036).
+   */
+  async close(options: CloseOptions = {}): Promise<void> {
     this.#closed = true;
     for (const timer of this.#timers) clearInterval(timer);
     const sessions = [...this.#sessions.values()];
     this.#sessions.clear();
-    await Promise.allSettled(sessions.map(async (opening) => (await opening).close()));
+    await Promise.allSettled(sessions.map(async (opening) => (await opening).close(options)));
   }
 
   async #open(sessionId: string): Promise<LiveSession> {
