@@ -252,10 +252,10 @@ export class Connection {
     return new Promise((resolve) => {
       const started = performance.now();
       const check = (): void => {
-        if (this.#closed) return resolve(false);
-        if (this.#socket.bufferedAmount < this.#context.limits.highWaterBytes) return resolve(true);
-        if (performance.now() - started >= ms) return resolve(false);
-        setTimeout(check, 20).unref();
+        if (this.#closed) resolve(false);
+        else if (this.#socket.bufferedAmount < this.#context.limits.highWaterBytes) resolve(true);
+        else if (performance.now() - started >= ms) resolve(false);
+        else setTimeout(check, 20).unref();
       };
       check();
     });

@@ -143,7 +143,8 @@ export function attachWebSocketTransport(options: WebSocketTransportOptions): We
       pathname = new URL(request.url ?? '/', 'http://localhost').pathname;
     } catch (error) {
       if (!(error instanceof TypeError)) throw error;
-      return refuseUpgrade(socket, { status: 400, message: 'bad request URL' });
+      refuseUpgrade(socket, { status: 400, message: 'bad request URL' });
+      return;
     }
     if (pathname !== path) {
       // Another listener may serve this path; with none, the socket would hang until the client gave up.
@@ -151,9 +152,10 @@ export function attachWebSocketTransport(options: WebSocketTransportOptions): We
       return;
     }
     socket.on('error', () => undefined);
-    if (closed) return refuseUpgrade(socket, { status: 503, message: 'server stopping' });
-    if (connections.size + upgrading >= limits.maxConnections)
-      return refuseUpgrade(socket, { status: 503, message: 'too many connections' });
+    if (closed || connections.size + upgrading >= limits.maxConnections) {
+      refuseUpgrade(socket, { status: 503, message: closed ? 'server stopping' : 'too many connections' });
+      return;
+    }
     upgrading += 1;
     authorized(request)
       .then((decision) => {

@@ -28,7 +28,7 @@ describe('websocket transport: a conversation', () => {
     const assistant = client.frames.find(
       (f) => f.type === 'message_append' && (f.payload as { message: { role: string } }).message.role === 'assistant',
     );
-    expect((assistant?.payload as { message: { content: string } }).message.content).toBe('echo: hi');
+    expect(assistant?.payload).toMatchObject({ message: { content: 'echo: hi' } });
     expect(errors(client)).toEqual([]);
   });
 
