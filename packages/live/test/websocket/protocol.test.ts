@@ -91,7 +91,11 @@ describe('websocket transport: a conversation', () => {
 
 describe('websocket transport: error replies (TJ-LIVE-038)', () => {
   it('answers a refused journal call by code, without server paths, host name or pid', () => {
-    const error = new WriterError('write_failed', 'EIO writing the journal', '/srv/store/s1/events.jsonl');
+    const error = new WriterError(
+      'write_failed',
+      'EIO writing /srv/store/s1/events.jsonl',
+      '/srv/store/s1/events.jsonl',
+    );
     const reply = errorReply(error);
     expect(reply.code).toBe('write_failed');
     for (const secret of ['/srv/store', hostname(), String(process.pid)]) expect(reply.message).not.toContain(secret);
