@@ -217,6 +217,9 @@ export class ConversationHub {
    * crash (TJ-LIVE-036).
    */
   async close(options: CloseOptions = {}): Promise<void> {
+    const runs = options.runs ?? 'cancel';
+    if (runs !== 'cancel' && runs !== 'wait')
+      throw new LiveError('invalid_request', `runs must be 'cancel' or 'wait', got ${String(runs)}`);
     this.#closed = true;
     for (const timer of this.#timers) clearInterval(timer);
     const sessions = [...this.#sessions.values()];

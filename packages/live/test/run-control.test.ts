@@ -136,6 +136,16 @@ describe('hub.close with an active run (TJ-LIVE-036)', () => {
     expect(turnStates(root)).toEqual([['r1', 'interrupted', 'server_shutdown']]);
   });
 
+  it('refuses an unknown runs option before closing anything', async () => {
+    const root = tempStore();
+    const hub = openConversationHub({ root, retention: false });
+    const session = await hub.session('s1');
+    await expect(hub.close({ runs: 'later' as 'wait' })).rejects.toMatchObject({ code: 'invalid_request' });
+    expect(session.closed).toBe(false);
+    await hub.close();
+    expect(session.closed).toBe(true);
+  });
+
   it("with runs: 'wait' refuses new sends and closes once the worker ended its run", async () => {
     const root = tempStore();
     const hub = openConversationHub({ root, retention: false });
