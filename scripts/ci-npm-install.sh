@@ -27,7 +27,7 @@ step "npm install of the tarballs into $project (outside the clone)"
 cd "$project"
 printf '{ "name": "turnjournal-npm-proof", "private": true, "type": "module" }\n' >package.json
 npm install --no-audit --no-fund --loglevel=error "$work"/tarballs/*.tgz \
-  typescript@5.9.3 @types/node@20 vitest@4.1.12 ai@6.0.326 zod@4.6.7 @types/json-schema@7.0.15 >/dev/null
+  typescript@5.9.3 @types/node@20 vitest@4.1.12 ai@6.0.326 zod@4.6.7 @types/json-schema@7.0.15 ws@8.18.3 @types/ws@8.18.1 >/dev/null
 if [ -L node_modules/@turnjournal/conformance ]; then echo "node_modules/@turnjournal/conformance is a link" >&2; exit 1; fi
 
 step "the CLI through npx: --version, and the README's main job (check a store)"
@@ -130,7 +130,7 @@ defineConformanceSuite({ adapter: 'node_modules/.bin/turnjournal adapter', tier:
 TEST
 npx vitest run --reporter=dot conformance.test.js | tail -n 4
 
-step "strict tsc --noEmit over the README's writer, recovery, reader, schema and ai-sdk snippets, extracted verbatim"
+step "strict tsc --noEmit over the README's writer, recovery, reader, schema, ai-sdk and live snippets, extracted verbatim"
 mkdir snippets
 node --input-type=module - "$repo/README.md" snippets <<'EXTRACT'
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -140,7 +140,7 @@ const text = readFileSync(readme, 'utf8');
 const found = [...text.matchAll(/<!-- snippet: ([a-z-]+)[^>]*-->\s*```ts\n([\s\S]*?)\n```/g)];
 for (const [, name, code] of found) writeFileSync(`${out}/${name}.ts`, `${code}\n`);
 const names = found.map((m) => m[1]);
-for (const wanted of ['writer', 'recovery', 'reader', 'schema', 'ai-sdk'])
+for (const wanted of ['writer', 'recovery', 'reader', 'schema', 'ai-sdk', 'live'])
   if (!names.includes(wanted)) throw new Error(`README.md has no snippet marked "${wanted}"`);
 console.log(`extracted ${names.join(', ')}`);
 EXTRACT
@@ -162,6 +162,7 @@ declare global {
     restoreUserMessage(turnId: string, content: string): Promise<void>;
     addInterruptionMarker(turnId: string): Promise<void>;
   };
+  const llm: { stream(prompt: string, options: { signal: AbortSignal }): AsyncIterable<string> };
 }
 CONTEXT
 cat >tsconfig.json <<'TSCONFIG'

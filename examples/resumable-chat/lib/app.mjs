@@ -6,26 +6,17 @@
 // count the frames one reconnect costs. SSE would need a second channel (POST) for sends and acks, and its built-in
 // reconnect (fixed delay, Last-Event-ID) gives the page no control over backoff or over what it says on reconnect.
 //
-// Contract (client -> server):
-//   { type: 'hello', sessionId, clientId, lastSeq, epoch? }
-//                                                       lastSeq null: "I hold nothing, send the whole view"; epoch: the
-//                                                       view's or record's epoch lastSeq belongs to (spec §6.7)
-//   { type: 'chat.send', requestId, payload: { content } }
-//   { type: 'ack', requestId, throughSeq }              the client has shown this finished run
-// Server -> client:
-//   { type: 'snapshot', mode: 'full'|'compacted'|'ahead'|'reset', payload: ConversationView, runs }  render this
-//                                                       (reset: the session was created again; lastSeq was the old one's)
-//   { type: 'snapshot', mode: 'resume', after, head }   no view: the records after `after` follow
-//   { seq, ts, type, requestId, payload }               one event-log record (replayed, then live)
-//   { type: 'live', head }                              the replay reached the head seen at hello
-//   { type: 'chat.accepted', requestId, created, status } | { type: 'chat.rejected', requestId, code, message }
-//   { type: 'error', code, message }
+// The frames are those of @turnjournal/live/websocket (packages/live/README.md, "WebSocket transport"): the page
+// connects to /ws?session=<id>, says { type: 'hello', clientId, lastSeq, epoch? }, sends chat.send and ack frames, and
+// receives snapshot, record, live, chat.accepted / chat.rejected and error frames. The transport serves the frames in
+// order, one subscription per connection, and cuts off a client that stops reading; this file adds the static page,
+// the model worker and the test hooks.
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openConversationHub } from '@turnjournal/live';
-import { WebSocketServer } from 'ws';
+import { attachWebSocketTransport } from '@turnjournal/live/websocket';
 import { streamAnswer } from './runner.mjs';
 
 const PUBLIC = join(dirname(fileURLToPath(import.meta.url)), '..', 'public');
@@ -37,8 +28,6 @@ const STATIC = {
   '/style.css': ['style.css', 'text/css; charset=utf-8'],
   '/favicon.svg': ['favicon.svg', 'image/svg+xml'],
 };
-/** Frames a slow client may have queued before the server waits for its socket to drain. */
-const HIGH_WATER_BYTES = 1 << 20;
 
 /**
  * Starts the chat server. Options: root (the store), host, port, model, testHooks (the /test/* endpoints and the
@@ -52,8 +41,7 @@ export async function startChatServer(options) {
   const onError = ({ task, sessionId, code, error }) =>
     log({ event: 'hub_error', task, sessionId, code, error: String(error?.message ?? error) });
   const hub = openConversationHub({ root, onError, ...(options.hub ?? {}) });
-  const runs = new Set(); // in-flight model runs: { promise, controller }
-  const sendQueues = new Map(); // sessionId -> tail of its serialised sends
+  const runs = new Set(); // in-flight model runs: { promise }
   const hooks = { dropNextAccept: false };
 
   const http = createServer((request, response) => {
@@ -101,165 +89,39 @@ export async function startChatServer(options) {
     response.end();
   }
 
-  const wss = new WebSocketServer({ server: http, path: '/ws', maxPayload: 1 << 20 });
-  wss.on('connection', (socket) => {
-    const connection = { socket, sessionId: null, clientId: null, subscription: null, closed: false };
-    socket.on('message', (data) => {
-      let message;
-      try {
-        message = JSON.parse(String(data));
-      } catch {
-        return sendFrame(connection, { type: 'error', code: 'invalid_request', message: 'frames are JSON objects' });
+  // Raw sockets per session, for the drop-next-accept test hook only: it cuts a connection between the durable send
+  // and its acceptance, as a lost network does.
+  const rawSockets = new Map();
+  if (testHooks)
+    http.on('upgrade', (request, socket) => {
+      const sessionId = sessionOf(request);
+      if (sessionId === null) return;
+      const set = rawSockets.get(sessionId) ?? new Set();
+      set.add(socket);
+      rawSockets.set(sessionId, set);
+      socket.on('close', () => set.delete(socket));
+    });
+
+  const transport = attachWebSocketTransport({
+    hub,
+    server: http,
+    path: '/ws',
+    // The page names its session in the URL; a real app decides here who may open which session.
+    authorize: (request) => sessionOf(request) ?? { status: 400, message: 'name a session: /ws?session=<id>' },
+    run({ run, content, sessionId }) {
+      if (hooks.dropNextAccept) {
+        hooks.dropNextAccept = false;
+        for (const socket of rawSockets.get(sessionId) ?? []) socket.destroy();
       }
-      handle(connection, message).catch((error) => {
-        sendFrame(connection, { type: 'error', code: error?.code ?? 'internal', message: String(error?.message) });
-      });
-    });
-    socket.on('close', () => {
-      connection.closed = true;
-      connection.subscription?.close();
-    });
-    socket.on('error', () => undefined);
+      const entry = { promise: null };
+      entry.promise = streamAnswer({ model, prompt: content, run, signal: run.signal, log }).finally(() =>
+        runs.delete(entry),
+      );
+      runs.add(entry);
+      return entry.promise;
+    },
+    onError: (error, context) => log({ event: 'transport_error', ...context, error: String(error?.message ?? error) }),
   });
-
-  async function handle(connection, message) {
-    if (typeof message !== 'object' || message === null) throw coded('invalid_request', 'frames are JSON objects');
-    if (message.type === 'hello') return hello(connection, message);
-    if (connection.sessionId === null) throw coded('invalid_request', 'say hello first');
-    if (message.type === 'chat.send') return chatSend(connection, message);
-    if (message.type === 'ack') {
-      const session = await hub.session(connection.sessionId);
-      await session.ack(message.requestId, { clientId: connection.clientId, throughSeq: message.throughSeq });
-      return;
-    }
-    throw coded('invalid_request', `unknown frame type ${JSON.stringify(String(message.type)).slice(0, 40)}`);
-  }
-
-  async function hello(connection, message) {
-    const { sessionId, clientId } = message;
-    if (typeof clientId !== 'string' || clientId === '') throw coded('invalid_request', 'hello needs a clientId');
-    const lastSeq = message.lastSeq ?? null;
-    if (lastSeq !== null && (!Number.isSafeInteger(lastSeq) || lastSeq < -1))
-      throw coded('invalid_request', 'lastSeq is an integer >= -1 or null');
-    const { epoch } = message;
-    if (epoch !== undefined && epoch !== null && typeof epoch !== 'string')
-      throw coded('invalid_request', 'epoch is a string or null');
-    connection.subscription?.close();
-    const session = await hub.session(sessionId);
-    connection.sessionId = sessionId;
-    connection.clientId = clientId;
-    // Everything below up to subscribe() is synchronous: the view, the head and the cursor describe one state.
-    const head = session.durableSeq;
-    let after;
-    if (lastSeq === null) {
-      const view = session.snapshot({ clientId });
-      sendFrame(connection, { type: 'snapshot', mode: 'full', payload: view, runs: runStatuses(session, view) });
-      after = view.lastSeq ?? -1;
-    } else {
-      sendFrame(connection, { type: 'snapshot', mode: 'resume', after: lastSeq, head });
-      after = lastSeq;
-    }
-    // A cursor of another history of the session (its files were removed and created again) is answered with a
-    // `reset` snapshot, never with the new conversation's records after it (TJ-LIVE-020).
-    const subscription = session.subscribe({ after, ...(lastSeq === null || epoch === undefined ? {} : { epoch }) });
-    connection.subscription = subscription;
-    log({ event: 'hello', sessionId, clientId, lastSeq, head });
-    follow(connection, session, subscription, head).catch((error) => {
-      // The session failed or closed under the connection: the client reconnects and the next open recovers it.
-      log({ event: 'follow_error', sessionId, error: String(error?.message ?? error) });
-      connection.socket.close(1011, 'session unavailable');
-    });
-  }
-
-  // Forwards a subscription to the socket: replayed records, then live ones; a cut-off subscriber resumes from its
-  // cursor (the log serves it), so a slow tab costs the server one disk batch, not an unbounded queue.
-  async function follow(connection, session, first, head) {
-    let subscription = first;
-    let caughtUp = first.cursor >= head;
-    if (caughtUp) sendFrame(connection, { type: 'live', head });
-    while (!connection.closed && connection.subscription === subscription) {
-      let resumeAfter = null;
-      for await (const event of subscription) {
-        if (event.kind === 'record') {
-          const { record } = event;
-          await sendFrame(connection, { ...record, requestId: record.payload?.request_id ?? null });
-          if (!caughtUp && record.seq >= head) {
-            caughtUp = true;
-            sendFrame(connection, { type: 'live', head: record.seq });
-          }
-        } else if (event.kind === 'snapshot') {
-          const own = session.snapshot({ clientId: connection.clientId });
-          const view = own.lastSeq === event.view.lastSeq ? own : event.view;
-          sendFrame(connection, {
-            type: 'snapshot',
-            mode: event.reason,
-            payload: view,
-            runs: runStatuses(session, view),
-          });
-          if (!caughtUp) {
-            caughtUp = true;
-            sendFrame(connection, { type: 'live', head: view.lastSeq ?? -1 });
-          }
-        } else if (event.kind === 'cut_off') resumeAfter = event.cursor;
-      }
-      if (resumeAfter === null || connection.closed || session.closed) break;
-      subscription = session.subscribe({ after: resumeAfter });
-      connection.subscription = subscription;
-    }
-    // The session closed under a live connection (server shutdown, idle close cannot happen with a subscriber).
-    if (!connection.closed && connection.subscription === subscription) connection.socket.close(1012, 'session closed');
-  }
-
-  async function chatSend(connection, message) {
-    const { requestId } = message;
-    const content = message.payload?.content;
-    const sessionId = connection.sessionId;
-    // One send at a time per session: a double click's second frame waits for the first and is answered as a retry.
-    const previous = sendQueues.get(sessionId) ?? Promise.resolve();
-    const mine = previous.then(async () => {
-      const session = await hub.session(sessionId);
-      try {
-        const sent = await session.send({ requestId, content });
-        if (sent.created) startRun(sent.run, content);
-        if (hooks.dropNextAccept) {
-          hooks.dropNextAccept = false;
-          connection.socket.terminate(); // test hook: the acceptance is lost with the connection
-          return;
-        }
-        sendFrame(connection, { type: 'chat.accepted', requestId, created: sent.created, status: sent.status });
-      } catch (error) {
-        sendFrame(connection, {
-          type: 'chat.rejected',
-          requestId: typeof requestId === 'string' ? requestId : null,
-          code: error?.code ?? 'internal',
-          message: String(error?.message ?? error),
-        });
-      }
-    });
-    const tail = mine.catch(() => undefined);
-    sendQueues.set(sessionId, tail);
-    await mine;
-    if (sendQueues.get(sessionId) === tail) sendQueues.delete(sessionId);
-  }
-
-  function startRun(run, prompt) {
-    const controller = new AbortController();
-    const entry = { controller, promise: null };
-    entry.promise = streamAnswer({ model, prompt, run, signal: controller.signal, log }).finally(() =>
-      runs.delete(entry),
-    );
-    runs.add(entry);
-  }
-
-  function sendFrame(connection, frame) {
-    if (connection.closed || connection.socket.readyState !== 1) return Promise.resolve();
-    const data = JSON.stringify(frame);
-    if (connection.socket.bufferedAmount < HIGH_WATER_BYTES) {
-      connection.socket.send(data);
-      return Promise.resolve();
-    }
-    return new Promise((resolve) => connection.socket.send(data, () => resolve()));
-  }
 
   await new Promise((resolve, reject) => {
     http.once('error', reject);
@@ -275,29 +137,16 @@ export async function startChatServer(options) {
     url,
     port: address.port,
     hub,
-    /** Graceful stop: active runs are cancelled (their open segment kept as partial), then the hub closes. */
+    /** Graceful stop: active runs are cancelled as `server_shutdown` (their open segment kept as partial). */
     async close() {
-      for (const client of wss.clients) client.close(1012, 'server stopping');
-      wss.close();
+      await transport.close();
       http.close();
-      for (const run of runs) run.controller.abort();
-      await Promise.all([...runs].map((run) => run.promise));
       await hub.close();
+      await Promise.all([...runs].map((run) => run.promise));
     },
   };
 }
 
-/** The outcome of every turn of the view (the view lists the active run and the missed ones, not the others). */
-function runStatuses(session, view) {
-  const statuses = {};
-  for (const message of view.messages) {
-    const requestId = message.request_id;
-    if (message.role !== 'user' || typeof requestId !== 'string') continue;
-    statuses[requestId] = session.statusOf(requestId) ?? 'interrupted';
-  }
-  return statuses;
-}
-
-function coded(code, message) {
-  return Object.assign(new Error(message), { code });
+function sessionOf(request) {
+  return new URL(request.url ?? '/', 'http://localhost').searchParams.get('session');
 }

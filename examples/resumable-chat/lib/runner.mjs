@@ -4,7 +4,8 @@
 
 /**
  * Runs `model` on `prompt` into `run`. Resolves when the run has a finishing record (or the session is gone); never
- * rejects. `signal` aborts the model (server shutdown): the run is then cancelled, its open segment kept as partial.
+ * rejects. `signal` (the run's) aborts the model when the run was cancelled by id or by the server's shutdown: the
+ * session has ended the run then (its open segment kept as partial), so the worker only stops.
  */
 export async function streamAnswer({ model, prompt, run, signal, log }) {
   try {
@@ -13,13 +14,11 @@ export async function streamAnswer({ model, prompt, run, signal, log }) {
       if (step.type === 'text') await run.delta(step.text);
       else if (step.type === 'tool') await callTool(run, step);
     }
-    if (signal.aborted) await run.cancel('server_shutdown');
-    else await run.done();
+    if (!signal.aborted) await run.done();
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     try {
-      if (signal.aborted) await run.cancel('server_shutdown');
-      else await run.error({ message, name: 'ModelError' });
+      if (!signal.aborted) await run.error({ message, name: 'ModelError' });
     } catch (finishError) {
       // The session itself failed or closed: its next open recovers the run (interrupted, partial text kept).
       log({ event: 'run_unfinished', requestId: run.requestId, error: String(finishError?.message ?? finishError) });

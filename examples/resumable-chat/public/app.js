@@ -67,7 +67,9 @@ function connect() {
   clearTimeout(reconnectTimer);
   reconnectTimer = null;
   if (!navigator.onLine) return setPhase('offline');
-  const ws = new WebSocket(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws`);
+  const ws = new WebSocket(
+    `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws?session=${encodeURIComponent(sessionId)}`,
+  );
   socket = ws;
   stats.connects += 1;
   setPhase(attempt === 0 && model.lastSeq === null ? 'connecting' : 'reconnecting');

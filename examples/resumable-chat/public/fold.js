@@ -85,7 +85,9 @@ export function applyRecord(model, record, { live, clientId }) {
       model.messages.length = Math.max(0, model.messages.length - (payload.n ?? 1));
       break;
     case 'checkpoint':
-      model.messages = [...payload.messages];
+      // The transport sends a checkpoint without its payload (the whole transcript): its messages are the ones
+      // folded already, so only a checkpoint that carries them replaces them.
+      if (Array.isArray(payload.messages)) model.messages = [...payload.messages];
       break;
     case 'tool.start':
       model.overlay = null;

@@ -85,7 +85,7 @@ class SimClient {
   connect() {
     this.live = false;
     this.reconnectStarted = performance.now();
-    const socket = new WebSocket(this.url);
+    const socket = new WebSocket(`${this.url}?session=${encodeURIComponent(this.sessionId)}`);
     this.socket = socket;
     this.stats.connects += 1;
     socket.on('open', () =>

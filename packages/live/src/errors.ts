@@ -8,7 +8,9 @@ export type LiveErrorCode =
   | 'ack_before_finish'
   | 'ack_beyond_log'
   | 'session_closed'
-  | 'session_failed';
+  | 'session_failed'
+  | 'request_id_conflict'
+  | 'reserved_session_id';
 
 /** A refusal of the live layer, with a stable `code`; errors of the journals pass through as `WriterError`s. */
 export class LiveError extends Error {

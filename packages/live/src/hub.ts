@@ -9,7 +9,8 @@ import { type FileSystem, nodeFileSystem } from '@turnjournal/writer/file-system
 import { LiveError } from './errors.js';
 import { type FanOut, InProcessFanOut } from './fanout.js';
 import { type LiveClock, ProcessTime, systemClock } from './live-clock.js';
-import { LiveSession, type LiveSessionSettings } from './session.js';
+import { reservedSessionIdRefusal } from './reserved-session-ids.js';
+import { type CloseOptions, LiveSession, type LiveSessionSettings } from './session.js';
 
 /** Options of {@link openConversationHub}. */
 export interface ConversationHubOptions {
@@ -132,6 +133,8 @@ export class ConversationHub {
   readonly #options: ConversationHubOptions;
   readonly #settings: LiveSessionSettings;
   readonly #sessions = new Map<string, Promise<LiveSession>>();
+  /** The session each open resolved to, so that `close` reaches open sessions at once, not a tick later. */
+  readonly #opened = new WeakMap<Promise<LiveSession>, LiveSession>();
   readonly #timers: ReturnType<typeof setInterval>[] = [];
   /** Sessions whose compaction the last retention pass left for a streaming run (see `runRetention`). */
   #deferred = new Set<string>();
@@ -187,6 +190,8 @@ export class ConversationHub {
       return Promise.reject(
         new LiveError('invalid_request', `the session id ${JSON.stringify(String(sessionId)).slice(0, 80)} is invalid`),
       );
+    const reserved = reservedSessionIdRefusal(sessionId);
+    if (reserved !== null) return Promise.reject(reserved);
     const existing = this.#sessions.get(sessionId);
     if (existing !== undefined) {
       return existing.then(async (session) => {
@@ -207,9 +212,12 @@ export class ConversationHub {
     });
     this.#sessions.set(sessionId, opening);
     // The caller of this open receives its failure; here it only frees the slot for the next try.
-    opening.catch(() => {
-      if (this.#sessions.get(sessionId) === opening) this.#sessions.delete(sessionId);
-    });
+    opening.then(
+      (session) => this.#opened.set(opening, session),
+      () => {
+        if (this.#sessions.get(sessionId) === opening) this.#sessions.delete(sessionId);
+      },
+    );
     return opening;
   }
 
@@ -280,23 +288,30 @@ export class ConversationHub {
   }
 
   /**
-   * Closes every session and stops the hub's timers. Every session is closed even when one fails to; the failures
-   * are counted in {@link ConversationHub.metrics} and the close rejects with them (one error, or an `AggregateError`).
+   * Closes every session and stops the hub's timers. An active run is cancelled with reason `server_shutdown`
+   * (`runs: 'cancel'`, the default), or waited for (`runs: 'wait'`), never left for the next start to close as a
+   * crash (TJ-LIVE-036). Every session is closed even when one fails to; the failures are counted in
+   * {@link ConversationHub.metrics} and the close rejects with them (one error, or an `AggregateError`).
    */
-  async close(): Promise<void> {
+  async close(options: CloseOptions = {}): Promise<void> {
+    const runs = options.runs ?? 'cancel';
+    if (runs !== 'cancel' && runs !== 'wait')
+      throw new LiveError('invalid_request', `runs must be 'cancel' or 'wait', got ${String(runs)}`);
     this.#closed = true;
     for (const timer of this.#timers) clearInterval(timer);
     const sessions = [...this.#sessions.values()];
     this.#sessions.clear();
+    const closeOne = (session: LiveSession) =>
+      session.close(options).catch((error: unknown) => {
+        this.#count('close', error);
+        throw error;
+      });
+    // An open session starts closing now (a send right after `close()` is refused); one still opening once it opened.
+    // An open that failed was answered to its caller; there is nothing of it to close.
     const settled = await Promise.allSettled(
-      sessions.map(async (opening) => {
-        // An open that failed was answered to its caller; there is nothing of it to close.
-        const session = await opening.catch(() => undefined);
-        if (session === undefined) return;
-        await session.close().catch((error: unknown) => {
-          this.#count('close', error);
-          throw error;
-        });
+      sessions.map((opening) => {
+        const open = this.#opened.get(opening);
+        return open !== undefined ? closeOne(open) : opening.then(closeOne, () => undefined);
       }),
     );
     const failures = settled.flatMap((result) => (result.status === 'rejected' ? [result.reason] : []));

@@ -7,12 +7,18 @@ import type { FinishOptions, LiveSession } from './session.js';
 export class LiveRun {
   /** The run and turn id. */
   readonly requestId: string;
+  /**
+   * Aborted when the run is cancelled by id ({@link LiveSession.cancel}) or by the server's shutdown (TJ-LIVE-035,
+   * TJ-LIVE-036): the worker stops its model; the run is already ended, and its later calls are refused.
+   */
+  readonly signal: AbortSignal;
   readonly #session: LiveSession;
 
   /** @internal created by {@link LiveSession.send}. */
-  constructor(session: LiveSession, requestId: string) {
+  constructor(session: LiveSession, requestId: string, signal: AbortSignal) {
     this.#session = session;
     this.requestId = requestId;
+    this.signal = signal;
   }
 
   /**

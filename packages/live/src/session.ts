@@ -43,6 +43,10 @@ const EXTENSION_TYPE = /^x\.[A-Za-z0-9_-]+\.[A-Za-z0-9_.-]+$/;
 
 interface ActiveState {
   readonly requestId: string;
+  /** Aborted when the run is cancelled by id or by the server's shutdown: what the worker's `run.signal` is. */
+  readonly abort: AbortController;
+  /** Settles once the run's finishing record is durable or the session ended (what a draining close waits for). */
+  readonly finished: { promise: Promise<void>; resolve: () => void };
   segment: OpenSegment | undefined;
   segments: number;
   assistantStarted: boolean;
@@ -57,8 +61,28 @@ const SESSION_FAILURES: ReadonlySet<string> = new Set([
   'journal_unlinked',
 ]);
 
+/** The reason of the cancellation a server's shutdown writes for a run still active (TJ-LIVE-036). */
+const SHUTDOWN_REASON = 'server_shutdown';
+
+/** Options of {@link LiveSession.close} and {@link ConversationHub.close}. */
+export interface CloseOptions {
+  /**
+   * What happens to an active run (TJ-LIVE-036): `cancel` (the default) cancels it with reason `server_shutdown`;
+   * `wait` refuses new sends and waits until its worker ends it.
+   */
+  readonly runs?: 'cancel' | 'wait';
+}
+
 /** What an accepted delta answers: nothing is left to wait for (see `LiveSession._delta`). */
 const ACCEPTED: Promise<void> = Promise.resolve();
+
+function conflict(requestId: string, cause: unknown): LiveError {
+  return new LiveError(
+    'request_id_conflict',
+    `request "${requestId}" was already sent with other content; a request id names one turn (TJ-LIVE-034): send a new message with a new request id`,
+    cause === undefined ? undefined : { cause },
+  );
+}
 
 /**
  * The one in-process owner of a session's turn journal and event log (seed 003's ConversationModel): the turn flow,
@@ -82,6 +106,8 @@ export class LiveSession implements SubscriptionSource {
   #starting: string | undefined;
   #startingSend: Promise<SendResult> | undefined;
   #closed = false;
+  /** A close that waits for the active run is under way: no new run starts (see `close`). */
+  #draining = false;
   /** The close under way or done (one for every caller of `close()`), or null. */
   #closing: Promise<void> | null = null;
   #exclusive: Promise<unknown> | null = null;
@@ -224,7 +250,12 @@ export class LiveSession implements SubscriptionSource {
         throw new LiveError('invalid_request', `messageFields cannot set "${own}": the session writes it`);
     }
     const known = this.statusOf(requestId);
-    if (known !== undefined) return { created: false, requestId, status: known };
+    if (known !== undefined) {
+      await this.#sameSubmission(requestId, content, input);
+      return { created: false, requestId, status: known };
+    }
+    if (this.#draining)
+      throw new LiveError('session_closed', `session "${this.sessionId}" is shutting down; send the turn again later`);
     // The same request while its first send is still being written (a double click, a resend racing the first): a
     // retry, answered once the first is durable (TJ-LIVE-002); if the first failed, this one tries again.
     if (this.#starting === requestId && this.#startingSend !== undefined) {
@@ -288,22 +319,89 @@ export class LiveSession implements SubscriptionSource {
       // A compaction (the hourly retention job) that began while `submitted` was written is waited for.
       for (let gate = this.#compaction(); gate !== null; gate = this.#compaction()) await gate;
       const writes = [this.#append('chat.started', started), this.#append('message_append', message)];
-      this.#active = {
+      let resolveFinished = (): void => undefined;
+      const finished = new Promise<void>((resolve) => {
+        resolveFinished = resolve;
+      });
+      const state: ActiveState = {
         requestId,
+        abort: new AbortController(),
+        finished: { promise: finished, resolve: resolveFinished },
         segment: undefined,
         segments: 0,
         assistantStarted: false,
         lastAssistantIndex: null,
       };
+      this.#active = state;
       await Promise.all([...writes, this.#durable()]);
       await this.#turns.workerStarted(requestId);
-      return { created: true, requestId, status: 'running', run: new LiveRun(this, requestId) };
+      return {
+        created: true,
+        requestId,
+        status: 'running',
+        run: new LiveRun(this, requestId, state.abort.signal),
+      };
     } catch (error) {
       // `submitted` is durable and the run's records are not all written: the session's state no longer follows
       // the log; reopening recovers the turn (TJ-LIVE-019).
       this.#pipeline.fail(error);
       throw this.#answer(error);
     }
+  }
+
+  /**
+   * Refuses a submission of a known `requestId` whose content is not the one submitted first (TJ-LIVE-034), as the
+   * turn journal refuses a turn id submitted again with other content (TJ-TURN-003): answering it as a retry would
+   * drop the user's new message. The turn journal decides while it holds the turn (its `submit` writes nothing for a
+   * retry); once a sweep removed the turn, the user message the event log committed for the run does.
+   */
+  async #sameSubmission(requestId: string, content: string, input: SendInput): Promise<void> {
+    if (this.#turns.stateOf(requestId) !== undefined) {
+      try {
+        await this.#turns.submit({
+          turnId: requestId,
+          content,
+          streamId: requestId,
+          ...(input.attachments === undefined ? {} : { attachments: input.attachments }),
+          ...(input.model === undefined ? {} : { model: input.model }),
+        });
+        return;
+      } catch (error) {
+        const code = (error as { code?: unknown } | null)?.code;
+        if (code === 'turn_id_conflict') throw conflict(requestId, error);
+        // An orphan turn (events without `submitted`) cannot be compared here: the event log decides below.
+        if (code !== 'illegal_transition') throw this.#answer(error);
+      }
+    }
+    const id = `${requestId}.user`;
+    const message = this.#fold.messages.find(
+      (candidate) => (candidate as { id?: unknown }).id === id && candidate.role === 'user',
+    );
+    if (message !== undefined && message.content !== content) throw conflict(requestId, undefined);
+  }
+
+  /**
+   * Cancels the active run `requestId` (TJ-LIVE-035): its worker's `run.signal` aborts, its open segment is committed
+   * as partial, `chat.cancelled` with `reason` is appended (durable), and its turn is interrupted with `reason`; the
+   * worker's later calls on the run are refused with `run_not_active`. Refused with `unknown_run` when the session
+   * holds no such run and with `run_not_active` when it has finished already. A run whose send is still being written
+   * is cancelled once it started.
+   */
+  async cancel(requestId: string, reason = 'cancelled'): Promise<void> {
+    this.#usable();
+    if (typeof requestId !== 'string') throw new LiveError('invalid_request', 'cancel needs a request id string');
+    if (typeof reason !== 'string' || reason === '')
+      throw new LiveError('invalid_request', 'the reason of a cancellation is a non-empty string');
+    if (this.#starting === requestId && this.#startingSend !== undefined)
+      await this.#startingSend.catch(() => undefined);
+    const active = this.#active;
+    if (active === undefined || active.requestId !== requestId) {
+      if (this.statusOf(requestId) === undefined)
+        throw new LiveError('unknown_run', `the session has no run "${requestId}"`);
+      throw new LiveError('run_not_active', `run "${requestId}" has finished; there is nothing to cancel`);
+    }
+    active.abort.abort(new LiveError('run_not_active', `run "${requestId}" was cancelled (${reason})`));
+    await this._finish(requestId, 'cancelled', undefined, reason);
   }
 
   /**
@@ -434,15 +532,50 @@ export class LiveSession implements SubscriptionSource {
     return this.#durable().catch(this.#rethrowAnswer);
   }
 
-  /** Flushes, ends every subscription, closes both journals and releases their locks. */
-  close(): Promise<void> {
+  /**
+   * Closes the session: ends its active run first (TJ-LIVE-036) — `runs: 'cancel'` (the default) cancels it with
+   * reason `server_shutdown` and aborts its `run.signal`; `runs: 'wait'` refuses new sends and waits until its worker
+   * ends it — then flushes, ends every subscription, closes both journals and releases their locks.
+   */
+  close(options: CloseOptions = {}): Promise<void> {
+    const runs = options.runs ?? 'cancel';
+    if (runs !== 'cancel' && runs !== 'wait')
+      return Promise.reject(new LiveError('invalid_request', `runs must be 'cancel' or 'wait', got ${String(runs)}`));
     // Every caller waits for the same close: one that returned while another was still closing the journals let the
     // hub open the session again while the locks were held.
-    this.#closing ??= this.#close();
+    const failedBefore = this.#pipeline.failure !== null;
+    this.#closing ??= this.#endRuns(runs).then(() => this.#close(failedBefore));
     return this.#closing;
   }
 
-  async #close(): Promise<void> {
+  async #endRuns(runs: 'cancel' | 'wait'): Promise<void> {
+    this.#draining = true;
+    if (this.#startingSend !== undefined) await this.#startingSend.catch(() => undefined);
+    for (let active = this.#active; active !== undefined && !this.ended; active = this.#active) {
+      if (runs === 'wait') {
+        // A failure of the session wakes this too: its run then ends with the next open's recovery.
+        await Promise.race([active.finished.promise, this.#pipeline.changed()]);
+        continue;
+      }
+      active.abort.abort(new LiveError('session_closed', `session "${this.sessionId}" is shutting down`));
+      try {
+        await this._finish(active.requestId, 'cancelled', undefined, SHUTDOWN_REASON);
+      } catch (error) {
+        // The worker ended the run meanwhile (`run_not_active`), or the session failed: recovery on the next open
+        // closes it (TJ-LIVE-016). Anything else is a defect and is not hidden.
+        const code = (error as { code?: unknown } | null)?.code;
+        if (code !== 'run_not_active' && code !== 'session_failed' && !this.ended) throw error;
+        if (this.#active === active) break;
+      }
+    }
+  }
+
+  /**
+   * Flushes, ends the subscriptions and closes the journals. `failedBefore`: the session had failed before close was
+   * called (its calls were refused with that failure and the hub reported it); a failure during close itself (the
+   * cancellation's sync, the last sync) loses records accepted before close, so close rejects with it.
+   */
+  async #close(failedBefore: boolean): Promise<void> {
     this.#pipeline.stop();
     // Records accepted before close (deltas are acknowledged before their sync) are made durable here: a failure of
     // that last sync loses them, so close rejects with it, once the journals are closed and their locks released.
@@ -464,6 +597,7 @@ export class LiveSession implements SubscriptionSource {
       throw new AggregateError([lastSync.error, error], `${this.sessionId}: the last sync and the close both failed`);
     });
     if (lastSync !== undefined) throw lastSync.error;
+    if (!failedBefore && earlier !== null) throw earlier;
   }
 
   // ---- the run (called by LiveRun) ---------------------------------------------------------------------------------
@@ -597,10 +731,14 @@ export class LiveSession implements SubscriptionSource {
     // run stays active, for the caller to end it with a valid one; the refusal is the call's answer.
     if (this.#log.lastSeq === before) await finished.catch(this.#rethrowAnswer);
     this.#active = undefined;
-    await Promise.all([finished, this.#durable()]).catch(this.#rethrowAnswer);
-    if (how === 'done')
-      await this.#turnCall(this.#turns.complete(requestId, { assistantMessageIndex: active.lastAssistantIndex }));
-    else await this.#turnCall(this.#turns.interrupt(requestId, how === 'error' ? 'error' : (reason ?? 'cancelled')));
+    try {
+      await Promise.all([finished, this.#durable()]).catch(this.#rethrowAnswer);
+      if (how === 'done')
+        await this.#turnCall(this.#turns.complete(requestId, { assistantMessageIndex: active.lastAssistantIndex }));
+      else await this.#turnCall(this.#turns.interrupt(requestId, how === 'error' ? 'error' : (reason ?? 'cancelled')));
+    } finally {
+      active.finished.resolve();
+    }
   }
 
   /** The `message_append` payload of a finishing call's `options.message`, checked (refused before any write). */

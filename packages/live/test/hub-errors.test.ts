@@ -36,7 +36,7 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
-describe('hub background failures: onError and metrics (TJ-LIVE-034)', () => {
+describe('hub background failures: onError and metrics (TJ-LIVE-041)', () => {
   it('reports a failed sweep of the timed retention pass, with its code, and counts it', async () => {
     const { fs, failing } = failingListings();
     const failures: HubFailure[] = [];
@@ -161,7 +161,7 @@ describe('hub background failures: onError and metrics (TJ-LIVE-034)', () => {
   });
 });
 
-describe('LiveSession.close() (TJ-LIVE-034)', () => {
+describe('LiveSession.close() (TJ-LIVE-041)', () => {
   it('rejects with the failure of its last sync (records accepted before close are lost), after releasing the journals', async () => {
     const sim = new SimulatedFileSystem();
     const hub = openConversationHub({

@@ -1,0 +1,118 @@
+// The frame protocol of the WebSocket transport (packages/live/README.md, "WebSocket transport"): what a client may
+// send, checked before anything reaches a session, and what an error reply may tell it.
+import { LiveError, type LiveErrorCode } from '../errors.js';
+
+/** Codes of the transport's own refusals, besides the {@link LiveErrorCode}s of the session calls. */
+export type WebSocketErrorCode =
+  | 'invalid_frame'
+  | 'hello_first'
+  | 'already_subscribed'
+  | 'too_many_subscribers'
+  | 'too_many_requests'
+  | 'forbidden_session'
+  | 'internal';
+
+/** A frame a client sent, checked. */
+export type ClientFrame =
+  | {
+      readonly type: 'hello';
+      readonly sessionId: string | undefined;
+      readonly clientId: string;
+      readonly lastSeq: number | null;
+      readonly epoch: string | null | undefined;
+    }
+  | { readonly type: 'chat.send'; readonly requestId: string; readonly content: string }
+  | { readonly type: 'chat.cancel'; readonly requestId: string }
+  | { readonly type: 'ack'; readonly requestId: string; readonly throughSeq: number | undefined };
+
+/** Longest client id a hello may carry: it is written into every `delivery.ack` of the client. */
+const MAX_CLIENT_ID = 128;
+
+function refuse(message: string): never {
+  throw new TransportRefusal('invalid_frame', message);
+}
+
+/** A refusal of the transport itself, answered as an error frame. */
+export class TransportRefusal extends Error {
+  readonly code: WebSocketErrorCode;
+  constructor(code: WebSocketErrorCode, message: string) {
+    super(message);
+    this.code = code;
+  }
+}
+
+/** Parses one text frame into a {@link ClientFrame}, or throws a {@link TransportRefusal} (`invalid_frame`). */
+export function parseClientFrame(text: string): ClientFrame {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    if (!(error instanceof SyntaxError)) throw error;
+    refuse('a frame is one JSON object');
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) refuse('a frame is one JSON object');
+  const frame = value as Record<string, unknown>;
+  const requestId = frame.requestId;
+  switch (frame.type) {
+    case 'hello': {
+      const { sessionId, clientId, epoch } = frame;
+      if (sessionId !== undefined && typeof sessionId !== 'string') refuse('hello.sessionId is a string');
+      if (typeof clientId !== 'string' || clientId.length === 0 || clientId.length > MAX_CLIENT_ID)
+        refuse(`hello.clientId is a string of 1 to ${MAX_CLIENT_ID} characters`);
+      const lastSeq = frame.lastSeq ?? null;
+      if (lastSeq !== null && (!Number.isSafeInteger(lastSeq) || (lastSeq as number) < -1))
+        refuse('hello.lastSeq is an integer >= -1 or null');
+      if (epoch !== undefined && epoch !== null && typeof epoch !== 'string') refuse('hello.epoch is a string or null');
+      return { type: 'hello', sessionId, clientId, lastSeq: lastSeq as number | null, epoch };
+    }
+    case 'chat.send': {
+      const content = (frame.payload as { content?: unknown } | null | undefined)?.content;
+      if (typeof requestId !== 'string') refuse('chat.send needs a string requestId');
+      if (typeof content !== 'string') refuse('chat.send needs payload.content, a string');
+      return { type: 'chat.send', requestId, content };
+    }
+    case 'chat.cancel':
+      if (typeof requestId !== 'string') refuse('chat.cancel needs a string requestId');
+      return { type: 'chat.cancel', requestId };
+    case 'ack': {
+      const { throughSeq } = frame;
+      if (typeof requestId !== 'string') refuse('ack needs a string requestId');
+      if (throughSeq !== undefined && !Number.isSafeInteger(throughSeq)) refuse('ack.throughSeq is an integer seq');
+      return { type: 'ack', requestId, throughSeq: throughSeq as number | undefined };
+    }
+    default:
+      return refuse(`unknown frame type ${JSON.stringify(String(frame.type)).slice(0, 40)}`);
+  }
+}
+
+/**
+ * Refusals of a call that concern the caller's own request: their message names only what the client sent, so it
+ * is passed on. Any other error (a journal's write failure, a failed session) is answered with its code and a fixed
+ * message: those carry server paths, and their cause is the operator's business (`onError`).
+ */
+const CALLER_REFUSALS: ReadonlySet<LiveErrorCode> = new Set([
+  'invalid_request',
+  'run_active',
+  'run_not_active',
+  'unknown_run',
+  'run_not_finished',
+  'ack_before_finish',
+  'ack_beyond_log',
+  'request_id_conflict',
+  'reserved_session_id',
+]);
+
+/** The `{ code, message }` of an error reply for `error`, without server paths, host names or process ids. */
+export function errorReply(error: unknown): { code: string; message: string; reported: boolean } {
+  if (error instanceof TransportRefusal) return { code: error.code, message: error.message, reported: false };
+  if (error instanceof LiveError && CALLER_REFUSALS.has(error.code))
+    return { code: error.code, message: error.message, reported: false };
+  if (error instanceof LiveError && error.code === 'session_closed')
+    return { code: error.code, message: 'the session is closed; reconnect', reported: false };
+  if (error instanceof LiveError && error.code === 'session_failed')
+    return { code: error.code, message: 'the session failed; reconnect, which reopens it', reported: true };
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && /^[a-z][a-z_]{0,39}$/.test(code))
+    return { code, message: `the server refused the request (${code})`, reported: true };
+  return { code: 'internal', message: 'the server could not complete the request', reported: true };
+}
