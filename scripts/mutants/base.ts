@@ -16,6 +16,7 @@ export const BASE_MUTANTS: readonly Mutant[] = [
   reference('short-quarantine', 'TJ-DUR-005'),
   reference('drop-damaged-lines', 'TJ-DUR-005'),
   reference('pid-only-liveness', 'TJ-DUR-020'),
+  reference('zombie-alive', 'TJ-DUR-019'),
   reference('no-takeover', 'TJ-DUR-019', 'TJ-CONF-026'),
   reference('racy-takeover', 'TJ-DUR-025'),
   reference('steal-lock', 'TJ-DUR-017'),

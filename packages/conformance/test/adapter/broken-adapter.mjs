@@ -20,7 +20,7 @@ import {
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AdapterRequestError, referenceImplementation, runAdapter } from '@turnjournal/conformance';
-import { currentPidNamespace, lockStatusOf, trailingNulCount } from '@turnjournal/reader/store-format';
+import { currentBootId, currentPidNamespace, lockStatusOf, trailingNulCount } from '@turnjournal/reader/store-format';
 import { isAcceptedRecord, validateRecord } from '@turnjournal/schema';
 import { AppendFile, nodeFileSystem } from '@turnjournal/writer/file-system';
 import { lifecycleDefects } from './mutants/lifecycle.mjs';
@@ -437,6 +437,27 @@ Object.assign(implementations, {
             return 'live';
           } catch (error) {
             return error.code === 'ESRCH' ? 'stale' : 'live';
+          }
+        },
+      },
+    })),
+  },
+  // TJ-DUR-019: a holder judged by its pid is taken for alive whenever kill(pid, 0) succeeds, so a zombie holder (killed,
+  // not yet reaped) keeps its lock. Every other judgement is the reference one.
+  'zombie-alive': {
+    open: referenceOpenWith(() => ({
+      lock: {
+        statusOf: (text, lease) => {
+          const status = lockStatusOf(text, lease);
+          const holder = JSON.parse(text ?? 'null');
+          const rebooted = typeof holder?.boot_id === 'string' && holder.boot_id !== currentBootId();
+          if (status !== 'stale' || rebooted) return status;
+          try {
+            process.kill(holder.pid, 0);
+            return 'live';
+          } catch (error) {
+            if (error.code === 'ESRCH') return status;
+            throw error;
           }
         },
       },

@@ -70,6 +70,7 @@ const DEFECTS: readonly {
   { defect: 'drop-damaged-lines', tier: 'writer', only: ['writer/mid-file-damage'], ids: ['TJ-DUR-005'] },
   { defect: 'pid-only-liveness', tier: 'writer', only: ['writer/foreign-host-lock'], ids: ['TJ-DUR-020'] },
   { defect: 'no-takeover', tier: 'writer', only: ['writer/dead-holder-lock'], ids: ['TJ-DUR-019'] },
+  { defect: 'zombie-alive', tier: 'writer', only: ['writer/zombie-holder-lock'], ids: ['TJ-DUR-019'] },
   { defect: 'racy-takeover', tier: 'writer', only: ['writer/race'], ids: ['TJ-DUR-025'] },
   { defect: 'steal-lock', tier: 'writer', only: ['writer/lock', 'writer/race'], ids: ['TJ-DUR-017'] },
   { defect: 'unlink-any-lock', tier: 'writer', only: ['writer/lock-replaced'], ids: ['TJ-DUR-026'] },

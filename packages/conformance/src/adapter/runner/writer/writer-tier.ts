@@ -26,6 +26,7 @@ import { sweepRecheckCheck } from './sweep-recheck.js';
 import { preallocatedSpaceCheck, tornTailCheck } from './torn-tail.js';
 import { tracedOpenCloseChecks } from './traced-open-close.js';
 import { tracedStoreOpsChecks } from './traced-store-ops.js';
+import { zombieHolderLockCheck } from './zombie-holder-lock.js';
 
 /** Settings of the writer tier. */
 export interface WriterTierSettings {
@@ -66,6 +67,7 @@ export async function writerTier(claims: StartResult, settings: WriterTierSettin
   await repairChecks(context);
   await foreignHostLockCheck(context);
   await deadHolderLockCheck(context);
+  await zombieHolderLockCheck(context);
   await lockReplacedCheck(context);
   await foreignNamespaceLockCheck(context);
   await expiredLeaseLockCheck(context);
