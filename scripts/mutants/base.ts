@@ -31,6 +31,7 @@ export const BASE_MUTANTS: readonly Mutant[] = [
   reference('accept-invalid', 'TJ-COMPAT-018', 'TJ-TURN-015'),
   reference('late-every-second', 'TJ-DUR-006'),
   reference('no-poison', 'TJ-DUR-021'),
+  reference('sync-retry-ack', 'TJ-DUR-021'),
   reference('ignore-line-limit', 'TJ-CONF-031', 'TJ-FRAME-031'),
   reference('status-decides-outcome', 'TJ-RUNSEM-001'),
   reference('silent-json-sidecar', 'TJ-FAM-008'),

@@ -379,6 +379,21 @@ Object.assign(implementations, {
       };
     },
   },
+  // TJ-DUR-021: a failed fdatasync or fsync is retried once, and the append acknowledged when the retry succeeds. Both
+  // calls are made on the calling thread, as a writer that retries in place would.
+  'sync-retry-ack': {
+    open: referenceOpenWith(() => {
+      const retried = (sync) => async (fd) => {
+        try {
+          sync(fd);
+        } catch (error) {
+          if (error.code !== 'EIO') throw error;
+          sync(fd);
+        }
+      };
+      return { fs: { ...nodeFileSystem, fdatasync: retried(fdatasyncSync), fsync: retried(fsyncSync) } };
+    }),
+  },
   // TJ-DUR-030 / TJ-CONF-014: a failed write is taken for a full one.
   'ignore-write-error': {
     open: referenceOpenWith(() => ({

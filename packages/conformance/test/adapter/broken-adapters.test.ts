@@ -86,6 +86,13 @@ const DEFECTS: readonly {
     needsStrace: true,
   },
   {
+    defect: 'sync-retry-ack',
+    tier: 'writer',
+    only: ['writer/fault-fdatasync-once'],
+    ids: ['TJ-DUR-021'],
+    needsStrace: true,
+  },
+  {
     defect: 'ignore-write-error',
     tier: 'writer',
     only: ['writer/fault-write'],
