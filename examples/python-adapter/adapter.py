@@ -2109,12 +2109,13 @@ def _now_iso():
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
-def _with_writer(file, body):
-    """Open ``file``'s writer, call ``body(writer, records)`` with the file's accepted records, close the writer."""
+def _with_writer(file, body, unknown=False):
+    """Open ``file``'s writer, call ``body(writer, records)`` with the file's accepted records (with those of unknown and
+    extension types too when ``unknown``), close the writer."""
     writer = AppendFile(file, "every")
     try:
         existing = [rec["obj"] for rec in read_journal_file(file, "tolerant", Findings()).records
-                    if not rec.get("unknown")]
+                    if unknown or not rec.get("unknown")]
         return body(writer, existing)
     finally:
         writer.close()
@@ -2214,7 +2215,8 @@ def event_append(file, rtype, payload):
                            "payload": {"messages": folded["messages"],  # TJ-EVENT-007
                                        "runs": _run_index(existing + [record])}})  # TJ-EVENT-019
         return {"seq": seq}
-    return _with_writer(file, body)
+    # Records of unknown and extension types carry seqs too (spec §6.5): the next seq follows the last of any type.
+    return _with_writer(file, body, unknown=True)
 
 
 CHECKPOINT_EVERY = 50

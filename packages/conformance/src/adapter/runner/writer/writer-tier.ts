@@ -4,6 +4,7 @@ import { byteExactCheck } from './byte-exact.js';
 import type { WriterContext } from './context.js';
 import { deadHolderLockCheck } from './dead-holder-lock.js';
 import { eventCheckpointChecks } from './event-checkpoints.js';
+import { eventCompactedStartCheck } from './event-compacted-start.js';
 import { faultInjectionChecks } from './fault-injection.js';
 import { fencedCheck } from './fenced.js';
 import { foreignHostLockCheck } from './foreign-host-lock.js';
@@ -84,6 +85,7 @@ export async function writerTier(claims: StartResult, settings: WriterTierSettin
   await shortWriteCheck(context);
   await lifecycleChecks(context);
   await eventCheckpointChecks(context);
+  await eventCompactedStartCheck(context);
   await runAndStateChecks(context);
   await recoveryCheck(context);
   await retentionChecks(context);
