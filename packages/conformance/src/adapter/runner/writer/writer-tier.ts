@@ -35,6 +35,7 @@ export interface WriterTierSettings {
   readonly rounds: number;
   readonly seed: number;
   readonly timeoutMs: number;
+  readonly timeoutScale: number;
   readonly strace: 'auto' | 'never';
 }
 

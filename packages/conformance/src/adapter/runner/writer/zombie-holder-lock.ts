@@ -34,7 +34,7 @@ function processState(pid: number): string | null {
  * A zombie: a shell forks a short-lived grandchild and then sleeps without waiting for it. Node reaps its own children
  * at once, so only a grandchild under a parent that does not reap it stays a zombie long enough to hold a lock.
  */
-async function makeZombie(): Promise<Zombie> {
+async function makeZombie(guardMs: number): Promise<Zombie> {
   const shell: ChildProcess = spawn('sh', ['-c', 'sleep 0.05 & echo $!; exec sleep 120'], {
     stdio: ['ignore', 'pipe', 'ignore'],
   });
@@ -50,9 +50,9 @@ async function makeZombie(): Promise<Zombie> {
       }),
     );
     if (!Number.isInteger(pid) || pid <= 0) throw new Error(`the zombie's parent shell printed no pid (${pid})`);
-    const deadline = Date.now() + ZOMBIE_GUARD_MS;
+    const deadline = Date.now() + guardMs;
     while (processState(pid) !== 'Z') {
-      if (Date.now() > deadline) throw new Error(`process ${pid} did not become a zombie within ${ZOMBIE_GUARD_MS} ms`);
+      if (Date.now() > deadline) throw new Error(`process ${pid} did not become a zombie within ${guardMs} ms`);
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     return { pid, release };
@@ -79,7 +79,7 @@ export async function zombieHolderLockCheck(context: WriterContext): Promise<voi
       if (!existsSync('/proc/self/stat')) return { skip: 'no /proc on this system: a zombie cannot be told apart' };
       const dir = freshDir('tj-conf-zombie-');
       const where = target(claims, dir);
-      const zombie = await makeZombie();
+      const zombie = await makeZombie(ZOMBIE_GUARD_MS * context.timeoutScale);
       try {
         // The lock as a writer of this host and namespace writes it (spec §11.4), its lease fresh: judged by its pid.
         const namespace = currentPidNamespace();
