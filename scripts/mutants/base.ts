@@ -19,6 +19,7 @@ export const BASE_MUTANTS: readonly Mutant[] = [
   reference('zombie-alive', 'TJ-DUR-019'),
   reference('no-takeover', 'TJ-DUR-019', 'TJ-CONF-026'),
   reference('racy-takeover', 'TJ-DUR-025'),
+  reference('rare-racy-takeover', 'TJ-DUR-025'),
   reference('steal-lock', 'TJ-DUR-017'),
   reference('unlink-any-lock', 'TJ-DUR-026'),
   reference('pid-across-namespaces', 'TJ-DUR-038'),
