@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { Compile } from 'typebox/compile';
 import { processGroupMembers } from './process-group.js';
@@ -9,15 +10,12 @@ import { type AdapterOp, AdapterResponse, RESULT_SCHEMAS } from './protocol.js';
  */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 
-let timedOutRequests = 0;
-
 /**
- * How many requests, of every adapter process of this harness, went unanswered within their time limit so far: a
- * check whose count rose timed out, which the report says apart from a wrong answer (TJ-CONF-044).
+ * Counts the requests left unanswered within their time limit by whatever runs inside `run` (a check's body), through
+ * the async context the request was made in: a check whose count rose timed out, which the report says apart from a
+ * wrong answer (TJ-CONF-044). Runs of the kit side by side in one process (test suites) do not count each other's.
  */
-export function timedOutRequestCount(): number {
-  return timedOutRequests;
-}
+export const requestTimeouts = new AsyncLocalStorage<{ count: number }>();
 
 /** Kinds of protocol failure the client distinguishes. */
 export type AdapterFailureKind = 'protocol' | 'timeout' | 'exited' | 'error_response';
@@ -167,7 +165,8 @@ export class AdapterProcess {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.#waiting.delete(id);
-        timedOutRequests++;
+        const scope = requestTimeouts.getStore();
+        if (scope !== undefined) scope.count++;
         const failure = this.#failure(
           'timeout',
           `${op} (id ${id}): timed out: no response within ${this.#timeoutMs} ms`,
