@@ -31,12 +31,16 @@ function processState(pid: number): string | null {
 }
 
 /**
- * A zombie: a shell forks a short-lived grandchild and then sleeps without waiting for it. Node reaps its own children
- * at once, so only a grandchild under a parent that does not reap it stays a zombie long enough to hold a lock.
+ * A zombie: a shell starts a short-lived Node.js process in the background, then becomes (`exec`) a Node.js process that
+ * sleeps. The background process outlives the `exec` (the shell must not reap it first), and its new parent reaps only
+ * the children it spawned itself, so once it exits it stays a zombie. Needs only `sh` and this Node.js binary.
  */
 async function makeZombie(guardMs: number): Promise<Zombie> {
-  const shell: ChildProcess = spawn('sh', ['-c', 'sleep 0.05 & echo $!; exec sleep 120'], {
+  const script =
+    '"$TJ_NODE" -e "setTimeout(() => {}, 100)" & echo $!; exec "$TJ_NODE" -e "setTimeout(() => {}, 600000)"';
+  const shell: ChildProcess = spawn('sh', ['-c', script], {
     stdio: ['ignore', 'pipe', 'ignore'],
+    env: { ...process.env, TJ_NODE: process.execPath },
   });
   const release = () => {
     shell.kill('SIGKILL');
@@ -79,7 +83,14 @@ export async function zombieHolderLockCheck(context: WriterContext): Promise<voi
       if (!existsSync('/proc/self/stat')) return { skip: 'no /proc on this system: a zombie cannot be told apart' };
       const dir = freshDir('tj-conf-zombie-');
       const where = target(claims, dir);
-      const zombie = await makeZombie(ZOMBIE_GUARD_MS * context.timeoutScale);
+      let zombie: Zombie;
+      try {
+        zombie = await makeZombie(ZOMBIE_GUARD_MS * context.timeoutScale);
+      } catch (error) {
+        // Without a zombie the check shows nothing: not proven, never passed, and no failure of the implementation.
+        rmSync(dir, { recursive: true, force: true });
+        return { skip: `the harness could not make a zombie holder: ${(error as Error).message}`, unproven: true };
+      }
       try {
         // The lock as a writer of this host and namespace writes it (spec §11.4), its lease fresh: judged by its pid.
         const namespace = currentPidNamespace();
