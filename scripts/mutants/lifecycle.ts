@@ -11,6 +11,8 @@ export const LIFECYCLE_MUTANTS: readonly Mutant[] = [
   reference('turn-any-session-id', 'TJ-FAM-010'),
   reference('turn-mkdir-unsynced', 'TJ-DUR-008'),
   reference('event-seq-restarts', 'TJ-EVENT-003', 'TJ-EVENT-004'),
+  reference('event-seq-from-count', 'TJ-EVENT-003', 'TJ-EVENT-004'),
+  reference('event-seq-skips-extensions', 'TJ-EVENT-004'),
   reference('event-concurrent-runs', 'TJ-EVENT-009'),
   reference('event-request-id-reuse', 'TJ-EVENT-010', 'TJ-EVENT-017'),
   reference('event-ack-beyond-log', 'TJ-EVENT-021'),

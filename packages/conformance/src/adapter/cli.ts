@@ -18,6 +18,7 @@ export interface ConformanceCommandOptions {
   readonly 'expected-failures'?: string;
   readonly report?: string;
   readonly timeout?: string;
+  readonly 'timeout-scale'?: string;
   readonly only?: string;
 }
 
@@ -28,6 +29,20 @@ function integer(name: string, value: string | undefined, min: number): number |
   if (!/^-?\d+$/.test(value) || Number(value) < min)
     throw new ConformanceError('usage', `--${name} must be an integer ≥ ${min}, got "${value}"`);
   return Number(value);
+}
+
+/**
+ * The time-limit scale (TJ-CONF-044): `--timeout-scale`, else the `TURNJOURNAL_TIMEOUT_SCALE` environment variable; a
+ * positive number, at most 1000 (a limit of hours is a hang too).
+ */
+function scale(option: string | undefined, environment: string | undefined): number | undefined {
+  const [value, source] =
+    option !== undefined ? [option, '--timeout-scale'] : [environment, 'TURNJOURNAL_TIMEOUT_SCALE'];
+  if (value === undefined || (option === undefined && value.trim() === '')) return undefined;
+  const number = Number(value);
+  if (!/^\d+(\.\d+)?$/.test(value.trim()) || !(number > 0) || number > 1000)
+    throw new ConformanceError('usage', `${source} must be a number above 0 and at most 1000, got "${value}"`);
+  return number;
 }
 
 /**
@@ -59,6 +74,7 @@ export async function conformanceCommand(values: ConformanceCommandOptions): Pro
   const runs = integer('runs', values.runs, 0);
   const seed = integer('seed', values.seed, 0);
   const timeoutMs = integer('timeout', values.timeout, 1);
+  const timeoutScale = scale(values['timeout-scale'], process.env.TURNJOURNAL_TIMEOUT_SCALE);
   let expectedFailures: ExpectedFailures | undefined;
   const baselinePath = values['expected-failures'];
   if (baselinePath !== undefined) {
@@ -84,6 +100,7 @@ export async function conformanceCommand(values: ConformanceCommandOptions): Pro
     ...(runs === undefined ? {} : { runs, writerRounds: runs }),
     ...(seed === undefined ? {} : { seed }),
     ...(timeoutMs === undefined ? {} : { timeoutMs }),
+    ...(timeoutScale === undefined ? {} : { timeoutScale }),
     ...(values.only === undefined ? {} : { only: values.only.split(',').filter((p) => p !== '') }),
     ...(expectedFailures === undefined ? {} : { expectedFailures, expectedFailuresPath: baselinePath }),
     ...(progress

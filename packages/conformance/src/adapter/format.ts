@@ -27,12 +27,13 @@ function text(report: ConformanceReport): string {
   const lines = [
     `adapter: ${adapter.name ?? '(no start)'} ${adapter.version ?? ''} (${adapter.language ?? '?'}) — ${adapter.command}`,
     `claims: levels ${adapter.levels.join(', ') || '-'}; families ${adapter.families.join(', ') || '-'}; durability ${adapter.durability.join(', ') || '-'}; features ${adapter.features.join(', ') || '-'}`,
-    `seed ${report.options.seed}, ${report.options.runs} generated reader cases, ${report.options.writer_rounds} writer rounds`,
+    `seed ${report.options.seed}, ${report.options.runs} generated reader cases, ${report.options.writer_rounds} writer rounds${report.options.timeout_ms === undefined ? '' : `, ${report.options.timeout_ms} ms per request (time limits ×${report.options.timeout_scale ?? 1})`}`,
     '',
   ];
   for (const check of report.checks) {
     if (check.status === 'passed' || (check.status === 'skipped' && check.id.startsWith('reader/store/'))) continue;
-    lines.push(`${MARK[check.status]} ${check.id} [${check.requirements.join(', ')}] ${check.title}`);
+    const mark = check.timed_out === true ? `${MARK[check.status]} (timed out)` : MARK[check.status];
+    lines.push(`${mark} ${check.id} [${check.requirements.join(', ')}] ${check.title}`);
     // Details are multi-line on purpose; each of their lines is escaped on its own.
     for (const detail of check.details) for (const line of detail.split('\n')) lines.push(`       ${line}`);
   }

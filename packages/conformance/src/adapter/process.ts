@@ -1,10 +1,21 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { Compile } from 'typebox/compile';
 import { processGroupMembers } from './process-group.js';
 import { type AdapterOp, AdapterResponse, RESULT_SCHEMAS } from './protocol.js';
 
-/** Default time an adapter has to answer one request. */
-export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
+/**
+ * Default time an adapter has to answer one request: generous, so that a loaded machine (a CI runner with two busy
+ * cores) is not taken for a hang; `--timeout-scale` multiplies it (TJ-CONF-029, TJ-CONF-044).
+ */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+
+/**
+ * Counts the requests left unanswered within their time limit by whatever runs inside `run` (a check's body), through
+ * the async context the request was made in: a check whose count rose timed out, which the report says apart from a
+ * wrong answer (TJ-CONF-044). Runs of the kit side by side in one process (test suites) do not count each other's.
+ */
+export const requestTimeouts = new AsyncLocalStorage<{ count: number }>();
 
 /** Kinds of protocol failure the client distinguishes. */
 export type AdapterFailureKind = 'protocol' | 'timeout' | 'exited' | 'error_response';
@@ -30,7 +41,7 @@ export class AdapterFailure extends Error {
 
 /** Options of {@link AdapterProcess.spawn}. */
 export interface AdapterProcessOptions {
-  /** Per-request timeout in milliseconds (default 10 s). */
+  /** Per-request timeout in milliseconds (default {@link DEFAULT_REQUEST_TIMEOUT_MS}). */
   readonly timeoutMs?: number;
   /** Wrap the command, e.g. `['strace', '-f', '-o', 'trace', '--']`; the command runs as `sh -c <command>` after it. */
   readonly wrapper?: readonly string[];
@@ -154,7 +165,12 @@ export class AdapterProcess {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.#waiting.delete(id);
-        const failure = this.#failure('timeout', `${op} (id ${id}): no response within ${this.#timeoutMs} ms`);
+        const scope = requestTimeouts.getStore();
+        if (scope !== undefined) scope.count++;
+        const failure = this.#failure(
+          'timeout',
+          `${op} (id ${id}): timed out: no response within ${this.#timeoutMs} ms`,
+        );
         // A late answer would no longer match a pending request: the session is broken, like after a violation.
         this.#violation ??= failure;
         reject(failure);

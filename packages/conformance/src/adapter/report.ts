@@ -27,6 +27,12 @@ export const CheckReport = Type.Object(
     requirements: Type.Array(Type.String({ pattern: '^TJ-[A-Z]+-[0-9]{3}$' })),
     status: CheckStatus,
     details: Type.Array(Type.String(), { description: 'Why it failed or was skipped.' }),
+    timed_out: Type.Optional(
+      Type.Boolean({
+        description:
+          'True when the adapter left a request of the check unanswered within its time limit (TJ-CONF-044): the check failed for want of an answer, not for a wrong one. On a slow or loaded machine, run again with a larger `--timeout-scale`; a hang fails at any scale.',
+      }),
+    ),
     duration_ms: Type.Number({ minimum: 0 }),
   },
   { additionalProperties: false },
@@ -71,6 +77,15 @@ export const ConformanceReport = Type.Object(
         writer_rounds: Type.Integer({ minimum: 0 }),
         seed: Type.Integer(),
         expected_failures: Type.Union([Type.String(), Type.Null()]),
+        timeout_ms: Type.Optional(
+          Type.Integer({ minimum: 1, description: 'The per-request time limit, scaled (TJ-CONF-029, TJ-CONF-044).' }),
+        ),
+        timeout_scale: Type.Optional(
+          Type.Number({
+            exclusiveMinimum: 0,
+            description: 'The factor every time limit of the run was multiplied by.',
+          }),
+        ),
       },
       { additionalProperties: false },
     ),

@@ -1,6 +1,6 @@
 import { rmSync } from 'node:fs';
 import { loadRequirementLevels, locateStoreFixtures } from './locate.js';
-import { AdapterFailure } from './process.js';
+import { AdapterFailure, DEFAULT_REQUEST_TIMEOUT_MS } from './process.js';
 import type { StartResult } from './protocol.js';
 import type { CheckReport, ConformanceReport, ExpectedFailures } from './report.js';
 import { assembleReport } from './runner/assemble-report.js';
@@ -31,8 +31,13 @@ export interface ConformanceOptions {
   readonly expectedFailures?: ExpectedFailures;
   /** Where the baseline came from, for the report. */
   readonly expectedFailuresPath?: string;
-  /** Per-request timeout in milliseconds (default 10 s). */
+  /** Per-request timeout in milliseconds, before scaling (default {@link DEFAULT_REQUEST_TIMEOUT_MS}). */
   readonly timeoutMs?: number;
+  /**
+   * Multiplies every time limit of the run — the per-request timeout and the checks' hang guards — for a slow or loaded
+   * machine (default 1; TJ-CONF-044).
+   */
+  readonly timeoutScale?: number;
   /** The store fixtures directory, `<fixtures root>/v1/store` (default: the kit's own). */
   readonly fixturesDir?: string;
   /** Run the fsync-before-ack check under strace: `auto` (default) when available, or never. */
@@ -57,7 +62,8 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
   const runs = options.runs ?? 100;
   const writerRounds = options.writerRounds ?? 20;
   const seed = options.seed ?? DEFAULT_SEED;
-  const timeoutMs = options.timeoutMs ?? 10_000;
+  const timeoutScale = options.timeoutScale ?? 1;
+  const timeoutMs = Math.max(1, Math.round((options.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS) * timeoutScale));
   const baseline = new Map((options.expectedFailures?.failures ?? []).map((f) => [f.check, f.reason]));
   const selected = (id: string) =>
     id === 'adapter/start' ||
@@ -75,6 +81,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
       writerRounds,
       seed,
       timeoutMs,
+      timeoutScale,
       adapter: options.adapter,
       strace: options.strace ?? 'auto',
       fixturesDir: options.fixturesDir,
@@ -99,6 +106,8 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
       runs,
       writerRounds,
       seed,
+      timeoutMs,
+      timeoutScale,
       expectedFailuresPath: options.expectedFailuresPath,
       claims,
       partial,
@@ -119,12 +128,13 @@ async function runChecks(
     readonly writerRounds: number;
     readonly seed: number;
     readonly timeoutMs: number;
+    readonly timeoutScale: number;
     readonly adapter: string;
     readonly strace: 'auto' | 'never';
     readonly fixturesDir: string | undefined;
   },
 ): Promise<StartResult | null> {
-  const { tier, runs, writerRounds, seed, timeoutMs } = settings;
+  const { tier, runs, writerRounds, seed, timeoutMs, timeoutScale } = settings;
   let claims: StartResult | null = null;
   await recorder.record(
     'adapter/start',
@@ -207,7 +217,7 @@ async function runChecks(
     else
       await writerTier(
         claimed,
-        { adapter: settings.adapter, rounds: writerRounds, seed, timeoutMs, strace: settings.strace },
+        { adapter: settings.adapter, rounds: writerRounds, seed, timeoutMs, timeoutScale, strace: settings.strace },
         recorder,
       );
   }

@@ -83,7 +83,11 @@ Options:
   --expected-failures <file>      conformance: baseline {"failures":[{"check","reason"}]}; a listed failing check
                                   does not fail the run, a listed passing check does (stale entry).
   --report <file>                 conformance: also write the JSON report to <file>.
-  --timeout <ms>                  conformance: per-request timeout (default 10000).
+  --timeout <ms>                  conformance: per-request timeout (default 30000).
+  --timeout-scale <x>             conformance: multiply every time limit (the per-request timeout and the
+                                  checks' hang guards) by x, e.g. 3 on a slow or loaded machine (default: the
+                                  TURNJOURNAL_TIMEOUT_SCALE environment variable, else 1). A check that timed
+                                  out says so; a hang fails at any scale.
   --only <prefix>[,<prefix>…]     conformance: run only the checks whose id starts with a prefix,
                                   e.g. reader/store/framing.json or writer/ (adapter/start always runs).
   -h, --help                      Show this help.
@@ -235,6 +239,7 @@ const CONFORMANCE_OPTIONS = [
   'expected-failures',
   'report',
   'timeout',
+  'timeout-scale',
   'only',
 ];
 
@@ -247,6 +252,7 @@ const OPTION_COMMANDS: Readonly<Record<string, readonly string[]>> = {
   'expected-failures': ['conformance'],
   report: ['conformance'],
   timeout: ['conformance'],
+  'timeout-scale': ['conformance'],
   only: ['conformance'],
   mode: ['check', 'inspect', 'audit'],
   apply: ['recover'],
@@ -275,6 +281,7 @@ function parse(argv: readonly string[]) {
       'expected-failures': { type: 'string' },
       report: { type: 'string' },
       timeout: { type: 'string' },
+      'timeout-scale': { type: 'string' },
       only: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
       version: { type: 'boolean', short: 'v' },

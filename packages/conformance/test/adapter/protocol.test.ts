@@ -90,11 +90,47 @@ describe('AdapterProcess reports protocol violations clearly and never hangs', (
     expect(adapter.exitStatus).not.toBeNull();
   });
 
-  it('the runner reports a hanging adapter as a failed start check and returns', async () => {
+  it('the runner reports a hanging adapter as a failed start check that timed out, and returns (TJ-CONF-044)', async () => {
     const report = await runConformance({ adapter: fakeAdapter(fakeLoop('() => undefined')), timeoutMs: 300 });
     expect(report.ok).toBe(false);
-    expect(report.checks.map((c) => [c.id, c.status])).toEqual([['adapter/start', 'failed']]);
-    expect(report.checks[0]?.details[0]).toContain('no response within 300 ms');
+    expect(report.checks.map((c) => [c.id, c.status, c.timed_out])).toEqual([['adapter/start', 'failed', true]]);
+    expect(report.checks[0]?.details[0]).toMatch(/^timed out: .*not a wrong answer.*--timeout-scale/);
+    expect(report.checks[0]?.details[1]).toContain('no response within 300 ms');
+  });
+
+  it('a slow adapter times out at scale 1 and passes with --timeout-scale; a hang fails at any scale (TJ-CONF-044)', async () => {
+    // Answers start 600 ms late: a loaded machine, not a hang.
+    const slow = fakeAdapter(
+      fakeLoop(
+        `(r) => { const end = Date.now() + 600; while (Date.now() < end); return JSON.stringify({ id: r.id, ok: true, result: ${START} }); }`,
+      ),
+    );
+    const hasty = await runConformance({ adapter: slow, timeoutMs: 150, tier: 'reader', only: ['adapter/start'] });
+    const start = (report: typeof hasty) => report.checks.find((c) => c.id === 'adapter/start');
+    expect(start(hasty)?.timed_out).toBe(true);
+    const scaled = await runConformance({
+      adapter: slow,
+      timeoutMs: 150,
+      timeoutScale: 20,
+      tier: 'reader',
+      only: ['adapter/start'],
+    });
+    expect(start(scaled)?.status).toBe('passed');
+    expect(scaled.options.timeout_ms).toBe(3000);
+    expect(scaled.options.timeout_scale).toBe(20);
+    const hang = await runConformance({
+      adapter: fakeAdapter(fakeLoop('() => undefined')),
+      timeoutMs: 150,
+      timeoutScale: 4,
+    });
+    expect(start(hang)?.timed_out).toBe(true);
+  });
+
+  it('a wrong answer is a failure that did not time out (TJ-CONF-044)', async () => {
+    const wrong = fakeAdapter(fakeLoop(`(r) => JSON.stringify({ id: r.id, ok: true, result: { name: 'x' } })`));
+    const report = await runConformance({ adapter: wrong, timeoutMs: 5000 });
+    expect(report.checks[0]?.status).toBe('failed');
+    expect(report.checks[0]?.timed_out).toBeUndefined();
   });
 
   it('the runner survives an adapter that answers start and then crashes on read (TJ-CONF-015)', async () => {

@@ -10,6 +10,9 @@ export interface RunDescription {
   readonly runs: number;
   readonly writerRounds: number;
   readonly seed: number;
+  /** The per-request time limit, scaled, and the scale (TJ-CONF-044). */
+  readonly timeoutMs: number;
+  readonly timeoutScale: number;
   readonly expectedFailuresPath: string | undefined;
   /** The claim `start` answered, or null when it failed. */
   readonly claims: StartResult | null;
@@ -65,6 +68,8 @@ export function assembleReport(
       writer_rounds: run.writerRounds,
       seed: run.seed,
       expected_failures: run.expectedFailuresPath ?? null,
+      timeout_ms: run.timeoutMs,
+      timeout_scale: run.timeoutScale,
     },
     ok,
     partial: run.partial,

@@ -63,7 +63,7 @@ export async function boundedMemoryCheck(
       const roots = [freshDir('tj-conf-memory-'), freshDir('tj-conf-memory-')];
       // A process of its own: the session's has read other stores (a 16 MiB line among them), and its peak shows that.
       // Large stores take longer than a request usually may.
-      const process = AdapterProcess.spawn(session.command, { timeoutMs: Math.max(session.timeoutMs, 120_000) });
+      const process = AdapterProcess.spawn(session.command, { timeoutMs: Math.max(4 * session.timeoutMs, 120_000) });
       try {
         await process.request('start', { protocol: 1 });
         const failures: string[] = [];

@@ -1,4 +1,4 @@
-import { AdapterFailure } from '../process.js';
+import { AdapterFailure, requestTimeouts } from '../process.js';
 import type { CheckReport } from '../report.js';
 import { applyBaseline, type OwnStatus } from './baseline.js';
 
@@ -36,9 +36,10 @@ export class CheckRecorder {
   ): Promise<void> {
     if (!this.selected(id)) return;
     const started = performance.now();
+    const timeouts = { count: 0 };
     let outcome: Outcome;
     try {
-      outcome = await body();
+      outcome = await requestTimeouts.run(timeouts, body);
     } catch (error) {
       outcome = { failures: [error instanceof AdapterFailure ? error.message : `harness error: ${String(error)}`] };
     }
@@ -58,6 +59,12 @@ export class CheckRecorder {
         requirements.length > 0 && requirements.every((r) => (this.levels.get(r) ?? 'MUST').startsWith('SHOULD'));
       status = shouldOnly ? 'warning' : 'failed';
     }
+    // A request left unanswered is no wrong answer: the report says so, and how to tell a slow machine from a hang.
+    const timedOut = status !== 'passed' && status !== 'skipped' && timeouts.count > 0;
+    if (timedOut)
+      details.unshift(
+        'timed out: the adapter did not answer a request within its time limit (not a wrong answer). On a slow or loaded machine run again with --timeout-scale 3 (or TURNJOURNAL_TIMEOUT_SCALE=3); a hang fails at any scale.',
+      );
     const check: RecordedCheck = {
       id,
       title,
@@ -65,6 +72,7 @@ export class CheckRecorder {
       requirements: [...requirements],
       status,
       details,
+      ...(timedOut ? { timed_out: true } : {}),
       duration_ms: Math.round(performance.now() - started),
     };
     this.checks.push(check);

@@ -144,9 +144,20 @@ function eventWriter(broken) {
     stateWrite: referenceImplementation.lifecycle.stateWrite,
     async eventAppend({ file: path, type, payload }) {
       return withFile(path, async (file, existing) => {
-        const seqs = existing.map((r) => r.seq).filter((s) => Number.isInteger(s));
-        // TJ-EVENT-003/004: one more than the last accepted seq; the defect counts from 0 in every process instead.
-        const seq = broken === 'event-seq-restarts' ? counter++ : seqs.length === 0 ? 0 : Math.max(...seqs) + 1;
+        // The defect leaves records of extension types (`x.<org>.<name>`, spec §9.2) out, as if their seqs did not count.
+        const counted =
+          broken === 'event-seq-skips-extensions' ? existing.filter((r) => !/^x\./.test(r.type)) : existing;
+        const seqs = counted.map((r) => r.seq).filter((s) => Number.isInteger(s));
+        // TJ-EVENT-003/004: one more than the last accepted seq; one defect counts from 0 in every process instead, the
+        // other counts the records it read (right on every log that starts at seq 0, wrong on a compacted one).
+        const seq =
+          broken === 'event-seq-restarts'
+            ? counter++
+            : broken === 'event-seq-from-count'
+              ? existing.length
+              : seqs.length === 0
+                ? 0
+                : Math.max(...seqs) + 1;
         if (type === 'chat.started') {
           const runs = [...knownRuns(existing, broken).values()];
           const active = runs.length > 0 && runs.at(-1).outcome === null;
@@ -292,6 +303,8 @@ export const lifecycleDefects = Object.fromEntries([
   ].map((name) => [name, { lifecycle: turnWriter(name) }]),
   ...[
     'event-seq-restarts',
+    'event-seq-from-count',
+    'event-seq-skips-extensions',
     'event-concurrent-runs',
     'event-request-id-reuse',
     'event-ack-beyond-log',

@@ -85,6 +85,7 @@ describe('no false greens (issue 12 §3)', () => {
       'writer/durable-open',
       'writer/none-close',
       'writer/fault-fdatasync-eio',
+      'writer/fault-fdatasync-once',
       'writer/fault-write-eio',
       'writer/fault-write-enospc',
       'writer/short-write',

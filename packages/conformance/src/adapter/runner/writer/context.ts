@@ -13,6 +13,8 @@ export interface WriterContext {
   readonly rounds: number;
   readonly seed: number;
   readonly timeoutMs: number;
+  /** The factor the run's time limits are multiplied by: a check's own hang guard is multiplied by it too (TJ-CONF-044). */
+  readonly timeoutScale: number;
   /** `never`: strace-based checks are skipped on request. */
   readonly strace: 'auto' | 'never';
   readonly recorder: CheckRecorder;

@@ -14,6 +14,11 @@ interface Fault {
   readonly errno: 'EIO' | 'ENOSPC';
   /** After the fault is lifted, appends must still be refused (a failed sync poisons the file, TJ-DUR-021). */
   readonly poisons: boolean;
+  /**
+   * The fault hits only the first such syscall on the file (strace `when=1`, counted per thread and syscall): a retry
+   * of the failed call then succeeds, so a writer that retries a failed sync and acknowledges shows.
+   */
+  readonly oneShot?: true;
 }
 
 const FAULTS: readonly Fault[] = [
@@ -25,6 +30,16 @@ const FAULTS: readonly Fault[] = [
     syscalls: 'fdatasync,fsync',
     errno: 'EIO',
     poisons: true,
+  },
+  {
+    id: 'writer/fault-fdatasync-once',
+    title:
+      'an fsync/fdatasync failing with EIO once (a retry would succeed): that append is refused, and every later one',
+    requirements: ['TJ-DUR-021', 'TJ-CONF-014'],
+    syscalls: 'fdatasync,fsync',
+    errno: 'EIO',
+    poisons: true,
+    oneShot: true,
   },
   {
     id: 'writer/fault-write-eio',
@@ -72,7 +87,7 @@ export async function faultInjectionChecks(context: WriterContext): Promise<void
         '-e',
         `trace=${fault.syscalls}`,
         '-e',
-        `inject=${fault.syscalls}:error=${fault.errno}`,
+        `inject=${fault.syscalls}:error=${fault.errno}${fault.oneShot === true ? ':when=1' : ''}`,
         '--',
       ];
       const process = spawnAdapter(context, wrapper);
@@ -95,7 +110,11 @@ export async function faultInjectionChecks(context: WriterContext): Promise<void
         const [failing, queued] = await Promise.all([append(3), append(4)]);
         renameSync(faulty, where.file);
         if (failing === 'ok')
-          failures.push(`the append whose ${fault.syscalls.split(',')[0]} failed (${fault.errno}) was acknowledged`);
+          failures.push(
+            fault.oneShot === true
+              ? `the append whose first ${fault.syscalls.split(',')[0]} failed (${fault.errno}) was acknowledged: a sync that succeeds after a failed one does not make the record durable, the kernel may have dropped its pages (TJ-DUR-021)`
+              : `the append whose ${fault.syscalls.split(',')[0]} failed (${fault.errno}) was acknowledged`,
+          );
         if (queued === 'ok') failures.push('an append queued behind the failing one was acknowledged');
         if (fault.poisons) {
           const later = await append(5);

@@ -99,7 +99,8 @@ export async function expiredLeaseLockCheck(context: WriterContext): Promise<voi
       const oldHolder = openSync(where.file, 'r+');
       try {
         return await withAdapter(context, async (process) => {
-          const deadline = Date.now() + TAKEOVER_GUARD_MS;
+          const guardMs = TAKEOVER_GUARD_MS * context.timeoutScale;
+          const deadline = Date.now() + guardMs;
           let handle: string | null = null;
           let code = 'journal_locked';
           while (code === 'journal_locked' && Date.now() < deadline) {
@@ -114,7 +115,7 @@ export async function expiredLeaseLockCheck(context: WriterContext): Promise<voi
             return {
               failures: [
                 code === 'journal_locked'
-                  ? `open still answered journal_locked ${TAKEOVER_GUARD_MS / 1000} s after the planted lease (${PLANTED_LEASE_MS} ms) had long expired (TJ-DUR-039)`
+                  ? `open still answered journal_locked ${guardMs / 1000} s after the planted lease (${PLANTED_LEASE_MS} ms) had long expired (TJ-DUR-039)`
                   : `open of a file with an expired lease answered ${code}`,
               ],
             };

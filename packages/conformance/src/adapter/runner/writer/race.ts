@@ -6,25 +6,49 @@ import { answerCode, openHandle, type WriterContext, withAdapters } from './cont
 import { impossiblePid, lockText, plantLock, target } from './support.js';
 
 const WRITERS = 4;
-const ROUNDS = 20;
+/** A take-over wrong in this fraction of rounds (a race lost now and then)… */
+const DEFECT_RATE = 0.05;
+/** …fails the check with at least this probability (TJ-CONF-045). */
+const CATCH_PROBABILITY = 0.99;
+const STALE_ROUNDS = roundsToCatch(CATCH_PROBABILITY, DEFECT_RATE);
+/** New files: a smoke check of the exclusive create, whose own catch probability the title states too. */
+const NEW_FILE_ROUNDS = 10;
+const ROUNDS = STALE_ROUNDS + NEW_FILE_ROUNDS;
 
 /**
- * `writer/race`: several adapter processes open one file at the same instant, ≥ 20 rounds, alternating a new file and
- * a file with one stale lock: exactly one must hold it (TJ-DUR-017, TJ-DUR-025), the others answer `journal_locked`
- * (TJ-DUR-018). The processes are started once and reused, so a round costs requests, not process starts.
+ * The rounds a randomized check needs to fail, with probability `catchProbability`, an implementation that goes wrong
+ * independently in a fraction `defectRate` of rounds: the least n with 1 − (1 − rate)^n ≥ probability (TJ-CONF-045).
+ */
+export function roundsToCatch(catchProbability: number, defectRate: number): number {
+  return Math.ceil(Math.log(1 - catchProbability) / Math.log(1 - defectRate));
+}
+
+/** The probability that `rounds` rounds catch a defect showing in a fraction `defectRate` of them. */
+export function catchProbability(rounds: number, defectRate: number): number {
+  return 1 - (1 - defectRate) ** rounds;
+}
+
+const percent = (p: number) => `${Math.floor(p * 1000) / 10} %`;
+
+/**
+ * `writer/race`: several adapter processes open one file at the same instant, in rounds with a file holding one stale
+ * lock and rounds with a new file (one new-file round in every ten): exactly one must hold it (TJ-DUR-017,
+ * TJ-DUR-025), the others answer `journal_locked` (TJ-DUR-018). The stale-lock rounds are as many as it takes to catch
+ * a take-over wrong in 5 % of rounds with probability ≥ 99 %, which the title states. The processes are started once
+ * and reused, so a round costs requests, not process starts.
  */
 export async function raceCheck(context: WriterContext): Promise<void> {
   const { claims, modes, recorder } = context;
   await recorder.record(
     'writer/race',
-    `${WRITERS} writers opening one new file, or one file with a stale lock, at the same instant (${ROUNDS} rounds): exactly one holds it`,
+    `${WRITERS} writers opening one file with a stale lock, or a new file, at the same instant: exactly one holds it (${STALE_ROUNDS} stale-lock rounds catch a take-over wrong in ${percent(DEFECT_RATE)} of rounds with probability ${percent(catchProbability(STALE_ROUNDS, DEFECT_RATE))}; ${NEW_FILE_ROUNDS} new-file rounds, ${percent(catchProbability(NEW_FILE_ROUNDS, DEFECT_RATE))})`,
     'writer',
-    ['TJ-DUR-017', 'TJ-DUR-018', 'TJ-DUR-025', 'TJ-CONF-026'],
+    ['TJ-DUR-017', 'TJ-DUR-018', 'TJ-DUR-025', 'TJ-CONF-026', 'TJ-CONF-045'],
     async () =>
       withAdapters(context, WRITERS, async (processes) => {
         const failures: string[] = [];
         for (let round = 0; round < ROUNDS; round++) {
-          const stale = round % 2 === 1;
+          const stale = round % 10 !== 0 || round / 10 >= NEW_FILE_ROUNDS;
           const dir = freshDir('tj-conf-race-');
           const where = target(claims, dir);
           if (stale) plantLock(where.file, { pid: impossiblePid(), host: hostname(), token: `stale-${round}` });

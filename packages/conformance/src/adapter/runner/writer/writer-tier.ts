@@ -4,6 +4,7 @@ import { byteExactCheck } from './byte-exact.js';
 import type { WriterContext } from './context.js';
 import { deadHolderLockCheck } from './dead-holder-lock.js';
 import { eventCheckpointChecks } from './event-checkpoints.js';
+import { eventCompactedStartCheck } from './event-compacted-start.js';
 import { faultInjectionChecks } from './fault-injection.js';
 import { fencedCheck } from './fenced.js';
 import { foreignHostLockCheck } from './foreign-host-lock.js';
@@ -26,6 +27,7 @@ import { sweepRecheckCheck } from './sweep-recheck.js';
 import { preallocatedSpaceCheck, tornTailCheck } from './torn-tail.js';
 import { tracedOpenCloseChecks } from './traced-open-close.js';
 import { tracedStoreOpsChecks } from './traced-store-ops.js';
+import { zombieHolderLockCheck } from './zombie-holder-lock.js';
 
 /** Settings of the writer tier. */
 export interface WriterTierSettings {
@@ -33,6 +35,7 @@ export interface WriterTierSettings {
   readonly rounds: number;
   readonly seed: number;
   readonly timeoutMs: number;
+  readonly timeoutScale: number;
   readonly strace: 'auto' | 'never';
 }
 
@@ -66,6 +69,7 @@ export async function writerTier(claims: StartResult, settings: WriterTierSettin
   await repairChecks(context);
   await foreignHostLockCheck(context);
   await deadHolderLockCheck(context);
+  await zombieHolderLockCheck(context);
   await lockReplacedCheck(context);
   await foreignNamespaceLockCheck(context);
   await expiredLeaseLockCheck(context);
@@ -82,6 +86,7 @@ export async function writerTier(claims: StartResult, settings: WriterTierSettin
   await shortWriteCheck(context);
   await lifecycleChecks(context);
   await eventCheckpointChecks(context);
+  await eventCompactedStartCheck(context);
   await runAndStateChecks(context);
   await recoveryCheck(context);
   await retentionChecks(context);
