@@ -33,6 +33,15 @@ interface RunAccumulator {
   finish: EventRunStatus | undefined;
 }
 
+/** A split checkpoint being read (spec §6.2): the parts so far, and which one must come next. */
+interface OpenParts {
+  readonly parts: number;
+  readonly where: FindingLocation;
+  next: number;
+  nextSeq: number;
+  readonly messages: Message[];
+}
+
 interface OpenSegment {
   readonly requestId: string;
   readonly messageId: string;
@@ -60,6 +69,8 @@ export class IncrementalEventFold {
   readonly #acked = new Set<string>();
   #lastStarted: string | undefined;
   #segment: OpenSegment | undefined;
+  /** The split checkpoint whose parts are being read, if any (TJ-REPLAY-019). */
+  #parts: OpenParts | undefined;
   readonly #findings: Finding[] = [];
 
   /** @param options where the fold starts; by default at the start of the file. */
@@ -94,7 +105,11 @@ export class IncrementalEventFold {
    */
   add(type: string, value: Record<string, unknown>, seq: number, valid: boolean, where: FindingLocation): boolean {
     if (!this.#acceptSeq(seq, where)) return false;
-    if (valid) this.#apply(type, value, seq, where);
+    if (valid && type === 'checkpoint.part') this.#part(value.payload as PartPayload, seq, where);
+    else {
+      if (this.#parts !== undefined) this.#interruptParts();
+      if (valid) this.#apply(type, value, seq, where);
+    }
     return true;
   }
 
@@ -105,6 +120,7 @@ export class IncrementalEventFold {
    */
   addDelta(seq: number, requestId: string, messageId: string, text: string, where: FindingLocation): boolean {
     if (!this.#acceptSeq(seq, where)) return false;
+    if (this.#parts !== undefined) this.#interruptParts();
     // `#stream` for a delta (not a segment-closing type): the open segment's text, then the run's last seq.
     const segment = this.#segment;
     if (segment !== undefined && messageId === segment.messageId) segment.parts.push(text);
@@ -191,6 +207,8 @@ export class IncrementalEventFold {
    */
   finish(): EventLogState {
     const findings = [...this.#findings];
+    // The file ends inside a split checkpoint (a crash between its parts): the list stays as the records before it made it.
+    if (this.#parts !== undefined) findings.push(incompleteParts(this.#parts, 'the log ends before its last part'));
     const runs: EventRun[] = [];
     let activeRun: ActiveRun | null = null;
     for (const run of this.#runs.values()) {
@@ -276,6 +294,39 @@ export class IncrementalEventFold {
     this.#firstSeq ??= seq;
     this.#lastSeq = seq;
     return true;
+  }
+
+  /**
+   * A `checkpoint.part` (TJ-REPLAY-019): part 0 opens a set (closing an unfinished one as incomplete); the part due
+   * next, with the next seq and the same count, continues it; the last one replaces the list with the parts' messages.
+   * Anything else leaves the set incomplete, with no effect on the list.
+   */
+  #part(payload: PartPayload, seq: number, where: FindingLocation): void {
+    const { part, parts, messages } = payload;
+    const open = this.#parts;
+    if (open !== undefined && (part !== open.next || parts !== open.parts || seq !== open.nextSeq))
+      this.#interruptParts();
+    if (this.#parts === undefined) {
+      if (part !== 0 || parts < 2) {
+        this.#report('incomplete_checkpoint', `checkpoint part ${part} of ${parts} has no part 0 before it`, where);
+        return;
+      }
+      this.#parts = { parts, where, next: 0, nextSeq: seq, messages: [] };
+    }
+    const current = this.#parts as OpenParts;
+    for (const message of messages) current.messages.push(message);
+    current.next += 1;
+    current.nextSeq = seq + 1;
+    if (current.next < current.parts) return;
+    this.#parts = undefined;
+    this.#messages = current.messages;
+    this.#messagesKnown = true;
+  }
+
+  #interruptParts(): void {
+    const open = this.#parts as OpenParts;
+    this.#parts = undefined;
+    this.#findings.push(incompleteParts(open, `part ${open.next} does not follow`));
   }
 
   #wasAccepted(seq: number): boolean {
@@ -396,4 +447,18 @@ export class IncrementalEventFold {
   #report(code: FindingCode, message: string, where: FindingLocation): void {
     this.#findings.push(makeFinding(code, message, where));
   }
+}
+
+interface PartPayload {
+  readonly part: number;
+  readonly parts: number;
+  readonly messages: readonly Message[];
+}
+
+function incompleteParts(open: OpenParts, why: string): Finding {
+  return makeFinding(
+    'incomplete_checkpoint',
+    `a checkpoint split in ${open.parts} parts has ${open.next}: ${why}; it changes nothing`,
+    open.where,
+  );
 }
