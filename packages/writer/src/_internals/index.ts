@@ -11,4 +11,12 @@ export { escapeLineSeparators } from '../append/encode-record.js';
 // A live session's held `chat.delta` appends without a promise per delta (issue 15: the per-delta cost of the hub).
 // A live session's tool result and its message, checked before either is appended (a pair goes in whole or not at all).
 // A live session's index of the next message, asked at every segment, without a copy of the list.
-export { deferCheckpoints, holdDelta, lastCheckpoint, messageCount, oversizeRefusal } from '../event/event-log.js';
+export {
+  type CheckpointPartKept,
+  deferCheckpoints,
+  holdDelta,
+  lastCheckpoint,
+  lastCheckpointParts,
+  messageCount,
+  oversizeRefusal,
+} from '../event/event-log.js';

@@ -5,9 +5,12 @@ import type { AppendAck, AppendFile, AppendLineOptions } from './append-file.js'
 export interface ReservedLines {
   /** The line the call resolves with. */
   readonly line: Uint8Array;
-  /** The line appended right after it; the call does not wait for it. */
-  readonly trailer: Uint8Array;
-  /** Told how the trailer ended: null once it is acknowledged, else the error. */
+  /**
+   * The line appended right after it, or the lines in order (a checkpoint split over several, TJ-EVENT-027); the call
+   * does not wait for them.
+   */
+  readonly trailer: Uint8Array | readonly Uint8Array[];
+  /** Told how the trailer ended: null once all of it is acknowledged, else the first error. */
   readonly trailerSettled: (error: unknown) => void;
 }
 
@@ -183,18 +186,12 @@ export class JournalAppender {
     if (options?.hold === true && this.file.durability === 'none') {
       if (prepared instanceof Uint8Array) return this.file.appendLine(prepared, options);
       const written = this.file.appendLine(prepared.line, options);
-      this.file.appendLine(prepared.trailer, options).then(
-        () => prepared.trailerSettled(null),
-        (error: unknown) => prepared.trailerSettled(error),
-      );
+      settleTrailer(prepared, (line) => this.file.appendLine(line, options));
       return written;
     }
     if (prepared instanceof Uint8Array) return this.#track(prepared);
     const written = this.#track(prepared.line);
-    this.#track(prepared.trailer).then(
-      () => prepared.trailerSettled(null),
-      (error: unknown) => prepared.trailerSettled(error),
-    );
+    settleTrailer(prepared, (line) => this.#track(line));
     return written;
   }
 
@@ -339,4 +336,14 @@ export class JournalAppender {
       done();
     }
   }
+}
+
+/** Appends the trailer's lines in order with `append`, and tells `trailerSettled` how they ended. */
+function settleTrailer(prepared: ReservedLines, append: (line: Uint8Array) => Promise<unknown>): void {
+  const { trailer } = prepared;
+  const written = trailer instanceof Uint8Array ? append(trailer) : Promise.all(trailer.map(append));
+  written.then(
+    () => prepared.trailerSettled(null),
+    (error: unknown) => prepared.trailerSettled(error),
+  );
 }

@@ -25,6 +25,7 @@ import { JournalAppender, type Prepared } from '../append/journal-appender.js';
 import { WriterError, WriterPoisonedError } from '../errors.js';
 import { CheckpointEncoder } from './checkpoint-encoder.js';
 import { CheckpointLines } from './checkpoint-lines.js';
+import { encodeCheckpointParts } from './checkpoint-parts.js';
 import { type CompactEventLogOptions, compactOpenFile, type EventLogCompaction } from './compact-event-log.js';
 import { deepFreeze } from './deep-freeze.js';
 import { DeltaLines, encodeDeltaRecord } from './encode-delta.js';
@@ -49,7 +50,7 @@ import { recoverTail, type TailRecovery } from './recover-tail.js';
 type Payload = Record<string, unknown>;
 
 /** The types whose payload carries messages (`message` or `messages`): the fold keeps them, snapshots hand them out. */
-const MESSAGE_TYPES: ReadonlySet<string> = new Set(['message_append', 'message_edit', 'checkpoint']);
+const MESSAGE_TYPES: ReadonlySet<string> = new Set(['message_append', 'message_edit', 'checkpoint', 'checkpoint.part']);
 const HOLD: AppendLineOptions = { hold: true };
 /** The `ts` the writer makes (`Date.prototype.toISOString` of epoch milliseconds): what a held delta's must be. */
 const ISO_STAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -58,12 +59,29 @@ const ISO_STAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 let holdDeltaOf: (log: EventLog, requestId: string, messageId: string, text: string, ts: string) => number;
 /** Set by {@link EventLog}'s static block: reaches its private state for {@link lastCheckpoint}. */
 let lastCheckpointOf: (log: EventLog) => { readonly payload: Payload; readonly lineBytes: number } | null;
+/** Set by {@link EventLog}'s static block: reaches its private state for {@link lastCheckpointParts}. */
+let lastCheckpointPartsOf: (log: EventLog, firstSeq: number) => readonly CheckpointPartKept[] | null;
 /** Set by {@link EventLog}'s static block: reaches its fold for {@link messageCount}. */
 let messageCountOf: (log: EventLog) => number;
 /** Set by {@link EventLog}'s static block: reaches its checkpoint switch for {@link deferCheckpoints}. */
 let deferCheckpointsOf: (log: EventLog, deferred: boolean) => void;
 /** Set by {@link EventLog}'s static block: reaches its private encoder for {@link oversizeRefusal}. */
 let oversizeRefusalOf: (log: EventLog, type: string, payload: Payload | undefined, ahead: number) => unknown;
+
+/** One record of a split checkpoint the log reserved (see {@link lastCheckpointParts}). */
+export interface CheckpointPartKept {
+  readonly seq: number;
+  readonly ts: string;
+  readonly payload: Readonly<Record<string, unknown>>;
+  /** Its line's length in bytes, LF included. */
+  readonly lineBytes: number;
+}
+
+/** A checkpoint reserved: its records' lines (one, or the parts of a split one) and what each holds. */
+interface CheckpointReserved {
+  readonly encoded: readonly EncodedRecord[];
+  readonly seq: number;
+}
 
 /** What {@link openEventLog} found and chose, handed to the writer. */
 export interface EventLogSettings {
@@ -156,6 +174,8 @@ export class EventLog {
   readonly #checkpointEncoder: CheckpointEncoder;
   /** True while automatic checkpoints are put off (see {@link deferCheckpoints}). */
   #checkpointsDeferred = false;
+  /** The records of the last split checkpoint reserved (TJ-EVENT-027), for a live session's subscribers. */
+  #lastParts: readonly CheckpointPartKept[] = [];
 
   static {
     deferCheckpointsOf = (log, deferred) => {
@@ -163,6 +183,7 @@ export class EventLog {
     };
     holdDeltaOf = (log, requestId, messageId, text, ts) => log.#holdDelta(requestId, messageId, text, ts);
     lastCheckpointOf = (log) => log.#lastCheckpoint();
+    lastCheckpointPartsOf = (log, firstSeq) => (log.#lastParts[0]?.seq === firstSeq ? log.#lastParts : null);
     messageCountOf = (log) => log.#fold.messages.length;
     oversizeRefusalOf = (log, type, payload, ahead) => log.#oversizeRefusal(type, payload, ahead);
   }
@@ -366,11 +387,11 @@ export class EventLog {
   ): Promise<EventLogAck> {
     if (typeof type !== 'string' || type.length === 0)
       return Promise.reject(new WriterError('invalid_record', 'a record type must be a non-empty string', this.path));
-    if (type === 'checkpoint')
+    if (type === 'checkpoint' || type === 'checkpoint.part')
       return Promise.reject(
         new WriterError(
           'invalid_record',
-          'a checkpoint must equal the message list (TJ-EVENT-007): use checkpoint(), not append()',
+          `a ${type} must equal the message list (TJ-EVENT-007, TJ-EVENT-029): use checkpoint(), not append()`,
           this.path,
         ),
       );
@@ -384,7 +405,27 @@ export class EventLog {
    * The next automatic checkpoint is due `checkpointInterval` records after it.
    */
   checkpoint(): Promise<EventLogAck> {
-    return this.#submit('checkpoint', undefined);
+    // A split checkpoint (TJ-EVENT-027) resolves with its first part's ack once every part is written, so a caller
+    // never takes an incomplete set for a checkpoint.
+    let rest: Promise<unknown> = Promise.resolve(null);
+    let seq = 0;
+    const written = this.#appender.append(() => {
+      if (this.#file.poisoned) throw new WriterPoisonedError(this.path, 'an earlier sync or write failed');
+      this.#stateVersion += 1;
+      seq = this.#nextSeq;
+      let settle: (error: unknown) => void = () => undefined;
+      rest = new Promise((resolve) => {
+        settle = resolve;
+      });
+      const prepared = this.#reserveCheckpoint(settle);
+      if (prepared instanceof Uint8Array) settle(null);
+      return prepared;
+    });
+    return written.then(async (ack) => {
+      const failure = await rest;
+      if (failure !== null) throw failure;
+      return { seq, offset: (ack as AppendAck).offset, length: (ack as AppendAck).length };
+    });
   }
 
   /**
@@ -475,7 +516,7 @@ export class EventLog {
   #reserve(type: string, payload: Payload | undefined): Prepared {
     if (this.#file.poisoned) throw new WriterPoisonedError(this.path, 'an earlier sync or write failed');
     this.#stateVersion += 1;
-    const encoded = type === 'checkpoint' ? this.#encodeCheckpoint() : this.#encode(type, payload);
+    const encoded = this.#encode(type, payload);
     const { written, bytes } = encoded;
     const why = whyNotApplicable(this.#fold, type, written.payload as Payload | undefined, this.#runs);
     if (why !== null) throw new WriterError('illegal_transition', `${type}: ${why}`, this.path);
@@ -486,11 +527,6 @@ export class EventLog {
       this.#checkpointEncoder.noteAppended(bytes, seq, written.ts as string, written.payload as Payload);
     if (written.payload !== undefined)
       applyRunRecord(this.#runs, seq, written.ts as string, type, written.payload as Payload);
-    if (type === 'checkpoint') {
-      this.#checkpointDue = this.checkpointInterval;
-      this.#checkpointFailure = null;
-      return bytes;
-    }
     if (
       this.#checkpointsDeferred ||
       this.#sinceCheckpoint < this.#checkpointDue ||
@@ -502,31 +538,75 @@ export class EventLog {
     // Remembered, as a held delta's checkpoint is: the deltas that may follow repeat its line, and a live session
     // keeps its payload for subscribers without rebuilding the list (see `lastCheckpoint`). A failed write of it
     // re-reads the state, which moves the version and so forgets it.
-    this.#checkpointLines.remember(
-      this.#stateVersion,
-      checkpoint.written.payload as Payload,
-      checkpoint.seq,
-      checkpoint.written.ts as string,
-      checkpoint.trailer,
-    );
+    if (checkpoint.trailer instanceof Uint8Array)
+      this.#checkpointLines.remember(
+        this.#stateVersion,
+        checkpoint.written.payload as Payload,
+        checkpoint.seq,
+        checkpoint.written.ts as string,
+        checkpoint.trailer,
+      );
     return { line: bytes, trailer: checkpoint.trailer, trailerSettled: checkpoint.trailerSettled };
   }
 
+  /**
+   * The `checkpoint()` call's reservation: the checkpoint's line, or a split one's first part with the others behind,
+   * whose outcome `settled` is told.
+   */
+  #reserveCheckpoint(settled: (error: unknown) => void): Prepared {
+    const { encoded } = this.#reserveCheckpointRecords(this.#encodeCheckpoint());
+    this.#checkpointFailure = null;
+    const [first, ...rest] = encoded.map((record) => record.bytes) as [Uint8Array, ...Uint8Array[]];
+    if (rest.length === 0) return first;
+    const trailerSettled = (error: unknown): void => {
+      this.#checkpointFailure = error;
+      settled(error);
+    };
+    return { line: first, trailer: rest, trailerSettled };
+  }
+
+  /**
+   * Takes the seqs of an encoded checkpoint's records and applies them to the state: one `checkpoint`, or the parts of
+   * a split one (TJ-EVENT-027), whose lines together space the next checkpoint (TJ-EVENT-006).
+   */
+  #reserveCheckpointRecords(encoded: readonly EncodedRecord[]): CheckpointReserved {
+    const seq = this.#nextSeq;
+    let bytes = 0;
+    for (const record of encoded) {
+      const type = record.written.type as string;
+      this.#apply(type, record.written, record.valid, record.bytes.length, this.#nextSeq);
+      this.#nextSeq += 1;
+      bytes += record.bytes.length;
+    }
+    this.#checkpointBytesDue = bytes;
+    this.#checkpointDue = this.checkpointInterval;
+    this.#lastParts =
+      encoded.length === 1
+        ? []
+        : encoded.map((record, i) => ({
+            seq: seq + i,
+            ts: record.written.ts as string,
+            payload: record.written.payload as Payload,
+            lineBytes: record.bytes.length,
+          }));
+    return { encoded, seq };
+  }
+
   /** @param ts the checkpoint's `ts`: by default from the clock; a held delta's checkpoint takes the delta's. */
-  #autoCheckpoint(
-    ts?: string,
-  ): { trailer: Uint8Array; trailerSettled: (error: unknown) => void; written: Payload; seq: number } | null {
+  #autoCheckpoint(ts?: string): {
+    trailer: Uint8Array | readonly Uint8Array[];
+    trailerSettled: (error: unknown) => void;
+    written: Payload;
+    seq: number;
+  } | null {
     try {
-      const encoded = this.#encodeCheckpoint(ts);
-      const seq = this.#nextSeq;
-      this.#nextSeq = seq + 1;
-      this.#apply('checkpoint', encoded.written, encoded.valid, encoded.bytes.length, seq);
-      this.#checkpointDue = this.checkpointInterval;
+      const { encoded, seq } = this.#reserveCheckpointRecords(this.#encodeCheckpoint(ts));
+      const lines = encoded.map((record) => record.bytes);
       // A failure re-reads the state from the file; the count then makes the next append retry.
       return {
-        trailer: encoded.bytes,
+        trailer: lines.length === 1 ? (lines[0] as Uint8Array) : lines,
         trailerSettled: (error) => (this.#checkpointFailure = error),
-        written: encoded.written,
+        written: (encoded[0] as EncodedRecord).written,
         seq,
       };
     } catch (error) {
@@ -545,13 +625,19 @@ export class EventLog {
    * A checkpoint's payload: the message list (TJ-EVENT-007) and the run index, every run of the log as of the
    * checkpoint (TJ-EVENT-019), so that opening reads no further back than the last checkpoint (TJ-EVENT-020).
    */
-  #encodeCheckpoint(ts: string = this.#stamp()): EncodedRecord {
+  #encodeCheckpoint(ts: string = this.#stamp()): EncodedRecord[] {
     const payload = { messages: [...this.#fold.messages], runs: runIndexEntries(this.#runs.values()) };
     // The fold's messages were parsed from lines and frozen, and the run index holds strings and numbers: the record
     // is kept as it is rather than parsed back from its line (see encodeParsedRecord), and the messages the last
     // checkpoint holds too are copied from its line (see CheckpointEncoder).
     const record = { seq: this.#nextSeq, ts, type: 'checkpoint', payload } as const;
-    return this.#checkpointEncoder.encode(record, this.path);
+    try {
+      return [this.#checkpointEncoder.encode(record, this.path)];
+    } catch (error) {
+      // Over the line-size limit: split over several lines (TJ-EVENT-027), never when one line fits (TJ-EVENT-028).
+      if (!(error instanceof WriterError && error.code === 'line_too_long')) throw error;
+      return encodeCheckpointParts(record, this.#maxLineBytes, this.path);
+    }
   }
 
   /**
@@ -567,7 +653,7 @@ export class EventLog {
       deepFreeze(payload.messages);
     }
     this.#fold.add(type, written, seq, valid, this.#where);
-    if (type === 'checkpoint') {
+    if (type === 'checkpoint' || type === 'checkpoint.part') {
       this.#sinceCheckpoint = 0;
       this.#bytesSinceCheckpoint = 0;
       this.#checkpointBytesDue = length;
@@ -657,9 +743,12 @@ export class EventLog {
     }
     const checkpoint = this.#autoCheckpoint(ts);
     if (checkpoint === null) return;
-    holdLine(this.#file, checkpoint.trailer, checkpoint.trailer.length);
+    const { trailer } = checkpoint;
+    if (trailer instanceof Uint8Array) {
+      holdLine(this.#file, trailer, trailer.length);
+      lines.remember(this.#stateVersion, checkpoint.written.payload as Payload, checkpoint.seq, ts, trailer);
+    } else for (const line of trailer) holdLine(this.#file, line, line.length);
     checkpoint.trailerSettled(null);
-    lines.remember(this.#stateVersion, checkpoint.written.payload as Payload, checkpoint.seq, ts, checkpoint.trailer);
   }
 
   /**
@@ -709,7 +798,7 @@ export class EventLog {
     const index = await readRunIndex({
       source: this.#file.source,
       size: this.#file.size,
-      checkpointOffset: tail.checkpointOffset,
+      checkpointOffset: tail.runIndexOffset,
       maxLineBytes: this.#maxLineBytes,
     });
     this.#runs = index.runs;
@@ -783,4 +872,13 @@ export function oversizeRefusal(
   ahead: number,
 ): unknown {
   return oversizeRefusalOf(log, type, payload as Payload | undefined, ahead);
+}
+
+/**
+ * @internal The records of the split checkpoint (TJ-EVENT-027) the log reserved last, when its first part has seq
+ * `firstSeq`: each part's `seq`, `ts`, payload (frozen) and line length; else null. A live session hands them to its
+ * subscribers as it hands a single-line checkpoint's payload ({@link lastCheckpoint}).
+ */
+export function lastCheckpointParts(log: EventLog, firstSeq: number): readonly CheckpointPartKept[] | null {
+  return lastCheckpointPartsOf(log, firstSeq);
 }
