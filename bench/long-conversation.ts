@@ -1,14 +1,14 @@
 // Issue 34, finding 7: what opening an event log costs past the 16 MiB checkpoint line (TJ-EVENT-022), and how many
 // events a recovery replays after the last checkpoint. Usage: tsx bench/long-conversation.ts [dir]
 // Writes three logs (a transcript past 16 MiB, one of as many records under it, and a streamed chat of 20,000
-// messages), then opens each in a fresh child process and prints the open time, the child's peak RSS and the records
-// folded after the last checkpoint.
+// messages), then opens each in a fresh child process and prints the open time, the child's peak RSS, the records
+// folded after the last checkpoint, and the log's size once compacted with no retention window.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { recoverEventLog } from '../packages/reader/dist/index.js';
-import { openEventLog } from '../packages/writer/dist/index.js';
+import { compactEventLog, openEventLog } from '../packages/writer/dist/index.js';
 
 const self = new URL(import.meta.url).pathname;
 
@@ -28,7 +28,10 @@ async function openChild(file: string): Promise<void> {
     messages,
     replayedAfterCheckpoint: recovery.acceptedSinceCheckpoint,
     bytesFromCheckpoint: recovery.bytesRead,
+    compactedMiB: 0,
   };
+  await compactEventLog(file, { retentionSeconds: 0, deliveryWindowSeconds: 0 });
+  figures.compactedMiB = Number((statSync(file).size / 2 ** 20).toFixed(1));
   console.log(JSON.stringify(figures));
 }
 
@@ -67,7 +70,8 @@ else {
   for (const [name, make] of cases) {
     const file = join(dir, `${name.replace(/[^a-z0-9]+/gi, '-')}.jsonl`);
     await make(file);
+    const size = statSync(file).size;
     const out = execFileSync(process.execPath, [...process.execArgv, self, '--open', file], { encoding: 'utf8' });
-    console.log(`${name}: ${(statSync(file).size / 2 ** 20).toFixed(1)} MiB log; ${out.trim()}`);
+    console.log(`${name}: ${(size / 2 ** 20).toFixed(1)} MiB log; ${out.trim()}`);
   }
 }

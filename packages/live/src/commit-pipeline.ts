@@ -211,7 +211,7 @@ export class CommitPipeline {
   /**
    * Keeps the checkpoint the writer reserved with seqs `seq` to `last` behind the record just appended (TJ-EVENT-006):
    * the message list and the run index as of it (TJ-EVENT-019). Several seqs are the parts of a split checkpoint
-   * (TJ-EVENT-027), which the writer keeps for the live session, payloads and line lengths, as they are. The writer's own payload when it kept it (frozen, the same object
+   * (TJ-EVENT-028), which the writer keeps for the live session, payloads and line lengths, as they are. The writer's own payload when it kept it (frozen, the same object
    * for every checkpoint of a stream of deltas), with its line's length: neither the list nor the index copied again,
    * nor a size estimated by walking the list, at every checkpoint. The writer keeps every checkpoint it reserves (no
    * test reaches the branch after it, checked by making it throw); should it not, both are rebuilt, the size estimated
@@ -220,7 +220,7 @@ export class CommitPipeline {
   #pushCheckpoint(seq: number, last: number, ts: string): void {
     const log = this.#log;
     if (last > seq) {
-      // A checkpoint split over several records (TJ-EVENT-027): its parts, as the writer reserved them.
+      // A checkpoint split over several records (TJ-EVENT-028): its parts, as the writer reserved them.
       const parts = lastCheckpointParts(log, seq);
       if (parts === null || parts.length !== last - seq + 1)
         throw new Error(`the writer reserved records ${seq}..${last} behind a record, and they are not a checkpoint`);

@@ -17,8 +17,10 @@ export interface RecoverEventLogOptions {
   readonly maxLineBytes?: number;
   /**
    * True (default) to read back to the last `chat.started` when it lies before the last valid checkpoint, so that the
-   * active run and its overlay are exact (TJ-REPLAY-011). False to read only from the checkpoint on: the cost then
-   * follows the checkpoint's tail alone (TJ-REPLAY-005), and a run started before the checkpoint is not seen.
+   * active run and its overlay are exact (TJ-REPLAY-011) — unless the checkpoint's run index shows every run before it
+   * finished: the active run then started after it, and a log without runs is not read back to its start. False to
+   * read only from the checkpoint on: the cost then follows the checkpoint's tail alone (TJ-REPLAY-005), and a run
+   * started before the checkpoint is not seen.
    */
   readonly findActiveRun?: boolean;
   /**
@@ -62,7 +64,7 @@ export interface EventFoldRecovery {
   readonly checkpointOffset: number | null;
   /**
    * Byte offset of the line holding that checkpoint's run index: the checkpoint's own line, or its last part's
-   * (TJ-EVENT-029); null without a checkpoint.
+   * (TJ-EVENT-030); null without a checkpoint.
    */
   readonly runIndexOffset: number | null;
   /** Byte offset where the forward fold began: the checkpoint, an earlier `chat.started`, or 0. */
@@ -102,6 +104,8 @@ interface PartsFound {
   readonly end: number;
   expect: number;
   expectSeq: number;
+  /** What {@link noRunOpenAt} says of its run index. */
+  readonly noRunOpen: boolean;
 }
 
 /**
@@ -158,6 +162,9 @@ export async function recoverEventFold(path: string, options: RecoverEventLogOpt
     let runIndexOffset: number | undefined;
     let checkpointBytes = 0;
     let started: number | undefined;
+    // True when the checkpoint's run index shows every run before it finished: the active run, if any, started after
+    // it, so the scan found its chat.started already and need not read on to the start of a log without runs.
+    let noRunOpen = false;
     // A split checkpoint is found from its last part back to its first, each line right before the one after it
     // (TJ-REPLAY-020): any other line between them, or a part that does not fit, leaves the set incomplete, skipped as
     // a damaged checkpoint is (a crash between parts tears or loses the last one).
@@ -181,6 +188,7 @@ export async function recoverEventFold(path: string, options: RecoverEventLogOpt
               checkpoint = line.offset;
               runIndexOffset = parts.lastOffset;
               checkpointBytes = parts.end - line.offset;
+              noRunOpen = parts.noRunOpen;
               parts = undefined;
             }
           } else
@@ -192,6 +200,7 @@ export async function recoverEventFold(path: string, options: RecoverEventLogOpt
                     end: line.offset + line.bytes.length,
                     expect: part - 1,
                     expectSeq: seq - 1,
+                    noRunOpen: noRunOpenAt((record as EventRecordFound).value),
                   }
                 : undefined;
         } else {
@@ -200,11 +209,12 @@ export async function recoverEventFold(path: string, options: RecoverEventLogOpt
             checkpoint = line.offset;
             runIndexOffset = line.offset;
             checkpointBytes = line.bytes.length;
+            noRunOpen = noRunOpenAt((record as EventRecordFound).value);
           }
         }
       }
       if (type === 'chat.started' && started === undefined) started = line.offset;
-      if (checkpoint !== undefined && (started !== undefined || !findActiveRun)) break;
+      if (checkpoint !== undefined && (started !== undefined || !findActiveRun || noRunOpen)) break;
     }
     // The scan read the space at the end once (it meets no line before it has): the forward read stops where it begins,
     // so the space costs one memory scan, never a second read or a line split (TJ-FRAME-036, TJ-REPLAY-005).
@@ -253,6 +263,18 @@ export async function recoverEventFold(path: string, options: RecoverEventLogOpt
   } finally {
     await handle?.close();
   }
+}
+
+/**
+ * True when the checkpoint (or last part) `value` carries a run index (TJ-EVENT-019) in which every run has finished:
+ * no `chat.started` before it can belong to the active run. False without an index, or with a malformed one.
+ */
+function noRunOpenAt(value: Record<string, unknown>): boolean {
+  const runs = (value.payload as { runs?: unknown } | undefined)?.runs;
+  return (
+    Array.isArray(runs) &&
+    runs.every((run) => typeof run === 'object' && run !== null && typeof run.outcome === 'string')
+  );
 }
 
 interface EventRecordFound {

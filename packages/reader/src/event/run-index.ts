@@ -99,7 +99,7 @@ export interface ReadRunIndexOptions {
   readonly size: number;
   /**
    * Byte offset of the line holding the last valid checkpoint's run index, as the recovery found it: the checkpoint's
-   * line, or its last part's for a split checkpoint (TJ-EVENT-029); null when the log has none.
+   * line, or its last part's for a split checkpoint (TJ-EVENT-030); null when the log has none.
    */
   readonly checkpointOffset: number | null;
   /** Line-size limit in bytes; 16 MiB by default. */
@@ -138,7 +138,7 @@ export async function readRunIndex(options: ReadRunIndexOptions): Promise<RunInd
   return { runs: await scanEventRuns({ source, end: size }), scannedFrom: 0 };
 }
 
-/** True for the last part of a split checkpoint, the one that carries its run index (TJ-EVENT-029). */
+/** True for the last part of a split checkpoint, the one that carries its run index (TJ-EVENT-030). */
 function isLastPart(value: { type?: unknown; payload?: unknown }): boolean {
   if (value.type !== 'checkpoint.part' || typeof value.payload !== 'object' || value.payload === null) return false;
   const { part, parts } = value.payload as { part?: unknown; parts?: unknown };

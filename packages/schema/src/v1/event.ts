@@ -90,7 +90,7 @@ export type EventCheckpoint = Static<typeof EventCheckpoint>;
 
 /**
  * `checkpoint.part`: one of the `parts` records, with consecutive seqs, that together hold a checkpoint too long for
- * one line (spec §6.2, TJ-EVENT-023); their `messages` in `part` order are the list. The last part carries what a
+ * one line (spec §6.2, TJ-EVENT-028); their `messages` in `part` order are the list. The last part carries what a
  * `checkpoint` carries besides its messages (the run index).
  */
 export const EventCheckpointPart = eventRecord(

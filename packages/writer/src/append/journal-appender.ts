@@ -6,7 +6,7 @@ export interface ReservedLines {
   /** The line the call resolves with. */
   readonly line: Uint8Array;
   /**
-   * The line appended right after it, or the lines in order (a checkpoint split over several, TJ-EVENT-027); the call
+   * The line appended right after it, or the lines in order (a checkpoint split over several, TJ-EVENT-028); the call
    * does not wait for them.
    */
   readonly trailer: Uint8Array | readonly Uint8Array[];

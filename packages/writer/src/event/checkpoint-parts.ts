@@ -1,6 +1,12 @@
 import { type EncodedRecord, encodeParsedRecord, type RecordRule } from '../append/encode-checked.js';
 
 const PART_RULE: RecordRule = { family: 'event', type: 'checkpoint.part' };
+/**
+ * What a part's messages take at most, unless one message is longer: reading a part parses it whole, twice on open (the
+ * backward scan checks it is a valid record, the fold reads it), so parts of the line-size limit (16 MiB) held twice the
+ * memory of 1 MiB parts for nothing: the parts of a checkpoint are read together anyway.
+ */
+const PART_BYTES = 1024 * 1024;
 /** Room on each line for what surrounds the messages: `{"seq":…,"ts":"…","type":"checkpoint.part","payload":{…}}`. */
 const ENVELOPE_BYTES = 256;
 /** Tries at packing the parts before giving up: a pack is re-done tighter when escapes made a part longer than planned. */
@@ -15,15 +21,15 @@ export interface CheckpointToSplit {
 }
 
 /**
- * Encodes `checkpoint`, whose line is over `maxLineBytes`, as a split checkpoint (spec §6.2, TJ-EVENT-027,
- * TJ-EVENT-029): `checkpoint.part` records from `checkpoint.seq` on, with consecutive seqs, each line within the
+ * Encodes `checkpoint`, whose line is over `maxLineBytes`, as a split checkpoint (spec §6.2, TJ-EVENT-028,
+ * TJ-EVENT-030): `checkpoint.part` records from `checkpoint.seq` on, with consecutive seqs, each line within the
  * limit, whose messages in order are the checkpoint's; every member but the messages (the run index, an envelope
  * member such as an epoch) goes on the last part only, so the reader that finds the last part has all of it. Each part
  * is validated and checked as any record is (its messages were parsed from lines and frozen: the record is its own
  * JSON round trip). Throws the checked encoder's {@link WriterError} (`line_too_long`) when a part cannot fit: one
  * message, or what the last part carries besides messages, over the limit on its own (TJ-EVENT-022).
  *
- * The parts are packed by each message's length in UTF-8, which is its length on the line unless a character needs an
+ * The parts are packed, up to 1 MiB of messages each, by each message's length in UTF-8, which is its length on the line unless a character needs an
  * escape the serialiser adds (TJ-FRAME-007); a part that comes out too long is packed again with less room.
  */
 export function encodeCheckpointParts(
@@ -35,7 +41,7 @@ export function encodeCheckpointParts(
   const { messages, ...carried } = payload;
   const sizes = messages.map((message) => Buffer.byteLength(JSON.stringify(message)) + 1);
   const lastExtra = Buffer.byteLength(JSON.stringify(carried)) + Buffer.byteLength(JSON.stringify(envelope));
-  let room = maxLineBytes - ENVELOPE_BYTES;
+  let room = Math.min(maxLineBytes, PART_BYTES) - ENVELOPE_BYTES;
   for (let attempt = 1; ; attempt += 1) {
     const groups = pack(sizes, room, lastExtra);
     const encoded: EncodedRecord[] = [];

@@ -174,7 +174,7 @@ export class EventLog {
   readonly #checkpointEncoder: CheckpointEncoder;
   /** True while automatic checkpoints are put off (see {@link deferCheckpoints}). */
   #checkpointsDeferred = false;
-  /** The records of the last split checkpoint reserved (TJ-EVENT-027), for a live session's subscribers. */
+  /** The records of the last split checkpoint reserved (TJ-EVENT-028), for a live session's subscribers. */
   #lastParts: readonly CheckpointPartKept[] = [];
 
   static {
@@ -391,7 +391,7 @@ export class EventLog {
       return Promise.reject(
         new WriterError(
           'invalid_record',
-          `a ${type} must equal the message list (TJ-EVENT-007, TJ-EVENT-029): use checkpoint(), not append()`,
+          `a ${type} must equal the message list (TJ-EVENT-007, TJ-EVENT-030): use checkpoint(), not append()`,
           this.path,
         ),
       );
@@ -405,7 +405,7 @@ export class EventLog {
    * The next automatic checkpoint is due `checkpointInterval` records after it.
    */
   checkpoint(): Promise<EventLogAck> {
-    // A split checkpoint (TJ-EVENT-027) resolves with its first part's ack once every part is written, so a caller
+    // A split checkpoint (TJ-EVENT-028) resolves with its first part's ack once every part is written, so a caller
     // never takes an incomplete set for a checkpoint.
     let rest: Promise<unknown> = Promise.resolve(null);
     let seq = 0;
@@ -567,7 +567,7 @@ export class EventLog {
 
   /**
    * Takes the seqs of an encoded checkpoint's records and applies them to the state: one `checkpoint`, or the parts of
-   * a split one (TJ-EVENT-027), whose lines together space the next checkpoint (TJ-EVENT-006).
+   * a split one (TJ-EVENT-028), whose lines together space the next checkpoint (TJ-EVENT-006).
    */
   #reserveCheckpointRecords(encoded: readonly EncodedRecord[]): CheckpointReserved {
     const seq = this.#nextSeq;
@@ -634,7 +634,7 @@ export class EventLog {
     try {
       return [this.#checkpointEncoder.encode(record, this.path)];
     } catch (error) {
-      // Over the line-size limit: split over several lines (TJ-EVENT-027), never when one line fits (TJ-EVENT-028).
+      // Over the line-size limit: split over several lines (TJ-EVENT-028), never when one line fits (TJ-EVENT-029).
       if (!(error instanceof WriterError && error.code === 'line_too_long')) throw error;
       return encodeCheckpointParts(record, this.#maxLineBytes, this.path);
     }
@@ -875,7 +875,7 @@ export function oversizeRefusal(
 }
 
 /**
- * @internal The records of the split checkpoint (TJ-EVENT-027) the log reserved last, when its first part has seq
+ * @internal The records of the split checkpoint (TJ-EVENT-028) the log reserved last, when its first part has seq
  * `firstSeq`: each part's `seq`, `ts`, payload (frozen) and line length; else null. A live session hands them to its
  * subscribers as it hands a single-line checkpoint's payload ({@link lastCheckpoint}).
  */
