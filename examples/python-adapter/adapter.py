@@ -286,6 +286,7 @@ EVENT_DEFS = {
     "message_edit": "EventMessageEdit",
     "undo": "EventUndo",
     "checkpoint": "EventCheckpoint",
+    "checkpoint.part": "EventCheckpointPart",
     "chat.started": "EventChatStarted",
     "assistant.segment.started": "EventAssistantSegmentStarted",
     "chat.delta": "EventChatDelta",
@@ -1111,6 +1112,32 @@ class EventFold:
         self.finished = set()
         self.acked = set()
         self.segment = None  # dict(request_id, message_id, text) of the open segment candidate
+        self.parts = None  # the split checkpoint being read: dict(line, offset, parts, next, seq, messages)
+
+    def feed_part(self, rec, payload, seq):
+        """A checkpoint.part (TJ-REPLAY-019): part 0 opens a set, the part due next (next seq, same count) continues
+        it, the last one replaces the list with the parts' messages; anything else leaves the set incomplete."""
+        parts = self.parts
+        if parts is not None and not (payload["part"] == parts["next"] and payload["parts"] == parts["parts"]
+                                      and seq == parts["seq"]):
+            self.interrupt_parts()
+        if self.parts is None:
+            if payload["part"] != 0:
+                self.findings.add("incomplete_checkpoint", self.path, rec["line"], rec["offset"])
+                return
+            self.parts = {"line": rec["line"], "offset": rec["offset"], "parts": payload["parts"], "next": 0,
+                          "seq": seq, "messages": []}
+        parts = self.parts
+        parts["messages"].extend(payload["messages"])
+        parts["next"] += 1
+        parts["seq"] = seq + 1
+        if parts["next"] == parts["parts"]:
+            self.parts = None
+            self.messages = parts["messages"]
+
+    def interrupt_parts(self):
+        parts, self.parts = self.parts, None
+        self.findings.add("incomplete_checkpoint", self.path, parts["line"], parts["offset"])  # TJ-REPLAY-019
 
     def feed(self, rec):
         path, findings = self.path, self.findings
@@ -1128,6 +1155,11 @@ class EventFold:
         if self.accepted_seqs is not None:
             self.accepted_seqs.append(seq)
         self.last = seq
+        if rec["type"] == "checkpoint.part" and not rec.get("unknown"):
+            self.feed_part(rec, obj["payload"], seq)
+            return
+        if self.parts is not None:
+            self.interrupt_parts()
         if rec.get("unknown"):
             return
         t = rec["type"]
@@ -1183,6 +1215,8 @@ class EventFold:
     def finish(self):
         """The log's state once every record was fed; reports the abandoned runs (TJ-REPLAY-010)."""
         runs, finished, segment = self.runs, self.finished, self.segment
+        if self.parts is not None:  # the file ends inside a split checkpoint (a crash between its parts)
+            self.interrupt_parts()
         active = runs[-1] if runs and runs[-1] not in finished else None
         for rid in runs:
             if rid not in finished and rid != active and MUTANT != "no-abandoned-run":  # defect switch: TJ-REPLAY-010
@@ -1984,11 +2018,29 @@ def compact_event_log(path, now_ms, window_s=None, delivery_window_s=None):
             return runs[rid]["finished"] and (runs[rid]["acked"] or rid in expired)
 
         cut = None
+        parts = None  # a split checkpoint is cut at its first part once its last part follows (TJ-RET-020)
+        blocked = False
         for rec in jf.records:
-            if rec["type"] == "checkpoint" and not rec.get("unknown"):
+            kind = None if rec.get("unknown") else rec["type"]
+            if kind == "checkpoint" and not blocked:
                 cut = rec
+            if kind == "checkpoint.part":
+                payload, seq = rec["obj"]["payload"], rec["obj"]["seq"]
+                if payload["part"] == 0 and not blocked:
+                    parts = {"first": rec, "next": 0, "parts": payload["parts"], "seq": seq, "line": rec["line"]}
+                if parts is not None and (payload["part"], payload["parts"], seq, rec["line"]) == (
+                        parts["next"], parts["parts"], parts["seq"], parts["line"]):
+                    parts.update(next=parts["next"] + 1, seq=seq + 1, line=rec["line"] + 1)
+                    if parts["next"] == parts["parts"]:
+                        cut, parts = parts["first"], None
+                else:
+                    parts = None
+            else:
+                parts = None
             if not removable(rec):
-                break
+                blocked = True
+                if parts is None:
+                    break
         with open(path, "rb") as f:
             data = f.read()
         lines = _lines(data)
@@ -2135,7 +2187,9 @@ def _known_runs(existing):
     """Every run of the log, request id -> finished: the last checkpoint's run index (runs whose records compaction
     removed), then every record of the file (TJ-EVENT-017, TJ-EVENT-020: a whole scan, not the index alone)."""
     runs = {}
-    checkpoints = [r for r in existing if r.get("type") == "checkpoint"]
+    checkpoints = [r for r in existing if r.get("type") == "checkpoint" or (  # or a split one's last part (TJ-EVENT-030)
+        r.get("type") == "checkpoint.part" and isinstance(r.get("payload"), dict)
+        and r["payload"].get("part") == r["payload"].get("parts", 0) - 1)]
     index = checkpoints[-1].get("payload", {}).get("runs") if checkpoints else None
     if isinstance(index, list):
         for entry in index:
