@@ -74,7 +74,9 @@ MUTANTS = ("pid-only-liveness", "no-dir-fsync", "no-fdatasync", "no-poison", "so
            "invalid-checkpoint-resets", "recursive-canonical",
            "session-from-records", "read-omits-event-logs", "records-kept",
            "lock-written-in-place", "single-write",
-           "no-truncate-after-failure", "space-as-torn-tail")
+           "no-truncate-after-failure", "space-as-torn-tail",
+           "split-checkpoint-ignored", "incomplete-parts-used", "compact-at-last-part",
+           "checkpoint-always-split")
 if MUTANT and MUTANT not in MUTANTS:
     sys.stderr.write("adapter.py: unknown TJ_MUTANT %r; one of %s\n" % (MUTANT, ", ".join(MUTANTS)))
     sys.exit(2)
@@ -1137,6 +1139,8 @@ class EventFold:
 
     def interrupt_parts(self):
         parts, self.parts = self.parts, None
+        if MUTANT == "incomplete-parts-used":  # defect switch: TJ-REPLAY-019, TJ-REPLAY-020 (trusts a partial set)
+            self.messages = parts["messages"]
         self.findings.add("incomplete_checkpoint", self.path, parts["line"], parts["offset"])  # TJ-REPLAY-019
 
     def feed(self, rec):
@@ -1156,7 +1160,8 @@ class EventFold:
             self.accepted_seqs.append(seq)
         self.last = seq
         if rec["type"] == "checkpoint.part" and not rec.get("unknown"):
-            self.feed_part(rec, obj["payload"], seq)
+            if MUTANT != "split-checkpoint-ignored":  # defect switch: TJ-REPLAY-019
+                self.feed_part(rec, obj["payload"], seq)
             return
         if self.parts is not None:
             self.interrupt_parts()
@@ -2032,7 +2037,8 @@ def compact_event_log(path, now_ms, window_s=None, delivery_window_s=None):
                         parts["next"], parts["parts"], parts["seq"], parts["line"]):
                     parts.update(next=parts["next"] + 1, seq=seq + 1, line=rec["line"] + 1)
                     if parts["next"] == parts["parts"]:
-                        cut, parts = parts["first"], None
+                        # defect switch: TJ-RET-020 (cuts at the last part, dropping the others)
+                        cut, parts = (rec if MUTANT == "compact-at-last-part" else parts["first"]), None
                 else:
                     parts = None
             else:
@@ -2231,9 +2237,17 @@ def event_append(file, rtype, payload):
         # The count from the records already read; the file is read again only for the byte condition.
         if len(existing) - last >= CHECKPOINT_EVERY and _checkpoint_bytes_due(file):  # TJ-EVENT-006
             folded = fold_event_log(read_journal_file(file, "tolerant", Findings()), Findings())
+            runs = _run_index(existing + [record])
+            if MUTANT == "checkpoint-always-split":  # defect switch: TJ-EVENT-029 (splits a list that fits one line)
+                head, tail = folded["messages"][:1], folded["messages"][1:]
+                writer.append({"seq": seq + 1, "ts": _now_iso(), "type": "checkpoint.part",
+                               "payload": {"part": 0, "parts": 2, "messages": head}})
+                writer.append({"seq": seq + 2, "ts": _now_iso(), "type": "checkpoint.part",
+                               "payload": {"part": 1, "parts": 2, "messages": tail, "runs": runs}})
+                return {"seq": seq}
             writer.append({"seq": seq + 1, "ts": _now_iso(), "type": "checkpoint",
                            "payload": {"messages": folded["messages"],  # TJ-EVENT-007
-                                       "runs": _run_index(existing + [record])}})  # TJ-EVENT-019
+                                       "runs": runs}})  # TJ-EVENT-019
         return {"seq": seq}
     return _with_writer(file, body)
 
