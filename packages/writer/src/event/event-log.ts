@@ -122,9 +122,11 @@ export interface EventLogSettings {
  * every 50 records would make the file and the cost per record grow with the conversation (3,000 tool results: a
  * 57 MB log for 2.2 MB of records). The triggering call resolves with its own record's ack and does not wait for the
  * checkpoint; a checkpoint that fails to write is retried by the next append, and {@link EventLog.checkpointFailure}
- * tells why it failed. A message list whose checkpoint line would be over the line-size limit cannot be checkpointed:
- * the writer tries again once an interval and as many bytes as the limit have been appended (TJ-EVENT-022), and until
- * a checkpoint fits, opening and compacting the log start from the last one that did.
+ * tells why it failed. A message list whose checkpoint line would be over the line-size limit is checkpointed as a
+ * split checkpoint, `checkpoint.part` records of up to 1 MiB of messages each with consecutive seqs, the run index on
+ * the last (TJ-EVENT-028..030); one that cannot be split within the limit (a single message, or the run index, too long
+ * for a part) is not checkpointed, and the writer tries again once an interval and as many bytes as the limit have
+ * been appended (TJ-EVENT-022).
  */
 export class EventLog {
   /** The event log file. */
@@ -610,7 +612,7 @@ export class EventLog {
         seq,
       };
     } catch (error) {
-      // The list does not encode (over the line-size limit). A try can serialise the whole list (after an edit, say),
+      // The list does not encode even split (a part over the line-size limit). A try serialises the whole list,
       // so try again only after an interval and as many bytes as the limit (TJ-EVENT-022): retrying every interval
       // made the cost of a record follow the length of the conversation (35 µs → 590 µs an append over 42,000
       // records, 1 MiB limit).
