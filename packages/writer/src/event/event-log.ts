@@ -407,27 +407,7 @@ export class EventLog {
    * The next automatic checkpoint is due `checkpointInterval` records after it.
    */
   checkpoint(): Promise<EventLogAck> {
-    // A split checkpoint (TJ-EVENT-028) resolves with its first part's ack once every part is written, so a caller
-    // never takes an incomplete set for a checkpoint.
-    let rest: Promise<unknown> = Promise.resolve(null);
-    let seq = 0;
-    const written = this.#appender.append(() => {
-      if (this.#file.poisoned) throw new WriterPoisonedError(this.path, 'an earlier sync or write failed');
-      this.#stateVersion += 1;
-      seq = this.#nextSeq;
-      let settle: (error: unknown) => void = () => undefined;
-      rest = new Promise((resolve) => {
-        settle = resolve;
-      });
-      const prepared = this.#reserveCheckpoint(settle);
-      if (prepared instanceof Uint8Array) settle(null);
-      return prepared;
-    });
-    return written.then(async (ack) => {
-      const failure = await rest;
-      if (failure !== null) throw failure;
-      return { seq, offset: (ack as AppendAck).offset, length: (ack as AppendAck).length };
-    });
+    return this.#submit('checkpoint', undefined);
   }
 
   /**
@@ -518,6 +498,7 @@ export class EventLog {
   #reserve(type: string, payload: Payload | undefined): Prepared {
     if (this.#file.poisoned) throw new WriterPoisonedError(this.path, 'an earlier sync or write failed');
     this.#stateVersion += 1;
+    if (type === 'checkpoint') return this.#reserveCheckpoint();
     const encoded = this.#encode(type, payload);
     const { written, bytes } = encoded;
     const why = whyNotApplicable(this.#fold, type, written.payload as Payload | undefined, this.#runs);
@@ -540,7 +521,7 @@ export class EventLog {
     // Remembered, as a held delta's checkpoint is: the deltas that may follow repeat its line, and a live session
     // keeps its payload for subscribers without rebuilding the list (see `lastCheckpoint`). A failed write of it
     // re-reads the state, which moves the version and so forgets it.
-    if (checkpoint.trailer instanceof Uint8Array)
+    if (checkpoint.single)
       this.#checkpointLines.remember(
         this.#stateVersion,
         checkpoint.written.payload as Payload,
@@ -555,16 +536,13 @@ export class EventLog {
    * The `checkpoint()` call's reservation: the checkpoint's line, or a split one's first part with the others behind,
    * whose outcome `settled` is told.
    */
-  #reserveCheckpoint(settled: (error: unknown) => void): Prepared {
+  #reserveCheckpoint(): Prepared {
     const { encoded } = this.#reserveCheckpointRecords(this.#encodeCheckpoint());
     this.#checkpointFailure = null;
-    const [first, ...rest] = encoded.map((record) => record.bytes) as [Uint8Array, ...Uint8Array[]];
-    if (rest.length === 0) return first;
-    const trailerSettled = (error: unknown): void => {
-      this.#checkpointFailure = error;
-      settled(error);
-    };
-    return { line: first, trailer: rest, trailerSettled };
+    if (encoded.length === 1) return (encoded[0] as EncodedRecord).bytes;
+    // Every part in one write: acknowledged together, and truncated together if it fails (TJ-DUR-023), so the call
+    // never resolves for, nor leaves in the file, an incomplete set.
+    return { lines: Buffer.concat(encoded.map((record) => record.bytes)) };
   }
 
   /**
@@ -596,17 +574,20 @@ export class EventLog {
 
   /** @param ts the checkpoint's `ts`: by default from the clock; a held delta's checkpoint takes the delta's. */
   #autoCheckpoint(ts?: string): {
-    trailer: Uint8Array | readonly Uint8Array[];
+    trailer: Uint8Array;
     trailerSettled: (error: unknown) => void;
     written: Payload;
     seq: number;
+    single: boolean;
   } | null {
     try {
       const { encoded, seq } = this.#reserveCheckpointRecords(this.#encodeCheckpoint(ts));
       const lines = encoded.map((record) => record.bytes);
-      // A failure re-reads the state from the file; the count then makes the next append retry.
+      // A failure re-reads the state from the file; the count then makes the next append retry. A split checkpoint's
+      // parts go out in one write (see appendLines): a failure truncates them all, leaving no incomplete set.
       return {
-        trailer: lines.length === 1 ? (lines[0] as Uint8Array) : lines,
+        trailer: lines.length === 1 ? (lines[0] as Uint8Array) : Buffer.concat(lines),
+        single: lines.length === 1,
         trailerSettled: (error) => (this.#checkpointFailure = error),
         written: (encoded[0] as EncodedRecord).written,
         seq,
@@ -746,10 +727,9 @@ export class EventLog {
     const checkpoint = this.#autoCheckpoint(ts);
     if (checkpoint === null) return;
     const { trailer } = checkpoint;
-    if (trailer instanceof Uint8Array) {
-      holdLine(this.#file, trailer, trailer.length);
+    holdLine(this.#file, trailer, trailer.length);
+    if (checkpoint.single)
       lines.remember(this.#stateVersion, checkpoint.written.payload as Payload, checkpoint.seq, ts, trailer);
-    } else for (const line of trailer) holdLine(this.#file, line, line.length);
     checkpoint.trailerSettled(null);
   }
 
