@@ -258,6 +258,29 @@ class Standalone(unittest.TestCase):
             self.assertIn(("schema.json %s (from TJ_SCHEMA)" % missing).encode(), proc.stderr)
 
 
+class SplitCheckpoints(unittest.TestCase):
+    def test_compaction_cuts_at_the_first_part_of_a_complete_split_checkpoint(self):
+        # TJ-RET-021: the parts are kept from the first one; an incomplete set after them is no cut.
+        def line(seq, type_, payload):
+            return json.dumps({"seq": seq, "ts": "2001-01-01T00:00:00Z", "type": type_, "payload": payload}).encode()
+
+        a, b = {"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}
+        lines = [line(0, "message_append", {"message": a}), line(1, "checkpoint", {"messages": [a]}),
+                 line(2, "message_append", {"message": b}),
+                 line(3, "checkpoint.part", {"part": 0, "parts": 2, "messages": [a]}),
+                 line(4, "checkpoint.part", {"part": 1, "parts": 2, "messages": [b], "runs": []}),
+                 line(5, "message_append", {"message": a}),
+                 line(6, "checkpoint.part", {"part": 0, "parts": 2, "messages": [a, b, a]}),
+                 line(7, "message_append", {"message": b})]
+        path = os.path.join(tempfile.mkdtemp(), "events.jsonl")
+        with open(path, "wb") as f:
+            f.write(b"\n".join(lines) + b"\n")
+        result = adapter.compact_event_log(path, 2_000_000_000_000, 0, 0)
+        self.assertEqual(result["removed_records"], 3)
+        with open(path, "rb") as f:
+            self.assertEqual(f.read(), b"\n".join(lines[3:]) + b"\n")
+
+
 class Retention(unittest.TestCase):
     def test_lines_split_at_lf_only_and_a_sweep_prunes_an_old_turn(self):
         # The sweep drops lines by the reader's line numbers, which count LFs only: bytes.splitlines would also split
