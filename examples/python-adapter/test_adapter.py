@@ -281,6 +281,39 @@ class SplitCheckpoints(unittest.TestCase):
             self.assertEqual(f.read(), b"\n".join(lines[3:]) + b"\n")
 
 
+class SplitCheckpointFold(unittest.TestCase):
+    def fold(self, records):
+        from turnjournal._internals.event_fold import fold_event_log
+        from turnjournal._internals.journal_file import read_journal_file
+        path = os.path.join(tempfile.mkdtemp(), "events.jsonl")
+        with open(path, "w") as f:
+            f.write("".join(json.dumps(r) + "\n" for r in records))
+        findings = adapter.Findings()
+        state = fold_event_log(read_journal_file(path, "tolerant", findings), findings)
+        return state, [f["code"] for f in findings.items]
+
+    def test_a_complete_set_is_one_checkpoint_at_its_last_part_and_an_incomplete_one_changes_nothing(self):
+        # TJ-REPLAY-019, TJ-REPLAY-020; spec §6.7: a complete set without an epoch clears the log's, as a checkpoint does.
+        a, b, c = ({"role": "user", "content": x} for x in "abc")
+        epoch = "c0ffee00-0000-4000-8000-00000000000a"
+
+        def rec(seq, type_, payload, **envelope):
+            return dict({"seq": seq, "ts": "2001-01-01T00:00:00Z", "type": type_, "payload": payload}, **envelope)
+
+        def part(seq, index, messages, **envelope):
+            return rec(seq, "checkpoint.part", {"part": index, "parts": 2, "messages": messages}, **envelope)
+
+        first = rec(0, "message_append", {"message": a}, epoch=epoch)
+        state, codes = self.fold([first, part(1, 0, [b]), part(2, 1, [c], epoch=epoch)])
+        self.assertEqual((state["messages"], state["epoch"], codes), ([b, c], epoch, []))
+        state, codes = self.fold([first, part(1, 0, [b]), part(2, 1, [c])])
+        self.assertEqual((state["messages"], state["epoch"], codes), ([b, c], None, []))
+        state, codes = self.fold([first, part(1, 0, [b]), rec(2, "message_append", {"message": c})])
+        self.assertEqual((state["messages"], state["epoch"], codes), ([a, c], epoch, ["incomplete_checkpoint"]))
+        state, codes = self.fold([first, part(1, 1, [c], epoch=epoch)])
+        self.assertEqual((state["messages"], codes), ([a], ["incomplete_checkpoint"]))
+
+
 class Retention(unittest.TestCase):
     def test_lines_split_at_lf_only_and_a_sweep_prunes_an_old_turn(self):
         # The sweep drops lines by the reader's line numbers, which count LFs only: bytes.splitlines would also split
