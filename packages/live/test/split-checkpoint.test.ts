@@ -14,8 +14,10 @@ describe('a live session past the line-size limit', () => {
     const subscription = session.subscribe({ after: -1 });
     const sent = await session.send({ requestId: 'r1', content: 'read the logs' });
     if (!sent.created) throw new Error('expected a new run');
-    // 18 tool results of 1 MiB: the list passes 16 MiB, and the checkpoints that fall due after it are split.
-    for (let n = 0; n < 18; n += 1)
+    // 24 tool results of 1 MiB: the list passes 16 MiB, and the checkpoints that fall due after it are split. A
+    // checkpoint falls due once as many bytes as the last one's line follow it (TJ-EVENT-006), so their sizes roughly
+    // double: here the last before 16 MiB holds about 12.6 MB, and the next falls due about 12.6 MB (6 pairs) later.
+    for (let n = 0; n < 24; n += 1)
       await sent.run.toolResult({ toolCallId: `c${n}`, output: `${n} ${'z'.repeat(1024 * 1024)}` });
     await sent.run.done();
     const file = join(root, 's1', 'events.jsonl');
