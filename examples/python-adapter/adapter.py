@@ -86,7 +86,9 @@ MUTANTS = ("pid-only-liveness", "no-dir-fsync", "no-fdatasync", "no-poison", "so
            "invalid-checkpoint-resets", "recursive-canonical",
            "session-from-records", "read-omits-event-logs", "records-kept",
            "lock-written-in-place", "single-write",
-           "no-truncate-after-failure", "space-as-torn-tail")
+           "no-truncate-after-failure", "space-as-torn-tail",
+           "split-checkpoint-ignored", "incomplete-parts-used", "compact-at-last-part",
+           "checkpoint-always-split")
 if MUTANT and MUTANT not in MUTANTS:
     sys.stderr.write("adapter.py: unknown TJ_MUTANT %r; one of %s\n" % (MUTANT, ", ".join(MUTANTS)))
     sys.exit(2)

@@ -258,6 +258,62 @@ class Standalone(unittest.TestCase):
             self.assertIn(("schema.json %s (from TJ_SCHEMA)" % missing).encode(), proc.stderr)
 
 
+class SplitCheckpoints(unittest.TestCase):
+    def test_compaction_cuts_at_the_first_part_of_a_complete_split_checkpoint(self):
+        # TJ-RET-021: the parts are kept from the first one; an incomplete set after them is no cut.
+        def line(seq, type_, payload):
+            return json.dumps({"seq": seq, "ts": "2001-01-01T00:00:00Z", "type": type_, "payload": payload}).encode()
+
+        a, b = {"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}
+        lines = [line(0, "message_append", {"message": a}), line(1, "checkpoint", {"messages": [a]}),
+                 line(2, "message_append", {"message": b}),
+                 line(3, "checkpoint.part", {"part": 0, "parts": 2, "messages": [a]}),
+                 line(4, "checkpoint.part", {"part": 1, "parts": 2, "messages": [b], "runs": []}),
+                 line(5, "message_append", {"message": a}),
+                 line(6, "checkpoint.part", {"part": 0, "parts": 2, "messages": [a, b, a]}),
+                 line(7, "message_append", {"message": b})]
+        path = os.path.join(tempfile.mkdtemp(), "events.jsonl")
+        with open(path, "wb") as f:
+            f.write(b"\n".join(lines) + b"\n")
+        result = adapter.compact_event_log(path, 2_000_000_000_000, 0, 0)
+        self.assertEqual(result["removed_records"], 3)
+        with open(path, "rb") as f:
+            self.assertEqual(f.read(), b"\n".join(lines[3:]) + b"\n")
+
+
+class SplitCheckpointFold(unittest.TestCase):
+    def fold(self, records):
+        from turnjournal._internals.event_fold import fold_event_log
+        from turnjournal._internals.journal_file import read_journal_file
+        path = os.path.join(tempfile.mkdtemp(), "events.jsonl")
+        with open(path, "w") as f:
+            f.write("".join(json.dumps(r) + "\n" for r in records))
+        findings = adapter.Findings()
+        state = fold_event_log(read_journal_file(path, "tolerant", findings), findings)
+        return state, [f["code"] for f in findings.items]
+
+    def test_a_complete_set_is_one_checkpoint_at_its_last_part_and_an_incomplete_one_changes_nothing(self):
+        # TJ-REPLAY-019, TJ-REPLAY-020; spec §6.7: a complete set without an epoch clears the log's, as a checkpoint does.
+        a, b, c = ({"role": "user", "content": x} for x in "abc")
+        epoch = "c0ffee00-0000-4000-8000-00000000000a"
+
+        def rec(seq, type_, payload, **envelope):
+            return dict({"seq": seq, "ts": "2001-01-01T00:00:00Z", "type": type_, "payload": payload}, **envelope)
+
+        def part(seq, index, messages, **envelope):
+            return rec(seq, "checkpoint.part", {"part": index, "parts": 2, "messages": messages}, **envelope)
+
+        first = rec(0, "message_append", {"message": a}, epoch=epoch)
+        state, codes = self.fold([first, part(1, 0, [b]), part(2, 1, [c], epoch=epoch)])
+        self.assertEqual((state["messages"], state["epoch"], codes), ([b, c], epoch, []))
+        state, codes = self.fold([first, part(1, 0, [b]), part(2, 1, [c])])
+        self.assertEqual((state["messages"], state["epoch"], codes), ([b, c], None, []))
+        state, codes = self.fold([first, part(1, 0, [b]), rec(2, "message_append", {"message": c})])
+        self.assertEqual((state["messages"], state["epoch"], codes), ([a, c], epoch, ["incomplete_checkpoint"]))
+        state, codes = self.fold([first, part(1, 1, [c], epoch=epoch)])
+        self.assertEqual((state["messages"], codes), ([a], ["incomplete_checkpoint"]))
+
+
 class Retention(unittest.TestCase):
     def test_lines_split_at_lf_only_and_a_sweep_prunes_an_old_turn(self):
         # The sweep drops lines by the reader's line numbers, which count LFs only: bytes.splitlines would also split

@@ -1,4 +1,4 @@
-import { type Mutant, reference } from './mutant.js';
+import { type Mutant, py, reference } from './mutant.js';
 
 /**
  * Writers that decide wrong (issue 12), seen through feature `lifecycle` (adapter.md §5.4): hand-written turn and
@@ -20,6 +20,7 @@ export const LIFECYCLE_MUTANTS: readonly Mutant[] = [
   reference('event-index-trusted', 'TJ-EVENT-020'),
   reference('checkpoint-ignores-undo', 'TJ-EVENT-007'),
   reference('checkpoint-runs-no-acks', 'TJ-EVENT-019'),
+  py('checkpoint-always-split', 'TJ-EVENT-029'),
   reference('run-no-header', 'TJ-RUN-003'),
   reference('run-header-repeated', 'TJ-RUN-004'),
   reference('run-agent-seq-restarts', 'TJ-RUNSEM-010'),

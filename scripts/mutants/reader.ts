@@ -64,6 +64,8 @@ export const READER_MUTANTS: readonly Mutant[] = [
   py('checkpoint-ignored', 'TJ-REPLAY-001'),
   py('checkpoint-merges', 'TJ-REPLAY-004', 'TJ-REPLAY-007'),
   py('torn-checkpoint-used', 'TJ-REPLAY-006'),
+  py('split-checkpoint-ignored', 'TJ-REPLAY-019'),
+  py('incomplete-parts-used', 'TJ-REPLAY-019', 'TJ-REPLAY-020'),
   py('invalid-checkpoint-resets', 'TJ-REPLAY-008'),
   py('overlay-any-message-id', 'TJ-REPLAY-009'),
   py('checkpoint-closes-segment', 'TJ-REPLAY-011'),

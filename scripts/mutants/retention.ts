@@ -1,4 +1,4 @@
-import { type Mutant, reference } from './mutant.js';
+import { type Mutant, py, reference } from './mutant.js';
 
 /**
  * Sweeps and compactions that get one rule of spec §14 wrong (issue 12), seen through feature `retention`
@@ -22,6 +22,7 @@ export const RETENTION_MUTANTS: readonly Mutant[] = [
   reference('sweep-unsynced-replace', 'TJ-DUR-009'),
   reference('sweep-no-recheck', 'TJ-RET-015'),
   reference('compact-drops-checkpoint', 'TJ-RET-012'),
+  py('compact-at-last-part', 'TJ-RET-021'),
   reference('compact-ignores-window', 'TJ-RET-013'),
   reference('compact-ignores-unfinished', 'TJ-RET-013'),
   reference('compact-renumbers', 'TJ-RET-014'),

@@ -1,7 +1,7 @@
 import { runIndexEntries } from '@turnjournal/reader/_internals';
 import type { Message } from '@turnjournal/schema';
 import type { EventLog, EventLogAck } from '@turnjournal/writer';
-import { holdDelta, lastCheckpoint, writtenEpoch } from '@turnjournal/writer/_internals';
+import { holdDelta, lastCheckpoint, lastCheckpointParts, writtenEpoch } from '@turnjournal/writer/_internals';
 import { DeltaIds } from './delta-ids.js';
 import { LiveError } from './errors.js';
 import { PendingRecords } from './pending-records.js';
@@ -172,7 +172,7 @@ export class CommitPipeline {
         json.length + 64,
       );
     }
-    if (after === before + 2) this.#pushCheckpoint(before + 2, ts);
+    if (after >= before + 2) this.#pushCheckpoint(before + 2, after, ts);
     // A held line cannot fail once accepted (the writer refuses up front or not at all); a write failure of the
     // batch it goes out with fails the pipeline through the sync. The handler is there so nothing goes unhandled.
     written.catch(hold ? this.#failed : (error: unknown) => this.fail(error, before + 1));
@@ -211,21 +211,43 @@ export class CommitPipeline {
         requestId.length + messageId.length + text.length + 40,
       );
     this.#pending.pushDelta(seq, this.#ts, requestId, messageId, text);
-    if (this.#log.lastSeq === seq + 1) this.#pushCheckpoint(seq + 1, this.#ts);
+    const last = this.#log.lastSeq ?? seq;
+    if (last > seq) this.#pushCheckpoint(seq + 1, last, this.#ts);
     this.#scheduleDeltaFlush();
     return null;
   }
 
   /**
-   * Keeps the checkpoint the writer reserved with `seq` behind the record just appended (TJ-EVENT-006): the message
-   * list and the run index as of it (TJ-EVENT-019). The writer's own payload when it kept it (frozen, the same object
+   * Keeps the checkpoint the writer reserved with seqs `seq` to `last` behind the record just appended (TJ-EVENT-006):
+   * the message list and the run index as of it (TJ-EVENT-019). Several seqs are the parts of a split checkpoint
+   * (TJ-EVENT-028), which the writer keeps for the live session, payloads and line lengths, as they are. The writer's own payload when it kept it (frozen, the same object
    * for every checkpoint of a stream of deltas), with its line's length: neither the list nor the index copied again,
    * nor a size estimated by walking the list, at every checkpoint. The writer keeps every checkpoint it reserves (no
    * test reaches the branch after it, checked by making it throw); should it not, both are rebuilt, the size estimated
    * from the messages' text, so that such a change costs a copy and not the session.
    */
-  #pushCheckpoint(seq: number, ts: string): void {
+  #pushCheckpoint(seq: number, last: number, ts: string): void {
     const log = this.#log;
+    if (last > seq) {
+      // A checkpoint split over several records (TJ-EVENT-028): its parts, as the writer reserved them.
+      const parts = lastCheckpointParts(log, seq);
+      if (parts === null || parts.length !== last - seq + 1)
+        throw new Error(`the writer reserved records ${seq}..${last} behind a record, and they are not a checkpoint`);
+      // Every checkpoint carries the log's epoch (TJ-EVENT-024), a split one on its last part, as the writer wrote it.
+      const epoch = writtenEpoch(log);
+      for (const part of parts)
+        this.#pending.push(
+          {
+            seq: part.seq,
+            ts: part.ts,
+            type: 'checkpoint.part',
+            payload: part.payload,
+            ...(part.seq === last ? { epoch } : {}),
+          },
+          part.lineBytes,
+        );
+      return;
+    }
     const kept = lastCheckpoint(log);
     // Every checkpoint carries the log's epoch (TJ-EVENT-024).
     const epoch = writtenEpoch(log);

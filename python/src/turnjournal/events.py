@@ -8,6 +8,7 @@ import os
 import time
 from typing import Any, Mapping, Sequence
 
+from ._internals import defects
 from ._internals.errors import BadRequest, TurnJournalError
 from ._internals.event_fold import FINISHING, EventFold
 from ._internals.journal_file import read_journal_file
@@ -94,7 +95,7 @@ class EventLog:
         for rec in jf.records:
             fold.feed(rec)
             since += 1
-            if rec["type"] == "checkpoint" and not rec.get("unknown"):
+            if rec["type"] in ("checkpoint", "checkpoint.part") and not rec.get("unknown"):
                 since, last_checkpoint_bytes = 0, len(rec["raw"]) + 1
             self._index(rec["obj"])
         state = fold.finish()
@@ -113,7 +114,10 @@ class EventLog:
         it may be compacted away); without one, or with a malformed one, the whole log's records count (TJ-EVENT-020)."""
         payload = record.get("payload") if isinstance(record.get("payload"), dict) else {}
         kind = record.get("type")
-        if kind == "checkpoint":
+        if kind == "checkpoint.part" and (not is_integer(payload.get("parts"))
+                                          or payload.get("part") != payload["parts"] - 1):
+            return  # only a split checkpoint's last part carries the run index (TJ-EVENT-030)
+        if kind in ("checkpoint", "checkpoint.part"):
             index = payload.get("runs")
             if isinstance(index, list) and all(isinstance(e, dict) and isinstance(e.get("request_id"), str)
                                                for e in index):
@@ -185,8 +189,13 @@ class EventLog:
 
     def checkpoint(self) -> int:
         """Append a checkpoint of the whole message list now; returns its seq."""
-        seq = self._append("checkpoint", {"messages": list(self._messages),
-                                          "runs": [dict(run) for run in self._runs.values()]})  # TJ-EVENT-019
+        runs = [dict(run) for run in self._runs.values()]  # TJ-EVENT-019
+        if defects.MUTANT == "checkpoint-always-split":  # defect switch: TJ-EVENT-029 (splits a list that fits one line)
+            head, tail = self._messages[:1], self._messages[1:]
+            seq = self._append("checkpoint.part", {"part": 0, "parts": 2, "messages": head})
+            self._append("checkpoint.part", {"part": 1, "parts": 2, "messages": tail, "runs": runs})
+        else:
+            seq = self._append("checkpoint", {"messages": list(self._messages), "runs": runs})
         self._since_checkpoint = 0
         return seq
 
@@ -194,7 +203,7 @@ class EventLog:
         """Append a record of another type (stream events, delivery acks, ``x.<org>.<name>`` extensions) with the
         next seq; returns it. A run is refused while another is active or when its request id already has one
         (TJ-EVENT-009/010). Messages are changed only through the calls above."""
-        if type in ("message_append", "message_edit", "undo", "checkpoint"):
+        if type in ("message_append", "message_edit", "undo", "checkpoint", "checkpoint.part"):
             raise BadRequest("use append_message, edit_message, replace_messages, undo or checkpoint for %s" % type)
         body = dict(payload)
         if type == "chat.started":
@@ -255,7 +264,8 @@ class EventLog:
         writer = self._writer()
         seq = 0 if self.last_seq is None else self.last_seq + 1
         record: dict[str, Any] = {"seq": seq, "ts": _now_iso(), "type": type, "payload": payload}
-        if type == "checkpoint" and self.epoch is not None:
+        last_part = type == "checkpoint.part" and payload["part"] == payload["parts"] - 1
+        if (type == "checkpoint" or last_part) and self.epoch is not None:
             record["epoch"] = self.epoch  # TJ-EVENT-024: a recovery from this checkpoint keeps the log's history
         before = os.fstat(writer.fd).st_size
         writer.append(record)
@@ -264,7 +274,7 @@ class EventLog:
         written = os.fstat(writer.fd).st_size - before
         self._since_checkpoint_bytes += written
         self._index(record)
-        if type == "checkpoint":
+        if type in ("checkpoint", "checkpoint.part"):
             self._last_checkpoint_bytes = written  # the checkpoint's own line
             self._since_checkpoint_bytes = 0
         return seq

@@ -33,6 +33,15 @@ interface RunAccumulator {
   finish: EventRunStatus | undefined;
 }
 
+/** A split checkpoint being read (spec §6.2): the parts so far, and which one must come next. */
+interface OpenParts {
+  readonly parts: number;
+  readonly where: FindingLocation;
+  next: number;
+  nextSeq: number;
+  readonly messages: Message[];
+}
+
 interface OpenSegment {
   readonly requestId: string;
   readonly messageId: string;
@@ -62,6 +71,8 @@ export class IncrementalEventFold {
   #segment: OpenSegment | undefined;
   /** The log's epoch as of the records folded (spec §6.7), or null for none. */
   #epoch: string | null = null;
+  /** The split checkpoint whose parts are being read, if any (TJ-REPLAY-019). */
+  #parts: OpenParts | undefined;
   readonly #findings: Finding[] = [];
 
   /** @param options where the fold starts; by default at the start of the file. */
@@ -97,7 +108,13 @@ export class IncrementalEventFold {
   add(type: string, value: Record<string, unknown>, seq: number, valid: boolean, where: FindingLocation): boolean {
     if (!this.#acceptSeq(seq, where)) return false;
     this.#foldEpoch(type, value, valid, where);
-    if (valid) this.#apply(type, value, seq, where);
+    if (valid && type === 'checkpoint.part') {
+      // A complete split checkpoint is one checkpoint at its last part: one without an epoch clears it (§6.7).
+      if (this.#part(value.payload as PartPayload, seq, where) && epochOf(value) === null) this.#epoch = null;
+    } else {
+      if (this.#parts !== undefined) this.#interruptParts();
+      if (valid) this.#apply(type, value, seq, where);
+    }
     return true;
   }
 
@@ -130,6 +147,7 @@ export class IncrementalEventFold {
    */
   addDelta(seq: number, requestId: string, messageId: string, text: string, where: FindingLocation): boolean {
     if (!this.#acceptSeq(seq, where)) return false;
+    if (this.#parts !== undefined) this.#interruptParts();
     // `#stream` for a delta (not a segment-closing type): the open segment's text, then the run's last seq.
     const segment = this.#segment;
     if (segment !== undefined && messageId === segment.messageId) segment.parts.push(text);
@@ -217,6 +235,8 @@ export class IncrementalEventFold {
    */
   finish(): EventLogState {
     const findings = [...this.#findings];
+    // The file ends inside a split checkpoint (a crash between its parts): the list stays as the records before it made it.
+    if (this.#parts !== undefined) findings.push(incompleteParts(this.#parts, 'the log ends before its last part'));
     const runs: EventRun[] = [];
     let activeRun: ActiveRun | null = null;
     for (const run of this.#runs.values()) {
@@ -303,6 +323,41 @@ export class IncrementalEventFold {
     this.#firstSeq ??= seq;
     this.#lastSeq = seq;
     return true;
+  }
+
+  /**
+   * A `checkpoint.part` (TJ-REPLAY-019): part 0 opens a set (closing an unfinished one as incomplete); the part due
+   * next, with the next seq and the same count, continues it; the last one replaces the list with the parts' messages.
+   * Anything else leaves the set incomplete, with no effect on the list.
+   */
+  /** Folds one part of a split checkpoint; true when it completed the set. */
+  #part(payload: PartPayload, seq: number, where: FindingLocation): boolean {
+    const { part, parts, messages } = payload;
+    const open = this.#parts;
+    if (open !== undefined && (part !== open.next || parts !== open.parts || seq !== open.nextSeq))
+      this.#interruptParts();
+    if (this.#parts === undefined) {
+      if (part !== 0 || parts < 2) {
+        this.#report('incomplete_checkpoint', `checkpoint part ${part} of ${parts} has no part 0 before it`, where);
+        return false;
+      }
+      this.#parts = { parts, where, next: 0, nextSeq: seq, messages: [] };
+    }
+    const current = this.#parts as OpenParts;
+    for (const message of messages) current.messages.push(message);
+    current.next += 1;
+    current.nextSeq = seq + 1;
+    if (current.next < current.parts) return false;
+    this.#parts = undefined;
+    this.#messages = current.messages;
+    this.#messagesKnown = true;
+    return true;
+  }
+
+  #interruptParts(): void {
+    const open = this.#parts as OpenParts;
+    this.#parts = undefined;
+    this.#findings.push(incompleteParts(open, `part ${open.next} does not follow`));
   }
 
   #wasAccepted(seq: number): boolean {
@@ -432,4 +487,18 @@ const MAX_EPOCH_LENGTH = 128;
 export function epochOf(value: Readonly<Record<string, unknown>>): string | null {
   const epoch = value.epoch;
   return typeof epoch === 'string' && epoch.length >= 1 && epoch.length <= MAX_EPOCH_LENGTH ? epoch : null;
+}
+
+interface PartPayload {
+  readonly part: number;
+  readonly parts: number;
+  readonly messages: readonly Message[];
+}
+
+function incompleteParts(open: OpenParts, why: string): Finding {
+  return makeFinding(
+    'incomplete_checkpoint',
+    `a checkpoint split in ${open.parts} parts has ${open.next}: ${why}; it changes nothing`,
+    open.where,
+  );
 }

@@ -17,8 +17,10 @@ export interface RecoverEventLogOptions {
   readonly maxLineBytes?: number;
   /**
    * True (default) to read back to the last `chat.started` when it lies before the last valid checkpoint, so that the
-   * active run and its overlay are exact (TJ-REPLAY-011). False to read only from the checkpoint on: the cost then
-   * follows the checkpoint's tail alone (TJ-REPLAY-005), and a run started before the checkpoint is not seen.
+   * active run and its overlay are exact (TJ-REPLAY-011) — unless the checkpoint's run index shows every run before it
+   * finished: the active run then started after it, and a log without runs is not read back to its start. False to
+   * read only from the checkpoint on: the cost then follows the checkpoint's tail alone (TJ-REPLAY-005), and a run
+   * started before the checkpoint is not seen.
    */
   readonly findActiveRun?: boolean;
   /**
@@ -55,8 +57,16 @@ export interface EventLogRecovery extends EventLogState {
 export interface EventFoldRecovery {
   /** The fold of the tail; {@link IncrementalEventFold.finish} gives what {@link recoverEventLog} returns. */
   readonly fold: IncrementalEventFold;
-  /** Byte offset of the last valid checkpoint, or null when the log has none and was folded from the start. */
+  /**
+   * Byte offset of the last valid checkpoint (of its first part, for a split one), or null when the log has none and
+   * was folded from the start.
+   */
   readonly checkpointOffset: number | null;
+  /**
+   * Byte offset of the line holding that checkpoint's run index: the checkpoint's own line, or its last part's
+   * (TJ-EVENT-030); null without a checkpoint.
+   */
+  readonly runIndexOffset: number | null;
   /** Byte offset where the forward fold began: the checkpoint, an earlier `chat.started`, or 0. */
   readonly startOffset: number;
   /** Bytes read in all, backwards and forwards. */
@@ -64,8 +74,9 @@ export interface EventFoldRecovery {
   /** Accepted records after the last valid checkpoint (all accepted records read when there is none). */
   readonly acceptedSinceCheckpoint: number;
   /**
-   * Length in bytes of the last valid checkpoint's line (without its LF), 0 when there is none: a writer spaces its
-   * next checkpoint by it (TJ-EVENT-006).
+   * Length in bytes of the last valid checkpoint's line (without its LF; of its parts' lines for a split checkpoint,
+   * from the first part's start to the last part's end), 0 when there is none: a writer spaces its next checkpoint by
+   * it (TJ-EVENT-006).
    */
   readonly checkpointBytes: number;
   /** Framing findings of the lines read forwards (the fold holds its own). */
@@ -84,6 +95,18 @@ const DEFAULT_CHUNK_BYTES = 64 * 1024;
 const CHECKPOINT = Buffer.from('checkpoint');
 const CHAT_STARTED = Buffer.from('chat.started');
 const ESCAPE = Buffer.from('\\u');
+
+/** The last part of a split checkpoint found by the backward scan, and the part and seq that must come before it. */
+interface PartsFound {
+  readonly parts: number;
+  readonly lastOffset: number;
+  /** Where the last part's line ends (its LF excluded). */
+  readonly end: number;
+  expect: number;
+  expectSeq: number;
+  /** What {@link noRunOpenAt} says of its run index. */
+  readonly noRunOpen: boolean;
+}
 
 /**
  * Recovers an event log from its last valid checkpoint (spec §15.2): scans the file backwards from the end in chunks,
@@ -104,6 +127,7 @@ export async function recoverEventLog(path: string, options: RecoverEventLogOpti
     fold,
     framing,
     checkpointBytes: _writersOnly,
+    runIndexOffset: _runIndexOnly,
     dataEnd: _followersOnly,
     ...tail
   } = await recoverEventFold(path, options);
@@ -135,14 +159,62 @@ export async function recoverEventFold(path: string, options: RecoverEventLogOpt
     };
     const counter: ReadCounter = { bytesRead: 0 };
     let checkpoint: number | undefined;
+    let runIndexOffset: number | undefined;
+    let checkpointBytes = 0;
     let started: number | undefined;
+    // True when the checkpoint's run index shows every run before it finished: the active run, if any, started after
+    // it, so the scan found its chat.started already and need not read on to the start of a log without runs.
+    let noRunOpen = false;
+    // A split checkpoint is found from its last part back to its first, each line right before the one after it
+    // (TJ-REPLAY-020): any other line between them, or a part that does not fit, leaves the set incomplete, skipped as
+    // a damaged checkpoint is (a crash between parts tears or loses the last one).
+    let parts: PartsFound | undefined;
     for await (const line of readLinesBackward(source, size, chunkBytes, maxLineBytes, counter)) {
-      if (line.kind === 'oversized') continue;
+      if (line.kind === 'oversized') {
+        parts = undefined;
+        continue;
+      }
       const wanted = checkpoint === undefined ? [CHECKPOINT, CHAT_STARTED] : [CHAT_STARTED];
-      const type = eventTypeOf(line.offset, line.bytes, wanted);
-      if (type === 'checkpoint' && checkpoint === undefined) checkpoint = line.offset;
-      else if (type === 'chat.started' && started === undefined) started = line.offset;
-      if (checkpoint !== undefined && (started !== undefined || !findActiveRun)) break;
+      const record = eventRecordOf(line.offset, line.bytes, wanted);
+      const type = record?.type;
+      if (checkpoint === undefined) {
+        if (type === 'checkpoint.part') {
+          const { part, parts: count } = (record as EventRecordFound).value.payload as { part: number; parts: number };
+          const seq = (record as EventRecordFound).value.seq as number;
+          if (parts !== undefined && part === parts.expect && count === parts.parts && seq === parts.expectSeq) {
+            parts.expect -= 1;
+            parts.expectSeq -= 1;
+            if (part === 0) {
+              checkpoint = line.offset;
+              runIndexOffset = parts.lastOffset;
+              checkpointBytes = parts.end - line.offset;
+              noRunOpen = parts.noRunOpen;
+              parts = undefined;
+            }
+          } else
+            parts =
+              part === count - 1 && part >= 1
+                ? {
+                    parts: count,
+                    lastOffset: line.offset,
+                    end: line.offset + line.bytes.length,
+                    expect: part - 1,
+                    expectSeq: seq - 1,
+                    noRunOpen: noRunOpenAt((record as EventRecordFound).value),
+                  }
+                : undefined;
+        } else {
+          parts = undefined;
+          if (type === 'checkpoint') {
+            checkpoint = line.offset;
+            runIndexOffset = line.offset;
+            checkpointBytes = line.bytes.length;
+            noRunOpen = noRunOpenAt((record as EventRecordFound).value);
+          }
+        }
+      }
+      if (type === 'chat.started' && started === undefined) started = line.offset;
+      if (checkpoint !== undefined && (started !== undefined || !findActiveRun || noRunOpen)) break;
     }
     // The scan read the space at the end once (it meets no line before it has): the forward read stops where it begins,
     // so the space costs one memory scan, never a second read or a line split (TJ-FRAME-036, TJ-REPLAY-005).
@@ -160,7 +232,7 @@ export async function recoverEventFold(path: string, options: RecoverEventLogOpt
     const framing: Finding[] = [];
     const where = { file: path, lineNumbers: startOffset === 0 };
     let acceptedSinceCheckpoint = 0;
-    let checkpointBytes = 0;
+    const lastOfCheckpoint = runIndexOffset ?? -1;
     for await (const batch of readJournal(path, {
       mode: 'tolerant',
       startOffset,
@@ -170,9 +242,8 @@ export async function recoverEventFold(path: string, options: RecoverEventLogOpt
     })) {
       for (const item of batch) {
         if (item.kind === 'finding') framing.push(item.finding);
-        else if (fold.addRecord(item.record, where) && (checkpoint === undefined || item.record.offset > checkpoint))
+        else if (fold.addRecord(item.record, where) && item.record.offset > lastOfCheckpoint)
           acceptedSinceCheckpoint += 1;
-        else if (item.record.offset === checkpoint) checkpointBytes = item.record.bytes.length;
       }
     }
     // The tail is read to its end: records added from here on (a writer's own) change the list as it stands, even if
@@ -182,6 +253,7 @@ export async function recoverEventFold(path: string, options: RecoverEventLogOpt
       fold,
       framing,
       checkpointOffset: checkpoint ?? null,
+      runIndexOffset: runIndexOffset ?? null,
       startOffset,
       bytesRead: counter.bytesRead + (dataEnd - startOffset),
       acceptedSinceCheckpoint,
@@ -193,8 +265,28 @@ export async function recoverEventFold(path: string, options: RecoverEventLogOpt
   }
 }
 
-/** The type of the valid event record a line holds, when it is one of `wanted`; decoded as the tolerant reader does. */
-function eventTypeOf(offset: number, bytes: Uint8Array, wanted: readonly Buffer[]): string | undefined {
+/**
+ * True when the checkpoint (or last part) `value` carries a run index (TJ-EVENT-019) in which every run has finished:
+ * no `chat.started` before it can belong to the active run. False without an index, or with a malformed one.
+ */
+function noRunOpenAt(value: Record<string, unknown>): boolean {
+  const runs = (value.payload as { runs?: unknown } | undefined)?.runs;
+  return (
+    Array.isArray(runs) &&
+    runs.every((run) => typeof run === 'object' && run !== null && typeof run.outcome === 'string')
+  );
+}
+
+interface EventRecordFound {
+  readonly type: string;
+  readonly value: Record<string, unknown>;
+}
+
+/**
+ * The valid event record a line holds and its type, when the line may hold one of `wanted` (a record of another type
+ * can come back too); decoded as the tolerant reader does.
+ */
+function eventRecordOf(offset: number, bytes: Uint8Array, wanted: readonly Buffer[]): EventRecordFound | undefined {
   const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   if (!wanted.some((pattern) => view.includes(pattern)) && !view.includes(ESCAPE)) return undefined;
   const decoded = decodeLine({ kind: 'line', number: 0, offset, bytes }, true);
@@ -203,5 +295,5 @@ function eventTypeOf(offset: number, bytes: Uint8Array, wanted: readonly Buffer[
   if (value === undefined) return undefined;
   const validation = validateRecord(value);
   if (validation.status !== 'valid' || validation.classification.family !== 'event') return undefined;
-  return validation.classification.type;
+  return { type: validation.classification.type, value: value as Record<string, unknown> };
 }

@@ -97,7 +97,10 @@ export interface ReadRunIndexOptions {
   readonly source: JournalSource;
   /** Bytes of the file to read. */
   readonly size: number;
-  /** Byte offset of the last valid checkpoint (as the recovery found it), or null when the log has none. */
+  /**
+   * Byte offset of the line holding the last valid checkpoint's run index, as the recovery found it: the checkpoint's
+   * line, or its last part's for a split checkpoint (TJ-EVENT-030); null when the log has none.
+   */
   readonly checkpointOffset: number | null;
   /** Line-size limit in bytes; 16 MiB by default. */
   readonly maxLineBytes?: number;
@@ -135,6 +138,13 @@ export async function readRunIndex(options: ReadRunIndexOptions): Promise<RunInd
   return { runs: await scanEventRuns({ source, end: size }), scannedFrom: 0 };
 }
 
+/** True for the last part of a split checkpoint, the one that carries its run index (TJ-EVENT-030). */
+function isLastPart(value: { type?: unknown; payload?: unknown }): boolean {
+  if (value.type !== 'checkpoint.part' || typeof value.payload !== 'object' || value.payload === null) return false;
+  const { part, parts } = value.payload as { part?: unknown; parts?: unknown };
+  return typeof part === 'number' && part === (parts as number) - 1;
+}
+
 /** The record of the line at `offset` (salvaged after damage as a tolerant reader would), or null. */
 async function readRecordAt(
   source: JournalSource,
@@ -155,7 +165,7 @@ async function readRecordAt(
     for (const item of batch) {
       if (item.kind !== 'record') continue;
       const value = item.record.value as { seq?: unknown; type?: unknown; payload?: unknown };
-      if (value.type !== 'checkpoint' || typeof value.seq !== 'number') return null;
+      if (typeof value.seq !== 'number' || !(value.type === 'checkpoint' || isLastPart(value))) return null;
       return { seq: value.seq, payload: value.payload };
     }
   }

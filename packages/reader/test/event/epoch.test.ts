@@ -44,6 +44,20 @@ describe('the epoch of an event log (spec §6.7)', () => {
     expect(await epochOf(log.slice(0, 2))).toEqual({ fold: null, recovery: null, codes: [] });
   });
 
+  it('is kept by a split checkpoint that carries it on its last part, and cleared by a complete one without (TJ-EVENT-025)', async () => {
+    // A split checkpoint folds as one checkpoint at its last part (TJ-REPLAY-019), where a writer puts the epoch.
+    const part = (seq: number, index: number, content: string, epoch?: string) =>
+      withEpoch(ev(seq, 'checkpoint.part', { part: index, parts: 2, messages: [msg('user', content)] }), epoch);
+    const kept = [withEpoch(append(0, 'a'), A), part(1, 0, 'a'), part(2, 1, 'b', A), append(3, 'c')];
+    expect(await epochOf(kept)).toEqual({ fold: A, recovery: A, codes: [] });
+    // Recovery starts at the set's first part and knows no earlier epoch: the whole-file fold must not keep A either.
+    const cleared = [withEpoch(append(0, 'a'), A), part(1, 0, 'a'), part(2, 1, 'b'), append(3, 'c')];
+    expect(await epochOf(cleared)).toEqual({ fold: null, recovery: null, codes: [] });
+    // An incomplete set is no checkpoint: it clears nothing.
+    const incomplete = [withEpoch(append(0, 'a'), A), part(1, 0, 'a'), append(2, 'c')];
+    expect(await epochOf(incomplete)).toMatchObject({ fold: A, recovery: A });
+  });
+
   it('reports a second epoch as epoch_conflict (error) and takes it, as recovery from the tail does (TJ-EVENT-026)', async () => {
     const log = [withEpoch(append(0, 'a'), A), checkpoint(1, [msg('user', 'a')], B), append(2, 'b')];
     const path = tempFile(log.map(line).join(''));

@@ -88,6 +88,23 @@ export const EventCheckpoint = eventRecord(
 /** Full snapshot of the message list. */
 export type EventCheckpoint = Static<typeof EventCheckpoint>;
 
+/**
+ * `checkpoint.part`: one of the `parts` records, with consecutive seqs, that together hold a checkpoint too long for
+ * one line (spec §6.2, TJ-EVENT-028); their `messages` in `part` order are the list. The last part carries what a
+ * `checkpoint` carries besides its messages (the run index).
+ */
+export const EventCheckpointPart = eventRecord(
+  'checkpoint.part',
+  {
+    part: Type.Integer({ minimum: 0, description: 'Position of this part in its checkpoint, from 0.' }),
+    parts: Type.Integer({ minimum: 2, description: 'How many parts the checkpoint has.' }),
+    messages: Type.Array(Message),
+  },
+  'One part of a checkpoint split over several lines.',
+);
+/** One part of a checkpoint split over several lines. */
+export type EventCheckpointPart = Static<typeof EventCheckpointPart>;
+
 /** `chat.started`: a run was accepted. */
 export const EventChatStarted = eventRecord(
   'chat.started',
@@ -196,6 +213,7 @@ export type EventRecord =
   | EventMessageEdit
   | EventUndo
   | EventCheckpoint
+  | EventCheckpointPart
   | EventChatStarted
   | EventAssistantSegmentStarted
   | EventChatDelta

@@ -48,6 +48,7 @@ export const FINDING_CODES = {
   duplicate_run_start: { severity: 'warn', repairable: false },
   inapplicable_event: { severity: 'warn', repairable: false },
   epoch_conflict: { severity: 'error', repairable: false },
+  incomplete_checkpoint: { severity: 'warn', repairable: false },
   record_after_run_end: { severity: 'warn', repairable: false },
   missing_header: { severity: 'warn', repairable: false },
   unpaired_llm_request: { severity: 'warn', repairable: false },

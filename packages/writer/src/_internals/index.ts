@@ -12,9 +12,11 @@ export { escapeLineSeparators } from '../append/encode-record.js';
 // A live session's tool result and its message, checked before either is appended (a pair goes in whole or not at all).
 // A live session's index of the next message, asked at every segment, without a copy of the list.
 export {
+  type CheckpointPartKept,
   deferCheckpoints,
   holdDelta,
   lastCheckpoint,
+  lastCheckpointParts,
   messageCount,
   oversizeRefusal,
   writtenEpoch,

@@ -122,6 +122,8 @@ const LF = 0x0a;
 
 /** Set by {@link AppendFile}'s static block: reaches its private held path for {@link holdLine}. */
 let holdLineOf: (file: AppendFile, line: string | Uint8Array, length: number) => boolean;
+/** Set by {@link AppendFile}'s static block: reaches its private queue for {@link appendLines}. */
+let appendLinesOf: (file: AppendFile, bytes: Uint8Array, options?: { readonly hold?: boolean }) => Promise<AppendAck>;
 
 /**
  * One journal file opened for appending by its single writer (spec §11). Opening takes the file's lock (TJ-DUR-017),
@@ -195,6 +197,16 @@ export class AppendFile {
 
   static {
     holdLineOf = (file, line, length) => file.#holdNow(line, length);
+    appendLinesOf = (file, bytes, options) => {
+      const refusal = file.#refusal();
+      if (refusal !== null) return Promise.reject(refusal);
+      if (bytes.length === 0 || bytes[bytes.length - 1] !== LF)
+        return Promise.reject(
+          new WriterError('invalid_record', 'appended lines must be whole lines, ending with an LF', file.path),
+        );
+      if (options?.hold === true && file.durability === 'none') return file.#hold(bytes);
+      return file.#enqueue(bytes, null, bytes.length);
+    };
   }
 
   private constructor(
@@ -812,4 +824,18 @@ function withFile(error: WriterError, file: string): WriterError {
  */
 export function holdLine(file: AppendFile, line: string | Uint8Array, length: number): boolean {
   return holdLineOf(file, line, length);
+}
+
+/**
+ * @internal {@link AppendFile.appendLine} of several whole lines as one item: written in one write, acknowledged
+ * together, and, when that write fails, truncated away together (TJ-DUR-023), so that none of them stays without the
+ * others. The parts of a split checkpoint go out this way: a failed write between two of them would leave an
+ * incomplete checkpoint in the log (TJ-REPLAY-019). The caller vouches that `bytes` are whole encoded lines.
+ */
+export function appendLines(
+  file: AppendFile,
+  bytes: Uint8Array,
+  options?: { readonly hold?: boolean },
+): Promise<AppendAck> {
+  return appendLinesOf(file, bytes, options);
 }

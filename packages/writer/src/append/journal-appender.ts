@@ -1,11 +1,14 @@
 import { WriterError, WriterPoisonedError } from '../errors.js';
-import type { AppendAck, AppendFile, AppendLineOptions } from './append-file.js';
+import { type AppendAck, type AppendFile, type AppendLineOptions, appendLines } from './append-file.js';
 
 /** A line reserved with a second one right behind it, which nothing may come between (an automatic checkpoint). */
 export interface ReservedLines {
   /** The line the call resolves with. */
   readonly line: Uint8Array;
-  /** The line appended right after it; the call does not wait for it. */
+  /**
+   * The line appended right after it, or several whole lines (a split checkpoint, TJ-EVENT-028) appended in one write
+   * and truncated together if it fails; the call does not wait for them.
+   */
   readonly trailer: Uint8Array;
   /** Told how the trailer ended: null once it is acknowledged, else the error. */
   readonly trailerSettled: (error: unknown) => void;
@@ -16,7 +19,12 @@ export interface ReservedLines {
  * retried submission already in the file). A promise when the preparation has to read first (another shard): later
  * preparations then wait for it, so they are still checked and queued in call order.
  */
-export type Prepared = Uint8Array | ReservedLines | null;
+export type Prepared = Uint8Array | ReservedLines | WholeLines | null;
+
+/** Several whole lines reserved together (a split checkpoint, TJ-EVENT-028): appended as one, in one write. */
+export interface WholeLines {
+  readonly lines: Uint8Array;
+}
 
 /**
  * The one append-reservation protocol of the writers (`TurnJournal`, `RunWriter`, `EventLog`): every call is
@@ -180,27 +188,26 @@ export class JournalAppender {
   #enqueue(prepared: Prepared, options?: AppendLineOptions): Promise<AppendAck | null> {
     if (prepared === null) return Promise.resolve(null);
     // A held line is only queued, not written: nothing to track (a failed write that loses it poisons the file).
+    if ('lines' in prepared)
+      return options?.hold === true && this.file.durability === 'none'
+        ? appendLines(this.file, prepared.lines, options)
+        : this.#track(prepared.lines, true);
     if (options?.hold === true && this.file.durability === 'none') {
       if (prepared instanceof Uint8Array) return this.file.appendLine(prepared, options);
       const written = this.file.appendLine(prepared.line, options);
-      this.file.appendLine(prepared.trailer, options).then(
-        () => prepared.trailerSettled(null),
-        (error: unknown) => prepared.trailerSettled(error),
-      );
+      settleTrailer(prepared, appendLines(this.file, prepared.trailer, options));
       return written;
     }
     if (prepared instanceof Uint8Array) return this.#track(prepared);
     const written = this.#track(prepared.line);
-    this.#track(prepared.trailer).then(
-      () => prepared.trailerSettled(null),
-      (error: unknown) => prepared.trailerSettled(error),
-    );
+    settleTrailer(prepared, this.#track(prepared.trailer, true));
     return written;
   }
 
-  #track(line: Uint8Array): Promise<AppendAck> {
+  /** @param lines true when `line` may hold several whole lines (a trailer), appended as one. */
+  #track(line: Uint8Array, lines = false): Promise<AppendAck> {
     this.#inFlight += 1;
-    return this.file.appendLine(line).then(
+    return (lines ? appendLines(this.file, line) : this.file.appendLine(line)).then(
       (ack) => {
         this.#settled();
         return ack;
@@ -339,4 +346,12 @@ export class JournalAppender {
       done();
     }
   }
+}
+
+/** Tells `trailerSettled` how the trailer's write ended. */
+function settleTrailer(prepared: ReservedLines, written: Promise<unknown>): void {
+  written.then(
+    () => prepared.trailerSettled(null),
+    (error: unknown) => prepared.trailerSettled(error),
+  );
 }

@@ -188,6 +188,8 @@ async function planCompaction(
   let futureStamped = 0;
   let records = 0;
   let damaged = 0;
+  // A split checkpoint is a candidate at its first part once its last part follows (TJ-RET-021): the parts read so far.
+  let parts: (Candidate & { parts: number; next: number }) | undefined;
   const where = { file: path };
   for await (const batch of readJournal(path, {
     source,
@@ -196,20 +198,37 @@ async function planCompaction(
   })) {
     for (const item of batch) {
       if (item.kind === 'finding') {
-        if (DAMAGE_CODES.has(item.finding.code)) damaged += 1;
+        if (DAMAGE_CODES.has(item.finding.code)) {
+          damaged += 1;
+          // A damaged line between two parts leaves the set incomplete for a backward scan (TJ-REPLAY-020).
+          parts = undefined;
+        }
         continue;
       }
       const { value, validation, offset } = item.record;
       const seq = typeof value.seq === 'number' && Number.isSafeInteger(value.seq) ? value.seq : null;
       const accepted = fold.add(item.record, where);
-      if (
-        accepted &&
-        seq !== null &&
-        validation.status === 'valid' &&
-        validation.classification.family === 'event' &&
-        validation.classification.type === 'checkpoint'
-      )
-        candidates.push({ offset, seq, recordsBefore: records, damagedBefore: damaged });
+      const type =
+        accepted && seq !== null && validation.status === 'valid' && validation.classification.family === 'event'
+          ? validation.classification.type
+          : undefined;
+      if (type === 'checkpoint')
+        candidates.push({ offset, seq: seq as number, recordsBefore: records, damagedBefore: damaged });
+      if (type === 'checkpoint.part') {
+        const { part, parts: count } = value.payload as { part: number; parts: number };
+        // The seq the set's first part must have: the candidate's seq, and what every part of the set must agree on.
+        const seqOf = (seq as number) - part;
+        if (part === 0)
+          parts = { offset, seq: seqOf, recordsBefore: records, damagedBefore: damaged, parts: count, next: 0 };
+        if (parts !== undefined && part === parts.next && count === parts.parts && seqOf === parts.seq) {
+          parts.next += 1;
+          if (parts.next === parts.parts) {
+            const { parts: _count, next: _next, ...candidate } = parts;
+            candidates.push(candidate);
+            parts = undefined;
+          }
+        } else parts = undefined;
+      } else if (accepted) parts = undefined;
       records += 1;
       const time = typeof value.ts === 'string' ? Date.parse(value.ts) : undefined;
       if (time !== undefined && time > future) {
@@ -374,7 +393,8 @@ export async function compactOpenFile(
  * does (so it fails with `JournalLockedError` while a live writer holds it; use {@link EventLog.compact} on the open
  * writer instead), repairs a torn tail (TJ-DUR-005), and then:
  *
- * - chooses C, the latest valid, accepted `checkpoint` such that every record before it may be removed: no record of a
+ * - chooses C, the latest valid, accepted `checkpoint` (or complete split checkpoint, from its first part, TJ-RET-021)
+ *   such that every record before it may be removed: no record of a
  *   run that is not finished and delivered, and no record younger than the retention window (TJ-RET-013; a `ts` that
  *   does not parse counts as young);
  * - replaces the file atomically (temporary file, fsync, rename, directory fsync, TJ-DUR-009; stale temporary files

@@ -25,6 +25,7 @@ import { JournalAppender, type Prepared } from '../append/journal-appender.js';
 import { WriterError, WriterPoisonedError } from '../errors.js';
 import { CheckpointEncoder } from './checkpoint-encoder.js';
 import { CheckpointLines } from './checkpoint-lines.js';
+import { encodeCheckpointParts } from './checkpoint-parts.js';
 import { type CompactEventLogOptions, compactOpenFile, type EventLogCompaction } from './compact-event-log.js';
 import { deepFreeze } from './deep-freeze.js';
 import { DeltaLines, encodeDeltaRecord } from './encode-delta.js';
@@ -49,7 +50,7 @@ import { recoverTail, type TailRecovery } from './recover-tail.js';
 type Payload = Record<string, unknown>;
 
 /** The types whose payload carries messages (`message` or `messages`): the fold keeps them, snapshots hand them out. */
-const MESSAGE_TYPES: ReadonlySet<string> = new Set(['message_append', 'message_edit', 'checkpoint']);
+const MESSAGE_TYPES: ReadonlySet<string> = new Set(['message_append', 'message_edit', 'checkpoint', 'checkpoint.part']);
 const HOLD: AppendLineOptions = { hold: true };
 /** The `ts` the writer makes (`Date.prototype.toISOString` of epoch milliseconds): what a held delta's must be. */
 const ISO_STAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -58,6 +59,8 @@ const ISO_STAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 let holdDeltaOf: (log: EventLog, requestId: string, messageId: string, text: string, ts: string) => number;
 /** Set by {@link EventLog}'s static block: reaches its private state for {@link lastCheckpoint}. */
 let lastCheckpointOf: (log: EventLog) => { readonly payload: Payload; readonly lineBytes: number } | null;
+/** Set by {@link EventLog}'s static block: reaches its private state for {@link lastCheckpointParts}. */
+let lastCheckpointPartsOf: (log: EventLog, firstSeq: number) => readonly CheckpointPartKept[] | null;
 /** Set by {@link EventLog}'s static block: reaches its fold for {@link messageCount}. */
 let messageCountOf: (log: EventLog) => number;
 /** Set by {@link EventLog}'s static block: reaches its checkpoint switch for {@link deferCheckpoints}. */
@@ -66,6 +69,21 @@ let deferCheckpointsOf: (log: EventLog, deferred: boolean) => void;
 let writtenEpochOf: (log: EventLog) => string;
 /** Set by {@link EventLog}'s static block: reaches its private encoder for {@link oversizeRefusal}. */
 let oversizeRefusalOf: (log: EventLog, type: string, payload: Payload | undefined, ahead: number) => unknown;
+
+/** One record of a split checkpoint the log reserved (see {@link lastCheckpointParts}). */
+export interface CheckpointPartKept {
+  readonly seq: number;
+  readonly ts: string;
+  readonly payload: Readonly<Record<string, unknown>>;
+  /** Its line's length in bytes, LF included. */
+  readonly lineBytes: number;
+}
+
+/** A checkpoint reserved: its records' lines (one, or the parts of a split one) and what each holds. */
+interface CheckpointReserved {
+  readonly encoded: readonly EncodedRecord[];
+  readonly seq: number;
+}
 
 /** What {@link openEventLog} found and chose, handed to the writer. */
 export interface EventLogSettings {
@@ -108,9 +126,11 @@ export interface EventLogSettings {
  * every 50 records would make the file and the cost per record grow with the conversation (3,000 tool results: a
  * 57 MB log for 2.2 MB of records). The triggering call resolves with its own record's ack and does not wait for the
  * checkpoint; a checkpoint that fails to write is retried by the next append, and {@link EventLog.checkpointFailure}
- * tells why it failed. A message list whose checkpoint line would be over the line-size limit cannot be checkpointed:
- * the writer tries again once an interval and as many bytes as the limit have been appended (TJ-EVENT-022), and until
- * a checkpoint fits, opening and compacting the log start from the last one that did.
+ * tells why it failed. A message list whose checkpoint line would be over the line-size limit is checkpointed as a
+ * split checkpoint, `checkpoint.part` records of up to 1 MiB of messages each with consecutive seqs, the run index on
+ * the last (TJ-EVENT-028..030); one that cannot be split within the limit (a single message, or the run index, too long
+ * for a part) is not checkpointed, and the writer tries again once an interval and as many bytes as the limit have
+ * been appended (TJ-EVENT-022).
  */
 export class EventLog {
   /** The event log file. */
@@ -165,6 +185,8 @@ export class EventLog {
    * new log (TJ-EVENT-023) and on every checkpoint (TJ-EVENT-024), which gives an older log that had none this one.
    */
   #epoch: string;
+  /** The records of the last split checkpoint reserved (TJ-EVENT-028), for a live session's subscribers. */
+  #lastParts: readonly CheckpointPartKept[] = [];
 
   static {
     deferCheckpointsOf = (log, deferred) => {
@@ -172,6 +194,7 @@ export class EventLog {
     };
     holdDeltaOf = (log, requestId, messageId, text, ts) => log.#holdDelta(requestId, messageId, text, ts);
     lastCheckpointOf = (log) => log.#lastCheckpoint();
+    lastCheckpointPartsOf = (log, firstSeq) => (log.#lastParts[0]?.seq === firstSeq ? log.#lastParts : null);
     messageCountOf = (log) => log.#fold.messages.length;
     writtenEpochOf = (log) => log.#epoch;
     oversizeRefusalOf = (log, type, payload, ahead) => log.#oversizeRefusal(type, payload, ahead);
@@ -377,11 +400,11 @@ export class EventLog {
   ): Promise<EventLogAck> {
     if (typeof type !== 'string' || type.length === 0)
       return Promise.reject(new WriterError('invalid_record', 'a record type must be a non-empty string', this.path));
-    if (type === 'checkpoint')
+    if (type === 'checkpoint' || type === 'checkpoint.part')
       return Promise.reject(
         new WriterError(
           'invalid_record',
-          'a checkpoint must equal the message list (TJ-EVENT-007): use checkpoint(), not append()',
+          `a ${type} must equal the message list (TJ-EVENT-007, TJ-EVENT-030): use checkpoint(), not append()`,
           this.path,
         ),
       );
@@ -486,7 +509,8 @@ export class EventLog {
   #reserve(type: string, payload: Payload | undefined): Prepared {
     if (this.#file.poisoned) throw new WriterPoisonedError(this.path, 'an earlier sync or write failed');
     this.#stateVersion += 1;
-    const encoded = type === 'checkpoint' ? this.#encodeCheckpoint() : this.#encode(type, payload);
+    if (type === 'checkpoint') return this.#reserveCheckpoint();
+    const encoded = this.#encode(type, payload);
     const { written, bytes } = encoded;
     const why = whyNotApplicable(this.#fold, type, written.payload as Payload | undefined, this.#runs);
     if (why !== null) throw new WriterError('illegal_transition', `${type}: ${why}`, this.path);
@@ -497,11 +521,6 @@ export class EventLog {
       this.#checkpointEncoder.noteAppended(bytes, seq, written.ts as string, written.payload as Payload);
     if (written.payload !== undefined)
       applyRunRecord(this.#runs, seq, written.ts as string, type, written.payload as Payload);
-    if (type === 'checkpoint') {
-      this.#checkpointDue = this.checkpointInterval;
-      this.#checkpointFailure = null;
-      return bytes;
-    }
     if (
       this.#checkpointsDeferred ||
       this.#sinceCheckpoint < this.#checkpointDue ||
@@ -513,35 +532,79 @@ export class EventLog {
     // Remembered, as a held delta's checkpoint is: the deltas that may follow repeat its line, and a live session
     // keeps its payload for subscribers without rebuilding the list (see `lastCheckpoint`). A failed write of it
     // re-reads the state, which moves the version and so forgets it.
-    this.#checkpointLines.remember(
-      this.#stateVersion,
-      checkpoint.written.payload as Payload,
-      checkpoint.seq,
-      checkpoint.written.ts as string,
-      checkpoint.trailer,
-    );
+    if (checkpoint.single)
+      this.#checkpointLines.remember(
+        this.#stateVersion,
+        checkpoint.written.payload as Payload,
+        checkpoint.seq,
+        checkpoint.written.ts as string,
+        checkpoint.trailer,
+      );
     return { line: bytes, trailer: checkpoint.trailer, trailerSettled: checkpoint.trailerSettled };
   }
 
+  /**
+   * The `checkpoint()` call's reservation: the checkpoint's line, or a split one's first part with the others behind,
+   * whose outcome `settled` is told.
+   */
+  #reserveCheckpoint(): Prepared {
+    const { encoded } = this.#reserveCheckpointRecords(this.#encodeCheckpoint());
+    this.#checkpointFailure = null;
+    if (encoded.length === 1) return (encoded[0] as EncodedRecord).bytes;
+    // Every part in one write: acknowledged together, and truncated together if it fails (TJ-DUR-023), so the call
+    // never resolves for, nor leaves in the file, an incomplete set.
+    return { lines: Buffer.concat(encoded.map((record) => record.bytes)) };
+  }
+
+  /**
+   * Takes the seqs of an encoded checkpoint's records and applies them to the state: one `checkpoint`, or the parts of
+   * a split one (TJ-EVENT-028), whose lines together space the next checkpoint (TJ-EVENT-006).
+   */
+  #reserveCheckpointRecords(encoded: readonly EncodedRecord[]): CheckpointReserved {
+    const seq = this.#nextSeq;
+    let bytes = 0;
+    for (const record of encoded) {
+      const type = record.written.type as string;
+      this.#apply(type, record.written, record.valid, record.bytes.length, this.#nextSeq);
+      this.#nextSeq += 1;
+      bytes += record.bytes.length;
+    }
+    this.#checkpointBytesDue = bytes;
+    this.#checkpointDue = this.checkpointInterval;
+    this.#lastParts =
+      encoded.length === 1
+        ? []
+        : encoded.map((record, i) => ({
+            seq: seq + i,
+            ts: record.written.ts as string,
+            payload: record.written.payload as Payload,
+            lineBytes: record.bytes.length,
+          }));
+    return { encoded, seq };
+  }
+
   /** @param ts the checkpoint's `ts`: by default from the clock; a held delta's checkpoint takes the delta's. */
-  #autoCheckpoint(
-    ts?: string,
-  ): { trailer: Uint8Array; trailerSettled: (error: unknown) => void; written: Payload; seq: number } | null {
+  #autoCheckpoint(ts?: string): {
+    trailer: Uint8Array;
+    trailerSettled: (error: unknown) => void;
+    written: Payload;
+    seq: number;
+    single: boolean;
+  } | null {
     try {
-      const encoded = this.#encodeCheckpoint(ts);
-      const seq = this.#nextSeq;
-      this.#nextSeq = seq + 1;
-      this.#apply('checkpoint', encoded.written, encoded.valid, encoded.bytes.length, seq);
-      this.#checkpointDue = this.checkpointInterval;
-      // A failure re-reads the state from the file; the count then makes the next append retry.
+      const { encoded, seq } = this.#reserveCheckpointRecords(this.#encodeCheckpoint(ts));
+      const lines = encoded.map((record) => record.bytes);
+      // A failure re-reads the state from the file; the count then makes the next append retry. A split checkpoint's
+      // parts go out in one write (see appendLines): a failure truncates them all, leaving no incomplete set.
       return {
-        trailer: encoded.bytes,
+        trailer: lines.length === 1 ? (lines[0] as Uint8Array) : Buffer.concat(lines),
+        single: lines.length === 1,
         trailerSettled: (error) => (this.#checkpointFailure = error),
-        written: encoded.written,
+        written: (encoded[0] as EncodedRecord).written,
         seq,
       };
     } catch (error) {
-      // The list does not encode (over the line-size limit). A try can serialise the whole list (after an edit, say),
+      // The list does not encode even split (a part over the line-size limit). A try serialises the whole list,
       // so try again only after an interval and as many bytes as the limit (TJ-EVENT-022): retrying every interval
       // made the cost of a record follow the length of the conversation (35 µs → 590 µs an append over 42,000
       // records, 1 MiB limit).
@@ -556,13 +619,20 @@ export class EventLog {
    * A checkpoint's payload: the message list (TJ-EVENT-007) and the run index, every run of the log as of the
    * checkpoint (TJ-EVENT-019), so that opening reads no further back than the last checkpoint (TJ-EVENT-020).
    */
-  #encodeCheckpoint(ts: string = this.#stamp()): EncodedRecord {
+  #encodeCheckpoint(ts: string = this.#stamp()): EncodedRecord[] {
     const payload = { messages: [...this.#fold.messages], runs: runIndexEntries(this.#runs.values()) };
     // The fold's messages were parsed from lines and frozen, and the run index holds strings and numbers: the record
     // is kept as it is rather than parsed back from its line (see encodeParsedRecord), and the messages the last
     // checkpoint holds too are copied from its line (see CheckpointEncoder).
     const record = { seq: this.#nextSeq, ts, type: 'checkpoint', payload, epoch: this.#epoch } as const;
-    return this.#checkpointEncoder.encode(record, this.path);
+    try {
+      return [this.#checkpointEncoder.encode(record, this.path)];
+    } catch (error) {
+      // Over the line-size limit: split over several lines (TJ-EVENT-028), never when one line fits (TJ-EVENT-029); the
+      // epoch, an envelope member, goes on the last part (TJ-EVENT-024).
+      if (!(error instanceof WriterError && error.code === 'line_too_long')) throw error;
+      return encodeCheckpointParts(record, this.#maxLineBytes, this.path);
+    }
   }
 
   /**
@@ -578,7 +648,7 @@ export class EventLog {
       deepFreeze(payload.messages);
     }
     this.#fold.add(type, written, seq, valid, this.#where);
-    if (type === 'checkpoint') {
+    if (type === 'checkpoint' || type === 'checkpoint.part') {
       this.#sinceCheckpoint = 0;
       this.#bytesSinceCheckpoint = 0;
       this.#checkpointBytesDue = length;
@@ -677,9 +747,11 @@ export class EventLog {
     }
     const checkpoint = this.#autoCheckpoint(ts);
     if (checkpoint === null) return;
-    holdLine(this.#file, checkpoint.trailer, checkpoint.trailer.length);
+    const { trailer } = checkpoint;
+    holdLine(this.#file, trailer, trailer.length);
+    if (checkpoint.single)
+      lines.remember(this.#stateVersion, checkpoint.written.payload as Payload, checkpoint.seq, ts, trailer);
     checkpoint.trailerSettled(null);
-    lines.remember(this.#stateVersion, checkpoint.written.payload as Payload, checkpoint.seq, ts, checkpoint.trailer);
   }
 
   /**
@@ -731,7 +803,7 @@ export class EventLog {
     const index = await readRunIndex({
       source: this.#file.source,
       size: this.#file.size,
-      checkpointOffset: tail.checkpointOffset,
+      checkpointOffset: tail.runIndexOffset,
       maxLineBytes: this.#maxLineBytes,
     });
     this.#runs = index.runs;
@@ -814,4 +886,13 @@ export function oversizeRefusal(
   ahead: number,
 ): unknown {
   return oversizeRefusalOf(log, type, payload as Payload | undefined, ahead);
+}
+
+/**
+ * @internal The records of the split checkpoint (TJ-EVENT-028) the log reserved last, when its first part has seq
+ * `firstSeq`: each part's `seq`, `ts`, payload (frozen) and line length; else null. A live session hands them to its
+ * subscribers as it hands a single-line checkpoint's payload ({@link lastCheckpoint}).
+ */
+export function lastCheckpointParts(log: EventLog, firstSeq: number): readonly CheckpointPartKept[] | null {
+  return lastCheckpointPartsOf(log, firstSeq);
 }

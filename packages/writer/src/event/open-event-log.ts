@@ -78,7 +78,7 @@ export async function openEventLog(options: OpenEventLogOptions): Promise<EventL
     const index = await readRunIndex({
       source: file.source,
       size: file.size,
-      checkpointOffset: tail.checkpointOffset,
+      checkpointOffset: tail.runIndexOffset,
       maxLineBytes: resolved.maxLineBytes,
     });
     return new EventLog(file, tail, {

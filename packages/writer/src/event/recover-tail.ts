@@ -16,8 +16,10 @@ export interface TailRecovery {
   readonly bytesSinceCheckpoint: number;
   /** Length of the last valid checkpoint's line, LF included; 0 when there is none. */
   readonly checkpointBytes: number;
-  /** Byte offset of the last valid checkpoint, or null. */
+  /** Byte offset of the last valid checkpoint (its first part, for a split one), or null. */
   readonly checkpointOffset: number | null;
+  /** Byte offset of the line holding its run index (the checkpoint's, or its last part's), or null. */
+  readonly runIndexOffset: number | null;
   /** Where the forward fold began. */
   readonly startOffset: number;
   /** Framing findings of the lines read forwards, then the fold's findings. */
@@ -50,6 +52,7 @@ export async function recoverTail(
     bytesSinceCheckpoint: recovery.checkpointOffset === null ? end : end - (recovery.checkpointOffset + checkpointLine),
     checkpointBytes: checkpointLine,
     checkpointOffset: recovery.checkpointOffset,
+    runIndexOffset: recovery.runIndexOffset,
     startOffset: recovery.startOffset,
     findings: [...recovery.framing, ...fold.finish().findings],
   };

@@ -52,6 +52,7 @@ class EventFold:
         self.acked = set()
         self.segment = None  # dict(request_id, message_id, text) of the open segment candidate
         self.epoch = None  # the log's epoch (spec §6.7), None for none
+        self.parts = None  # the split checkpoint being read: dict(line, offset, parts, next, seq, messages)
 
     def feed(self, rec):
         path, findings = self.path, self.findings
@@ -70,6 +71,16 @@ class EventFold:
             self.accepted_seqs.append(seq)
         self.last = seq
         self.fold_epoch(rec)
+        if rec["type"] == "checkpoint.part" and not rec.get("unknown"):
+            if defects.MUTANT != "split-checkpoint-ignored":  # defect switch: TJ-REPLAY-019
+                payload = obj["payload"]
+                # A complete split checkpoint is one checkpoint at its last part: without an epoch it clears it (§6.7).
+                if self.feed_part(rec, payload, seq) and not _is_epoch(obj.get("epoch")) \
+                        and defects.MUTANT != "epoch-not-cleared":
+                    self.epoch = None
+            return
+        if self.parts is not None:
+            self.interrupt_parts()
         if rec.get("unknown"):
             return
         t = rec["type"]
@@ -122,10 +133,41 @@ class EventFold:
                 payload["message_id"] == self.segment["message_id"] or defects.MUTANT == "overlay-any-message-id"):
             self.segment["text"].append(payload["text"])  # TJ-REPLAY-009
 
+    def feed_part(self, rec, payload, seq):
+        """A checkpoint.part (TJ-REPLAY-019): part 0 opens a set, the part due next (next seq, same count) continues
+        it, the last one replaces the list with the parts' messages; anything else leaves the set incomplete. True when
+        the part completed a set."""
+        parts = self.parts
+        if parts is not None and not (payload["part"] == parts["next"] and payload["parts"] == parts["parts"]
+                                      and seq == parts["seq"]):
+            self.interrupt_parts()
+        if self.parts is None:
+            if payload["part"] != 0:
+                self.findings.add("incomplete_checkpoint", self.path, rec["line"], rec["offset"])  # TJ-REPLAY-019
+                return False
+            self.parts = {"line": rec["line"], "offset": rec["offset"], "parts": payload["parts"], "next": 0,
+                          "seq": seq, "messages": []}
+        parts = self.parts
+        parts["messages"].extend(payload["messages"])
+        parts["next"] += 1
+        parts["seq"] = seq + 1
+        if parts["next"] < parts["parts"]:
+            return False
+        self.parts = None
+        self.messages = parts["messages"]
+        return True
+
+    def interrupt_parts(self):
+        """The open split checkpoint is incomplete (a part missing, out of order or interrupted): it has no effect."""
+        parts, self.parts = self.parts, None
+        if defects.MUTANT == "incomplete-parts-used":  # defect switch: TJ-REPLAY-019, TJ-REPLAY-020 (trusts a partial set)
+            self.messages = parts["messages"]
+        self.findings.add("incomplete_checkpoint", self.path, parts["line"], parts["offset"])  # TJ-REPLAY-019
+
     def fold_epoch(self, rec):
         """Spec §6.7: an epoch sets the log's, a valid checkpoint without one clears it, a second one conflicts."""
         epoch = rec["obj"].get("epoch")
-        if not (isinstance(epoch, str) and 1 <= len(epoch) <= 128):
+        if not _is_epoch(epoch):
             if rec["type"] == "checkpoint" and not rec.get("unknown") and defects.MUTANT != "epoch-not-cleared":
                 self.epoch = None  # TJ-EVENT-025 (defect switch: epoch-not-cleared)
             return
@@ -135,6 +177,8 @@ class EventFold:
 
     def finish(self):
         """The log's state once every record was fed; reports the abandoned runs (TJ-REPLAY-010)."""
+        if self.parts is not None:  # the file ends inside a split checkpoint (a crash between its parts)
+            self.interrupt_parts()
         runs, finished, segment = self.runs, self.finished, self.segment
         active = runs[-1] if runs and runs[-1] not in finished else None
         for rid in runs:
@@ -152,6 +196,11 @@ class EventFold:
             "undelivered": [rid for rid in runs if rid in finished
                             and (rid not in self.acked or defects.MUTANT == "acks-ignored")],  # defect switch: TJ-REPLAY-015
         }
+
+
+def _is_epoch(value):
+    """Spec §6.7: a string of 1 to 128 characters; any other value is no epoch."""
+    return isinstance(value, str) and 1 <= len(value) <= 128
 
 
 def fold_event_log(jf, findings):

@@ -34,6 +34,7 @@ EVENT_DEFS = {
     "message_edit": "EventMessageEdit",
     "undo": "EventUndo",
     "checkpoint": "EventCheckpoint",
+    "checkpoint.part": "EventCheckpointPart",
     "chat.started": "EventChatStarted",
     "assistant.segment.started": "EventAssistantSegmentStarted",
     "chat.delta": "EventChatDelta",

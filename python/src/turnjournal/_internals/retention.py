@@ -3,6 +3,7 @@
 import datetime
 import os
 
+from . import defects
 from .derive import turn_session_id
 from .errors import BadRequest
 from .journal_file import read_journal_file
@@ -170,11 +171,30 @@ def compact_event_log(path, now_ms, window_s=None, delivery_window_s=None, lock_
             return runs[rid]["finished"] and (runs[rid]["acked"] or rid in expired)
 
         cut = None
+        parts = None  # a split checkpoint is cut at its first part once its last part follows (TJ-RET-021)
+        blocked = False  # a record before it that is not removable: no later first part can be the cut
         for rec in jf.records:
-            if rec["type"] == "checkpoint" and not rec.get("unknown"):
+            kind = None if rec.get("unknown") else rec["type"]
+            if kind == "checkpoint" and not blocked:
                 cut = rec
+            if kind == "checkpoint.part":
+                payload, seq = rec["obj"]["payload"], rec["obj"]["seq"]
+                if payload["part"] == 0 and not blocked:
+                    parts = {"first": rec, "next": 0, "parts": payload["parts"], "seq": seq, "line": rec["line"]}
+                if parts is not None and (payload["part"], payload["parts"], seq, rec["line"]) == (
+                        parts["next"], parts["parts"], parts["seq"], parts["line"]):
+                    parts.update(next=parts["next"] + 1, seq=seq + 1, line=rec["line"] + 1)
+                    if parts["next"] == parts["parts"]:
+                        # defect switch: TJ-RET-021 (cuts at the last part, dropping the others)
+                        cut, parts = (rec if defects.MUTANT == "compact-at-last-part" else parts["first"]), None
+                else:
+                    parts = None
+            else:
+                parts = None
             if not removable(rec):
-                break
+                blocked = True
+                if parts is None:  # the parts of a set begun before it may still complete it
+                    break
         with open(path, "rb") as f:
             data = f.read()
         lines = _lines(data)

@@ -1,4 +1,4 @@
-import { copyFileSync, existsSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openEventLog } from '@turnjournal/writer';
 import { freshDir } from '../fresh-dir.js';
@@ -183,6 +183,94 @@ export async function compactCheck(context: WriterContext): Promise<void> {
             if (JSON.stringify([...answer.expired].sort()) !== JSON.stringify(testCase.expired))
               failures.push(
                 `${where}: answered expired ${JSON.stringify(answer.expired)}, not ${JSON.stringify(testCase.expired)}`,
+              );
+          }
+        });
+        return { failures };
+      } finally {
+        rmSync(root, { recursive: true, force: true });
+      }
+    },
+  );
+}
+
+/**
+ * A log with two checkpoints the reference writer split (a 4 KiB line-size limit, TJ-EVENT-028), all of it old, and
+ * where the compaction must cut it: at the first part of the second set; with `tornLast`, that set lacks its last part
+ * (a crash between parts) and a record follows, so the cut is the first set's first part.
+ */
+async function writeSplitLog(file: string, tornLast: boolean): Promise<{ bytes: Buffer; cut: number }> {
+  const clock = NOW_MS - 3 * DAY_S * 1000;
+  const log = await openEventLog({
+    file,
+    durability: 'none',
+    clock: () => clock,
+    maxLineBytes: 4096,
+    checkpointInterval: 1_000_000,
+  });
+  let firstSet: number;
+  try {
+    for (let i = 0; i < 60; i++) await log.appendMessage({ role: 'user', content: `${i} ${'x'.repeat(300)}` });
+    await log.idle();
+    firstSet = readFileSync(file).length;
+    await log.checkpoint();
+    await log.appendMessage({ role: 'assistant', content: 'after the first set' });
+    await log.idle();
+    const secondSet = readFileSync(file).length;
+    await log.checkpoint();
+    if (!tornLast) {
+      await log.appendMessage({ role: 'assistant', content: 'after the second set' });
+      await log.close();
+      return { bytes: readFileSync(file), cut: secondSet };
+    }
+  } finally {
+    await log.close();
+  }
+  // Drop the second set's last part, and append a record after what is left of it.
+  const lines = readFileSync(file).toString('utf8').split('\n').slice(0, -1);
+  const last = JSON.parse(lines.at(-1) as string) as { seq: number };
+  const kept = `${lines.slice(0, -1).join('\n')}\n`;
+  const next = { seq: last.seq, ts: new Date(clock).toISOString(), type: 'message_append' };
+  const bytes = Buffer.from(
+    `${kept}${JSON.stringify({ ...next, payload: { message: { role: 'user', content: 'x' } } })}\n`,
+  );
+  return { bytes, cut: firstSet };
+}
+
+/**
+ * `writer/compact-split-checkpoint` (feature `retention`): a log whose checkpoints are split over several lines
+ * (spec §6.2) is cut at the first part of its last complete split checkpoint, and a set whose last part is missing is
+ * no cut (TJ-RET-021): the result is the original bytes from that first part on.
+ */
+export async function compactSplitCheck(context: WriterContext): Promise<void> {
+  await context.recorder.record(
+    'writer/compact-split-checkpoint',
+    'compaction cuts an event log at the first part of its last complete split checkpoint, never at an incomplete one',
+    'writer',
+    ['TJ-RET-021', 'TJ-RET-012'],
+    async () => {
+      if (!claimsFeature(context.claims, 'retention')) return { skip: 'feature retention not claimed' };
+      if (!context.claims.families.includes('event')) return { skip: 'family event not claimed' };
+      const root = freshDir('tj-conf-compact-split-');
+      try {
+        const failures: string[] = [];
+        const cases = { complete: await writeSplitLog(join(root, 'complete.jsonl'), false) };
+        const torn = await writeSplitLog(join(root, 'torn.jsonl'), true);
+        await withAdapter(context, async (adapter) => {
+          for (const [name, log] of Object.entries({ ...cases, 'last part missing': torn })) {
+            const file = join(root, `case-${name.replace(/ /g, '-')}.jsonl`);
+            writeFileSync(file, log.bytes);
+            try {
+              await adapter.request('compact', { file, now: NOW_MS, window_s: DAY_S, delivery_window_s: DAY_S });
+            } catch (error) {
+              failures.push(`${name}: compact failed: ${error instanceof Error ? error.message : String(error)}`);
+              continue;
+            }
+            const after = existsSync(file) ? readFileSync(file) : Buffer.alloc(0);
+            const expected = log.bytes.subarray(log.cut);
+            if (!after.equals(expected))
+              failures.push(
+                `${name}: the log is not its original bytes from byte ${log.cut} on (${after.length} bytes, expected ${expected.length})`,
               );
           }
         });

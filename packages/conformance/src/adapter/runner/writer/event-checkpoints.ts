@@ -100,13 +100,16 @@ async function checkpointFailures(records: readonly Json[], index: number, scrat
   return failures;
 }
 
-/** `writer/event-checkpoints`: every checkpoint the writer writes is the fold of what came before it. */
+/**
+ * `writer/event-checkpoints`: every checkpoint the writer writes is the fold of what came before it, and none is split
+ * over several lines (`checkpoint.part`), as none of these lists comes near a line-size limit (TJ-EVENT-029).
+ */
 async function checkpointsCheck(context: WriterContext): Promise<void> {
   await context.recorder.record(
     'writer/event-checkpoints',
     "the checkpoints a writer appends hold the fold of the log before them, and their run index that log's runs",
     'writer',
-    ['TJ-EVENT-007', 'TJ-EVENT-019'],
+    ['TJ-EVENT-007', 'TJ-EVENT-019', 'TJ-EVENT-029'],
     async () => {
       let written = 0;
       const outcome = await inFreshStore(context, 'event', eventLogOf, async (root, file) => {
@@ -118,6 +121,11 @@ async function checkpointsCheck(context: WriterContext): Promise<void> {
         const records = recordsOf(file, failures);
         const scratch = join(root, 'prefix', 'events.jsonl');
         mkdirSync(dirname(scratch), { recursive: true });
+        const parts = records.filter((record) => record.type === 'checkpoint.part');
+        if (parts.length > 0)
+          failures.push(
+            `the writer split a checkpoint of a list far below any line-size limit into ${parts.length} checkpoint.part records (first at seq ${parts[0]?.seq}; TJ-EVENT-029)`,
+          );
         for (const [index, record] of records.entries())
           if (record.type === 'checkpoint') {
             written++;

@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { AdapterProcess } from '../../process.js';
 import { freshDir } from '../fresh-dir.js';
-import { compactCheck } from './compaction.js';
+import { compactCheck, compactSplitCheck } from './compaction.js';
 import { answerCode, type WriterContext, withAdapter } from './context.js';
 import { claimsFeature, plantLock } from './support.js';
 
@@ -282,4 +282,5 @@ async function sweepWithDefaultWindow(adapter: AdapterProcess, failures: string[
 export async function retentionChecks(context: WriterContext): Promise<void> {
   await sweepCheck(context);
   await compactCheck(context);
+  await compactSplitCheck(context);
 }
