@@ -41,7 +41,7 @@ export class AdapterFailure extends Error {
 
 /** Options of {@link AdapterProcess.spawn}. */
 export interface AdapterProcessOptions {
-  /** Per-request timeout in milliseconds (default {@link DEFAULT_REQUEST_TIMEOUT_MS}). */
+  /** Per-request timeout in milliseconds (default 30,000). */
   readonly timeoutMs?: number;
   /** Wrap the command, e.g. `['strace', '-f', '-o', 'trace', '--']`; the command runs as `sh -c <command>` after it. */
   readonly wrapper?: readonly string[];

@@ -31,7 +31,7 @@ export interface ConformanceOptions {
   readonly expectedFailures?: ExpectedFailures;
   /** Where the baseline came from, for the report. */
   readonly expectedFailuresPath?: string;
-  /** Per-request timeout in milliseconds, before scaling (default {@link DEFAULT_REQUEST_TIMEOUT_MS}). */
+  /** Per-request timeout in milliseconds, before scaling (default 30,000). */
   readonly timeoutMs?: number;
   /**
    * Multiplies every time limit of the run — the per-request timeout and the checks' hang guards — for a slow or loaded
