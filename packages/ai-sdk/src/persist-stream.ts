@@ -36,6 +36,7 @@ export async function persistUIMessageStream(
   let first = true;
   let ended = false;
   const reader = stream.getReader();
+  let thrown: { readonly error: unknown } | undefined;
   try {
     for (;;) {
       let next: Awaited<ReturnType<typeof reader.read>>;
@@ -63,10 +64,23 @@ export async function persistUIMessageStream(
       await write(chunk);
     }
     if (first) await write({ type: 'start', messageId: options.messageId });
+  } catch (error) {
+    thrown = { error };
+    throw error;
   } finally {
     // A write the journal refused leaves the producer mid-stream: it is stopped, not left to run unread. The refusal
-    // in flight is this call's answer; a producer whose cancel fails too adds nothing a caller could act on.
-    if (!ended) await reader.cancel('the journal refused a chunk of the stream').catch(() => undefined);
+    // in flight stays this call's answer; a cancel that fails too is kept on it (`suppressed`), or thrown if alone.
+    if (!ended) {
+      try {
+        await reader.cancel('the journal refused a chunk of the stream');
+      } catch (cancelError) {
+        if (thrown === undefined) throw cancelError;
+        if (thrown.error instanceof Error) {
+          const primary = thrown.error as Error & { suppressed?: unknown[] };
+          primary.suppressed = [...(primary.suppressed ?? []), cancelError];
+        }
+      }
+    }
     reader.releaseLock();
   }
   const { message, failure } = await foldMessage(folding);

@@ -259,7 +259,7 @@ export class LiveSession implements SubscriptionSource {
     // The same request while its first send is still being written (a double click, a resend racing the first): a
     // retry, answered once the first is durable (TJ-LIVE-002); if the first failed, this one tries again.
     if (this.#starting === requestId && this.#startingSend !== undefined) {
-      await this.#startingSend.catch(() => undefined);
+      await settledOnly(this.#startingSend);
       return this.send(input);
     }
     const busy = this.#active?.requestId ?? this.#starting;
@@ -392,8 +392,7 @@ export class LiveSession implements SubscriptionSource {
     if (typeof requestId !== 'string') throw new LiveError('invalid_request', 'cancel needs a request id string');
     if (typeof reason !== 'string' || reason === '')
       throw new LiveError('invalid_request', 'the reason of a cancellation is a non-empty string');
-    if (this.#starting === requestId && this.#startingSend !== undefined)
-      await this.#startingSend.catch(() => undefined);
+    if (this.#starting === requestId && this.#startingSend !== undefined) await settledOnly(this.#startingSend);
     const active = this.#active;
     if (active === undefined || active.requestId !== requestId) {
       if (this.statusOf(requestId) === undefined)
@@ -550,7 +549,7 @@ export class LiveSession implements SubscriptionSource {
 
   async #endRuns(runs: 'cancel' | 'wait'): Promise<void> {
     this.#draining = true;
-    if (this.#startingSend !== undefined) await this.#startingSend.catch(() => undefined);
+    if (this.#startingSend !== undefined) await settledOnly(this.#startingSend);
     for (let active = this.#active; active !== undefined && !this.ended; active = this.#active) {
       if (runs === 'wait') {
         // A failure of the session wakes this too: its run then ends with the next open's recovery.
@@ -962,4 +961,12 @@ function sameFailure(a: unknown, b: unknown): boolean {
     return chain;
   };
   return causes(a).includes(b) || causes(b).includes(a);
+}
+
+/**
+ * Waits until `send` (a send another caller started) has settled. Its outcome, success or failure, is that caller's
+ * answer and was delivered to it; the waiter only needs the session's state after it, so nothing is dropped here.
+ */
+async function settledOnly(send: Promise<unknown>): Promise<void> {
+  await Promise.allSettled([send]);
 }

@@ -20,12 +20,23 @@ export async function replaceWithCopy(fs: FileSystem, path: string): Promise<voi
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
     throw new JournalWriteError(path, 'open', error);
   }
+  let replaced: { readonly error: unknown } | undefined;
   try {
     await replaceFile(fs, path, chunksOf(fs, path, fd));
-  } finally {
-    // A read-only descriptor: its close cannot lose data, and the replace's own outcome is what the caller needs.
-    await fs.close(fd).catch(() => undefined);
+  } catch (error) {
+    replaced = { error };
   }
+  // A read-only descriptor: its close loses no data. Its failure is reported unless the replace's failure is the
+  // answer already, which then carries it (`suppressed`).
+  try {
+    await fs.close(fd);
+  } catch (error) {
+    const closeFailure = new JournalWriteError(path, 'close', error);
+    if (replaced === undefined) throw closeFailure;
+    if (replaced.error instanceof JournalWriteError)
+      replaced.error.suppressed = [...(replaced.error.suppressed ?? []), closeFailure];
+  }
+  if (replaced !== undefined) throw replaced.error;
 }
 
 async function* chunksOf(fs: FileSystem, path: string, fd: number): AsyncGenerator<Uint8Array> {

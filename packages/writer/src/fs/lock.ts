@@ -272,7 +272,8 @@ async function removeStaleLock(
   if ((await createLockFile(fs, breakerPath, breaker)) === false) {
     const breakerText = await attempt(breakerPath, 'read lock', () => readText(fs, breakerPath));
     const status = breakerText === undefined ? 'none' : statusOf(breakerText, await leaseOf(fs, breakerPath));
-    if (status === 'stale' || status === 'expired') await fs.unlink(breakerPath).catch(() => undefined);
+    if (status === 'stale' || status === 'expired')
+      await removeIfPresent(fs, breakerPath, 'remove stale take-over lock');
     return false;
   }
   try {
@@ -328,4 +329,13 @@ function heldLock(
       }
     },
   };
+}
+
+/** Removes `path`; one already gone (another writer removed it first) is what was wanted. Other failures throw. */
+async function removeIfPresent(fs: FileSystem, path: string, operation: string): Promise<void> {
+  try {
+    await fs.unlink(path);
+  } catch (error) {
+    if (!isErrno(error, 'ENOENT')) throw new JournalWriteError(path, operation, error);
+  }
 }

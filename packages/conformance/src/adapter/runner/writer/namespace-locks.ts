@@ -4,6 +4,7 @@ import { currentBootId } from '@turnjournal/reader/store-format';
 import { Random } from '../../random.js';
 import { freshDir } from '../fresh-dir.js';
 import { answerCode, openHandle, type WriterContext, withAdapter } from './context.js';
+import { lockKeptCheck } from './foreign-host-lock.js';
 import { impossiblePid, lockText, plantLock, target, writerRecord } from './support.js';
 
 /**
@@ -27,41 +28,22 @@ function thisMachine(): { host: string; boot_id?: string } {
  * on the same kernel) whose lease is fresh is not taken over, although its pid does not exist here (TJ-DUR-038). A
  * writer that judges it by its pid takes it over: two owners of one file.
  */
-export async function foreignNamespaceLockCheck(context: WriterContext): Promise<void> {
-  const { claims, modes, recorder } = context;
-  await recorder.record(
-    'writer/foreign-namespace-lock',
-    'a lock held in another PID namespace with a fresh lease is not taken over, even when its pid does not exist here',
-    'writer',
-    ['TJ-DUR-038', 'TJ-DUR-018'],
-    async () => {
-      const dir = freshDir('tj-conf-namespace-');
-      const where = target(claims, dir);
-      const planted = plantLock(where.file, {
-        pid: impossiblePid(),
-        ...thisMachine(),
-        token: 'other-namespace-holder',
-        pid_ns: OTHER_NAMESPACE,
-        lease_ms: 600_000,
-      });
-      try {
-        return await withAdapter(context, async (process) => {
-          const failures: string[] = [];
-          const code = await answerCode(openHandle(process, where.file, modes[0] as string));
-          if (code !== 'journal_locked')
-            failures.push(
-              code === 'ok'
-                ? 'open took over a lock held in another PID namespace whose lease is fresh (its pid proves nothing here, TJ-DUR-038)'
-                : `expected error journal_locked, got ${code}`,
-            );
-          if (lockText(where.file) !== planted) failures.push('the other namespace’s lock file was changed or removed');
-          return { failures };
-        });
-      } finally {
-        rmSync(dir, { recursive: true, force: true });
-      }
+export function foreignNamespaceLockCheck(context: WriterContext): Promise<void> {
+  return lockKeptCheck(context, {
+    id: 'writer/foreign-namespace-lock',
+    title:
+      'a lock held in another PID namespace with a fresh lease is not taken over, even when its pid does not exist here',
+    requirements: ['TJ-DUR-038', 'TJ-DUR-018'],
+    holder: {
+      pid: impossiblePid(),
+      ...thisMachine(),
+      token: 'other-namespace-holder',
+      pid_ns: OTHER_NAMESPACE,
+      lease_ms: 600_000,
     },
-  );
+    takenOverBecause:
+      'open took over a lock held in another PID namespace whose lease is fresh (its pid proves nothing here, TJ-DUR-038)',
+  });
 }
 
 /**
