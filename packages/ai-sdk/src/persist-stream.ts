@@ -66,23 +66,26 @@ export async function persistUIMessageStream(
     if (first) await write({ type: 'start', messageId: options.messageId });
   } catch (error) {
     thrown = { error };
-    throw error;
-  } finally {
-    // A write the journal refused leaves the producer mid-stream: it is stopped, not left to run unread. The refusal
-    // in flight stays this call's answer; a cancel that fails too is kept on it (`suppressed`), or thrown if alone.
-    if (!ended) {
-      try {
-        await reader.cancel('the journal refused a chunk of the stream');
-      } catch (cancelError) {
-        if (thrown === undefined) throw cancelError;
-        if (thrown.error instanceof Error) {
-          const primary = thrown.error as Error & { suppressed?: unknown[] };
-          primary.suppressed = [...(primary.suppressed ?? []), cancelError];
-        }
-      }
-    }
-    reader.releaseLock();
   }
+  // A write the journal refused leaves the producer mid-stream: it is stopped, not left to run unread. The refusal
+  // stays this call's answer; a cancel that fails too is kept on it (`suppressed`), or thrown when it is alone.
+  let cancelFailure: { readonly error: unknown } | undefined;
+  if (!ended) {
+    try {
+      await reader.cancel('the journal refused a chunk of the stream');
+    } catch (error) {
+      cancelFailure = { error };
+    }
+  }
+  reader.releaseLock();
+  if (thrown !== undefined) {
+    if (cancelFailure !== undefined && thrown.error instanceof Error) {
+      const primary = thrown.error as Error & { suppressed?: unknown[] };
+      primary.suppressed = [...(primary.suppressed ?? []), cancelFailure.error];
+    }
+    throw thrown.error;
+  }
+  if (cancelFailure !== undefined) throw cancelFailure.error;
   const { message, failure } = await foldMessage(folding);
   // No message when the reader could not take even the first chunk: the run's records are then all there is of it.
   const finishing = message === undefined ? {} : { message: { role: UI_MESSAGE_ROLE, [UI_MEMBER]: message } };
