@@ -4,6 +4,13 @@
 import { dirname } from 'node:path';
 import { setImmediate } from 'node:timers';
 import type { JournalSource } from '@turnjournal/reader';
+import { LineViewReader } from '@turnjournal/reader/_internals';
+import type {
+  JournalCursor,
+  JournalReader,
+  WritableJournal,
+  WritableJournalState,
+} from '@turnjournal/reader/record-store';
 import { AppendCancelledError, JournalWriteError, WriterError, WriterPoisonedError } from '../errors.js';
 import { afterFailure } from '../fs/after-failure.js';
 import { attempt, replaceFile, writeAll, writeAllNow } from '../fs/durable-ops.js';
@@ -55,8 +62,8 @@ export interface AppendFileOptions {
 
 /** Where an acknowledged record was written. */
 export interface AppendAck {
-  /** Byte offset of the record's line. */
-  readonly offset: number;
+  /** Where the record's line starts (an opaque cursor of the journal; for a file, its byte offset). */
+  readonly cursor: JournalCursor;
   /** Length of the line, LF included. */
   readonly length: number;
 }
@@ -137,7 +144,7 @@ let appendLinesOf: (file: AppendFile, bytes: Uint8Array, options?: { readonly ho
  * The writers of this package append through a `JournalAppender`, which keeps the refusal in force until the
  * writer has re-read its state from the file; used on its own, the file accepts appends again once its queue is empty.
  */
-export class AppendFile {
+export class AppendFile implements WritableJournal {
   /** The journal file. */
   readonly path: string;
   /** The durability mode in force (TJ-DUR-013). */
@@ -286,6 +293,28 @@ export class AppendFile {
     return this.#size;
   }
 
+  /** The file's path: what findings and errors name it by. */
+  get name(): string {
+    return this.path;
+  }
+
+  /** The file's state (see {@link WritableJournalState}). */
+  get state(): WritableJournalState {
+    if (this.#closing !== null || this.#closed) return 'closed';
+    if (this.#poison === null) return 'open';
+    return (this.#poison as { code?: unknown }).code === 'journal_fenced' ? 'fenced' : 'poisoned';
+  }
+
+  /** A reader of the lines this writer holds, through its own descriptor (see {@link AppendFile.source}). */
+  reader(): JournalReader {
+    const source = this.source;
+    return new LineViewReader(this.path, {
+      read: source.read,
+      end: () => Promise.resolve(this.#size),
+      close: () => Promise.resolve(),
+    });
+  }
+
   /** True when an earlier failure made the file refuse appends. */
   get poisoned(): boolean {
     return this.#poison !== null;
@@ -385,7 +414,7 @@ export class AppendFile {
     const chunk = this.#heldChunkFor(bytes.length);
     chunk.bytes.set(bytes, chunk.length);
     this.#held(chunk, bytes.length);
-    return Promise.resolve({ offset, length: bytes.length });
+    return Promise.resolve({ cursor: offset, length: bytes.length });
   }
 
   /**
@@ -602,7 +631,7 @@ export class AppendFile {
     this.#fileEnd = Math.max(this.#fileEnd, spaceEnd);
     let offset = start;
     for (const pending of batch) {
-      pending.resolve({ offset, length: pending.length });
+      pending.resolve({ cursor: offset, length: pending.length });
       offset += pending.length;
     }
   }

@@ -74,7 +74,7 @@ describe('injected write faults: ENOSPC and EIO (spec §11.5)', () => {
     expect(new Set(reasons).size, 'one error for the whole batch').toBe(1);
     expect(reasons[0]).toMatchObject({ operation: 'write', errno: 'ENOSPC', file });
     const acks = await Promise.all([21, 22, 23].map((n) => writer.appendRecord(eventRecord(n))));
-    expect(acks[0]?.offset, 'the next append starts where the acknowledged data ends').toBe(
+    expect(acks[0]?.cursor, 'the next append starts where the acknowledged data ends').toBe(
       (results[0] as PromiseFulfilledResult<AppendAck>).value.length,
     );
     await writer.close();
