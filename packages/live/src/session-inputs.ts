@@ -1,5 +1,5 @@
 import type { Attachment } from '@turnjournal/schema';
-import type { FileSystem } from '@turnjournal/writer/file-system';
+import type { FileRecordStore } from '@turnjournal/writer/file-store';
 import type { FanOut } from './fanout.js';
 import type { ProcessTime } from './live-clock.js';
 import type { LiveRun } from './live-run.js';
@@ -7,7 +7,8 @@ import type { LiveRunStatus } from './records.js';
 
 /** Settings a hub gives each of its sessions. */
 export interface LiveSessionSettings {
-  readonly fs: FileSystem;
+  /** The store of the hub's root: its journals' readers and its notification channel. */
+  readonly store: FileRecordStore;
   /** Stamps, ages and durations (spec §18.6). */
   readonly time: ProcessTime;
   readonly fanOut: FanOut;

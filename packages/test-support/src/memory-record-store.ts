@@ -229,6 +229,11 @@ export class SimulatedRecordStore implements RecordStore {
     return owner;
   }
 
+  async ownerHeld(location: StoreLocation): Promise<boolean> {
+    const owner = this.backing.journals.get(keyOf(location))?.owner;
+    return owner !== undefined && owner !== null && owner.state === 'open';
+  }
+
   async openReader(location: StoreLocation): Promise<JournalReader> {
     const key = keyOf(location);
     const journal = this.backing.journals.get(key);

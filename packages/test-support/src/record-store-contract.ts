@@ -98,7 +98,9 @@ export function describeRecordStoreContract(label: string, setUp: () => Promise<
       const backing = await start();
       const a = backing.open();
       const b = backing.open();
+      expect(await b.ownerHeld(events('owned'))).toBe(false);
       const owner = await a.openJournal(events('owned'), { durability: 'group' });
+      expect(await b.ownerHeld(events('owned')), 'another instance sees the owner').toBe(true);
       expect(await codeOf(b.openJournal(events('owned'), { durability: 'group' }))).toBe('journal_locked');
       expect(await codeOf(a.openJournal(events('owned'), { durability: 'group' }))).toBe('journal_locked');
       await owner.appendLine(event(0));
@@ -111,6 +113,7 @@ export function describeRecordStoreContract(label: string, setUp: () => Promise<
       ]);
       await reader.close();
       await owner.close();
+      expect(await b.ownerHeld(events('owned')), 'a closed owner holds nothing').toBe(false);
       const next = await b.openJournal(events('owned'), { durability: 'group' });
       await next.appendLine(event(2));
       const all = await b.openReader(events('owned'));

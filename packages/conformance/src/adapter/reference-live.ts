@@ -2,7 +2,7 @@ import {
   type ConversationHub,
   LiveError,
   type LiveRun,
-  type LiveSession,
+  type HubSession,
   openConversationHub,
 } from '@turnjournal/live';
 import type { LiveSubscribeResult } from './protocol.js';
@@ -74,7 +74,7 @@ const refusing = <T>(call: () => Promise<T>) =>
 export function referenceLiveOperations(): LiveOperations {
   const hubs = new Map<string, ConversationHub>();
   const runs = new Map<string, LiveRun>();
-  const session = (ref: LiveSessionRef): Promise<LiveSession> => {
+  const session = (ref: LiveSessionRef): Promise<HubSession> => {
     let hub = hubs.get(ref.root);
     if (hub === undefined) {
       // No background retention and no idle close: the harness decides what happens and when.

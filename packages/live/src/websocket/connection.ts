@@ -1,10 +1,9 @@
 // One client connection of the WebSocket transport: its frames, served one at a time in arrival order, and its one
 // subscription, forwarded with backpressure.
 import type { WebSocket } from 'ws';
-import type { ConversationHub } from '../hub.js';
+import type { ConversationHub, HubSession } from '../hub.js';
 import type { LiveRun } from '../live-run.js';
 import type { ConversationView, LiveRecord } from '../records.js';
-import type { LiveSession } from '../session.js';
 import type { Subscription } from '../subscription.js';
 import { type ClientFrame, errorReply, parseClientFrame, TransportRefusal } from './frames.js';
 
@@ -27,7 +26,7 @@ export interface ConnectionContext {
 
 /** A run a client's send started, handed to the app's worker. */
 export interface RunStart {
-  readonly session: LiveSession;
+  readonly session: HubSession;
   readonly run: LiveRun;
   readonly sessionId: string;
   readonly clientId: string;
@@ -162,7 +161,7 @@ export class Connection {
     if (!this.#context.claimSubscriber(this.#sessionId))
       throw new TransportRefusal('too_many_subscribers', 'the session has as many subscribers as the server allows');
     this.#subscribed = true;
-    let session: LiveSession;
+    let session: HubSession;
     try {
       session = await this.#context.hub.session(this.#sessionId);
     } catch (error) {
@@ -203,7 +202,7 @@ export class Connection {
    * the last one (below the high-water mark), so a slow client holds at most that much here; one that does not drain
    * for `slowClientMs` is cut off, and a subscription the session cut off for lagging resumes from its cursor.
    */
-  async #follow(session: LiveSession, first: Subscription, head: number): Promise<void> {
+  async #follow(session: HubSession, first: Subscription, head: number): Promise<void> {
     let subscription = first;
     let caughtUp = first.cursor >= head;
     if (caughtUp) this.#reply({ type: 'live', head });
@@ -297,7 +296,7 @@ function recordFrame(record: LiveRecord): Record<string, unknown> {
 }
 
 /** The outcome of every turn of the view (the view lists the active run and the missed ones, not the others). */
-function runStatuses(session: LiveSession, view: ConversationView): Record<string, string> {
+function runStatuses(session: HubSession, view: ConversationView): Record<string, string> {
   const statuses: Record<string, string> = {};
   for (const message of view.messages) {
     const requestId = (message as { request_id?: unknown }).request_id;

@@ -26,8 +26,8 @@ export {
   runsFromCheckpoint,
 } from '../event/run-index.js';
 export { applyRunRecord, copyRun } from '../event/scan-event-runs.js';
+// The reader of a backend that serves its journal's committed lines as one byte stream (file store, simulated store).
+export { type LineView, LineViewReader } from '../record-store/line-view-reader.js';
 export { buildStreamedReportOf } from '../report/build-report.js';
 export { checkStoreListing } from '../store/check-store.js';
 export { turnsOf } from '../store/session-folds.js';
-// The reader of a backend that serves its journal's committed lines as one byte stream (file store, simulated store).
-export { type LineView, LineViewReader } from '../record-store/line-view-reader.js';

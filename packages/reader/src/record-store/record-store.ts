@@ -150,6 +150,11 @@ export interface RecordStore {
   readonly name: string;
   /** Opens the journal at `location` for appending; fails with `journal_locked` while another owner holds it. */
   openJournal(location: StoreLocation, options: OpenJournalOptions): Promise<WritableJournal>;
+  /**
+   * Whether an owner may hold the journal at `location` now (a hint: the answer can change at once). False only when
+   * no owner holds it or its owner is proved gone, so that a follower knows when to try to become the owner.
+   */
+  ownerHeld(location: StoreLocation): Promise<boolean>;
   /** A lock-free reader of the journal at `location`; fails with `not_found` when there is none. */
   openReader(location: StoreLocation): Promise<JournalReader>;
   /** The journals and documents the store holds. */

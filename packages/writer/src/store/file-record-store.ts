@@ -11,6 +11,7 @@ import {
   EVENT_LOG_FILE_NAME,
   isReservedFileName,
   isValidIdentifier,
+  lockStatusOf,
   SESSIONS_DIR,
   STATE_DIR,
   type StoreLocation,
@@ -81,6 +82,20 @@ export function openFileRecordStore(options: FileRecordStoreOptions): FileRecord
         ...(journal.maxLineBytes === undefined ? {} : { maxLineBytes: journal.maxLineBytes }),
         ...(options.lock === undefined ? {} : { lock: options.lock }),
       });
+    },
+    async ownerHeld(location: StoreLocation): Promise<boolean> {
+      const lock = `${pathOf(location)}.lock`;
+      let text: string;
+      let modifiedMs: number;
+      try {
+        text = Buffer.from(await fs.readFile(lock)).toString('utf8');
+        modifiedMs = (await fs.stat(lock)).mtimeMs ?? Date.now();
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT') return false;
+        throw error;
+      }
+      const status = lockStatusOf(text, { modifiedMs, nowMs: Date.now() });
+      return status === 'live' || status === 'unproven';
     },
     openReader(location: StoreLocation): Promise<JournalReader> {
       return openFileJournalReader(fs, pathOf(location));

@@ -57,7 +57,7 @@ export class FileStoreChannel implements StoreChannel {
     }
     let mark = this.#publishing.get(sessionId);
     if (mark === undefined) {
-      mark = { fd: undefined, running: undefined, next: undefined, written: -1 };
+      mark = { fd: undefined, running: undefined, next: undefined, written: Number.NEGATIVE_INFINITY };
       this.#publishing.set(sessionId, mark);
     }
     if (seq <= mark.written || (mark.next !== undefined && seq <= mark.next)) return mark.running ?? Promise.resolve();
@@ -144,7 +144,7 @@ export class FileStoreChannel implements StoreChannel {
       const buffer = Buffer.alloc(MARK_BYTES);
       const read = await this.#fs.read(fd, buffer, 0, MARK_BYTES, 0);
       const text = buffer.toString('latin1', 0, read).trim();
-      const seq = /^\d{1,16}$/.test(text) ? Number(text) : -1;
+      const seq = /^(?:-1|\d{1,16})$/.test(text) ? Number(text) : -1;
       return Number.isSafeInteger(seq) ? seq : -1;
     } finally {
       await this.#fs.close(fd);
