@@ -1,10 +1,4 @@
-import {
-  type ConversationHub,
-  LiveError,
-  type LiveRun,
-  type HubSession,
-  openConversationHub,
-} from '@turnjournal/live';
+import { type ConversationHub, type HubSession, LiveError, type LiveRun, openConversationHub } from '@turnjournal/live';
 import type { LiveSubscribeResult } from './protocol.js';
 import { AdapterRequestError, refusingWhen } from './request-error.js';
 
