@@ -28,4 +28,4 @@ export {
 export { applyRunRecord, copyRun } from '../event/scan-event-runs.js';
 export { buildStreamedReportOf } from '../report/build-report.js';
 export { checkStoreListing } from '../store/check-store.js';
-export { turnsOf } from '../store/session-folds.js';
+export { type TurnsOf, turnsOf } from '../store/session-folds.js';
