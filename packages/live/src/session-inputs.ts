@@ -5,7 +5,7 @@ import type { ProcessTime } from './live-clock.js';
 import type { LiveRun } from './live-run.js';
 import type { LiveRunStatus } from './records.js';
 
-/** Settings a hub gives each of its sessions. */
+/** @internal Settings a hub gives each of its sessions (whose constructor is internal too). */
 export interface LiveSessionSettings {
   /** The store of the hub's root: its journals' readers and its notification channel. */
   readonly store: FileRecordStore;

@@ -6,6 +6,7 @@
  * @module
  */
 
+export type { BackwardLine } from '../event/read-lines-backward.js';
 export type {
   JournalAppendAck,
   JournalCursor,

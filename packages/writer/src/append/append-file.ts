@@ -68,6 +68,14 @@ export interface AppendAck {
   readonly length: number;
 }
 
+/** A torn tail an open moved aside (TJ-DUR-005): what a crash left of a line that was never committed. */
+export interface TornTailReport {
+  /** How many torn bytes there were. */
+  readonly length: number;
+  /** Where they were kept: for a file store, the quarantine file `<file>.<offset>.torn` beside it (spec §4.5). */
+  readonly quarantine: string;
+}
+
 /** What {@link AppendFile.open} found and did before the first append. */
 export interface OpenReport {
   /** True when the file did not exist and was created (and synced with its directory, TJ-DUR-007). */
@@ -75,7 +83,7 @@ export interface OpenReport {
   /** True when the lock was taken over from a dead writer. */
   readonly tookOverLock: boolean;
   /** The torn tail that was moved aside and truncated, if any (TJ-DUR-005). */
-  readonly tornTail: TornTailRepair | null;
+  readonly tornTail: TornTailReport | null;
 }
 
 /** An append's write: its acknowledgement (and, unless `none`, its fdatasync) waits for it. */
@@ -275,7 +283,11 @@ export class AppendFile implements WritableJournal {
         // answered "already written", a seq continued), or a power loss could take back what that answer promised.
         if (tornTail === null && fileEnd > 0) await attempt(path, 'fsync', () => fs.fsync(openFd));
       }
-      const opened = { created, tookOverLock: lock.tookOver, tornTail };
+      const opened = {
+        created,
+        tookOverLock: lock.tookOver,
+        tornTail: tornTail === null ? null : { length: tornTail.length, quarantine: tornTail.quarantine },
+      };
       return new AppendFile(path, options, fs, lock, openFd, size, fileEnd, opened);
     } catch (error) {
       const openFd = fd;

@@ -39,7 +39,7 @@ async function expectRepaired(file: string, committed: number, torn: Uint8Array)
   ).toEqual([['torn_tail', committed, torn.length]]);
   const writer = await AppendFile.open(file, { durability: 'every' });
   const quarantine = `${file}.${committed}.torn`;
-  expect(writer.opened.tornTail).toEqual({ offset: committed, length: torn.length, quarantine });
+  expect(writer.opened.tornTail).toEqual({ length: torn.length, quarantine });
   expect(writer.size).toBe(committed);
   expect(statSync(file).size, 'truncated to the last LF').toBe(committed);
   expect(Buffer.from(readFileSync(quarantine)).equals(Buffer.from(torn)), 'the quarantine holds the torn bytes').toBe(
@@ -324,7 +324,6 @@ describe('mid-file damage is left in place and reported (spec §3.3, §11.1)', (
 
     const journal = await openTurnJournal({ dir, sessionId: 's1' });
     expect(journal.opened.tornTail).toEqual({
-      offset: bodyBytes,
       length: torn.length,
       quarantine: `${file}.${bodyBytes}.torn`,
     });

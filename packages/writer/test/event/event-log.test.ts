@@ -338,7 +338,7 @@ describe('checkpoints and reopening (spec §6.2, §15.2)', () => {
     appendFileSync(file, '{"seq":7,"ts":"2026-01-01T00:00:00Z","type":"message_app');
 
     log = await openEventLog({ file, checkpointInterval: 4 });
-    expect(log.opened.tornTail).toMatchObject({ offset: size });
+    expect(log.opened.tornTail).toMatchObject({ quarantine: join(dir, `events.jsonl.${size}.torn`) });
     expect(readdirSync(dir)).toContain(`events.jsonl.${size}.torn`);
     expect(log.lastSeq).toBe(lastSeq);
     expect((await log.appendMessage({ role: 'user', content: 'after repair' })).seq).toBe(lastSeq + 1);
