@@ -15,6 +15,7 @@ from ._internals.journal_file import read_journal_file
 from ._internals.records import Findings
 from ._internals.retention import compact_event_log
 from ._internals.schema import is_integer
+from ._internals.lease import DEFAULT_LEASE_MS
 from ._internals.writer import AppendFile, open_regular
 from .journal import Durability
 
@@ -69,14 +70,17 @@ class EventLog:
     checkpoint of the whole message list is appended every ``checkpoint_interval`` records, so recovery replays at
     most that many. Not thread-safe."""
 
-    def __init__(self, path: str, *, durability: Durability = "every", checkpoint_interval: int = CHECKPOINT_INTERVAL):
+    def __init__(self, path: str, *, durability: Durability = "every", checkpoint_interval: int = CHECKPOINT_INTERVAL,
+                 lease_ms: int = DEFAULT_LEASE_MS):
         """Open (create if needed) the log at ``path``, a file or a conversation directory (``events.jsonl`` in it).
-        Raises TurnJournalError ``journal_locked`` when a live writer holds it."""
+        Raises TurnJournalError ``journal_locked`` when a live writer holds it. ``lease_ms`` is the lease promised in
+        the lock (spec TJ-DUR-038): a writer in another container of this machine takes the log over once the lease has
+        not been renewed for that long, so a crashed writer's log is free again within about twice it."""
         if not isinstance(checkpoint_interval, int) or checkpoint_interval < 1:
             raise BadRequest("checkpoint_interval must be an integer >= 1")
         self.path = os.path.abspath(_resolve(path))
         self.checkpoint_interval = checkpoint_interval
-        self._file: AppendFile | None = AppendFile(self.path, durability)
+        self._file: AppendFile | None = AppendFile(self.path, durability, lease_ms)
         try:
             self._load()
         except BaseException:
@@ -242,6 +246,12 @@ class EventLog:
             os.close(writer.fd)
             writer.fd = open_regular(self.path, os.O_RDWR | os.O_APPEND)
         return result
+
+    @property
+    def took_over_lock(self) -> bool:
+        """True when opening took the file's lock over from a writer proved dead, or presumed dead because its lease
+        ran out (spec §11.4)."""
+        return self._writer().took_over
 
     def close(self) -> None:
         """fsync the file and release its lock; later calls raise."""
