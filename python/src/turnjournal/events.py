@@ -13,7 +13,7 @@ from ._internals.errors import BadRequest, TurnJournalError
 from ._internals.event_fold import FINISHING, EventFold
 from ._internals.journal_file import read_journal_file
 from ._internals.records import Findings
-from ._internals.retention import compact_event_log
+from ._internals.retention import compact_event_log as _compact
 from ._internals.schema import is_integer
 from ._internals.lease import DEFAULT_LEASE_MS
 from ._internals.writer import AppendFile, open_regular
@@ -58,6 +58,19 @@ def recover_messages(path: str) -> list[dict[str, Any]] | None:
     fold = jf.fold if jf.fold is not None else EventFold(file, findings)
     messages = fold.finish()["messages"]
     return list(messages) or None
+
+
+def compact_event_log(path: str, *, retention_seconds: float | None = None,
+                      delivery_window_seconds: float | None = None, now: float | None = None) -> dict[str, Any]:
+    """Compact an event log (a file, or a conversation directory) that no EventLog of this process holds: drop the
+    records before the latest checkpoint that nothing needs any more (spec §14.2; retention 48 h by default), rewriting
+    the file atomically. Safe beside gptme's own writer: it holds gptme's ``flock`` on ``.events.jsonl.lock`` from its
+    read to its rename (spec TJ-DUR-050), and leaves a file that changed meanwhile as it was (TJ-DUR-051, then
+    ``skipped`` says so). Returns ``{"removed_records": n, "expired": [request ids]}``. Raises TurnJournalError
+    ``journal_locked`` while a live turnjournal writer holds the log, or gptme holds its flock for 10 s."""
+    file = _resolve(path)
+    now_ms = (time.time() if now is None else now) * 1000
+    return _compact(os.path.abspath(file), now_ms, retention_seconds, delivery_window_seconds)
 
 
 def _now_iso() -> str:
@@ -237,10 +250,11 @@ class EventLog:
     def compact(self, *, now: float | None = None, retention_seconds: float | None = None,
                 delivery_window_seconds: float | None = None) -> dict[str, Any]:
         """Drop the records before the latest checkpoint that nothing needs any more (spec §14.2; default retention
-        48 h), rewriting the file atomically. Returns ``{"removed_records": n, "expired": [request ids]}``."""
+        48 h), rewriting the file atomically, under gptme's flock too (see :func:`compact_event_log`). Returns
+        ``{"removed_records": n, "expired": [request ids]}``."""
         writer = self._writer()
         now_ms = (time.time() if now is None else now) * 1000
-        result = compact_event_log(self.path, now_ms, retention_seconds, delivery_window_seconds, lock_held=True)
+        result = _compact(self.path, now_ms, retention_seconds, delivery_window_seconds, lock_held=True)
         if result["removed_records"]:
             # The file was replaced: appends must go to the new one.
             os.close(writer.fd)

@@ -75,11 +75,22 @@ def _synced_temporary(target, data):
     return tmp
 
 
-def atomic_replace(target, data):
-    """Spec §11.2: temporary file in the same directory, fsync, rename, fsync the directory (TJ-DUR-009)."""
+def atomic_replace(target, data, unchanged=None):
+    """Spec §11.2: temporary file in the same directory, fsync, rename, fsync the directory (TJ-DUR-009). With
+    ``unchanged``, a function called once the copy is synced, right before the rename: when it answers False (the
+    target changed since it was read, TJ-DUR-051) the copy is removed, the target left as it is, and False returned."""
     tmp = _synced_temporary(target, data)
-    os.rename(tmp, target)
+    try:
+        if unchanged is not None and not unchanged():
+            os.unlink(tmp)
+            return False
+        os.rename(tmp, target)
+    except BaseException:
+        if os.path.lexists(tmp):
+            os.unlink(tmp)
+        raise
     fsync_dir(os.path.dirname(target))
+    return True
 
 
 def _link_exclusively(target, data):
