@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime
 import os
 import time
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping, Sequence, TypedDict
 
 from ._internals import defects
 from ._internals.errors import BadRequest, TurnJournalError
@@ -71,6 +71,40 @@ def compact_event_log(path: str, *, retention_seconds: float | None = None,
     file = _resolve(path)
     now_ms = (time.time() if now is None else now) * 1000
     return _compact(os.path.abspath(file), now_ms, retention_seconds, delivery_window_seconds)
+
+
+class EventLogState(TypedDict):
+    """What ``recover_event_log`` derives from an event log (spec §6.5, §15): the fold of its accepted records."""
+
+    messages: list[Any]
+    last_seq: int | None
+    epoch: str | None
+    active_request_id: str | None
+    overlay: str | None
+    undelivered: list[str]
+    findings: list[dict[str, Any]]
+
+
+def recover_event_log(path: str) -> EventLogState:
+    """The state of an event log (a file, or a conversation directory): its message list, last seq, epoch, the run
+    still active with its streamed text so far, the finished runs no client acknowledged, and the findings of the
+    read (tolerant mode: damage is skipped and reported). A log that does not exist is an empty log — no messages, no
+    seq, no findings — as gptme's ``read_events`` answers ``[]``, not an error. A path that is not an event log
+    raises BadRequest."""
+    file = _resolve(path)
+    findings = Findings()
+    try:
+        jf = read_journal_file(file, "tolerant", findings, stream=True)
+    except FileNotFoundError:
+        return {"messages": [], "last_seq": None, "epoch": None, "active_request_id": None, "overlay": None,
+                "undelivered": [], "findings": []}
+    if jf.routed and jf.family != "event":
+        raise BadRequest("%s is not an event log (its records are of the %s family)" % (file, jf.family))
+    fold = jf.fold if jf.fold is not None else EventFold(file, findings)
+    state = fold.finish()
+    return {"messages": list(state["messages"]), "last_seq": state["last_seq"], "epoch": state["epoch"],
+            "active_request_id": state["active_request_id"], "overlay": state["overlay"],
+            "undelivered": list(state["undelivered"]), "findings": list(findings.items)}
 
 
 def _now_iso() -> str:
