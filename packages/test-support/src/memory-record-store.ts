@@ -1,7 +1,9 @@
 import { LineViewReader } from '@turnjournal/reader/_internals';
 import type {
   JournalAppendAck,
+  JournalAppendOptions,
   JournalDurability,
+  JournalOpenReport,
   JournalReader,
   ListOptions,
   OpenJournalOptions,
@@ -106,13 +108,38 @@ class SimulatedJournal implements WritableJournal {
   readonly durability: JournalDurability;
   readonly #journal: StoredJournal;
   readonly #epoch: number;
+  readonly opened: JournalOpenReport;
   #state: WritableJournalState = 'open';
+  /** Appends handed over and not acknowledged yet, and who waits for them to settle. */
+  #pending = 0;
+  #idle: (() => void)[] = [];
 
   constructor(name: string, journal: StoredJournal, durability: JournalDurability) {
     this.name = name;
     this.#journal = journal;
     this.#epoch = journal.epoch;
     this.durability = durability;
+    this.opened = { created: journal.lines.length === 0, tookOverLock: false, tornTail: null };
+  }
+
+  get poisoned(): boolean {
+    return this.#state === 'poisoned';
+  }
+
+  /** Never: the simulated store's appends do not fail part-way. */
+  get interrupted(): boolean {
+    return false;
+  }
+
+  resume(): void {}
+
+  idle(): Promise<void> {
+    if (this.#pending === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#idle.push(resolve));
+  }
+
+  appendLines(lines: Uint8Array): Promise<JournalAppendAck> {
+    return this.#append(lines, false);
   }
 
   get state(): WritableJournalState {
@@ -131,19 +158,31 @@ class SimulatedJournal implements WritableJournal {
     return new SimulatedStoreError(code, `${this.name} is ${this.#state}`);
   }
 
-  async appendLine(line: Uint8Array): Promise<JournalAppendAck> {
+  appendLine(line: Uint8Array, _options?: JournalAppendOptions): Promise<JournalAppendAck> {
+    return this.#append(line, true);
+  }
+
+  async #append(bytes: Uint8Array, single: boolean): Promise<JournalAppendAck> {
     const refusal = this.#refusal();
     if (refusal !== null) throw refusal;
-    if (line.length === 0 || line[line.length - 1] !== 0x0a || line.indexOf(0x0a) !== line.length - 1)
+    const whole = bytes.length > 0 && bytes[bytes.length - 1] === 0x0a;
+    if (!whole || (single && bytes.indexOf(0x0a) !== bytes.length - 1))
       throw new SimulatedStoreError('invalid_record', 'an appended line must contain exactly one LF, at its end');
     const journal = this.#journal;
     const cursor = journal.starts[journal.lines.length] as number;
-    journal.lines.push(Uint8Array.from(line));
-    journal.starts.push(cursor + line.length);
+    for (let start = 0; start < bytes.length; ) {
+      const lf = bytes.indexOf(0x0a, start);
+      journal.lines.push(Uint8Array.from(bytes.subarray(start, lf + 1)));
+      journal.starts.push((journal.starts.at(-1) as number) + lf + 1 - start);
+      start = lf + 1;
+    }
+    this.#pending += 1;
     // A commit is asynchronous: the acknowledgement comes after it, as a database's does.
     await Promise.resolve();
     if (this.durability !== 'none') journal.durable = journal.lines.length;
-    return { cursor, length: line.length };
+    this.#pending -= 1;
+    if (this.#pending === 0) for (const resolve of this.#idle.splice(0)) resolve();
+    return { cursor, length: bytes.length };
   }
 
   async flush(): Promise<void> {

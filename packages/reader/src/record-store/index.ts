@@ -9,8 +9,10 @@
 export type { BackwardLine } from '../event/read-lines-backward.js';
 export type {
   JournalAppendAck,
+  JournalAppendOptions,
   JournalCursor,
   JournalDurability,
+  JournalOpenReport,
   JournalReader,
   JournalReadOptions,
   ListOptions,

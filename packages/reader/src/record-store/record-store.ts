@@ -74,10 +74,35 @@ export type WritableJournalState =
   /** Closed by its owner. */
   | 'closed';
 
+/** What opening a {@link WritableJournal} found and did before the first append. */
+export interface JournalOpenReport {
+  /** True when the journal did not exist and was created (durably, TJ-DUR-007). */
+  readonly created: boolean;
+  /** True when the journal was taken over from an owner proved gone. */
+  readonly tookOverLock: boolean;
+  /** The torn tail a crashed owner left and the open moved aside (TJ-DUR-005), or null. */
+  readonly tornTail: { readonly length: number; readonly quarantine: string } | null;
+}
+
+/** Options of {@link WritableJournal.appendLine}. */
+export interface JournalAppendOptions {
+  /**
+   * In `none` mode only: the journal may keep the line in memory until a write is due (the next append that is not
+   * held, a flush, or a bound of its own), and acknowledges it at once. What a live session streams deltas with.
+   */
+  readonly hold?: boolean;
+}
+
 /**
  * A journal opened for appending by its single owner (TJ-STORE-003, TJ-STORE-004): whole encoded lines, acknowledged
  * per the journal's durability, in call order. Opening took the journal's lock (one owner per journal, TJ-DUR-017) and
- * made what a crashed owner left committed or removed (TJ-DUR-005).
+ * made what a crashed owner left committed or removed (TJ-DUR-005). The writers of `@turnjournal/writer` append
+ * through this interface only.
+ *
+ * A failed append is undone before the next one (TJ-DUR-023), and every append queued behind it is refused with
+ * `append_cancelled` (TJ-DUR-030): it was encoded assuming the failed one precedes it. From then on the journal is
+ * {@link WritableJournal.interrupted} and refuses appends until its owner, having re-read what the journal holds,
+ * calls {@link WritableJournal.resume}. A failure that leaves the journal's state unknown (a failed sync) poisons it.
  */
 export interface WritableJournal {
   /** What findings and errors name the journal by. */
@@ -86,10 +111,25 @@ export interface WritableJournal {
   readonly durability: JournalDurability;
   /** The journal's state now. */
   readonly state: WritableJournalState;
+  /** What opening found and did. */
+  readonly opened: JournalOpenReport;
+  /** True when a failure made the journal refuse appends until it is opened again (`state` is then not `open`). */
+  readonly poisoned: boolean;
+  /** True from a failed append until {@link WritableJournal.resume}: appends are refused meanwhile. */
+  readonly interrupted: boolean;
   /** Appends one encoded line (its bytes, LF included); resolves once it is acknowledged. */
-  appendLine(line: Uint8Array): Promise<JournalAppendAck>;
+  appendLine(line: Uint8Array, options?: JournalAppendOptions): Promise<JournalAppendAck>;
+  /**
+   * Appends several whole lines (each LF-terminated) as one: one acknowledgement (of the first line's cursor and the
+   * lines' whole length), and a failure leaves none of them.
+   */
+  appendLines(lines: Uint8Array, options?: JournalAppendOptions): Promise<JournalAppendAck>;
+  /** Resolves once every append handed over has been written or refused. */
+  idle(): Promise<void>;
   /** Makes every acknowledged line durable (a no-op beyond waiting for `every` and `group`). */
   flush(): Promise<void>;
+  /** Lets appends through again after a failed append: the owner has re-read what the journal holds. */
+  resume(): void;
   /**
    * Replaces the journal's lines with `lines`, atomically (TJ-STORE-006): a reader, and a crash, see the old lines or
    * the new, never a mix. Appends wait for it. Cursors of the old lines are no longer valid.

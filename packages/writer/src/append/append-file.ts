@@ -137,8 +137,6 @@ const LF = 0x0a;
 
 /** Set by {@link AppendFile}'s static block: reaches its private held path for {@link holdLine}. */
 let holdLineOf: (file: AppendFile, line: string | Uint8Array, length: number) => boolean;
-/** Set by {@link AppendFile}'s static block: reaches its private queue for {@link appendLines}. */
-let appendLinesOf: (file: AppendFile, bytes: Uint8Array, options?: { readonly hold?: boolean }) => Promise<AppendAck>;
 
 /**
  * One journal file opened for appending by its single writer (spec §11). Opening takes the file's lock (TJ-DUR-017),
@@ -212,16 +210,6 @@ export class AppendFile implements WritableJournal {
 
   static {
     holdLineOf = (file, line, length) => file.#holdNow(line, length);
-    appendLinesOf = (file, bytes, options) => {
-      const refusal = file.#refusal();
-      if (refusal !== null) return Promise.reject(refusal);
-      if (bytes.length === 0 || bytes[bytes.length - 1] !== LF)
-        return Promise.reject(
-          new WriterError('invalid_record', 'appended lines must be whole lines, ending with an LF', file.path),
-        );
-      if (options?.hold === true && file.durability === 'none') return file.#hold(bytes);
-      return file.#enqueue(bytes, null, bytes.length);
-    };
   }
 
   private constructor(
@@ -336,7 +324,7 @@ export class AppendFile implements WritableJournal {
    * True from a failed write until the appends queued behind it are refused and, under a `JournalAppender`,
    * until it has re-read its state and called `AppendFile.resume`.
    */
-  get fenced(): boolean {
+  get interrupted(): boolean {
     return this.#failed !== null;
   }
 
@@ -398,6 +386,23 @@ export class AppendFile implements WritableJournal {
     if (bytes.length === 0 || bytes[bytes.length - 1] !== 0x0a || bytes.indexOf(0x0a) !== bytes.length - 1)
       return Promise.reject(
         new WriterError('invalid_record', 'an appended line must contain exactly one LF, at its end', this.path),
+      );
+    if (options?.hold === true && this.durability === 'none') return this.#hold(bytes);
+    return this.#enqueue(bytes, null, bytes.length);
+  }
+
+  /**
+   * {@link AppendFile.appendLine} of several whole lines as one item: written in one write, acknowledged together,
+   * and, when that write fails, truncated away together (TJ-DUR-023), so that none of them stays without the others.
+   * The parts of a split checkpoint go out this way: a failed write between two of them would leave an incomplete
+   * checkpoint in the log (TJ-REPLAY-019). The caller vouches that `bytes` are whole encoded lines.
+   */
+  appendLines(bytes: Uint8Array, options?: { readonly hold?: boolean }): Promise<AppendAck> {
+    const refusal = this.#refusal();
+    if (refusal !== null) return Promise.reject(refusal);
+    if (bytes.length === 0 || bytes[bytes.length - 1] !== LF)
+      return Promise.reject(
+        new WriterError('invalid_record', 'appended lines must be whole lines, ending with an LF', this.path),
       );
     if (options?.hold === true && this.durability === 'none') return this.#hold(bytes);
     return this.#enqueue(bytes, null, bytes.length);
@@ -865,18 +870,4 @@ function withFile(error: WriterError, file: string): WriterError {
  */
 export function holdLine(file: AppendFile, line: string | Uint8Array, length: number): boolean {
   return holdLineOf(file, line, length);
-}
-
-/**
- * @internal {@link AppendFile.appendLine} of several whole lines as one item: written in one write, acknowledged
- * together, and, when that write fails, truncated away together (TJ-DUR-023), so that none of them stays without the
- * others. The parts of a split checkpoint go out this way: a failed write between two of them would leave an
- * incomplete checkpoint in the log (TJ-REPLAY-019). The caller vouches that `bytes` are whole encoded lines.
- */
-export function appendLines(
-  file: AppendFile,
-  bytes: Uint8Array,
-  options?: { readonly hold?: boolean },
-): Promise<AppendAck> {
-  return appendLinesOf(file, bytes, options);
 }

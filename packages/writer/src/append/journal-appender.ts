@@ -1,5 +1,6 @@
+import type { WritableJournal } from '@turnjournal/reader/record-store';
 import { WriterError, WriterPoisonedError } from '../errors.js';
-import { type AppendAck, type AppendFile, type AppendLineOptions, appendLines } from './append-file.js';
+import { type AppendAck, AppendFile, type AppendLineOptions } from './append-file.js';
 
 /** A line reserved with a second one right behind it, which nothing may come between (an automatic checkpoint). */
 export interface ReservedLines {
@@ -45,8 +46,8 @@ export interface WholeLines {
  * appends called meanwhile wait.
  */
 export class JournalAppender {
-  /** The file appended to. */
-  readonly file: AppendFile;
+  /** The journal appended to. */
+  readonly file: WritableJournal;
   readonly #resync: () => Promise<void>;
   /** Set while an asynchronous preparation, a re-read or an exclusive task runs: preparations wait in `#held`. */
   #busy: Promise<void> | null = null;
@@ -66,16 +67,17 @@ export class JournalAppender {
    * @param file the open file; it is switched to refuse appends after a failed write until this appender resumes it.
    * @param resync re-reads the writer's state from `file` (everything acknowledged is in it, nothing else).
    */
-  constructor(file: AppendFile, resync: () => Promise<void>) {
+  constructor(file: WritableJournal, resync: () => Promise<void>) {
     this.file = file;
     this.#resync = resync;
-    file.resumeByOwner();
+    // A file used on its own resumes by itself once its queue is empty; under an appender, only once it re-read.
+    if (file instanceof AppendFile) file.resumeByOwner();
   }
 
   /** True once {@link JournalAppender.close} was called, or a re-read or the file failed for good. */
   get refusal(): WriterError | null {
-    if (this.#closing !== null) return new WriterError('writer_closed', `${this.file.path} is closed`, this.file.path);
-    if (this.#broken !== null) return new WriterPoisonedError(this.file.path, this.#broken);
+    if (this.#closing !== null) return new WriterError('writer_closed', `${this.file.name} is closed`, this.file.name);
+    if (this.#broken !== null) return new WriterPoisonedError(this.file.name, this.#broken);
     return null;
   }
 
@@ -91,7 +93,7 @@ export class JournalAppender {
       this.#broken === null &&
       this.#busy === null &&
       this.#held.length === 0 &&
-      !this.file.fenced &&
+      !this.file.interrupted &&
       !this.file.poisoned
     );
   }
@@ -110,7 +112,7 @@ export class JournalAppender {
   append(prepare: () => Prepared | Promise<Prepared>, options?: AppendLineOptions): Promise<AppendAck | null> {
     const refusal = this.refusal;
     if (refusal !== null) return Promise.reject(refusal);
-    if (this.#busy === null && this.#held.length === 0 && !this.file.fenced) return this.#start(prepare, options);
+    if (this.#busy === null && this.#held.length === 0 && !this.file.interrupted) return this.#start(prepare, options);
     return new Promise((resolve, reject) => {
       this.#held.push(() => {
         this.#start(prepare, options).then(resolve, reject);
@@ -157,12 +159,12 @@ export class JournalAppender {
   }
 
   #start(prepare: () => Prepared | Promise<Prepared>, options?: AppendLineOptions): Promise<AppendAck | null> {
-    if (this.#broken !== null) return Promise.reject(new WriterPoisonedError(this.file.path, this.#broken));
+    if (this.#broken !== null) return Promise.reject(new WriterPoisonedError(this.file.name, this.#broken));
     // Refused before preparing, not only when a line reaches the file: a preparation that writes nothing answers from
     // the writer's state, which after a failed sync may hold a record that was never acknowledged (a retried submit
     // would be told "already submitted").
     if (this.file.poisoned)
-      return Promise.reject(new WriterPoisonedError(this.file.path, 'an earlier sync or write failed'));
+      return Promise.reject(new WriterPoisonedError(this.file.name, 'an earlier sync or write failed'));
     let prepared: Prepared | Promise<Prepared>;
     try {
       prepared = prepare();
@@ -190,12 +192,12 @@ export class JournalAppender {
     // A held line is only queued, not written: nothing to track (a failed write that loses it poisons the file).
     if ('lines' in prepared)
       return options?.hold === true && this.file.durability === 'none'
-        ? appendLines(this.file, prepared.lines, options)
+        ? this.file.appendLines(prepared.lines, options)
         : this.#track(prepared.lines, true);
     if (options?.hold === true && this.file.durability === 'none') {
       if (prepared instanceof Uint8Array) return this.file.appendLine(prepared, options);
       const written = this.file.appendLine(prepared.line, options);
-      settleTrailer(prepared, appendLines(this.file, prepared.trailer, options));
+      settleTrailer(prepared, this.file.appendLines(prepared.trailer, options));
       return written;
     }
     if (prepared instanceof Uint8Array) return this.#track(prepared);
@@ -207,14 +209,14 @@ export class JournalAppender {
   /** @param lines true when `line` may hold several whole lines (a trailer), appended as one. */
   #track(line: Uint8Array, lines = false): Promise<AppendAck> {
     this.#inFlight += 1;
-    return (lines ? appendLines(this.file, line) : this.file.appendLine(line)).then(
+    return (lines ? this.file.appendLines(line) : this.file.appendLine(line)).then(
       (ack) => {
         this.#settled();
         return ack;
       },
       (error: unknown) => {
         // The recovery is registered before the re-read can start, so the rejection waits for it.
-        const recovered = this.file.fenced || this.#mustFollowPoison() ? this.#awaitRecovery() : null;
+        const recovered = this.file.interrupted || this.#mustFollowPoison() ? this.#awaitRecovery() : null;
         this.#settled();
         if (recovered === null) throw error;
         return recovered.then(() => {
@@ -267,7 +269,7 @@ export class JournalAppender {
   /** Runs what waits, in call order, until something makes the appender busy again. */
   #pump(): void {
     while (this.#busy === null) {
-      if (this.file.fenced && this.#broken === null && !this.file.poisoned) {
+      if (this.file.interrupted && this.#broken === null && !this.file.poisoned) {
         // Re-read once every append queued behind the failure has been refused.
         if (this.#inFlight === 0) this.#recover();
         return;
@@ -338,9 +340,9 @@ export class JournalAppender {
       while (this.#inFlight > 0) await new Promise<void>((resolve) => this.#drainWaiters.push(resolve));
       // Held lines too: the task reads the file (a compaction copies what it holds) and must find every record.
       await this.file.idle();
-      if (this.file.fenced && this.#broken === null && !this.file.poisoned) await this.#reread();
-      if (this.#broken !== null) throw new WriterPoisonedError(this.file.path, this.#broken);
-      if (this.file.poisoned) throw new WriterPoisonedError(this.file.path, 'an earlier sync or write failed');
+      if (this.file.interrupted && this.#broken === null && !this.file.poisoned) await this.#reread();
+      if (this.#broken !== null) throw new WriterPoisonedError(this.file.name, this.#broken);
+      if (this.file.poisoned) throw new WriterPoisonedError(this.file.name, 'an earlier sync or write failed');
       return await task();
     } finally {
       done();

@@ -1,4 +1,5 @@
 import { EventLogFold, type JournalSource, readJournal } from '@turnjournal/reader';
+import type { WritableJournal } from '@turnjournal/reader/record-store';
 import { EVENT_FINISHING_TYPES, isAcceptedRecord } from '@turnjournal/schema';
 import { AppendFile } from '../append/append-file.js';
 import { JournalWriteError, WriterError } from '../errors.js';
@@ -328,20 +329,20 @@ async function* readRange(source: JournalSource, from: number, to: number): Asyn
  * @internal
  */
 export async function compactOpenFile(
-  file: AppendFile,
+  file: WritableJournal,
   options: CompactEventLogOptions,
   clock: () => number,
   maxLineBytes: number | undefined,
   onRewriteFailure: (error: unknown) => void = () => undefined,
 ): Promise<EventLogCompaction> {
   const { now, cutoff, deliveryCutoff } = requireRetention(options, clock);
-  const source = file.source;
-  const end = file.size;
+  const source = file.reader();
+  const end = await source.end();
   const bounded: JournalSource = {
     read: (buffer, offset, length, position) =>
       position >= end ? Promise.resolve(0) : source.read(buffer, offset, Math.min(length, end - position), position),
   };
-  const plan = await planCompaction(file.path, bounded, maxLineBytes, now, cutoff, deliveryCutoff);
+  const plan = await planCompaction(file.name, bounded, maxLineBytes, now, cutoff, deliveryCutoff);
   const blockedBy =
     plan.blocker === undefined
       ? {}

@@ -1,4 +1,4 @@
-import type { JournalCursor } from '@turnjournal/reader/record-store';
+import type { JournalCursor, RecordStore } from '@turnjournal/reader/record-store';
 import type { Message } from '@turnjournal/schema';
 import type { Durability } from '../append/append-file.js';
 import type { FileSystem } from '../fs/file-system.js';
@@ -56,12 +56,29 @@ export type OpenEventLogOptions = EventLogCommonOptions &
         readonly root?: undefined;
         /** Not with `file`. */
         readonly sessionId?: undefined;
+        /** Not with `file`. */
+        readonly store?: undefined;
       }
     | {
         /** Not with `root`. */
         readonly file?: undefined;
         /** The store root. */
         readonly root: string;
+        /** The session, a valid identifier (spec §4.3). */
+        readonly sessionId: string;
+        /** Not with `root`. */
+        readonly store?: undefined;
+      }
+    | {
+        /** Not with `store`. */
+        readonly file?: undefined;
+        /** Not with `store`. */
+        readonly root?: undefined;
+        /**
+         * A record store (spec §19): the log is its journal at `{ family: 'event', sessionId }`, opened through it.
+         * `fs` and `lock` are then the store's business.
+         */
+        readonly store: RecordStore;
         /** The session, a valid identifier (spec §4.3). */
         readonly sessionId: string;
       }
@@ -79,10 +96,10 @@ export interface EventLogAck {
 
 /** Where opening found the state the writer continues from (spec §15.2). */
 export interface EventLogOpenRecovery {
-  /** Byte offset of the last valid checkpoint, or null when the log has none (it was then folded from its start). */
-  readonly checkpointOffset: number | null;
-  /** Where the forward read began: the checkpoint, an earlier `chat.started` of a possibly active run, or 0. */
-  readonly startOffset: number;
+  /** Where the last valid checkpoint is, or null when the log has none (it was then folded from its start). */
+  readonly checkpointCursor: JournalCursor | null;
+  /** Where the forward read began: the checkpoint, an earlier `chat.started` of a possibly active run, or the start. */
+  readonly startCursor: JournalCursor;
 }
 
 /** A `chat.started` to append (spec §6.3). */

@@ -10,10 +10,11 @@ import {
   readRunIndex,
   runIndexEntries,
 } from '@turnjournal/reader/_internals';
+import type { WritableJournal } from '@turnjournal/reader/record-store';
 import type { Finding, FindingLocation } from '@turnjournal/schema';
 import {
   type AppendAck,
-  type AppendFile,
+  AppendFile,
   type AppendLineOptions,
   type Durability,
   holdLine,
@@ -141,7 +142,9 @@ export class EventLog {
   readonly findings: readonly Finding[];
   /** Where opening found the state it continues from. */
   readonly recovery: EventLogOpenRecovery;
-  readonly #file: AppendFile;
+  readonly #file: WritableJournal;
+  /** The journal again when it is a file, whose synchronous held path the held deltas take; null otherwise. */
+  readonly #heldFile: AppendFile | null;
   /** The queue: reserves, encodes and appends in call order; re-reads the state after a failed write (TJ-DUR-030). */
   readonly #appender: JournalAppender;
   readonly #clock: () => number;
@@ -201,21 +204,22 @@ export class EventLog {
   }
 
   /** @internal use {@link openEventLog}. */
-  constructor(file: AppendFile, tail: TailRecovery, settings: EventLogSettings) {
+  constructor(file: WritableJournal, tail: TailRecovery, settings: EventLogSettings) {
     this.#file = file;
+    this.#heldFile = file instanceof AppendFile ? file : null;
     this.#appender = new JournalAppender(file, () => this.#reread());
     this.#fold = tail.fold;
     this.#sinceCheckpoint = tail.sinceCheckpoint;
     this.#bytesSinceCheckpoint = tail.bytesSinceCheckpoint;
     this.#checkpointBytesDue = tail.checkpointBytes;
-    this.#where = { file: file.path };
+    this.#where = { file: file.name };
     this.#nextSeq = (tail.fold.lastSeq ?? -1) + 1;
     this.#clock = settings.clock;
     this.#runs = settings.runs;
     this.#maxLineBytes = settings.maxLineBytes;
     this.#checkpointEncoder = new CheckpointEncoder(settings.maxLineBytes);
     this.#epoch = settings.epoch;
-    this.path = file.path;
+    this.path = file.name;
     this.checkpointInterval = settings.interval;
     this.#checkpointDue = settings.interval;
     this.findings = settings.findings;
@@ -693,7 +697,8 @@ export class EventLog {
    * the delta's `ts`.
    */
   #holdDelta(requestId: string, messageId: string, text: string, ts: string): number {
-    if (!this.#appender.preparesNow || this.#file.durability !== 'none') return -1;
+    const held = this.#heldFile;
+    if (held === null || !this.#appender.preparesNow || held.durability !== 'none') return -1;
     if (typeof requestId !== 'string' || typeof messageId !== 'string' || typeof text !== 'string') return -1;
     const fold = this.#fold;
     if (requestId === '' || messageId === '' || fold.activeRequestId !== requestId) return -1;
@@ -708,7 +713,7 @@ export class EventLog {
     const line = lines.line(seq, ts, requestId, messageId, text);
     const length = lines.bytes;
     if (length - 1 > this.#maxLineBytes) return -1;
-    if (!holdLine(this.#file, line, length)) return -1;
+    if (!holdLine(held, line, length)) return -1;
     // Nothing can fail from here on: the line is held, and the state follows it.
     this.#nextSeq = seq + 1;
     fold.addDelta(seq, requestId, messageId, text, this.#where);
@@ -737,7 +742,7 @@ export class EventLog {
       const line = lines.line(seq, ts);
       const length = lines.bytes;
       if (length - 1 <= this.#maxLineBytes) {
-        holdLine(this.#file, line, length);
+        holdLine(this.#heldFile as AppendFile, line, length);
         this.#nextSeq = seq + 1;
         this.#apply('checkpoint', { seq, ts, type: 'checkpoint', payload, epoch: this.#epoch }, true, length, seq);
         this.#checkpointDue = this.checkpointInterval;
@@ -748,7 +753,7 @@ export class EventLog {
     const checkpoint = this.#autoCheckpoint(ts);
     if (checkpoint === null) return;
     const { trailer } = checkpoint;
-    holdLine(this.#file, trailer, trailer.length);
+    holdLine(this.#heldFile as AppendFile, trailer, trailer.length);
     if (checkpoint.single)
       lines.remember(this.#stateVersion, checkpoint.written.payload as Payload, checkpoint.seq, ts, trailer);
     checkpoint.trailerSettled(null);
@@ -793,7 +798,9 @@ export class EventLog {
   /** After a failed write (TJ-DUR-030): the file holds what was acknowledged; the state and the next seq follow it. */
   async #reread(): Promise<void> {
     this.#stateVersion += 1;
-    const tail = await recoverTail(this.path, this.#file.source, this.#file.size, this.#maxLineBytes);
+    const reader = this.#file.reader();
+    const end = await reader.end();
+    const tail = await recoverTail(this.path, reader, end, this.#maxLineBytes);
     this.#fold = tail.fold;
     // The file's epoch when it has one; otherwise the one this writer chose, which its records may already carry.
     this.#epoch = tail.fold.epoch ?? this.#epoch;
@@ -801,8 +808,8 @@ export class EventLog {
     this.#bytesSinceCheckpoint = tail.bytesSinceCheckpoint;
     this.#checkpointBytesDue = tail.checkpointBytes;
     const index = await readRunIndex({
-      source: this.#file.source,
-      size: this.#file.size,
+      source: reader,
+      size: end,
       checkpointOffset: tail.runIndexOffset,
       maxLineBytes: this.#maxLineBytes,
     });

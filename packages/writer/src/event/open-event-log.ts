@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { readRunIndex } from '@turnjournal/reader/_internals';
+import type { RecordStore, WritableJournal } from '@turnjournal/reader/record-store';
 import { storePathSegments } from '@turnjournal/reader/store-format';
 import { DEFAULT_CHECKPOINT_INTERVAL } from '@turnjournal/schema';
 import { AppendFile } from '../append/append-file.js';
@@ -39,7 +40,20 @@ export function eventLogPath(root: string, sessionId: string): string {
 }
 
 function resolvePath(options: OpenEventLogOptions): string {
-  const { file, root, sessionId } = options as { file?: unknown; root?: unknown; sessionId?: unknown };
+  const { file, root, sessionId, store } = options as {
+    file?: unknown;
+    root?: unknown;
+    sessionId?: unknown;
+    store?: unknown;
+  };
+  if (store !== undefined) {
+    if (file !== undefined || root !== undefined)
+      throw new WriterError('invalid_option', 'give either `store` and `sessionId`, or `file`, or `root`, not two');
+    if (typeof store !== 'object' || store === null || typeof (store as RecordStore).openJournal !== 'function')
+      throw new WriterError('invalid_option', '`store` must be a record store (see @turnjournal/reader/record-store)');
+    requireIdentifier(sessionId as string, 'session id');
+    return (store as RecordStore).name;
+  }
   if (file !== undefined) {
     if (root !== undefined || sessionId !== undefined)
       throw new WriterError('invalid_option', 'give either `file` or `root` and `sessionId`, not both');
@@ -50,6 +64,21 @@ function resolvePath(options: OpenEventLogOptions): string {
   if (typeof root !== 'string' || root.length === 0)
     throw new WriterError('invalid_option', 'give `file`, or `root` and `sessionId`');
   return eventLogPath(root, sessionId as string);
+}
+
+/** The log's journal: the store's, or the file at `path` (its directories created durably). */
+async function openJournal(
+  options: OpenEventLogOptions,
+  path: string,
+  resolved: ReturnType<typeof resolveWriterOptions>,
+): Promise<WritableJournal> {
+  if (options.store !== undefined)
+    return options.store.openJournal(
+      { family: 'event', sessionId: options.sessionId },
+      { durability: resolved.durability, maxLineBytes: resolved.maxLineBytes },
+    );
+  await ensureDirectory(resolved.fs, dirname(path));
+  return AppendFile.open(path, appendFileOptions(resolved));
 }
 
 /**
@@ -69,15 +98,16 @@ export async function openEventLog(options: OpenEventLogOptions): Promise<EventL
     throw new WriterError('invalid_option', `checkpointInterval must be an integer >= 1, got ${String(interval)}`);
   const newEpoch = options.newEpoch ?? randomUUID;
   if (typeof newEpoch !== 'function') throw new WriterError('invalid_option', '`newEpoch` must be a function');
-  await ensureDirectory(resolved.fs, dirname(path));
-  const file = await AppendFile.open(path, appendFileOptions(resolved));
+  const file = await openJournal(options, path, resolved);
   try {
-    const tail = await recoverTail(path, file.source, file.size, resolved.maxLineBytes);
-    const epoch = tail.fold.epoch ?? chooseEpoch(newEpoch, path);
+    const reader = file.reader();
+    const end = await reader.end();
+    const tail = await recoverTail(file.name, reader, end, resolved.maxLineBytes);
+    const epoch = tail.fold.epoch ?? chooseEpoch(newEpoch, file.name);
     // Every run of the log, from the last checkpoint's run index and the run records after it (TJ-EVENT-020).
     const index = await readRunIndex({
-      source: file.source,
-      size: file.size,
+      source: reader,
+      size: end,
       checkpointOffset: tail.runIndexOffset,
       maxLineBytes: resolved.maxLineBytes,
     });
@@ -88,7 +118,7 @@ export async function openEventLog(options: OpenEventLogOptions): Promise<EventL
       clock: resolved.clock,
       maxLineBytes: resolved.maxLineBytes,
       findings: tail.findings,
-      recovery: { checkpointOffset: tail.checkpointOffset, startOffset: tail.startOffset },
+      recovery: { checkpointCursor: tail.checkpointOffset, startCursor: tail.startOffset },
     });
   } catch (error) {
     throw await afterFailure(error, () => file.close());

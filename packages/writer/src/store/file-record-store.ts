@@ -76,12 +76,15 @@ export function openFileRecordStore(options: FileRecordStoreOptions): FileRecord
         throw new WriterError('invalid_option', 'a state document is not a journal: use replaceDocument');
       const path = pathOf(location);
       await ensureDirectory(fs, dirname(path));
-      return AppendFile.open(path, {
+      const file = await AppendFile.open(path, {
         durability: journal.durability,
         fs,
         ...(journal.maxLineBytes === undefined ? {} : { maxLineBytes: journal.maxLineBytes }),
         ...(options.lock === undefined ? {} : { lock: options.lock }),
       });
+      // Appends refused after a failed one stay refused until the owner has re-read the journal (see `resume`).
+      file.resumeByOwner();
+      return file;
     },
     async ownerHeld(location: StoreLocation): Promise<boolean> {
       const lock = `${pathOf(location)}.lock`;

@@ -312,8 +312,8 @@ describe('checkpoints and reopening (spec §6.2, §15.2)', () => {
     await log.close();
 
     log = await openEventLog({ file, checkpointInterval: 10 });
-    expect(log.recovery.checkpointOffset).toBeGreaterThan(0);
-    expect(log.recovery.startOffset).toBeGreaterThan(0);
+    expect(log.recovery.checkpointCursor).toBeGreaterThan(0);
+    expect(log.recovery.startCursor).toBeGreaterThan(0);
     expect(log.snapshot()).toEqual(before);
     await log.delta({ requestId: 'live', messageId: 'a1', text: 'lo' });
     expect(log.snapshot().overlay?.text).toBe('hello');
@@ -414,7 +414,7 @@ describe('checkpoints and reopening (spec §6.2, §15.2)', () => {
         line(3, 'checkpoint', { messages: [user] }),
     );
     const log = await openEventLog({ file, checkpointInterval: 2 });
-    expect(log.recovery.startOffset).toBe(0);
+    expect(log.recovery.startCursor).toBe(0);
     await log.appendMessage({ role: 'assistant', content: 'a' });
     await log.appendMessage({ role: 'assistant', content: 'b' });
     expect(log.snapshot().messages).toEqual([

@@ -26,7 +26,7 @@ describe('chat.started after reopen (TJ-EVENT-010, TJ-EVENT-017)', () => {
     await first.close();
 
     const reopened = await openEventLog({ file, checkpointInterval: 3 });
-    expect(reopened.recovery.startOffset).toBeGreaterThan(0);
+    expect(reopened.recovery.startCursor).toBeGreaterThan(0);
     const refusal = await reopened.chatStarted({ requestId: 'old-run' }).catch((error: unknown) => error);
     expect(refusal).toBeInstanceOf(WriterError);
     expect((refusal as WriterError).code).toBe('illegal_transition');

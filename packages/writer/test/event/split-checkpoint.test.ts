@@ -98,7 +98,7 @@ describe('split checkpoints (spec §6.2)', () => {
     const last = firstParts(file).at(-1) as number;
     const log = await open(file);
     try {
-      expect(log.recovery.checkpointOffset).toBe(last);
+      expect(log.recovery.checkpointCursor).toBe(last);
       expect(log.snapshot().messages).toEqual((await fullFold(file)).messages);
       expect(log.snapshot().messages).toHaveLength(300);
       // The runs before the checkpoint come from the last part's run index.
@@ -159,7 +159,7 @@ describe('split checkpoints (spec §6.2)', () => {
       const expected = await fullFold(file);
       const log = await open(file);
       try {
-        expect(log.recovery.checkpointOffset).toBe(previous);
+        expect(log.recovery.checkpointCursor).toBe(previous);
         expect(log.snapshot().messages).toEqual(expected.messages);
         expect(log.findings.map((f) => f.code)).toContain('incomplete_checkpoint');
         // The log goes on from the last accepted record, and its next checkpoint is whole.

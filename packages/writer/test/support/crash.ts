@@ -214,7 +214,6 @@ export async function crashRound(prepared: PreparedCrash, context: string): Prom
   else {
     const quarantine = `${file}.${committedEnd}.torn`;
     expect(opened.tornTail, `${where}: the torn tail is repaired (TJ-DUR-005)`).toEqual({
-      offset: committedEnd,
       length: torn.length,
       quarantine,
     });
