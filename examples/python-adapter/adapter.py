@@ -88,7 +88,8 @@ MUTANTS = ("pid-only-liveness", "no-dir-fsync", "no-fdatasync", "no-poison", "so
            "lock-written-in-place", "single-write",
            "no-truncate-after-failure", "space-as-torn-tail",
            "split-checkpoint-ignored", "incomplete-parts-used", "compact-at-last-part",
-           "checkpoint-always-split")
+           "checkpoint-always-split", "separator-2028-only",
+           "offset-index")
 if MUTANT and MUTANT not in MUTANTS:
     sys.stderr.write("adapter.py: unknown TJ_MUTANT %r; one of %s\n" % (MUTANT, ", ".join(MUTANTS)))
     sys.exit(2)
