@@ -89,7 +89,8 @@ MUTANTS = ("pid-only-liveness", "no-dir-fsync", "no-fdatasync", "no-poison", "so
            "no-truncate-after-failure", "space-as-torn-tail",
            "split-checkpoint-ignored", "incomplete-parts-used", "compact-at-last-part",
            "checkpoint-always-split", "separator-2028-only",
-           "offset-index", "first-record-represents")
+           "offset-index", "first-record-represents",
+           "representatives-omitted")
 if MUTANT and MUTANT not in MUTANTS:
     sys.stderr.write("adapter.py: unknown TJ_MUTANT %r; one of %s\n" % (MUTANT, ", ".join(MUTANTS)))
     sys.exit(2)
@@ -218,7 +219,8 @@ def handle(request):
             raise BadRequest("max_line_bytes must be an integer >= 1")
         READ_LIMIT[0] = int(limit)
         try:
-            result = read_store(paths, mode, request.get("audit") is True, request.get("representatives") is True)
+            result = read_store(paths, mode, request.get("audit") is True,  # defect switch below: TJ-CONF-050
+                                request.get("representatives") is True and MUTANT != "representatives-omitted")
         finally:
             READ_LIMIT[0] = LINE_LIMIT
         result["findings"] = [

@@ -110,7 +110,7 @@ async function boundedMemoryOf(
         peaks.push(peak);
         sizes.push({ bytes, lines });
       }
-      if (failures.length > 0) return { failures };
+      if (failures.length > 0) return { failures, situations: roots.length };
       const [smallPeak, largePeak] = peaks as [number, number];
       const [small, large] = sizes as [(typeof sizes)[number], (typeof sizes)[number]];
       const extraBytes = large.bytes - small.bytes;
@@ -123,7 +123,7 @@ async function boundedMemoryOf(
         failures.push(
           `the adapter's peak memory was ${mib(smallPeak)} reading ${mib(small.bytes)} and ${mib(largePeak)} reading ${mib(large.bytes)} (${families.join(', ')}): ${mib(growth)} more for ${mib(extraBytes)} more file (${extraLines} more lines, ${Math.round(growth / extraLines)} bytes each), above the ${mib(allowed)} a reader that streams stays under — its memory follows the file size, not the line limit and the derived state (TJ-FRAME-033)`,
         );
-      return { failures };
+      return { failures, situations: roots.length };
     } finally {
       await process.stop().catch(() => process.kill());
       await process.dispose();

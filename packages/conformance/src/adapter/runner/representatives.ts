@@ -75,7 +75,9 @@ export async function representativesCheck(
       if (!(claims.features ?? []).includes('representatives'))
         return { skip: 'feature representatives not claimed: the representative records are not visible' };
       const failures: string[] = [];
+      let stores = 0;
       for (let index = 0; index < REPRESENTATIVE_STORES; index++) {
+        stores += 1;
         const storeSeed = (seed + 104_729 * (index + 1)) >>> 0;
         const store = generateConflictStore(new Random(storeSeed));
         const root = freshDir('tj-conf-representatives-');
@@ -87,7 +89,7 @@ export async function representativesCheck(
           const wrong = compareRepresentatives(expected, result.representatives);
           if (wrong.length > 0)
             failures.push(
-              `store ${index} (seed ${storeSeed}, run seed ${seed}; ${store.perturbations.join(', ')}): ${wrong.length} representative(s) differ`,
+              `store ${index} (seed ${storeSeed}, run seed ${seed}; ${store.perturbations.join(', ')}): ${wrong.length} difference(s) from the reference`,
               ...wrong.slice(0, 5),
             );
         } finally {
@@ -96,7 +98,7 @@ export async function representativesCheck(
         // One failing store shows the defect; the others would only repeat it.
         if (failures.length > 0) break;
       }
-      return { failures };
+      return { failures, situations: stores };
     },
   );
 }
