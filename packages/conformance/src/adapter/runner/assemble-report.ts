@@ -46,7 +46,8 @@ export function assembleReport(
   for (const check of checks) {
     summary[check.status]++;
     for (const id of check.requirements) {
-      const counts = (requirements[id] ??= { ...zero(), situations: 0 });
+      const counts = requirements[id] ?? { ...zero(), situations: 0 };
+      requirements[id] = counts;
       counts[check.status]++;
       counts.situations += check.situations;
     }
