@@ -88,7 +88,9 @@ MUTANTS = ("pid-only-liveness", "no-dir-fsync", "no-fdatasync", "no-poison", "so
            "lock-written-in-place", "single-write",
            "no-truncate-after-failure", "space-as-torn-tail",
            "split-checkpoint-ignored", "incomplete-parts-used", "compact-at-last-part",
-           "checkpoint-always-split")
+           "checkpoint-always-split", "separator-2028-only",
+           "offset-index", "first-record-represents",
+           "representatives-omitted")
 if MUTANT and MUTANT not in MUTANTS:
     sys.stderr.write("adapter.py: unknown TJ_MUTANT %r; one of %s\n" % (MUTANT, ", ".join(MUTANTS)))
     sys.exit(2)
@@ -154,7 +156,7 @@ def capabilities():
         # group is served by one fdatasync per record: each append is acknowledged after a sync covering it.
         "durability": {"no-every-claim": ["group", "none"], "no-durability-claim": []}.get(
             MUTANT, ["every", "group", "none"]),  # defect switches: TJ-DUR-011, TJ-DUR-013
-        "features": ["audit", "replay", "lifecycle", "recovery", "retention"],
+        "features": ["audit", "replay", "lifecycle", "recovery", "retention", "representatives"],
     }
 
 
@@ -217,7 +219,8 @@ def handle(request):
             raise BadRequest("max_line_bytes must be an integer >= 1")
         READ_LIMIT[0] = int(limit)
         try:
-            result = read_store(paths, mode, request.get("audit") is True)
+            result = read_store(paths, mode, request.get("audit") is True,  # defect switch below: TJ-CONF-050
+                                request.get("representatives") is True and MUTANT != "representatives-omitted")
         finally:
             READ_LIMIT[0] = LINE_LIMIT
         result["findings"] = [

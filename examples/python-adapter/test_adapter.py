@@ -217,6 +217,27 @@ class Protocol(unittest.TestCase):
         self.assertIn(b"not JSON", proc.stderr)
 
 
+    def test_representatives_only_when_asked(self):
+        """Feature representatives (TJ-CONF-050): of two distinct submitted records in two shards, the smallest bytes
+        represent the turn (TJ-DERIVE-013), though the shard read first holds the other."""
+        with tempfile.TemporaryDirectory(prefix="tj-py-") as tmp:
+            root = os.path.realpath(tmp)
+            os.makedirs(os.path.join(root, "_turn_journal"))
+            line = '{"version":1,"event":"submitted","turn_id":"t1","session_id":"s1","created_at":1,"content":"%s"}\n'
+            for name, content in (("s1.jsonl", "b"), ("s1~w1.jsonl", "a")):
+                with open(os.path.join(root, "_turn_journal", name), "w") as f:
+                    f.write(line % content)
+            adapter = Adapter()
+            try:
+                self.assertIn("representatives", adapter.send("start", protocol=1)["result"]["features"])
+                self.assertNotIn("representatives", adapter.send("read", paths=[root])["result"])
+                asked = adapter.send("read", paths=[root], representatives=True)["result"]
+                self.assertEqual(asked["representatives"], {"s1": {"t1": {"submitted": json.loads(line % "a")}}})
+                adapter.send("stop")
+            finally:
+                self.assertEqual(adapter.finish(), 0)
+
+
 LIBRARY = os.path.normpath(os.path.join(HERE, "..", "..", "python", "src"))
 
 

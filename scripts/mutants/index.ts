@@ -11,6 +11,7 @@ import { READER_MUTANTS } from './reader.js';
 import { READER_SHAPE_MUTANTS } from './reader-shapes.js';
 import { RECOVERY_MUTANTS } from './recovery.js';
 import { RETENTION_MUTANTS } from './retention.js';
+import { SIBLING_MUTANTS } from './siblings.js';
 
 export type { Mutant } from './mutant.js';
 
@@ -24,4 +25,5 @@ export const MUTANTS: readonly Mutant[] = [
   ...RECOVERY_MUTANTS,
   ...RETENTION_MUTANTS,
   ...LIVE_MUTANTS,
+  ...SIBLING_MUTANTS,
 ];

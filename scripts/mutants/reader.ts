@@ -51,6 +51,11 @@ export const READER_MUTANTS: readonly Mutant[] = [
   py('extension-event-counts', 'TJ-DERIVE-005'),
   py('terminal-member-decides', 'TJ-TURN-010'),
   py('no-conflicting-duplicate', 'TJ-DERIVE-013'),
+  // The first record read represents its event name (TJ-DERIVE-013), visible with feature `representatives` (issue 37).
+  py('first-record-represents', 'TJ-DERIVE-013'),
+  reference('first-record-represents', 'TJ-DERIVE-013'),
+  // Feature representatives claimed, the member never answered (TJ-CONF-050).
+  py('representatives-omitted', 'TJ-CONF-050'),
   // Event logs and replay (spec §6.5, §15)
   py('no-seq-gap', 'TJ-EVENT-015'),
   py('duplicate-as-regression', 'TJ-EVENT-014'),

@@ -17,12 +17,13 @@ export interface AdapterWriter {
 export interface AdapterImplementation {
   /** Capabilities answered to `start`. */
   readonly capabilities: StartResult;
-  /** `read`. */
+  /** `read`; with `representatives`, the result holds each turn's representative records (feature `representatives`). */
   read(
     paths: readonly string[],
     mode: 'tolerant' | 'prefix' | 'strict',
     audit: boolean,
     maxLineBytes?: number,
+    representatives?: boolean,
   ): Promise<ReadResult>;
   /** `replay`; `epoch` absent when the request has none (a client that predates epochs). */
   replay(file: string, after: number, epoch?: string | null): Promise<ReplayResult>;

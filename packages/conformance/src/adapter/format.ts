@@ -47,10 +47,11 @@ function text(report: ConformanceReport): string {
     '',
     `requirements: ${requirements.length} exercised, ${requirements.length - notAllPassed.length} with every check passed`,
   );
-  if (notAllPassed.length > 0) lines.push('requirement       passed failed warning skipped xfail stale');
+  lines.push(...situationLines(requirements));
+  if (notAllPassed.length > 0) lines.push('requirement       passed failed warning skipped xfail stale situations');
   for (const [id, c] of notAllPassed)
     lines.push(
-      `${id.padEnd(16)} ${[c.passed, c.failed, c.warning, c.skipped, c.expected_failure, c.stale_expected_failure].map((n) => String(n).padStart(6)).join(' ')}`,
+      `${id.padEnd(16)} ${[c.passed, c.failed, c.warning, c.skipped, c.expected_failure, c.stale_expected_failure, c.situations].map((n) => String(n).padStart(6)).join(' ')}`,
     );
   lines.push(
     '',
@@ -59,6 +60,39 @@ function text(report: ConformanceReport): string {
   );
   // Adapter names, check details and file names come from the adapter under test: never raw to the terminal.
   return `${lines.map(escapeControls).join('\n')}\n`;
+}
+
+/** The requirements named on the line of those a single situation exercised, before "and N more". */
+const SINGLE_SITUATION_NAMED = 24;
+
+/**
+ * How hard the run tested each requirement, in two lines: how many requirements the checks citing them exercised in
+ * one situation, a few, tens or hundreds (generated stores, kill and race rounds count one each), and which ones only
+ * one situation exercised — the ones a defect most easily slips past.
+ */
+function situationLines(requirements: readonly [string, ConformanceReport['requirements'][string]][]): string[] {
+  if (requirements.length === 0) return [];
+  const bands = [
+    { label: 'none (every check skipped)', from: 0, to: 0 },
+    { label: '1', from: 1, to: 1 },
+    { label: '2–9', from: 2, to: 9 },
+    { label: '10–99', from: 10, to: 99 },
+    { label: '100 or more', from: 100, to: Number.POSITIVE_INFINITY },
+  ];
+  const counted = bands
+    .map((band) => ({
+      ...band,
+      ids: requirements.filter(([, c]) => c.situations >= band.from && c.situations <= band.to).length,
+    }))
+    .filter((band) => band.ids > 0)
+    .map((band) => `${band.label}: ${band.ids}`);
+  const single = requirements.filter(([, c]) => c.situations === 1).map(([id]) => id);
+  const named = single.slice(0, SINGLE_SITUATION_NAMED).join(', ');
+  const more = single.length > SINGLE_SITUATION_NAMED ? `, and ${single.length - SINGLE_SITUATION_NAMED} more` : '';
+  return [
+    `situations per requirement (JSON report: requirements.<id>.situations): ${counted.join(', ')}`,
+    ...(single.length > 0 ? [`exercised by a single situation: ${named}${more}`] : []),
+  ];
 }
 
 /** The last line: never CONFORMANT for a partial run, a run that proved less than it claims, or a baselined run. */

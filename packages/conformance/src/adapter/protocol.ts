@@ -19,9 +19,17 @@ export const ADAPTER_DURABILITIES = ['every', 'group', 'none'] as const;
  * `lifecycle` (the writer's own decisions: turn submissions and transitions, event-log seqs and runs; adapter.md §5.4),
  * `recovery` (startup recovery of a store's turn journals, spec §12; adapter.md §5.5), `retention` (the sweep of turn
  * journals and the compaction of event logs, spec §14; adapter.md §5.6), `live` (live sessions, spec §18; adapter.md
- * §5.7).
+ * §5.7), `representatives` (each turn's representative records in a `read` result, spec §10.4; adapter.md §4.2).
  */
-export const ADAPTER_FEATURES = ['audit', 'replay', 'lifecycle', 'recovery', 'retention', 'live'] as const;
+export const ADAPTER_FEATURES = [
+  'audit',
+  'replay',
+  'lifecycle',
+  'recovery',
+  'retention',
+  'live',
+  'representatives',
+] as const;
 
 const Id = Type.Integer({ minimum: 0, description: 'Correlates a response with its request.' });
 const Durability = Type.Union([Type.Literal('every'), Type.Literal('group'), Type.Literal('none')]);
@@ -39,6 +47,12 @@ export const ReadRequest = Type.Object({
     Type.Integer({
       minimum: 1,
       description: 'The line-size limit to read with, in bytes without the LF (default 16 MiB, TJ-CONF-031).',
+    }),
+  ),
+  representatives: Type.Optional(
+    Type.Boolean({
+      description:
+        "Feature `representatives`: add each turn's representative record of every event name to the result (TJ-CONF-050).",
     }),
   ),
 });
@@ -285,6 +299,7 @@ export const StartResult = Type.Object({
         Type.Literal('recovery'),
         Type.Literal('retention'),
         Type.Literal('live'),
+        Type.Literal('representatives'),
       ]),
     ),
   ),
@@ -303,6 +318,17 @@ const EventLogState = Type.Object({
   ),
 });
 
+/**
+ * Session id → turn id → event name → the record that represents that event name of the turn (spec §10.4,
+ * TJ-DERIVE-013), as the JSON value read: the answer to a `read` with `representatives` (TJ-CONF-050).
+ */
+export const Representatives = Type.Record(
+  Type.String(),
+  Type.Record(Type.String(), Type.Record(Type.String(), Type.Record(Type.String(), Type.Unknown()))),
+);
+/** Each turn's representative records, by session, turn and event name. */
+export type Representatives = Static<typeof Representatives>;
+
 /** `read` result: the shape of a store fixture's `expect`, with absolute paths. */
 export const ReadResult = Type.Object({
   turns: Type.Optional(Type.Record(Type.String(), Type.Record(Type.String(), Type.String()))),
@@ -319,6 +345,7 @@ export const ReadResult = Type.Object({
   plan: Type.Optional(
     Type.Array(Type.Object({ session_id: Type.String(), turn_id: Type.String(), actions: Type.Array(Type.String()) })),
   ),
+  representatives: Type.Optional(Representatives),
 });
 /** `read` result. */
 export type ReadResult = Static<typeof ReadResult>;

@@ -151,6 +151,8 @@ export async function runAdapter(
           request.mode ?? 'tolerant',
           request.audit === true,
           request.max_line_bytes,
+          // An adapter that does not claim the feature ignores the member, as any member it does not know (TJ-CONF-021).
+          request.representatives === true && (claims.features ?? []).includes('representatives'),
         );
       case 'replay':
         if (!(claims.features ?? []).includes('replay'))

@@ -23,6 +23,7 @@ import {
   type ReadResult,
 } from './protocol.js';
 import { referenceLiveOperations } from './reference-live.js';
+import { referenceRepresentatives } from './reference-representatives.js';
 import { AdapterRequestError, refusingWhen } from './request-error.js';
 
 // The reference implementation of every adapter op: @turnjournal/reader for reading, @turnjournal/writer for writing.
@@ -132,12 +133,9 @@ export const referenceImplementation: AdapterImplementation = {
       .filter((turn) => turn.outcome === 'recovered')
       .map((turn) => ({ sessionId: turn.sessionId, turnId: turn.turnId }));
   },
-  async read(paths, mode, audit, maxLineBytes) {
-    const reading = await readStoreReference(paths, {
-      mode,
-      audit,
-      ...(maxLineBytes === undefined ? {} : { maxLineBytes }),
-    });
+  async read(paths, mode, audit, maxLineBytes, representatives) {
+    const limit = maxLineBytes === undefined ? {} : { maxLineBytes };
+    const reading = await readStoreReference(paths, { mode, audit, ...limit });
     return {
       turns: reading.turns as ReadResult['turns'],
       findings: reading.findings.map((f) =>
@@ -149,6 +147,9 @@ export const referenceImplementation: AdapterImplementation = {
         Object.entries(reading.event_logs).map(([file, state]) => [file, 'fold' in state ? state.fold : state]),
       ) as ReadResult['event_logs'],
       ...(audit ? { plan: reading.plan as NonNullable<ReadResult['plan']> } : {}),
+      ...(representatives === true
+        ? { representatives: await referenceRepresentatives(paths, { mode, ...limit }) }
+        : {}),
     };
   },
   async replay(file, after, epoch) {

@@ -33,6 +33,11 @@ export const CheckReport = Type.Object(
           'True when the adapter left a request of the check unanswered within its time limit (TJ-CONF-044): the check failed for want of an answer, not for a wrong one. On a slow or loaded machine, run again with a larger `--timeout-scale`; a hang fails at any scale.',
       }),
     ),
+    situations: Type.Integer({
+      minimum: 0,
+      description:
+        'How many independent situations the check exercised: generated stores, kill or race rounds, stores measured (1 for a check of one situation, 0 when skipped). A requirement cited by checks of many situations was tested harder than one cited by a single case.',
+    }),
     duration_ms: Type.Number({ minimum: 0 }),
   },
   { additionalProperties: false },
@@ -48,6 +53,18 @@ const Counts = Type.Object(
     skipped: Type.Integer({ minimum: 0 }),
     expected_failure: Type.Integer({ minimum: 0 }),
     stale_expected_failure: Type.Integer({ minimum: 0 }),
+  },
+  { additionalProperties: false },
+);
+
+const RequirementCounts = Type.Object(
+  {
+    ...Counts.properties,
+    situations: Type.Integer({
+      minimum: 0,
+      description:
+        'The sum of `situations` over the checks citing the requirement that ran (not skipped): how many independent situations exercised it.',
+    }),
   },
   { additionalProperties: false },
 );
@@ -103,7 +120,10 @@ export const ConformanceReport = Type.Object(
         'Ids of skipped checks a claimed level needs (for example `writer/fsync-before-ack` without strace): while any is listed the claim is not proven and the exit status is 4.',
     }),
     summary: Counts,
-    requirements: Type.Record(Type.String(), Counts, { description: 'Counts of checks per requirement id.' }),
+    requirements: Type.Record(Type.String(), RequirementCounts, {
+      description:
+        'Per requirement id: counts of the checks citing it by status, and the situations those checks exercised.',
+    }),
     checks: Type.Array(CheckReport),
   },
   {

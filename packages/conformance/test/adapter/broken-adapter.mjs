@@ -26,6 +26,7 @@ import { AppendFile, nodeFileSystem } from '@turnjournal/writer/file-system';
 import { lifecycleDefects } from './mutants/lifecycle.mjs';
 import { liveDefects } from './mutants/live.mjs';
 import { recoveryDefects } from './mutants/recovery.mjs';
+import { representativeDefects } from './mutants/representatives.mjs';
 import { retentionDefects } from './mutants/retention.mjs';
 import { spaceDefects } from './mutants/space.mjs';
 
@@ -656,7 +657,7 @@ Object.assign(implementations, {
   },
 });
 
-Object.assign(implementations, lifecycleDefects, recoveryDefects, retentionDefects, liveDefects);
+Object.assign(implementations, lifecycleDefects, recoveryDefects, retentionDefects, liveDefects, representativeDefects);
 Object.assign(implementations, spaceDefects(readTransformed));
 
 // Not a defect: the reference adapter claiming only the event family, so the writer tier's event path is exercised.

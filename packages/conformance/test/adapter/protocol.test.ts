@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
+import { writeStoreFixture } from '../../src/fixtures/run-store-fixtures.js';
 import {
   AdapterFailure,
   AdapterProcess,
@@ -181,10 +182,36 @@ describe('the reference adapter in process', () => {
         levels: ['reader', 'writer'],
         families: ['turn', 'event', 'run', 'state'],
         durability: ['every', 'group', 'none'],
-        features: ['audit', 'replay', 'lifecycle', 'recovery', 'retention', 'live'],
+        features: ['audit', 'replay', 'lifecycle', 'recovery', 'retention', 'live', 'representatives'],
       },
     });
     expect(stop).toEqual({ id: 2, ok: true, result: {} });
+  });
+
+  it('answers the representative records of a read only when asked: the smallest bytes of conflicting shards (TJ-CONF-050, TJ-DERIVE-013)', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'tj-representatives-'));
+    try {
+      const submitted = (createdAt: number, content: string) =>
+        `{"version":1,"event":"submitted","turn_id":"t1","session_id":"s1","created_at":${createdAt},"role":"user","content":"${content}"}\n`;
+      // The shard read first holds the larger record: a reader keeping the first record it meets names it.
+      writeStoreFixture(root, {
+        files: [
+          { path: '_turn_journal/s1.jsonl', text: submitted(1770000001, 'b') },
+          { path: '_turn_journal/s1~w1.jsonl', text: submitted(1770000001, 'a') },
+        ],
+      });
+      const adapter = sequential();
+      const plain = await adapter.send({ id: 1, op: 'read', paths: [root] });
+      const asked = await adapter.send({ id: 2, op: 'read', paths: [root], representatives: true });
+      await adapter.send({ id: 3, op: 'stop' });
+      await adapter.done;
+      expect((plain.result as Record<string, unknown>).representatives).toBeUndefined();
+      expect((asked.result as Record<string, unknown>).representatives).toEqual({
+        s1: { t1: { submitted: JSON.parse(submitted(1770000001, 'a')) } },
+      });
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 
   it('answers an unknown op with unsupported and a malformed request with bad_request, not by exiting (TJ-CONF-015, TJ-CONF-022)', async () => {

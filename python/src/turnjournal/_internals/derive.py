@@ -168,6 +168,8 @@ def fold_session(sid, files, findings):
         reps = {}
         for name, recs in events.items():
             reps[name] = min(recs, key=lambda r: r[0])  # TJ-DERIVE-013: smallest raw bytes
+            if defects.MUTANT == "first-record-represents":
+                reps[name] = recs[0]  # defect switch: TJ-DERIVE-013 (the first record read, not the smallest)
         rank = max(RANK[name] for name in events)
         if defects.MUTANT == "last-event-wins":  # defect switch: TJ-DERIVE-001, TJ-DERIVE-002
             last = max((r for recs in events.values() for r in recs), key=lambda r: (r[1], r[2]["line"]))

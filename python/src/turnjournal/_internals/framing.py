@@ -143,7 +143,8 @@ def writer_violations(path, findings):
         if "crlf" not in seen and data.endswith(b"\r"):
             seen.add("crlf")
             findings.add("writer_violation_crlf", path, line_no, offset)
-        if "separator" not in seen and (b"\xe2\x80\xa8" in data or b"\xe2\x80\xa9" in data):
+        if "separator" not in seen and (b"\xe2\x80\xa8" in data or (b"\xe2\x80\xa9" in data and defects.MUTANT
+                                                                   != "separator-2028-only")):  # switch: TJ-FAM-026
             seen.add("separator")
             findings.add("writer_violation_unescaped_separator", path, line_no, offset)
 
@@ -181,6 +182,8 @@ def read_jsonl(path, mode, findings, on_record):
                 return False  # defect switch: TJ-FRAME-024
             continue
         _, line_no, offset, data, length = item
+        if defects.MUTANT == "offset-index":  # defect switch: TJ-FRAME-033 (every line's offset kept for the read)
+            findings.line_offsets.append(offset)
         if data is None:
             f = findings.add("malformed_line" if defects.MUTANT == "oversized-as-malformed" else "oversized_line",  # TJ-FRAME-032
                              path, line_no, offset, length=length)

@@ -130,6 +130,7 @@ class StrictFailure(Exception):
 class Findings:
     def __init__(self):
         self.items = []
+        self.line_offsets = []  # filled by the "offset-index" defect switch only (TJ-FRAME-033)
 
     def add(self, code, file=None, line=None, offset=None, turn_id=None, **extra):
         f = {"code": code.replace("_", "-") if defects.MUTANT == "kebab-codes" else code}  # defect switch: TJ-AUDIT-001

@@ -17,8 +17,9 @@ from .state import read_state
 # ---------------------------------------------------------------------------
 
 
-def read_store(paths, mode="tolerant", do_audit=False):
-    """Read files and directories; return the `read` result of the adapter protocol."""
+def read_store(paths, mode="tolerant", do_audit=False, representatives=False):
+    """Read files and directories; return the `read` result of the adapter protocol (with ``representatives``, each
+    turn's representative record of every event name, TJ-DERIVE-013)."""
     if mode not in ("tolerant", "prefix", "strict"):
         raise ValueError("unknown mode %r" % (mode,))
     findings = Findings()
@@ -48,6 +49,9 @@ def read_store(paths, mode="tolerant", do_audit=False):
         derived, listed = derive_sessions(turn_files, findings)
         result["turns"] = {sid: {tid: t["state"] for tid, t in turns.items()}
                            for sid, turns in derived.items() if turns or sid in listed}
+        if representatives:
+            result["representatives"] = {sid: {tid: dict(t["records"]) for tid, t in turns.items()}
+                                         for sid, turns in derived.items() if turns or sid in listed}
         runs_by_id = {}
         for jf in journals:
             if jf.family == "event":

@@ -23,6 +23,7 @@ export interface RunDescription {
 }
 
 type Counts = ConformanceReport['summary'];
+type RequirementCounts = ConformanceReport['requirements'][string];
 
 const zero = (): Counts => ({
   passed: 0,
@@ -41,12 +42,14 @@ export function assembleReport(
 ): ConformanceReport {
   const { checks } = evaluateBaseline(recorded, { ...baseline, started: run.claims !== null });
   const summary = zero();
-  const requirements: Record<string, Counts> = {};
+  const requirements: Record<string, RequirementCounts> = {};
   for (const check of checks) {
     summary[check.status]++;
     for (const id of check.requirements) {
-      requirements[id] ??= zero();
-      (requirements[id] as Counts)[check.status]++;
+      const counts = requirements[id] ?? { ...zero(), situations: 0 };
+      requirements[id] = counts;
+      counts[check.status]++;
+      counts.situations += check.situations;
     }
   }
   const { claims } = run;

@@ -65,6 +65,7 @@ export function evaluateBaseline(
       requirements: ['TJ-CONF-017'],
       status: 'stale_expected_failure',
       details: [`no such check (reason given: ${reason}): remove the entry`],
+      situations: 0,
       duration_ms: 0,
     });
   }

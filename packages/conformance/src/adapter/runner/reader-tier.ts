@@ -19,6 +19,7 @@ import { adapterReading } from './adapter-reading.js';
 import { boundedMemoryCheck } from './bounded-memory.js';
 import { freshDir } from './fresh-dir.js';
 import type { CheckRecorder } from './record.js';
+import { representativesCheck } from './representatives.js';
 import type { Session } from './session.js';
 import { specialFilesCheck } from './special-files.js';
 import { snapshotTree, treeChanges } from './tree-snapshot.js';
@@ -221,6 +222,7 @@ export async function readerTier(
 
   await specialFilesCheck(session, claims, recorder);
   await boundedMemoryCheck(session, claims, recorder);
+  await representativesCheck(session, claims, seed, recorder);
 
   for (let index = 0; index < runs; index++) {
     const caseSeed = (seed + index * 7919) >>> 0;

@@ -6,7 +6,13 @@ import { applyBaseline, type OwnStatus } from './baseline.js';
  * What a check's body returns: its failures (none: passed), or why it was skipped. `unproven` marks a skip that
  * leaves a claimed level unproven (a tool the check needs is missing): the run then cannot be CONFORMANT.
  */
-export type Outcome = { readonly failures: readonly string[] } | { readonly skip: string; readonly unproven?: true };
+export type Outcome =
+  | {
+      readonly failures: readonly string[];
+      /** The independent situations the check exercised (stores, rounds), when more than one; default 1. */
+      readonly situations?: number;
+    }
+  | { readonly skip: string; readonly unproven?: true };
 
 /** A check as recorded, before the baseline turns its status into an expected or stale failure. */
 export type RecordedCheck = CheckReport & { status: OwnStatus };
@@ -73,6 +79,7 @@ export class CheckRecorder {
       status,
       details,
       ...(timedOut ? { timed_out: true } : {}),
+      situations: 'skip' in outcome ? 0 : (outcome.situations ?? 1),
       duration_ms: Math.round(performance.now() - started),
     };
     this.checks.push(check);

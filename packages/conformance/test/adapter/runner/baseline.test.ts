@@ -9,6 +9,7 @@ const check = (id: string, status: RecordedCheck['status']): RecordedCheck => ({
   requirements: ['TJ-DUR-003'],
   status,
   details: [],
+  situations: 1,
   duration_ms: 0,
 });
 const all = () => true;

@@ -34,6 +34,19 @@ describe('writeLargeStore', () => {
     for (const size of sizes) expect(size).toBeLessThan(256 * 1024 + 8 * 1024);
   });
 
+  it('states what the reference reader derives from a store of tiny records, about ten times as many lines', async () => {
+    const bulkyRoot = freshDir('tj-large-store-test-');
+    const tinyRoot = freshDir('tj-large-store-test-');
+    roots.push(bulkyRoot, tinyRoot);
+    const bulky = writeLargeStore(bulkyRoot, ['turn', 'event', 'run'], 256 * 1024, 'bulky');
+    const tiny = writeLargeStore(tinyRoot, ['turn', 'event', 'run'], 256 * 1024, 'tiny');
+    const reading = relativeReading(await readStoreReference([tinyRoot]), tinyRoot);
+    expect(compareStoreObservation({ expect: tiny.expected }, { ...reading, replay: [] })).toEqual([]);
+    const lineBytes = (store: { lines: number; bytes: number }) => store.bytes / store.lines;
+    expect(lineBytes(tiny)).toBeLessThan(100);
+    expect(tiny.lines).toBeGreaterThan(8 * bulky.lines);
+  });
+
   it('writes only the families asked for', () => {
     const root = freshDir('tj-large-store-test-');
     roots.push(root);

@@ -99,13 +99,19 @@ export async function killRoundChecks(context: WriterContext): Promise<void> {
     `after SIGKILL at a random moment (${rounds} rounds), every acknowledged record survives exactly once and survivors are a gap-free prefix`,
     'writer',
     ['TJ-CONF-009', 'TJ-CONF-020', 'TJ-CONF-027', 'TJ-DUR-003', 'TJ-DUR-006', 'TJ-DUR-024'],
-    async () => (rounds === 0 ? { skip: 'no rounds (--runs 0): not proven', unproven: true } : { failures: oracle }),
+    async () =>
+      rounds === 0
+        ? { skip: 'no rounds (--runs 0): not proven', unproven: true }
+        : { failures: oracle, situations: rounds },
   );
   await record(
     'writer/restart',
     'after a crash, a new writer takes over the lock, repairs the torn tail and appends cleanly, and close keeps every acknowledged record',
     'writer',
     ['TJ-DUR-004', 'TJ-DUR-005', 'TJ-DUR-019', 'TJ-DUR-024'],
-    async () => (rounds === 0 ? { skip: 'no rounds (--runs 0): not proven', unproven: true } : { failures: restart }),
+    async () =>
+      rounds === 0
+        ? { skip: 'no rounds (--runs 0): not proven', unproven: true }
+        : { failures: restart, situations: rounds },
   );
 }

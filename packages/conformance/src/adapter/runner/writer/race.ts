@@ -47,7 +47,8 @@ export async function raceCheck(context: WriterContext): Promise<void> {
     async () =>
       withAdapters(context, WRITERS, async (processes) => {
         const failures: string[] = [];
-        for (let round = 0; round < ROUNDS; round++) {
+        let round = 0;
+        for (; round < ROUNDS; round++) {
           const stale = round % 10 !== 0 || round / 10 >= NEW_FILE_ROUNDS;
           const dir = freshDir('tj-conf-race-');
           const where = target(claims, dir);
@@ -78,7 +79,7 @@ export async function raceCheck(context: WriterContext): Promise<void> {
           }
           if (failures.length >= 5) break;
         }
-        return { failures };
+        return { failures, situations: Math.min(round + 1, ROUNDS) };
       }),
   );
 }
