@@ -12,6 +12,8 @@ export type TransportErrorCode =
   | 'too_many_requests'
   | 'forbidden_session'
   | 'payload_too_large'
+  | 'too_many_connections'
+  | 'unauthorized'
   | 'internal';
 
 /** A frame a client sent, checked. */
@@ -136,4 +138,15 @@ export function errorReply(error: unknown): { code: string; message: string; rep
   if (typeof code === 'string' && /^[a-z][a-z_]{0,39}$/.test(code))
     return { code, message: `the server refused the request (${code})`, reported: true };
   return { code: 'internal', message: 'the server could not complete the request', reported: true };
+}
+
+/** The `requestId` of a frame's text, when it is a short string, to name the request an error reply answers. */
+export function requestIdOf(text: string): { requestId?: string } {
+  try {
+    const id = (JSON.parse(text) as { requestId?: unknown } | null)?.requestId;
+    return typeof id === 'string' && id.length <= 128 ? { requestId: id } : {};
+  } catch (error) {
+    if (error instanceof SyntaxError) return {};
+    throw error;
+  }
 }

@@ -3,7 +3,7 @@
 import type { WebSocket } from 'ws';
 import type { Subscription } from '../subscription.js';
 import { followSession, type SubscriberSink } from '../transport/follow.js';
-import { type ClientFrame, errorReply, parseClientFrame, TransportRefusal } from '../transport/frames.js';
+import { type ClientFrame, errorReply, parseClientFrame, requestIdOf, TransportRefusal } from '../transport/frames.js';
 import type { TransportHost } from '../transport/host.js';
 import { serveCall } from '../transport/serve.js';
 
@@ -206,16 +206,5 @@ export class Connection implements SubscriberSink {
     this.#closed = true;
     this.#subscription?.close();
     if (this.#subscribed) this.#host.releaseSubscriber(this.#sessionId);
-  }
-}
-
-/** The `requestId` of a frame's text, when it is a short string, to name the request an error reply answers. */
-function requestIdOf(text: string): { requestId?: string } {
-  try {
-    const id = (JSON.parse(text) as { requestId?: unknown } | null)?.requestId;
-    return typeof id === 'string' && id.length <= 128 ? { requestId: id } : {};
-  } catch (error) {
-    if (error instanceof SyntaxError) return {};
-    throw error;
   }
 }

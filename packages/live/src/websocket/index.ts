@@ -5,7 +5,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
 import type { ConversationHub } from '../hub.js';
 import type { TransportErrorCode } from '../transport/frames.js';
-import { positive, type RunStart, TransportHost, type TransportRefusalResponse } from '../transport/host.js';
+import { positive, type RunStart, TransportHost } from '../transport/host.js';
 import { Connection } from './connection.js';
 
 export type { RunStart } from '../transport/host.js';
@@ -15,7 +15,12 @@ export { CUT_OFF_CLOSE, SESSION_GONE_CLOSE } from './connection.js';
 export type WebSocketErrorCode = TransportErrorCode;
 
 /** An `authorize` refusal: the upgrade is answered with this HTTP status and message, and no socket is opened. */
-export type WebSocketRefusal = TransportRefusalResponse;
+export interface WebSocketRefusal {
+  /** The HTTP status (401, 403, 404, …). */
+  readonly status: number;
+  /** A short text for the client; no server detail. */
+  readonly message?: string;
+}
 
 /** Options of {@link attachWebSocketTransport}. */
 export interface WebSocketTransportOptions {
