@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import ts from 'typescript';
 
 /** The packages whose public API is snapshotted (every package published to npm). */
-export const SNAPSHOT_PACKAGES = ['schema', 'reader', 'writer', 'live', 'ai-sdk', 'conformance'] as const;
+export const SNAPSHOT_PACKAGES = ['schema', 'reader', 'writer', 'live', 'client', 'ai-sdk', 'conformance'] as const;
 
 interface PackageManifest {
   readonly name: string;
