@@ -212,7 +212,27 @@ describe('hostile POSTs (TJ-LIVE-051)', () => {
   });
 
   it('survives a flood of 3,000 POSTs, answering past maxPendingRequests with 429, memory bounded', async () => {
-    const s = await server({ transport: { maxPendingRequests: 16 } });
+    // The first 16 POSTs are held in authorize for 100 ms once all 16 arrived, so that the limit is reached however
+    // fast the rest is served.
+    let held = 0;
+    let open: Promise<void> | null = null;
+    let opened = (): void => undefined;
+    const gate = new Promise<void>((resolve) => {
+      opened = resolve;
+    });
+    const s = await server({
+      transport: {
+        maxPendingRequests: 16,
+        async authorize(request) {
+          if (held < 16) {
+            held += 1;
+            if (held === 16) open = sleep(100).then(opened);
+            await gate;
+          }
+          return new URL(request.url ?? '/', 'http://x').searchParams.get('session') ?? { status: 401 };
+        },
+      },
+    });
     const session = await s.hub.session('chat');
     const sent = await session.send({ requestId: 'r1', content: 'x' });
     if (!sent.created) throw new Error('expected a new run');
@@ -243,6 +263,7 @@ describe('hostile POSTs (TJ-LIVE-051)', () => {
       ),
     );
     agent.destroy();
+    await open;
     const grown = process.memoryUsage().rss - before;
     console.info(
       `flood: statuses ${JSON.stringify(Object.fromEntries(statuses))}, RSS grew ${(grown / 2 ** 20).toFixed(1)} MiB`,
