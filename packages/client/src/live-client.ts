@@ -2,27 +2,14 @@
 // from the last seq it delivered so the app sees every record once, in order (TJ-LIVE-054).
 import { ClientError } from './errors.js';
 import type { ClientEvent, ConnectionState, RecordFrame, SnapshotMode, ViewFrame } from './frames.js';
-
-/** What the client needs of a WebSocket: the browser's, Node 22's, or the `ws` package's. */
-export interface WebSocketLike {
-  /** 0 connecting, 1 open, 2 closing, 3 closed. */
-  readonly readyState: number;
-  /** Called once open. */
-  onopen: ((event: never) => void) | null;
-  /** Called with each message (`event.data`: the text). */
-  onmessage: ((event: never) => void) | null;
-  /** Called once closed, whatever the cause. */
-  onclose: ((event: never) => void) | null;
-  /** Called on an error (a close follows). */
-  onerror: ((event: never) => void) | null;
-  /** Sends one text frame. */
-  send(data: string): void;
-  /** Starts the closing handshake. */
-  close(code?: number, reason?: string): void;
-}
-
-/** A WebSocket constructor. */
-export type WebSocketConstructor = new (url: string) => WebSocketLike;
+import {
+  type FetchFunction,
+  type Link,
+  type LinkEvents,
+  openSseLink,
+  openWebSocketLink,
+  type WebSocketConstructor,
+} from './links.js';
 
 /** Where a client starts: the cursor it stored (the last seq it holds and that log's epoch). */
 export interface ClientCursor {
@@ -36,12 +23,16 @@ export interface ClientCursor {
 export interface LiveClientOptions {
   /** The transport's URL (with whatever names the session to `authorize`), or a function called at every connect. */
   readonly url: string | (() => string);
+  /** The server transport: `websocket` (default; `ws://` or `wss://` URL) or `sse` (`http://` or `https://`). */
+  readonly transport?: 'websocket' | 'sse';
   /** This client's id (1 to 128 characters): acks are recorded in its name, and snapshots list what it missed. */
   readonly clientId: string;
   /** The cursor to resume from, as stored by the app; by default the whole view is asked for. */
   readonly cursor?: ClientCursor;
   /** The WebSocket constructor; `globalThis.WebSocket` by default (browsers, Node 22). */
   readonly WebSocket?: WebSocketConstructor;
+  /** The `fetch` of the SSE transport; `globalThis.fetch` by default. */
+  readonly fetch?: FetchFunction;
   /** First reconnect delay; doubled per failed attempt up to `maxBackoffMs`, with jitter. 250 ms by default. */
   readonly backoffMs?: number;
   /** Longest reconnect delay. 5 s by default. */
@@ -68,9 +59,6 @@ interface PendingSend {
   readonly reject: (error: ClientError) => void;
 }
 
-/** Close code the client uses to drop a connection that skipped a seq: the reconnect resumes before the hole. */
-const GAP_CLOSE = 4000;
-
 /**
  * A live session's client over the WebSocket transport (packages/client/README.md): it connects, says hello with its
  * cursor, delivers records in seq order (dropping any it delivered already), and after any close reconnects with
@@ -79,11 +67,11 @@ const GAP_CLOSE = 4000;
  */
 export class LiveClient {
   readonly #options: LiveClientOptions;
-  readonly #WebSocket: WebSocketConstructor;
+  readonly #open: (url: string, events: LinkEvents) => Link;
   #lastSeq: number | null;
   #epoch: string | null | undefined;
   #state: ConnectionState = 'connecting';
-  #socket: WebSocketLike | null = null;
+  #link: Link | null = null;
   #attempt = 0;
   #timer: ReturnType<typeof setTimeout> | undefined;
   readonly #pending = new Map<string, PendingSend>();
@@ -96,11 +84,17 @@ export class LiveClient {
   constructor(options: LiveClientOptions) {
     if (typeof options.clientId !== 'string' || options.clientId.length === 0 || options.clientId.length > 128)
       throw new TypeError('clientId is a string of 1 to 128 characters');
-    const platform = options.WebSocket ?? (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
-    if (platform === undefined)
-      throw new TypeError('no WebSocket here: pass options.WebSocket (in Node 20, the WebSocket of the ws package)');
+    if (options.transport === 'sse') {
+      const fetchImpl = options.fetch ?? globalThis.fetch;
+      if (typeof fetchImpl !== 'function') throw new TypeError('no fetch here: pass options.fetch');
+      this.#open = (url, events) => openSseLink(fetchImpl, url, this.#start(), events);
+    } else {
+      const platform = options.WebSocket ?? (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
+      if (platform === undefined)
+        throw new TypeError('no WebSocket here: pass options.WebSocket (in Node 20, the WebSocket of the ws package)');
+      this.#open = (url, events) => openWebSocketLink(platform, url, this.#start(), events);
+    }
     this.#options = options;
-    this.#WebSocket = platform;
     const lastSeq = options.cursor?.lastSeq ?? null;
     if (lastSeq !== null && (!Number.isSafeInteger(lastSeq) || lastSeq < -1))
       throw new TypeError('cursor.lastSeq is an integer >= -1 or null');
@@ -191,9 +185,8 @@ export class LiveClient {
   close(): void {
     if (this.#state === 'closed') return;
     clearTimeout(this.#timer);
-    const socket = this.#socket;
-    this.#socket = null;
-    socket?.close(1000, 'client closed');
+    this.#link?.close();
+    this.#link = null;
     this.#setState('closed');
     for (const [requestId, pending] of this.#pending)
       pending.reject(new ClientError('client_closed', 'the client closed before the server answered', requestId));
@@ -202,48 +195,42 @@ export class LiveClient {
     this.#iterators.clear();
   }
 
+  #start() {
+    return {
+      clientId: this.#options.clientId,
+      lastSeq: this.#lastSeq,
+      epoch: this.#epoch,
+      connectTimeoutMs: this.#options.connectTimeoutMs ?? 10_000,
+    };
+  }
+
   #connect(): void {
     clearTimeout(this.#timer);
     if (this.#state === 'closed') return;
     const url = typeof this.#options.url === 'function' ? this.#options.url() : this.#options.url;
-    let socket: WebSocketLike;
+    let link: Link | null = null;
+    const events: LinkEvents = {
+      frame: (frame) => {
+        if (link !== null && this.#link === link) this.#frame(link, frame);
+      },
+      dropped: () => {
+        if (link !== null) this.#dropped(link);
+      },
+    };
     try {
-      socket = new this.#WebSocket(url);
+      link = this.#open(url, events);
     } catch (error) {
       // A malformed URL (SyntaxError in browsers) is the app's bug: retrying would not fix it.
       this.close();
       throw error;
     }
-    this.#socket = socket;
-    this.#timer = setTimeout(() => {
-      if (this.#socket === socket && socket.readyState === 0) this.#dropped(socket);
-    }, this.#options.connectTimeoutMs ?? 10_000);
-    socket.onopen = () => {
-      if (this.#socket !== socket) return;
-      clearTimeout(this.#timer);
-      socket.send(
-        JSON.stringify({
-          type: 'hello',
-          clientId: this.#options.clientId,
-          lastSeq: this.#lastSeq,
-          ...(this.#epoch === undefined ? {} : { epoch: this.#epoch }),
-        }),
-      );
-    };
-    socket.onmessage = ((event: { data: unknown }) => {
-      if (this.#socket !== socket) return;
-      this.#frame(socket, parseFrame(event.data));
-    }) as (event: never) => void;
-    socket.onclose = () => this.#dropped(socket);
-    // An error is followed by a close, which reconnects.
-    socket.onerror = () => undefined;
+    this.#link = link;
   }
 
-  #dropped(socket: WebSocketLike): void {
-    if (this.#socket !== socket) return;
-    this.#socket = null;
-    socket.onopen = socket.onmessage = socket.onclose = null;
-    socket.close();
+  #dropped(link: Link): void {
+    if (this.#link !== link) return;
+    this.#link = null;
+    link.close();
     if (this.#state === 'closed') return;
     const base = this.#options.backoffMs ?? 250;
     const delay = Math.min(this.#options.maxBackoffMs ?? 5000, base * 2 ** this.#attempt) * (0.5 + Math.random() / 2);
@@ -252,10 +239,10 @@ export class LiveClient {
     this.#timer = setTimeout(() => this.#connect(), delay);
   }
 
-  #frame(socket: WebSocketLike, frame: Record<string, unknown> | null): void {
+  #frame(link: Link, frame: Record<string, unknown> | null): void {
     if (frame === null) return;
     if (typeof frame.seq === 'number') {
-      this.#record(socket, frame as unknown as RecordFrame);
+      this.#record(link, frame as unknown as RecordFrame);
       return;
     }
     switch (frame.type) {
@@ -312,7 +299,7 @@ export class LiveClient {
     }
   }
 
-  #record(socket: WebSocketLike, record: RecordFrame): void {
+  #record(link: Link, record: RecordFrame): void {
     const last = this.#lastSeq ?? -1;
     if (record.seq <= last) {
       this.#duplicates += 1;
@@ -321,8 +308,7 @@ export class LiveClient {
     if (record.seq !== last + 1) {
       // Never deliver around a hole: reconnect, which resumes from the last seq delivered.
       this.#gaps += 1;
-      socket.close(GAP_CLOSE, 'gap');
-      this.#dropped(socket);
+      this.#dropped(link);
       return;
     }
     this.#lastSeq = record.seq;
@@ -339,13 +325,13 @@ export class LiveClient {
   }
 
   #sendFrame(frame: Record<string, unknown>): void {
-    const socket = this.#socket;
-    // Not open: the close that follows reconnects, and the next `live` sends the pending sends again.
-    if (socket === null || socket.readyState !== 1) {
+    const link = this.#link;
+    // Not ready: the drop that follows reconnects, and the next `live` sends the pending sends again.
+    if (link === null || !link.ready) {
       if (frame.type !== 'chat.send') this.#queued.push(frame);
       return;
     }
-    socket.send(JSON.stringify(frame));
+    link.send(frame);
   }
 
   #setState(state: ConnectionState): void {
@@ -362,20 +348,6 @@ export class LiveClient {
 
 function sendFrame(requestId: string, content: string): Record<string, unknown> {
   return { type: 'chat.send', requestId, payload: { content } };
-}
-
-/** A frame's JSON, or null for text that is not a JSON object (a server the client does not speak to). */
-function parseFrame(data: unknown): Record<string, unknown> | null {
-  if (typeof data !== 'string') return null;
-  try {
-    const value: unknown = JSON.parse(data);
-    return typeof value === 'object' && value !== null && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : null;
-  } catch (error) {
-    if (error instanceof SyntaxError) return null;
-    throw error;
-  }
 }
 
 /** A request id the server accepts (an identifier), unique enough for one client's sends. */

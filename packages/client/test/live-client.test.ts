@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ClientError, type ClientEvent, LiveClient, type RecordFrame } from '@turnjournal/client';
 import { type ConversationHub, openConversationHub } from '@turnjournal/live';
+import { createSseTransport } from '@turnjournal/live/sse';
 import { attachWebSocketTransport, type RunStart, type WebSocketTransport } from '@turnjournal/live/websocket';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket, WebSocketServer } from 'ws';
@@ -25,13 +26,13 @@ interface Running {
 /** A hub on `root` and the WebSocket transport on `port` (0: any); the session is the `session` query parameter. */
 async function startServer(root: string, port: number, run: (start: RunStart) => Promise<void>): Promise<Running> {
   const hub = openConversationHub({ root, retention: false });
-  const http = createServer((_request, response) => response.writeHead(404).end());
-  const transport = attachWebSocketTransport({
-    hub,
-    server: http,
-    authorize: (request) => new URL(request.url ?? '/', 'http://x').searchParams.get('session') ?? { status: 401 },
-    run,
+  const authorize = (request: { url?: string | undefined }) =>
+    new URL(request.url ?? '/', 'http://x').searchParams.get('session') ?? { status: 401 };
+  const sse = createSseTransport({ hub, authorize, run });
+  const http = createServer((request, response) => {
+    if (!sse.handle(request, response)) response.writeHead(404).end();
   });
+  const transport = attachWebSocketTransport({ hub, server: http, authorize, run });
   await new Promise<void>((resolve) => http.listen(port, '127.0.0.1', resolve));
   return {
     hub,
@@ -40,6 +41,7 @@ async function startServer(root: string, port: number, run: (start: RunStart) =>
     port: (http.address() as AddressInfo).port,
     async stop() {
       await transport.close();
+      await sse.close();
       await hub.close();
       http.closeAllConnections();
       await new Promise<void>((resolve) => http.close(() => resolve()));
@@ -74,6 +76,11 @@ function client(port: number, options: Partial<ConstructorParameters<typeof Live
   clients.push(created);
   const records = (): RecordFrame[] => events.flatMap((event) => (event.kind === 'record' ? [event.record] : []));
   return { client: created, events, records };
+}
+
+/** Options of a client of the SSE transport on `port`. */
+function sseOptions(port: number): Partial<ConstructorParameters<typeof LiveClient>[0]> {
+  return { transport: 'sse', url: `http://127.0.0.1:${port}/sse?session=chat` };
 }
 
 async function until(condition: () => boolean, what: string): Promise<void> {
@@ -113,62 +120,68 @@ describe('LiveClient over the WebSocket transport', () => {
     await expect(c.send('other', { requestId: 'r1' })).rejects.toMatchObject({ code: 'request_id_conflict' });
   });
 
-  it('resumes across a server restart mid-stream with no gap and no duplicate, and resends an unanswered send (TJ-LIVE-054, TJ-LIVE-055)', async () => {
-    const root = tempRoot();
-    let produced = 0;
-    const slow = async ({ run }: RunStart): Promise<void> => {
-      for (let i = 0; i < 200 && !run.signal.aborted; i += 1) {
-        await run.delta(`t${i} `);
-        produced += 1;
-        await sleep(2);
-      }
-      if (!run.signal.aborted) await run.done();
-    };
-    const first = await startServer(root, 0, slow);
-    const port = first.port;
-    const { client: c, events, records } = client(port);
-    await c.send('long answer', { requestId: 'r1' });
-    await until(() => records().filter((r) => r.type === 'chat.delta').length >= 5, 'some deltas');
-    // Mid-stream: the server goes away (its shutdown cancels the run) and comes back on the same store and port.
-    await first.stop();
-    expect(produced).toBeLessThan(200);
-    await until(() => c.state === 'reconnecting', 'the client to notice');
-    // A send made while the server is down waits, and goes out once the client is live again.
-    const whileDown = c.send('after the restart', { requestId: 'r2' });
-    const second = await startServer(root, port, echo);
-    running.push(second);
-    await expect(within(whileDown, 'the answer to the send made while down')).resolves.toMatchObject({
-      requestId: 'r2',
-      created: true,
-    });
-    await until(() => records().some((r) => r.type === 'chat.done' && r.requestId === 'r2'), 'the second run to end');
-    const session = await second.hub.session('chat');
-    const seqs = records().map((r) => r.seq);
-    expect(seqs).toEqual(Array.from({ length: session.durableSeq + 1 }, (_, i) => i));
-    expect(records().find((r) => r.type === 'chat.cancelled')?.payload).toMatchObject({ reason: 'server_shutdown' });
-    const states = events.flatMap((e) => (e.kind === 'state' ? [e.state] : []));
-    expect(states).toContain('reconnecting');
-    expect(states.at(-1)).toBe('live');
-    // The resumed connection started after the client's cursor: no snapshot replaced the state it held.
-    expect(events.filter((e) => e.kind === 'snapshot')).toHaveLength(1);
-  });
+  it.each(['websocket', 'sse'] as const)(
+    'resumes across a server restart mid-stream with no gap and no duplicate, and resends an unanswered send, over %s (TJ-LIVE-054, TJ-LIVE-055)',
+    async (transport) => {
+      const root = tempRoot();
+      let produced = 0;
+      const slow = async ({ run }: RunStart): Promise<void> => {
+        for (let i = 0; i < 200 && !run.signal.aborted; i += 1) {
+          await run.delta(`t${i} `);
+          produced += 1;
+          await sleep(2);
+        }
+        if (!run.signal.aborted) await run.done();
+      };
+      const first = await startServer(root, 0, slow);
+      const port = first.port;
+      const { client: c, events, records } = client(port, transport === 'sse' ? sseOptions(port) : {});
+      await c.send('long answer', { requestId: 'r1' });
+      await until(() => records().filter((r) => r.type === 'chat.delta').length >= 5, 'some deltas');
+      // Mid-stream: the server goes away (its shutdown cancels the run) and comes back on the same store and port.
+      await first.stop();
+      expect(produced).toBeLessThan(200);
+      await until(() => c.state === 'reconnecting', 'the client to notice');
+      // A send made while the server is down waits, and goes out once the client is live again.
+      const whileDown = c.send('after the restart', { requestId: 'r2' });
+      const second = await startServer(root, port, echo);
+      running.push(second);
+      await expect(within(whileDown, 'the answer to the send made while down')).resolves.toMatchObject({
+        requestId: 'r2',
+        created: true,
+      });
+      await until(() => records().some((r) => r.type === 'chat.done' && r.requestId === 'r2'), 'the second run to end');
+      const session = await second.hub.session('chat');
+      const seqs = records().map((r) => r.seq);
+      expect(seqs).toEqual(Array.from({ length: session.durableSeq + 1 }, (_, i) => i));
+      expect(records().find((r) => r.type === 'chat.cancelled')?.payload).toMatchObject({ reason: 'server_shutdown' });
+      const states = events.flatMap((e) => (e.kind === 'state' ? [e.state] : []));
+      expect(states).toContain('reconnecting');
+      expect(states.at(-1)).toBe('live');
+      // The resumed connection started after the client's cursor: no snapshot replaced the state it held.
+      expect(events.filter((e) => e.kind === 'snapshot')).toHaveLength(1);
+    },
+  );
 
-  it('cancels a run by id and acknowledges it (TJ-LIVE-055)', async () => {
-    const server = await startServer(tempRoot(), 0, async ({ run }) => {
-      await run.delta('thinking');
-      await new Promise((resolve) => run.signal.addEventListener('abort', resolve));
-    });
-    running.push(server);
-    const { client: c, records } = client(server.port);
-    await c.send('x', { requestId: 'r1' });
-    await expect(c.send('y', { requestId: 'r2' })).rejects.toBeInstanceOf(ClientError);
-    c.cancel('r1');
-    await until(() => records().some((r) => r.type === 'chat.cancelled'), 'chat.cancelled');
-    c.ack('r1');
-    const session = await server.hub.session('chat');
-    await until(() => session.runInfo('r1')?.acked === true, 'the ack');
-    expect(session.snapshot({ clientId: 'tab-1' }).undelivered).toEqual([]);
-  });
+  it.each(['websocket', 'sse'] as const)(
+    'cancels a run by id and acknowledges it, over %s (TJ-LIVE-055)',
+    async (transport) => {
+      const server = await startServer(tempRoot(), 0, async ({ run }) => {
+        await run.delta('thinking');
+        await new Promise((resolve) => run.signal.addEventListener('abort', resolve));
+      });
+      running.push(server);
+      const { client: c, records } = client(server.port, transport === 'sse' ? sseOptions(server.port) : {});
+      await c.send('x', { requestId: 'r1' });
+      await expect(c.send('y', { requestId: 'r2' })).rejects.toBeInstanceOf(ClientError);
+      c.cancel('r1');
+      await until(() => records().some((r) => r.type === 'chat.cancelled'), 'chat.cancelled');
+      c.ack('r1');
+      const session = await server.hub.session('chat');
+      await until(() => session.runInfo('r1')?.acked === true, 'the ack');
+      expect(session.snapshot({ clientId: 'tab-1' }).undelivered).toEqual([]);
+    },
+  );
 
   it('yields its events to an async iterator until closed, and rejects sends it cannot finish', async () => {
     const server = await startServer(tempRoot(), 0, echo);
@@ -221,6 +234,37 @@ describe('LiveClient against a peer that repeats and skips seqs (TJ-LIVE-054)', 
     } finally {
       for (const socket of wss.clients) socket.terminate();
       await new Promise<void>((resolve) => wss.close(() => resolve()));
+    }
+  });
+
+  it('parses an SSE stream whose lines end in CRLF, split across chunks anywhere, with multi-line data', async () => {
+    const frames = [
+      { type: 'snapshot', mode: 'resume', after: -1, head: 2 },
+      ...[0, 1, 2].map((seq) => ({ seq, ts: '2026-01-01T00:00:00Z', type: 'x', requestId: null })),
+      { type: 'live', head: 2 },
+    ];
+    // Each frame's JSON in two data lines (split at its first comma), which the event joins with a LF.
+    const data = (f: object) => `data: ${JSON.stringify(f).replace(',', ',\r\ndata: ')}`;
+    const text = frames.map((f, i) => `: comment\r\nid: ${i}\r\n${data(f)}\r\n\r\n`).join('');
+    const http = createServer(async (request, response) => {
+      if (request.method !== 'GET') return response.writeHead(405).end();
+      response.writeHead(200, { 'Content-Type': 'text/event-stream' });
+      // Cut after every CR, so that each CRLF arrives in two chunks.
+      for (const piece of text.split(/(?<=\r)/)) {
+        response.write(piece);
+        await sleep(1);
+      }
+    });
+    await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (http.address() as AddressInfo).port;
+      const { client: c, records } = client(port, { ...sseOptions(port), cursor: { lastSeq: -1 } });
+      await until(() => c.state === 'live', 'live');
+      expect(records().map((r) => r.seq)).toEqual([0, 1, 2]);
+      c.close();
+    } finally {
+      http.closeAllConnections();
+      await new Promise<void>((resolve) => http.close(() => resolve()));
     }
   });
 });
