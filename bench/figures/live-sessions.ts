@@ -29,7 +29,7 @@ async function writeSessionLog(root: string, bytes: number): Promise<{ size: num
     for (let d = 0; d < 60; d += 1) log.delta({ requestId, messageId: `${requestId}.a1`, text });
     log.chatDone({ requestId });
     const ack = await log.ack(requestId, { clientId: 'bench' });
-    written = ack.offset + ack.length;
+    written = ack.cursor + ack.length;
   }
   await log.flush();
   const lastSeq = log.lastSeq ?? -1;

@@ -1,4 +1,4 @@
-import type { ConversationHub, LiveSession } from '@turnjournal/live';
+import type { ConversationHub, HubSession } from '@turnjournal/live';
 import { createUIMessageStreamResponse, type UIMessage, type UIMessageChunk } from 'ai';
 import { followRun } from './follow-run.js';
 import { loadChat, resumableRun } from './load-chat.js';
@@ -91,7 +91,7 @@ export function createChatHandlers(options: ChatHandlersOptions): ChatHandlers {
   const onError = options.onError ?? ((error: unknown) => console.error('@turnjournal/ai-sdk:', error));
   const running = new Set<Promise<void>>();
 
-  const respondWithRun = (session: LiveSession, requestId: string, startedSeq: number): Response =>
+  const respondWithRun = (session: HubSession, requestId: string, startedSeq: number): Response =>
     createUIMessageStreamResponse({
       stream: followRun(session, requestId, startedSeq, {
         onDelivered: (throughSeq) => {

@@ -1,4 +1,4 @@
-import type { LiveSession, Subscription } from '@turnjournal/live';
+import type { HubSession, Subscription } from '@turnjournal/live';
 import type { UIMessageChunk } from 'ai';
 import { ChunkReplay } from './chunk-replay.js';
 
@@ -19,7 +19,7 @@ export interface FollowRunOptions {
  * stream ends the subscription and nothing else: the run goes on.
  */
 export function followRun(
-  session: LiveSession,
+  session: HubSession,
   requestId: string,
   startedSeq: number,
   options: FollowRunOptions = {},

@@ -1,4 +1,4 @@
-import type { ConversationView, LiveSession } from '@turnjournal/live';
+import type { ConversationView, HubSession } from '@turnjournal/live';
 import { readUIMessageStream, type UIMessage, type UIMessageChunk } from 'ai';
 import { followRun, RUN_COMPACTED } from './follow-run.js';
 import { UI_MEMBER, UI_MESSAGE_ROLE } from './records.js';
@@ -16,7 +16,7 @@ export interface ResumableRun {
  * run when restart recovery ended it (it has no `UIMessage` of its own, TJ-LIVE-016) and no client has received its
  * end yet (no `delivery.ack`), so that the client that was reading it sees it end with the SDK's error chunk.
  */
-export function resumableRun(session: LiveSession, view = session.snapshot()): ResumableRun | undefined {
+export function resumableRun(session: HubSession, view = session.snapshot()): ResumableRun | undefined {
   const active = view.activeRun;
   if (active !== null) return { requestId: active.requestId, startedSeq: active.startedSeq };
   const messages = view.messages as readonly ViewMessage[];
@@ -46,7 +46,7 @@ export interface LoadChatOptions {
  * reader, partial text included, while they last (compaction keeps the message list, not a finished run's stream
  * records: then its committed text stands for it). Messages of other writers read as text messages.
  */
-export async function loadChat(session: LiveSession, options: LoadChatOptions = {}): Promise<UIMessage[]> {
+export async function loadChat(session: HubSession, options: LoadChatOptions = {}): Promise<UIMessage[]> {
   const view = session.snapshot();
   const skip = options.forResume === false ? undefined : resumableRun(session, view)?.requestId;
   const messages = view.messages as readonly ViewMessage[];
@@ -105,7 +105,7 @@ function textContent(content: unknown): string {
  * SDK's reader; when compaction removed them, its committed text. Undefined for a run with neither.
  */
 async function rebuiltAnswer(
-  session: LiveSession,
+  session: HubSession,
   requestId: string,
   messages: readonly ViewMessage[],
 ): Promise<UIMessage | undefined> {

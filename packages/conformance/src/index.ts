@@ -26,6 +26,7 @@ export {
   AdapterMessages,
   type AdapterRequest,
   type AdapterResponse,
+  type LiveSubscribeResult,
   type ReadResult,
   type ReplayResult,
   type StartResult,

@@ -1,14 +1,17 @@
-import { type JournalSource, readJournal, seekEventSeq } from '@turnjournal/reader';
+import type { JournalReader } from '@turnjournal/reader/record-store';
 import { isAcceptedRecord } from '@turnjournal/schema';
-import type { FileSystem } from '@turnjournal/writer/file-system';
 import type { LiveRecord } from './records.js';
 
 /** What {@link DiskReader.readAfter} found. */
 export type DiskBatch =
-  | { readonly kind: 'records'; readonly records: readonly LiveRecord[] }
+  | {
+      readonly kind: 'records';
+      readonly records: readonly LiveRecord[];
+      /** The length of each record's line, in bytes: what it weighs in a window of records. */
+      readonly sizes: readonly number[];
+    }
   | { readonly kind: 'compacted' };
 
-const CHUNK_BYTES = 64 * 1024;
 /**
  * Most bytes of records per batch (the batch ends after the record that reaches it, so it holds one at least): what a
  * subscriber catching up holds (TJ-LIVE-011). A count alone let 256 records of large tool results or checkpoints,
@@ -18,32 +21,27 @@ const BATCH_BYTES = 4 * 1024 * 1024;
 
 /**
  * Reads a session's event log from the store for subscribers whose cursor is older than the in-memory window
- * (TJ-LIVE-012): finds where the records after the cursor start by bisection on byte offsets (the log is its own
- * index, since seq grows with the offset), then reads forward from there. The file is read through the writer's
- * file-system layer, by the path the writer reports: the hub never builds a path.
+ * (TJ-LIVE-012), and for followers (TJ-LIVE-042): finds where the records after the cursor start by the store's seek
+ * (TJ-STORE-005; a file store bisects on byte offsets, since seq grows with the offset), then reads forward from there.
+ * It reads through the record store's reader of the log, by its location: the hub never builds a path.
  */
 export class DiskReader {
-  readonly #fs: FileSystem;
-  readonly #path: string;
-  #fd: Promise<number> | null = null;
+  readonly #open: () => Promise<JournalReader>;
+  #reader: Promise<JournalReader> | null = null;
 
-  /**
-   * @param fs the file-system layer the writer uses
-   * @param path the event log's path, as its writer reports it
-   */
-  constructor(fs: FileSystem, path: string) {
-    this.#fs = fs;
-    this.#path = path;
+  /** @param open opens a reader of the event log (the store's `openReader` of its location) */
+  constructor(open: () => Promise<JournalReader>) {
+    this.#open = open;
   }
 
-  /** Forgets the open descriptor (after a compaction replaced the file). */
+  /** Forgets the open reader (after a compaction replaced the log's lines). */
   async reopen(): Promise<void> {
-    const fd = this.#fd;
-    this.#fd = null;
-    if (fd !== null) await fd.then((n) => this.#fs.close(n)).catch(() => undefined);
+    const reader = this.#reader;
+    this.#reader = null;
+    if (reader !== null) await reader.then((open) => open.close()).catch(() => undefined);
   }
 
-  /** Closes the descriptor. */
+  /** Closes the reader. */
   close(): Promise<void> {
     return this.reopen();
   }
@@ -58,22 +56,21 @@ export class DiskReader {
    * and answers `compacted`.
    */
   async readAfter(after: number, through: number, limit: number): Promise<DiskBatch> {
-    if (this.#fd === null) this.#fd = this.#fs.open(this.#path, 'read');
-    const fd = await this.#fd;
-    const fs = this.#fs;
-    const source: JournalSource = {
-      read: (buffer, offset, length, position) => fs.read(fd, buffer, offset, length, position),
-    };
-    const size = (await fs.fstat(fd)).size;
-    const start = await seekEventSeq(after + 1, { source, size });
+    if (this.#reader === null) {
+      this.#reader = this.#open();
+      // A failed open is not kept: the next read tries again.
+      this.#reader.catch(() => {
+        this.#reader = null;
+      });
+    }
+    const reader = await this.#reader;
+    const end = await reader.end();
+    const start = await reader.seekSeq(after + 1, { to: end });
     const records: LiveRecord[] = [];
+    const sizes: number[] = [];
     let last = after;
     let bytes = 0;
-    reading: for await (const batch of readJournal(this.#path, {
-      source,
-      startOffset: start,
-      chunkBytes: CHUNK_BYTES,
-    })) {
+    reading: for await (const batch of reader.records({ from: start, to: end })) {
       for (const item of batch) {
         if (item.kind !== 'record') continue;
         const { validation, value } = item.record;
@@ -86,11 +83,12 @@ export class DiskReader {
         }
         if (seq > through) break reading;
         records.push(value as unknown as LiveRecord);
+        sizes.push(item.record.bytes.length + 1);
         last = seq;
         bytes += item.record.bytes.length;
         if (records.length >= limit || bytes >= BATCH_BYTES) break reading;
       }
     }
-    return { kind: 'records', records };
+    return { kind: 'records', records, sizes };
   }
 }

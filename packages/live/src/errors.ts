@@ -10,7 +10,9 @@ export type LiveErrorCode =
   | 'session_closed'
   | 'session_failed'
   | 'request_id_conflict'
-  | 'reserved_session_id';
+  | 'reserved_session_id'
+  /** The session is served here as a follower: another process owns it and writes its records (TJ-LIVE-043). */
+  | 'not_owner';
 
 /** A refusal of the live layer, with a stable `code`; errors of the journals pass through as `WriterError`s. */
 export class LiveError extends Error {

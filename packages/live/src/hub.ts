@@ -5,12 +5,15 @@ import {
   type SweepReport,
   sweepStoreTurnJournals,
 } from '@turnjournal/writer';
-import { type FileSystem, nodeFileSystem } from '@turnjournal/writer/file-system';
+import { openFileRecordStore } from '@turnjournal/writer/file-store';
+import type { FileSystem } from '@turnjournal/writer/file-system';
 import { LiveError } from './errors.js';
 import { type FanOut, InProcessFanOut } from './fanout.js';
+import { FollowerSession } from './follower-session.js';
 import { type LiveClock, ProcessTime, systemClock } from './live-clock.js';
 import { reservedSessionIdRefusal } from './reserved-session-ids.js';
 import { type CloseOptions, LiveSession, type LiveSessionSettings } from './session.js';
+import { storeFanOut } from './store-fan-out.js';
 
 /** Options of {@link openConversationHub}. */
 export interface ConversationHubOptions {
@@ -24,8 +27,16 @@ export interface ConversationHubOptions {
    * idle time and a subscriber's lag are measured on the monotonic clock.
    */
   readonly clock?: LiveClock | (() => number);
-  /** The fan-out of "durable through seq" announcements; in-process by default. */
+  /**
+   * The fan-out of "durable through seq" announcements; in-process by default. Announcements also go to the store's
+   * channel, which reaches followers in other processes (TJ-LIVE-042) whatever this is.
+   */
   readonly fanOut?: FanOut;
+  /**
+   * How often a follower of a session another process owns reads the owner's durable mark (spec §19.3); 25 ms by
+   * default. It bounds how late a follower's subscribers get a record after its owner's subscribers.
+   */
+  readonly followPollMs?: number;
   /** Records of the in-memory window per session (TJ-LIVE-011); 4096 by default. */
   readonly ringRecords?: number;
   /** Bytes of the in-memory window per session; 4 MiB by default. */
@@ -76,7 +87,12 @@ export type HubTask =
   /** The close of a session the hub let go otherwise (retired, failed to finish opening, or closed with the hub). */
   | 'close'
   /** A session failed for good: a write or sync of its journals failed (the next `hub.session()` reopens it). */
-  | 'session';
+  | 'session'
+  /**
+   * An announcement to the store's notification channel failed: the records are durable all the same, and followers
+   * read the durable end again at their next announcement (TJ-STORE-007).
+   */
+  | 'channel';
 
 /** A failure of the hub's background work, as {@link ConversationHubOptions.onError} is told it. */
 export interface HubFailure {
@@ -124,6 +140,12 @@ export interface RetentionReport {
 const HOUR = 3_600_000;
 
 /**
+ * A session as a hub hands it out: its owner ({@link LiveSession}), or a {@link FollowerSession} when another
+ * process owns it (spec §18.8); `role` tells them apart.
+ */
+export type HubSession = LiveSession | FollowerSession;
+
+/**
  * The registry of live sessions of one store (seed 003's ConversationHub): {@link ConversationHub.session} gives the
  * one in-process owner of a session's journals, opened (and recovered) on first use and closed when idle.
  */
@@ -132,24 +154,38 @@ export class ConversationHub {
   readonly root: string;
   readonly #options: ConversationHubOptions;
   readonly #settings: LiveSessionSettings;
-  readonly #sessions = new Map<string, Promise<LiveSession>>();
+  readonly #fanOut: FanOut;
+  readonly #sessions = new Map<string, Promise<HubSession>>();
   /** The session each open resolved to, so that `close` reaches open sessions at once, not a tick later. */
-  readonly #opened = new WeakMap<Promise<LiveSession>, LiveSession>();
+  readonly #opened = new WeakMap<Promise<HubSession>, HubSession>();
   readonly #timers: ReturnType<typeof setInterval>[] = [];
   /** Sessions whose compaction the last retention pass left for a streaming run (see `runRetention`). */
   #deferred = new Set<string>();
   #closed = false;
-  readonly #failuresByTask: Record<HubTask, number> = { retention: 0, idle_close: 0, close: 0, session: 0 };
+  readonly #failuresByTask: Record<HubTask, number> = {
+    retention: 0,
+    idle_close: 0,
+    close: 0,
+    session: 0,
+    channel: 0,
+  };
   readonly #failuresByCode = new Map<string, number>();
 
   /** @internal use {@link openConversationHub}. */
   constructor(options: ConversationHubOptions) {
     this.root = options.root;
     this.#options = options;
+    const store = openFileRecordStore({
+      root: options.root,
+      ...(options.fs === undefined ? {} : { fs: options.fs }),
+      ...(options.lock === undefined ? {} : { lock: options.lock }),
+      ...(options.followPollMs === undefined ? {} : { channelPollMs: options.followPollMs }),
+    });
+    this.#fanOut = options.fanOut ?? new InProcessFanOut();
     this.#settings = {
-      fs: options.fs ?? nodeFileSystem,
+      store,
       time: new ProcessTime(liveClock(options.clock)),
-      fanOut: options.fanOut ?? new InProcessFanOut(),
+      fanOut: storeFanOut(this.#fanOut, store.channel, (sessionId, error) => this.#report('channel', error, sessionId)),
       ringRecords: positive(options.ringRecords, 4096, 'ringRecords'),
       ringBytes: positive(options.ringBytes, 4 * 1024 * 1024, 'ringBytes'),
       subscriberLagMs: positive(options.subscriberLagMs, 30_000, 'subscriberLagMs'),
@@ -180,11 +216,16 @@ export class ConversationHub {
 
   /** The fan-out sessions announce on: listen to it to learn that a session is durable through a seq. */
   get fanOut(): FanOut {
-    return this.#settings.fanOut;
+    return this.#fanOut;
   }
 
-  /** The session `sessionId`, opened on first use: its journals are locked, a crash's leftovers recovered. */
-  session(sessionId: string): Promise<LiveSession> {
+  /**
+   * The session `sessionId`, opened on first use: its journals are locked, a crash's leftovers recovered. When another
+   * process holds its journals, the session is served here as a {@link FollowerSession} (spec §18.8): subscribers,
+   * snapshots and run status as the owner's, every write refused with `not_owner`; once that owner is gone, the next
+   * call opens it as owner.
+   */
+  session(sessionId: string): Promise<HubSession> {
     if (this.#closed) return Promise.reject(new LiveError('session_closed', 'the hub is closed'));
     if (typeof sessionId !== 'string' || !isValidIdentifier(sessionId))
       return Promise.reject(
@@ -195,7 +236,7 @@ export class ConversationHub {
     const existing = this.#sessions.get(sessionId);
     if (existing !== undefined) {
       return existing.then(async (session) => {
-        if (!session.retired && this.#sessions.get(sessionId) === existing) {
+        if (!session.retired && this.#sessions.get(sessionId) === existing && !(await this.#ownerGone(session))) {
           session.touch();
           return session;
         }
@@ -250,7 +291,8 @@ export class ConversationHub {
     for (const [sessionId, opening] of [...this.#sessions]) {
       try {
         const session = await opening;
-        if (session.retired) continue;
+        // A follower's log is its owner's to compact.
+        if (session.retired || session.role === 'follower') continue;
         const active = session.activeRequestId;
         if (active !== undefined && !this.#deferred.has(sessionId)) {
           deferred.add(sessionId);
@@ -274,7 +316,7 @@ export class ConversationHub {
       turns = await sweepStoreTurnJournals(this.root, {
         retentionSeconds: windowMs / 1000,
         clock: () => this.#settings.time.now(),
-        fs: this.#settings.fs,
+        fs: this.#settings.store.fs,
       });
     } catch (error) {
       turns = { error: failed(error) };
@@ -301,7 +343,7 @@ export class ConversationHub {
     for (const timer of this.#timers) clearInterval(timer);
     const sessions = [...this.#sessions.values()];
     this.#sessions.clear();
-    const closeOne = (session: LiveSession) =>
+    const closeOne = (session: HubSession) =>
       session.close(options).catch((error: unknown) => {
         this.#count('close', error);
         throw error;
@@ -319,21 +361,22 @@ export class ConversationHub {
     if (failures.length > 1) throw new AggregateError(failures, `${failures.length} sessions failed to close`);
   }
 
-  async #open(sessionId: string): Promise<LiveSession> {
+  /** True when `session` follows an owner that no longer holds the session's log: it is time to own it. */
+  async #ownerGone(session: HubSession): Promise<boolean> {
+    if (session.role !== 'follower') return false;
+    return !(await this.#settings.store.ownerHeld({ family: 'event', sessionId: session.sessionId }));
+  }
+
+  async #open(sessionId: string): Promise<HubSession> {
     const stampRef: { value: number | undefined } = { value: undefined };
-    const time = this.#settings.time;
-    const journals = await openSessionJournals({
-      root: this.root,
-      sessionId,
-      eventDurability: 'none',
-      turnDurability: 'group',
-      fs: this.#settings.fs,
-      clock: () => stampRef.value ?? time.stamp(),
-      ...(this.#options.checkpointInterval === undefined
-        ? {}
-        : { checkpointInterval: this.#options.checkpointInterval }),
-      ...(this.#options.lock === undefined ? {} : { lock: this.#options.lock }),
-    });
+    let journals: Awaited<ReturnType<typeof openSessionJournals>>;
+    try {
+      journals = await this.#openJournals(sessionId, stampRef);
+    } catch (error) {
+      // Another process owns the session: serve its readers as a follower (TJ-LIVE-042, TJ-LIVE-043).
+      if ((error as { code?: unknown } | null)?.code !== 'journal_locked') throw error;
+      return FollowerSession.open(sessionId, this.#settings.store, this.#settings);
+    }
     try {
       return await LiveSession.open(sessionId, journals, this.#settings, stampRef);
     } catch (error) {
@@ -342,6 +385,22 @@ export class ConversationHub {
       await journals.close().catch((closeError: unknown) => this.#report('close', closeError, sessionId));
       throw error;
     }
+  }
+
+  #openJournals(sessionId: string, stampRef: { value: number | undefined }) {
+    const time = this.#settings.time;
+    return openSessionJournals({
+      root: this.root,
+      sessionId,
+      eventDurability: 'none',
+      turnDurability: 'group',
+      fs: this.#settings.store.fs,
+      clock: () => stampRef.value ?? time.stamp(),
+      ...(this.#options.checkpointInterval === undefined
+        ? {}
+        : { checkpointInterval: this.#options.checkpointInterval }),
+      ...(this.#options.lock === undefined ? {} : { lock: this.#options.lock }),
+    });
   }
 
   async #closeIdle(idleMs: number): Promise<void> {
@@ -361,7 +420,7 @@ export class ConversationHub {
   }
 
   /** Closes a session the hub lets go of; its failure goes to `onError`, as no caller waits for it. */
-  async #closeReported(session: LiveSession, task: HubTask): Promise<void> {
+  async #closeReported(session: HubSession, task: HubTask): Promise<void> {
     try {
       await session.close();
     } catch (error) {

@@ -1,13 +1,14 @@
 import type { Attachment } from '@turnjournal/schema';
-import type { FileSystem } from '@turnjournal/writer/file-system';
+import type { FileRecordStore } from '@turnjournal/writer/file-store';
 import type { FanOut } from './fanout.js';
 import type { ProcessTime } from './live-clock.js';
 import type { LiveRun } from './live-run.js';
 import type { LiveRunStatus } from './records.js';
 
-/** Settings a hub gives each of its sessions. */
+/** @internal Settings a hub gives each of its sessions (whose constructor is internal too). */
 export interface LiveSessionSettings {
-  readonly fs: FileSystem;
+  /** The store of the hub's root: its journals' readers and its notification channel. */
+  readonly store: FileRecordStore;
   /** Stamps, ages and durations (spec §18.6). */
   readonly time: ProcessTime;
   readonly fanOut: FanOut;

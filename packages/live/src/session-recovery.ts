@@ -1,6 +1,6 @@
+import type { RecordStore } from '@turnjournal/reader/record-store';
 import { type EventLog, SERVER_STARTUP_RECOVERY, type TurnJournal } from '@turnjournal/writer';
 import { oversizeRefusal } from '@turnjournal/writer/_internals';
-import type { FileSystem } from '@turnjournal/writer/file-system';
 import { readSubmittedMessages } from './submitted-reader.js';
 import type { ViewFold } from './view-fold.js';
 
@@ -10,7 +10,9 @@ export interface RecoveryContext {
   readonly turns: TurnJournal;
   /** The session's fold: every run of the log, from the writer's run index. */
   readonly fold: ViewFold;
-  readonly fs: FileSystem;
+  /** The store the session's journals are in. */
+  readonly store: RecordStore;
+  readonly sessionId: string;
   /** Appends a record through the session (pending until durable); the promise settles with the record's write. */
   readonly append: (type: string, payload: Record<string, unknown>) => Promise<unknown>;
   /** Makes everything appended durable and delivers it. */
@@ -65,7 +67,7 @@ export async function recoverSession(context: RecoveryContext): Promise<void> {
  * started and nothing is answered: the turn is then interrupted like any other.
  */
 async function restoreUserMessages(
-  { log, turns, fs }: RecoveryContext,
+  { log, turns, store, sessionId }: RecoveryContext,
   append: (type: string, payload: Record<string, unknown>) => void,
 ): Promise<void> {
   const present = new Set(log.snapshot().messages.map((m) => (m as { id?: unknown }).id));
@@ -76,7 +78,7 @@ async function restoreUserMessages(
       .filter((turnId) => !present.has(`${turnId}.user`)),
   );
   if (missing.size === 0) return;
-  const found = await readSubmittedMessages(fs, turns.path, missing);
+  const found = await readSubmittedMessages(store, sessionId, missing);
   for (const turnId of missing) {
     const submitted = found.get(turnId);
     if (submitted === undefined) continue;

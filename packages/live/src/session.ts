@@ -7,6 +7,7 @@ import { deferCheckpoints, messageCount, oversizeRefusal } from '@turnjournal/wr
 import { CommitPipeline } from './commit-pipeline.js';
 import { DiskReader } from './disk-reader.js';
 import { LiveError } from './errors.js';
+import type { FollowerSession } from './follower-session.js';
 import { LiveRun } from './live-run.js';
 import type { ConversationView, LiveEvent, LiveRecord, LiveRunStatus } from './records.js';
 import { RecordRing } from './ring.js';
@@ -92,6 +93,8 @@ function conflict(requestId: string, cause: unknown): LiveError {
 export class LiveSession implements SubscriptionSource {
   /** The session id. */
   readonly sessionId: string;
+  /** What this process is to the session: its `owner` (see {@link FollowerSession} for the other role). */
+  readonly role = 'owner' as const;
   readonly #journals: SessionJournals;
   readonly #log: EventLog;
   readonly #turns: TurnJournal;
@@ -129,7 +132,7 @@ export class LiveSession implements SubscriptionSource {
     this.#turns = journals.turns;
     this.#fold = fold;
     this.#settings = settings;
-    this.#disk = new DiskReader(settings.fs, journals.events.path);
+    this.#disk = new DiskReader(() => settings.store.openReader({ family: 'event', sessionId }));
     this.#ring = new RecordRing(settings.ringRecords, settings.ringBytes, settings.subscriberLagBytes);
     this.#pipeline = new CommitPipeline(sessionId, journals.events, fold, this.#ring, settings, stampRef, (now) =>
       this.#retainFrom(now),
@@ -161,13 +164,16 @@ export class LiveSession implements SubscriptionSource {
         log,
         turns: journals.turns,
         fold: session.#fold,
-        fs: settings.fs,
+        store: settings.store,
+        sessionId,
         append: (type, payload) => session.#append(type, payload),
         durable: () => session.#durable(),
       });
     } finally {
       deferCheckpoints(log, false);
     }
+    // Followers take the durable end from here on (TJ-LIVE-042): a mark a previous history left is replaced now.
+    settings.fanOut.publish(sessionId, session.durableSeq);
     return session;
   }
 
@@ -602,6 +608,9 @@ export class LiveSession implements SubscriptionSource {
     this.#pipeline.wakeAll();
     for (const subscription of [...this.#subscribers]) subscription.close();
     await this.#disk.close();
+    await this.#settings.store.releaseChannel(this.sessionId).catch((error: unknown) => {
+      this.#settings.onFailure?.(this.sessionId, error);
+    });
     const earlier = this.#pipeline.failure;
     await this.#journals.close().catch((error: unknown) => {
       // The journals refuse their close with the failure that already failed the session, or its cause (its calls were

@@ -2,7 +2,7 @@
 // for (TJ-LIVE-031), a step back makes no record look older than those before it (TJ-LIVE-032), and the idle close
 // follows the monotonic clock whichever way the wall clock steps (TJ-LIVE-033).
 import { join } from 'node:path';
-import { type LiveSession, openConversationHub } from '@turnjournal/live';
+import { type HubSession, openConversationHub } from '@turnjournal/live';
 import { describe, expect, it } from 'vitest';
 import { logLines, TestClock, tempStore } from './support.js';
 
@@ -12,7 +12,7 @@ const HOUR = 3_600_000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Runs `requestId` to its end without acknowledging it: an answer the client has not received yet. */
-async function undeliveredAnswer(session: LiveSession, requestId: string): Promise<void> {
+async function undeliveredAnswer(session: HubSession, requestId: string): Promise<void> {
   const sent = await session.send({ requestId, content: `q ${requestId}` });
   if (!sent.created) throw new Error('expected a new run');
   await sent.run.delta('the answer');

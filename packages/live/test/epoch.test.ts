@@ -4,13 +4,13 @@
 // the history a cursor belongs to: a client sends it back and gets a `reset` snapshot instead (TJ-LIVE-020).
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { type ConversationHub, type LiveSession, openConversationHub } from '@turnjournal/live';
+import { type ConversationHub, type HubSession, openConversationHub } from '@turnjournal/live';
 import { recoverEventLog } from '@turnjournal/reader';
 import { describe, expect, it } from 'vitest';
 import { logLines, take, tempStore } from './support.js';
 
 /** Sends run `requestId` and streams `deltas` deltas and a tool call through it to `done`. */
-async function run(session: LiveSession, requestId: string, deltas: number): Promise<void> {
+async function run(session: HubSession, requestId: string, deltas: number): Promise<void> {
   const sent = await session.send({ requestId, content: `question ${requestId}` });
   if (!sent.created) throw new Error(`expected a new run ${requestId}`);
   for (let i = 0; i < deltas; i += 1) await sent.run.delta(`d${i} `);
@@ -20,7 +20,7 @@ async function run(session: LiveSession, requestId: string, deltas: number): Pro
 }
 
 /** A hub on `root` (no background jobs) and its session s1. */
-async function open(root: string): Promise<{ hub: ConversationHub; session: LiveSession }> {
+async function open(root: string): Promise<{ hub: ConversationHub; session: HubSession }> {
   const hub = openConversationHub({ root, retention: false });
   return { hub, session: await hub.session('s1') };
 }

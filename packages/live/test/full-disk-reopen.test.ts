@@ -6,7 +6,7 @@
 // session answers the same `session_failed` saying what to do, and the same hub opens the session once there is room
 // (TJ-LIVE-024).
 import { SimulatedFileSystem } from '@turnjournal/conformance';
-import { LiveError, type LiveSession, openConversationHub } from '@turnjournal/live';
+import { type HubSession, LiveError, openConversationHub } from '@turnjournal/live';
 import { describe, expect, it } from 'vitest';
 import { fullDisk } from './full-disk.js';
 
@@ -114,7 +114,7 @@ describe('a live session on a disk that ran full (issue 34, TJ-LIVE-023, TJ-LIVE
     const { sim, disk, hub, checkpointBefore } = await sessionOnAFullDisk();
     await disk.leaveFree(MiB);
     const usedBefore = await disk.used();
-    const reopened: LiveSession = await hub.session('s1');
+    const reopened: HubSession = await hub.session('s1');
     expect(reopened.statusOf('live')).toBe('cancelled');
     const last = reopened.snapshot().messages.at(-1) as { role: string; partial?: boolean };
     expect(last).toMatchObject({ role: 'assistant', partial: true });

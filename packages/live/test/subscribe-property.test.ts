@@ -7,9 +7,9 @@
 import { SimulatedFileSystem, seededRandom } from '@turnjournal/conformance';
 import {
   type ConversationHub,
+  type HubSession,
   type LiveEvent,
   type LiveRun,
-  type LiveSession,
   openConversationHub,
 } from '@turnjournal/live';
 import fc from 'fast-check';
@@ -79,7 +79,7 @@ function expectCrashFailure(error: unknown): void {
  * once it was acknowledged. Any other failure fails the property, and accepted acks are counted, so a hub that refused
  * every ack fails it too.
  */
-async function acknowledge(session: LiveSession, requestId: string, options?: { clientId: string }): Promise<void> {
+async function acknowledge(session: HubSession, requestId: string, options?: { clientId: string }): Promise<void> {
   try {
     await session.ack(requestId, options);
     seen.acks += 1;
@@ -95,7 +95,7 @@ class Client {
   cursor: number;
   readonly events: LiveEvent[] = [];
   permits = 0;
-  #subscription: ReturnType<LiveSession['subscribe']> | undefined;
+  #subscription: ReturnType<HubSession['subscribe']> | undefined;
   #wake: (() => void) | undefined;
 
   /** The cursor it first joined with. */
@@ -110,7 +110,7 @@ class Client {
     return this.#subscription !== undefined;
   }
 
-  connect(session: LiveSession): void {
+  connect(session: HubSession): void {
     if (this.#subscription !== undefined) return;
     const subscription = session.subscribe({ after: this.cursor });
     this.#subscription = subscription;
@@ -152,7 +152,7 @@ class Client {
     }
   }
 
-  get subscription(): ReturnType<LiveSession['subscribe']> | undefined {
+  get subscription(): ReturnType<HubSession['subscribe']> | undefined {
     return this.#subscription;
   }
 }

@@ -4,7 +4,7 @@
 // is cut off with its cursor once it has been behind for the lag limit, or once it would hold more than the byte
 // bound, and the window shrinks back.
 import { join } from 'node:path';
-import { type LiveEvent, type LiveSession, openConversationHub, type Subscription } from '@turnjournal/live';
+import { type HubSession, type LiveEvent, openConversationHub, type Subscription } from '@turnjournal/live';
 import { nodeFileSystem } from '@turnjournal/writer/file-system';
 import { describe, expect, it } from 'vitest';
 import { TestClock, take, tempStore, withPaths } from './support.js';
@@ -72,7 +72,7 @@ async function streamingWithTwoSubscribers(options: { ringBytes?: number; subscr
     checkpointInterval: 1_000_000,
     ...options,
   });
-  const session: LiveSession = await hub.session('s1');
+  const session: HubSession = await hub.session('s1');
   logPath = join(root, 's1', 'events.jsonl');
   const sent = await session.send({ requestId: 'r1', content: 'count to many' });
   if (!sent.created) throw new Error('expected a new run');

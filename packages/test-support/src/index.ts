@@ -1,3 +1,4 @@
+export { SimulatedBacking, SimulatedRecordStore, SimulatedStoreError } from './memory-record-store.js';
 export { allWithin, outcomeOf } from './outcomes.js';
 export {
   checkProperty,
@@ -11,4 +12,5 @@ export {
   writeFailureReport,
 } from './property.js';
 export { type SeededRandom, seededRandom, suiteSeed } from './random.js';
+export { describeRecordStoreContract, type StoreUnderTest } from './record-store-contract.js';
 export { countSetting, seedSetting, TestSettingError } from './settings.js';

@@ -8,7 +8,13 @@
  * @module
  */
 
-export { type AppendAck, DURABILITY_MODES, type Durability, type OpenReport } from './append/append-file.js';
+export {
+  type AppendAck,
+  DURABILITY_MODES,
+  type Durability,
+  type OpenReport,
+  type TornTailReport,
+} from './append/append-file.js';
 // Errors: one base class with a stable code; the subclasses add what a caller needs for that code.
 export {
   AppendCancelledError,

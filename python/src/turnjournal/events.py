@@ -6,15 +6,16 @@ from __future__ import annotations
 import datetime
 import os
 import time
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping, Sequence, TypedDict
 
 from ._internals import defects
 from ._internals.errors import BadRequest, TurnJournalError
 from ._internals.event_fold import FINISHING, EventFold
 from ._internals.journal_file import read_journal_file
 from ._internals.records import Findings
-from ._internals.retention import compact_event_log
+from ._internals.retention import compact_event_log as _compact
 from ._internals.schema import is_integer
+from ._internals.lease import DEFAULT_LEASE_MS
 from ._internals.writer import AppendFile, open_regular
 from .journal import Durability
 
@@ -59,6 +60,53 @@ def recover_messages(path: str) -> list[dict[str, Any]] | None:
     return list(messages) or None
 
 
+def compact_event_log(path: str, *, retention_seconds: float | None = None,
+                      delivery_window_seconds: float | None = None, now: float | None = None) -> dict[str, Any]:
+    """Compact an event log (a file, or a conversation directory) that no EventLog of this process holds: drop the
+    records before the latest checkpoint that nothing needs any more (spec §14.2; retention 48 h by default), rewriting
+    the file atomically. Safe beside gptme's own writer: it holds gptme's ``flock`` on ``.events.jsonl.lock`` from its
+    read to its rename (spec TJ-DUR-050), and leaves a file that changed meanwhile as it was (TJ-DUR-051, then
+    ``skipped`` says so). Returns ``{"removed_records": n, "expired": [request ids]}``. Raises TurnJournalError
+    ``journal_locked`` while a live turnjournal writer holds the log, or gptme holds its flock for 10 s."""
+    file = _resolve(path)
+    now_ms = (time.time() if now is None else now) * 1000
+    return _compact(os.path.abspath(file), now_ms, retention_seconds, delivery_window_seconds)
+
+
+class EventLogState(TypedDict):
+    """What ``recover_event_log`` derives from an event log (spec §6.5, §15): the fold of its accepted records."""
+
+    messages: list[Any]
+    last_seq: int | None
+    epoch: str | None
+    active_request_id: str | None
+    overlay: str | None
+    undelivered: list[str]
+    findings: list[dict[str, Any]]
+
+
+def recover_event_log(path: str) -> EventLogState:
+    """The state of an event log (a file, or a conversation directory): its message list, last seq, epoch, the run
+    still active with its streamed text so far, the finished runs no client acknowledged, and the findings of the
+    read (tolerant mode: damage is skipped and reported). A log that does not exist is an empty log — no messages, no
+    seq, no findings — as gptme's ``read_events`` answers ``[]``, not an error. A path that is not an event log
+    raises BadRequest."""
+    file = _resolve(path)
+    findings = Findings()
+    try:
+        jf = read_journal_file(file, "tolerant", findings, stream=True)
+    except FileNotFoundError:
+        return {"messages": [], "last_seq": None, "epoch": None, "active_request_id": None, "overlay": None,
+                "undelivered": [], "findings": []}
+    if jf.routed and jf.family != "event":
+        raise BadRequest("%s is not an event log (its records are of the %s family)" % (file, jf.family))
+    fold = jf.fold if jf.fold is not None else EventFold(file, findings)
+    state = fold.finish()
+    return {"messages": list(state["messages"]), "last_seq": state["last_seq"], "epoch": state["epoch"],
+            "active_request_id": state["active_request_id"], "overlay": state["overlay"],
+            "undelivered": list(state["undelivered"]), "findings": list(findings.items)}
+
+
 def _now_iso() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="microseconds")
 
@@ -69,14 +117,17 @@ class EventLog:
     checkpoint of the whole message list is appended every ``checkpoint_interval`` records, so recovery replays at
     most that many. Not thread-safe."""
 
-    def __init__(self, path: str, *, durability: Durability = "every", checkpoint_interval: int = CHECKPOINT_INTERVAL):
+    def __init__(self, path: str, *, durability: Durability = "every", checkpoint_interval: int = CHECKPOINT_INTERVAL,
+                 lease_ms: int = DEFAULT_LEASE_MS):
         """Open (create if needed) the log at ``path``, a file or a conversation directory (``events.jsonl`` in it).
-        Raises TurnJournalError ``journal_locked`` when a live writer holds it."""
+        Raises TurnJournalError ``journal_locked`` when a live writer holds it. ``lease_ms`` is the lease promised in
+        the lock (spec TJ-DUR-038): a writer in another container of this machine takes the log over once the lease has
+        not been renewed for that long, so a crashed writer's log is free again within about twice it."""
         if not isinstance(checkpoint_interval, int) or checkpoint_interval < 1:
             raise BadRequest("checkpoint_interval must be an integer >= 1")
         self.path = os.path.abspath(_resolve(path))
         self.checkpoint_interval = checkpoint_interval
-        self._file: AppendFile | None = AppendFile(self.path, durability)
+        self._file: AppendFile | None = AppendFile(self.path, durability, lease_ms)
         try:
             self._load()
         except BaseException:
@@ -233,15 +284,22 @@ class EventLog:
     def compact(self, *, now: float | None = None, retention_seconds: float | None = None,
                 delivery_window_seconds: float | None = None) -> dict[str, Any]:
         """Drop the records before the latest checkpoint that nothing needs any more (spec §14.2; default retention
-        48 h), rewriting the file atomically. Returns ``{"removed_records": n, "expired": [request ids]}``."""
+        48 h), rewriting the file atomically, under gptme's flock too (see :func:`compact_event_log`). Returns
+        ``{"removed_records": n, "expired": [request ids]}``."""
         writer = self._writer()
         now_ms = (time.time() if now is None else now) * 1000
-        result = compact_event_log(self.path, now_ms, retention_seconds, delivery_window_seconds, lock_held=True)
+        result = _compact(self.path, now_ms, retention_seconds, delivery_window_seconds, lock_held=True)
         if result["removed_records"]:
             # The file was replaced: appends must go to the new one.
             os.close(writer.fd)
             writer.fd = open_regular(self.path, os.O_RDWR | os.O_APPEND)
         return result
+
+    @property
+    def took_over_lock(self) -> bool:
+        """True when opening took the file's lock over from a writer proved dead, or presumed dead because its lease
+        ran out (spec §11.4)."""
+        return self._writer().took_over
 
     def close(self) -> None:
         """fsync the file and release its lock; later calls raise."""

@@ -12,6 +12,7 @@ from typing import Any, Literal, Mapping, Sequence
 from ._internals.derive import fold_session
 from ._internals.errors import BadRequest, TurnJournalError
 from ._internals.journal_file import read_journal_file
+from ._internals.lease import DEFAULT_LEASE_MS
 from ._internals.records import RANK, Findings, valid_identifier
 from ._internals.recovery import TURN_DIR
 from ._internals.writer import AppendFile
@@ -58,13 +59,15 @@ class TurnJournal:
     has its record on disk (fdatasync) unless ``durability`` is ``none``. Not thread-safe: one journal per thread, or
     a lock around it."""
 
-    def __init__(self, root: str, session_id: str, *, shard: str | None = None, durability: Durability = "every"):
+    def __init__(self, root: str, session_id: str, *, shard: str | None = None, durability: Durability = "every",
+                 lease_ms: int = DEFAULT_LEASE_MS):
         """Open (create if needed) the journal of ``session_id`` under ``root``; with ``shard`` (e.g. the process id),
-        this process's own shard file. Raises TurnJournalError ``journal_locked`` when a live writer holds it."""
+        this process's own shard file. Raises TurnJournalError ``journal_locked`` when a live writer holds it.
+        ``lease_ms``: the lease promised in the lock (TJ-DUR-038), renewed every fifth of it while the file is open."""
         self.session_id = session_id
         self.shard = shard
         self.path = turn_journal_path(root, session_id, shard)
-        self._file: AppendFile | None = AppendFile(self.path, durability)
+        self._file: AppendFile | None = AppendFile(self.path, durability, lease_ms)
         self._turns: dict[str, _Turn] = {}
         try:
             self.refresh()
@@ -157,6 +160,12 @@ class TurnJournal:
         """The turns not yet finished, as (turn id, state), in turn id order."""
         return [(tid, t.state) for tid, t in sorted(self._turns.items())  # type: ignore[misc]
                 if RANK[t.state] < _TERMINAL]
+
+    @property
+    def took_over_lock(self) -> bool:
+        """True when opening took the file's lock over from a writer proved dead, or presumed dead because its lease
+        ran out (spec §11.4)."""
+        return self._writer().took_over
 
     def close(self) -> None:
         """fsync the file and release its lock; later calls raise."""

@@ -1,10 +1,4 @@
-import {
-  type ConversationHub,
-  LiveError,
-  type LiveRun,
-  type LiveSession,
-  openConversationHub,
-} from '@turnjournal/live';
+import { type ConversationHub, type HubSession, LiveError, type LiveRun, openConversationHub } from '@turnjournal/live';
 import type { LiveSubscribeResult } from './protocol.js';
 import { AdapterRequestError, refusingWhen } from './request-error.js';
 
@@ -74,7 +68,7 @@ const refusing = <T>(call: () => Promise<T>) =>
 export function referenceLiveOperations(): LiveOperations {
   const hubs = new Map<string, ConversationHub>();
   const runs = new Map<string, LiveRun>();
-  const session = (ref: LiveSessionRef): Promise<LiveSession> => {
+  const session = (ref: LiveSessionRef): Promise<HubSession> => {
     let hub = hubs.get(ref.root);
     if (hub === undefined) {
       // No background retention and no idle close: the harness decides what happens and when.

@@ -1,7 +1,8 @@
 // A client's subscription as a transport streams it: the opening (the whole view, or the records after its cursor),
 // then every record and snapshot, forwarded only as fast as the connection takes them (TJ-LIVE-040).
+
+import type { HubSession } from '../hub.js';
 import type { ConversationView, LiveRecord } from '../records.js';
-import type { LiveSession } from '../session.js';
 import type { Subscription } from '../subscription.js';
 
 /** Where a subscription's frames go: a WebSocket, or an SSE response. */
@@ -36,7 +37,7 @@ export interface Opening {
  * a `snapshot` frame first (the view, or `resume` with the head), the records, `live` once the replay reached the head
  * seen at the opening. Resolves when the stream ended; the caller decides what a session that ended means.
  */
-export async function followSession(session: LiveSession, opening: Opening, sink: SubscriberSink): Promise<void> {
+export async function followSession(session: HubSession, opening: Opening, sink: SubscriberSink): Promise<void> {
   const { clientId, lastSeq, epoch } = opening;
   // Everything up to subscribe() is synchronous: the view, the head and the cursor describe one state.
   const head = session.durableSeq;
@@ -93,7 +94,7 @@ export function recordFrame(record: LiveRecord): Record<string, unknown> {
 }
 
 /** The outcome of every turn of the view (the view lists the active run and the missed ones, not the others). */
-function runStatuses(session: LiveSession, view: ConversationView): Record<string, string> {
+function runStatuses(session: HubSession, view: ConversationView): Record<string, string> {
   const statuses: Record<string, string> = {};
   for (const message of view.messages) {
     const requestId = (message as { request_id?: unknown }).request_id;

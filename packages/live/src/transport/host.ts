@@ -3,10 +3,9 @@
 // transports differ only in how frames arrive and records leave.
 import type { IncomingMessage } from 'node:http';
 import { isValidIdentifier } from '@turnjournal/reader/store-format';
-import type { ConversationHub } from '../hub.js';
+import type { ConversationHub, HubSession } from '../hub.js';
 import type { LiveRun } from '../live-run.js';
 import { reservedSessionIdRefusal } from '../reserved-session-ids.js';
-import type { LiveSession } from '../session.js';
 
 /** An `authorize` refusal: the request is answered with this HTTP status and message, and nothing is opened. */
 export interface TransportRefusalResponse {
@@ -23,7 +22,7 @@ export type Authorize = (
 
 /** A run a client's send started, handed to the app's worker. */
 export interface RunStart {
-  readonly session: LiveSession;
+  readonly session: HubSession;
   readonly run: LiveRun;
   readonly sessionId: string;
   readonly clientId: string;

@@ -1,6 +1,7 @@
 // One client connection of the WebSocket transport: its frames, served one at a time in arrival order, and its one
 // subscription, forwarded with backpressure.
 import type { WebSocket } from 'ws';
+import type { HubSession } from '../hub.js';
 import type { Subscription } from '../subscription.js';
 import { followSession, type SubscriberSink } from '../transport/follow.js';
 import { type ClientFrame, errorReply, parseClientFrame, requestIdOf, TransportRefusal } from '../transport/frames.js';
@@ -135,7 +136,7 @@ export class Connection implements SubscriberSink {
     if (!this.#host.claimSubscriber(this.#sessionId))
       throw new TransportRefusal('too_many_subscribers', 'the session has as many subscribers as the server allows');
     this.#subscribed = true;
-    let session: Awaited<ReturnType<TransportHost['hub']['session']>>;
+    let session: HubSession;
     try {
       session = await this.#host.hub.session(this.#sessionId);
     } catch (error) {

@@ -1,7 +1,7 @@
 /**
- * `@turnjournal/reader/_internals`: for the other turnjournal packages of the same release only (the writer and the
- * live package import it). Not part of the public API: no semver promise, anything here may change or go in any
- * release, patch releases included. The writer and live packages depend on the reader by exact version (pnpm writes
+ * `@turnjournal/reader/_internals`: for the other turnjournal packages of the same release only (the writer, live and
+ * conformance packages import it). Not part of the public API: no semver promise, anything here may change or go in
+ * any release, patch releases included. Those packages depend on the reader by exact version (pnpm writes
  * `workspace:*` as the exact version when it packs them), so this entry never meets a reader of another release.
  *
  * It holds the event-log fold internals a writer continues with its own appends (spec §6, §15): the fold applied
@@ -26,6 +26,8 @@ export {
   runsFromCheckpoint,
 } from '../event/run-index.js';
 export { applyRunRecord, copyRun } from '../event/scan-event-runs.js';
+// The reader of a backend that serves its journal's committed lines as one byte stream (file store, simulated store).
+export { type LineView, LineViewReader } from '../record-store/line-view-reader.js';
 export { buildStreamedReportOf } from '../report/build-report.js';
 export { checkStoreListing } from '../store/check-store.js';
-export { turnsOf } from '../store/session-folds.js';
+export { type TurnsOf, turnsOf } from '../store/session-folds.js';

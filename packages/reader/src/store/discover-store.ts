@@ -37,7 +37,11 @@ export interface StoreDiscovery {
 /** Names of files writers leave beside journals (spec §4.5); discovery skips them silently (TJ-FAM-020). */
 export function isReservedFileName(name: string): boolean {
   return (
-    name.endsWith('.lock') || name.endsWith('.lock.takeover') || /^\..+\.tmp$/.test(name) || /\.\d+\.torn$/.test(name)
+    name.endsWith('.lock') ||
+    name.endsWith('.lock.takeover') ||
+    name.endsWith('.jsonl.durable') ||
+    /^\..+\.tmp$/.test(name) ||
+    /\.\d+\.torn$/.test(name)
   );
 }
 

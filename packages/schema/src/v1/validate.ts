@@ -51,7 +51,8 @@ export interface ValidateOptions {
   readonly maxErrors?: number;
 }
 
-type Validator = ReturnType<typeof Compile>;
+/** A schema compiled by TypeBox, as {@link compiledValidator} returns it (`Check`, `Errors`). */
+export type Validator = ReturnType<typeof Compile>;
 const validators = new WeakMap<TSchema, Validator>();
 
 /** The compiled validator of a schema; each schema is compiled once, on first use. */

@@ -4,6 +4,13 @@
 import { dirname } from 'node:path';
 import { setImmediate } from 'node:timers';
 import type { JournalSource } from '@turnjournal/reader';
+import { LineViewReader } from '@turnjournal/reader/_internals';
+import type {
+  JournalCursor,
+  JournalReader,
+  WritableJournal,
+  WritableJournalState,
+} from '@turnjournal/reader/record-store';
 import { AppendCancelledError, JournalWriteError, WriterError, WriterPoisonedError } from '../errors.js';
 import { afterFailure } from '../fs/after-failure.js';
 import { attempt, replaceFile, writeAll, writeAllNow } from '../fs/durable-ops.js';
@@ -55,10 +62,18 @@ export interface AppendFileOptions {
 
 /** Where an acknowledged record was written. */
 export interface AppendAck {
-  /** Byte offset of the record's line. */
-  readonly offset: number;
+  /** Where the record's line starts (an opaque cursor of the journal; for a file, its byte offset). */
+  readonly cursor: JournalCursor;
   /** Length of the line, LF included. */
   readonly length: number;
+}
+
+/** A torn tail an open moved aside (TJ-DUR-005): what a crash left of a line that was never committed. */
+export interface TornTailReport {
+  /** How many torn bytes there were. */
+  readonly length: number;
+  /** Where they were kept: for a file store, the quarantine file `<file>.<offset>.torn` beside it (spec §4.5). */
+  readonly quarantine: string;
 }
 
 /** What {@link AppendFile.open} found and did before the first append. */
@@ -68,7 +83,7 @@ export interface OpenReport {
   /** True when the lock was taken over from a dead writer. */
   readonly tookOverLock: boolean;
   /** The torn tail that was moved aside and truncated, if any (TJ-DUR-005). */
-  readonly tornTail: TornTailRepair | null;
+  readonly tornTail: TornTailReport | null;
 }
 
 /** An append's write: its acknowledgement (and, unless `none`, its fdatasync) waits for it. */
@@ -137,7 +152,7 @@ let appendLinesOf: (file: AppendFile, bytes: Uint8Array, options?: { readonly ho
  * The writers of this package append through a `JournalAppender`, which keeps the refusal in force until the
  * writer has re-read its state from the file; used on its own, the file accepts appends again once its queue is empty.
  */
-export class AppendFile {
+export class AppendFile implements WritableJournal {
   /** The journal file. */
   readonly path: string;
   /** The durability mode in force (TJ-DUR-013). */
@@ -268,7 +283,11 @@ export class AppendFile {
         // answered "already written", a seq continued), or a power loss could take back what that answer promised.
         if (tornTail === null && fileEnd > 0) await attempt(path, 'fsync', () => fs.fsync(openFd));
       }
-      const opened = { created, tookOverLock: lock.tookOver, tornTail };
+      const opened = {
+        created,
+        tookOverLock: lock.tookOver,
+        tornTail: tornTail === null ? null : { length: tornTail.length, quarantine: tornTail.quarantine },
+      };
       return new AppendFile(path, options, fs, lock, openFd, size, fileEnd, opened);
     } catch (error) {
       const openFd = fd;
@@ -284,6 +303,28 @@ export class AppendFile {
    */
   get size(): number {
     return this.#size;
+  }
+
+  /** The file's path: what findings and errors name it by. */
+  get name(): string {
+    return this.path;
+  }
+
+  /** The file's state (see {@link WritableJournalState}). */
+  get state(): WritableJournalState {
+    if (this.#closing !== null || this.#closed) return 'closed';
+    if (this.#poison === null) return 'open';
+    return (this.#poison as { code?: unknown }).code === 'journal_fenced' ? 'fenced' : 'poisoned';
+  }
+
+  /** A reader of the lines this writer holds, through its own descriptor (see {@link AppendFile.source}). */
+  reader(): JournalReader {
+    const source = this.source;
+    return new LineViewReader(this.path, {
+      read: source.read,
+      end: () => Promise.resolve(this.#size),
+      close: () => Promise.resolve(),
+    });
   }
 
   /** True when an earlier failure made the file refuse appends. */
@@ -385,7 +426,7 @@ export class AppendFile {
     const chunk = this.#heldChunkFor(bytes.length);
     chunk.bytes.set(bytes, chunk.length);
     this.#held(chunk, bytes.length);
-    return Promise.resolve({ offset, length: bytes.length });
+    return Promise.resolve({ cursor: offset, length: bytes.length });
   }
 
   /**
@@ -602,7 +643,7 @@ export class AppendFile {
     this.#fileEnd = Math.max(this.#fileEnd, spaceEnd);
     let offset = start;
     for (const pending of batch) {
-      pending.resolve({ offset, length: pending.length });
+      pending.resolve({ cursor: offset, length: pending.length });
       offset += pending.length;
     }
   }

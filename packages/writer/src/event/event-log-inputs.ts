@@ -1,3 +1,4 @@
+import type { JournalCursor } from '@turnjournal/reader/record-store';
 import type { Message } from '@turnjournal/schema';
 import type { Durability } from '../append/append-file.js';
 import type { FileSystem } from '../fs/file-system.js';
@@ -70,8 +71,8 @@ export type OpenEventLogOptions = EventLogCommonOptions &
 export interface EventLogAck {
   /** The seq the record carries (TJ-EVENT-003). */
   readonly seq: number;
-  /** Byte offset of its line. */
-  readonly offset: number;
+  /** Where its line starts: an opaque cursor of the log (see `JournalCursor`). */
+  readonly cursor: JournalCursor;
   /** Length of its line, LF included. */
   readonly length: number;
 }

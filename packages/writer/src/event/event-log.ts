@@ -498,7 +498,7 @@ export class EventLog {
         seq = this.#nextSeq;
         return this.#reserve(type, payload);
       }, options)
-      .then((ack) => ({ seq, offset: (ack as AppendAck).offset, length: (ack as AppendAck).length }));
+      .then((ack) => ({ seq, cursor: (ack as AppendAck).cursor, length: (ack as AppendAck).length }));
   }
 
   /**

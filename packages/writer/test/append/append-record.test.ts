@@ -27,7 +27,7 @@ describe('AppendFile.appendRecord', () => {
       const fs = recordingFileSystem();
       const writer = await AppendFile.open(file, { durability, fs });
       const expected: Uint8Array[] = [];
-      const appends: Promise<{ offset: number; length: number }>[] = [];
+      const appends: Promise<{ cursor: number; length: number }>[] = [];
       for (let round = 0; round < 3; round += 1) {
         for (const [n, record] of RECORDS.entries()) {
           const value = { ...record, round, n };
@@ -43,7 +43,7 @@ describe('AppendFile.appendRecord', () => {
       await writer.close();
       let offset = 0;
       for (const [i, ack] of acks.entries()) {
-        expect(ack).toEqual({ offset, length: expected[i]?.length });
+        expect(ack).toEqual({ cursor: offset, length: expected[i]?.length });
         offset += expected[i]?.length ?? 0;
       }
       expect(readFileSync(file)).toEqual(Buffer.concat(expected));

@@ -30,11 +30,11 @@ describe('AppendFile: held lines (none mode)', () => {
     expect(readFileSync(file, 'utf8')).toBe('');
     let offset = 0;
     for (const [n, ack] of acks.entries()) {
-      expect(ack).toEqual({ offset, length: lines[n]?.length });
+      expect(ack).toEqual({ cursor: offset, length: lines[n]?.length });
       offset += lines[n]?.length ?? 0;
     }
     const last = await writer.appendLine(line(50));
-    expect(last.offset).toBe(offset);
+    expect(last.cursor).toBe(offset);
     expect(writesTo(fs, file)).toBe(1);
     // Every byte, in order: the held lines were copied into chunks that grew (1 KiB, doubling) as they came.
     expect(readFileSync(file)).toEqual(Buffer.concat([...lines, line(50)]));
@@ -167,7 +167,7 @@ describe('AppendFile: lines held synchronously (holdLine)', () => {
     expect(holdLine(writer, text(lines[2] as Uint8Array), (lines[2] as Uint8Array).length)).toBe(true);
     expect(writesTo(fs, file)).toBe(0);
     const last = await writer.appendLine(lines[3] as Uint8Array);
-    expect(last.offset).toBe(lines.slice(0, 3).reduce((sum, l) => sum + l.length, 0));
+    expect(last.cursor).toBe(lines.slice(0, 3).reduce((sum, l) => sum + l.length, 0));
     expect(writesTo(fs, file)).toBe(1);
     expect(readFileSync(file)).toEqual(Buffer.concat(lines));
     await writer.close();

@@ -74,7 +74,7 @@ describe('injected write faults: ENOSPC and EIO (spec §11.5)', () => {
     expect(new Set(reasons).size, 'one error for the whole batch').toBe(1);
     expect(reasons[0]).toMatchObject({ operation: 'write', errno: 'ENOSPC', file });
     const acks = await Promise.all([21, 22, 23].map((n) => writer.appendRecord(eventRecord(n))));
-    expect(acks[0]?.offset, 'the next append starts where the acknowledged data ends').toBe(
+    expect(acks[0]?.cursor, 'the next append starts where the acknowledged data ends').toBe(
       (results[0] as PromiseFulfilledResult<AppendAck>).value.length,
     );
     await writer.close();
@@ -226,7 +226,6 @@ describe('injected sync faults: a failed fdatasync poisons the writer (spec §11
 
     const reopened = await AppendFile.open(file, { durability: 'every' });
     expect(reopened.opened.tornTail).toEqual({
-      offset: committed,
       length: partial.length,
       quarantine: `${file}.${committed}.torn`,
     });
@@ -357,9 +356,7 @@ describe('a failure while opening leaves no lock behind', () => {
       const writer = await AppendFile.open(file, { durability: 'every' });
       // Once the truncation is done the tail is gone: the next open has nothing left to repair.
       expect(writer.opened.tornTail).toEqual(
-        truncated
-          ? null
-          : { offset: committed.length, length: torn.length, quarantine: `${file}.${committed.length}.torn` },
+        truncated ? null : { length: torn.length, quarantine: `${file}.${committed.length}.torn` },
       );
       await writer.close();
       expect(readFileSync(`${file}.${committed.length}.torn`)).toEqual(torn);

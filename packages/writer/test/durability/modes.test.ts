@@ -66,7 +66,7 @@ function writeOf(fs: RecordingFileSystem, file: string, position: number): Recor
  */
 function expectCoveredBySync(fs: RecordingFileSystem, file: string, resolved: readonly Resolved[]) {
   return resolved.map(({ n, ack, tick, syncs }) => {
-    const write = writeOf(fs, file, ack.offset + ack.length - 1);
+    const write = writeOf(fs, file, ack.cursor + ack.length - 1);
     const covering = fs.calls.find(
       (c) =>
         c.op === 'fdatasync' &&
@@ -241,7 +241,7 @@ describe('durability modes, counted through a recording file system (spec §11.3
       await writer.close();
       let offset = 0;
       for (const { n, ack } of resolved) {
-        expect(ack.offset, `append ${n}`).toBe(offset);
+        expect(ack.cursor, `append ${n}`).toBe(offset);
         offset += ack.length;
       }
       expect(statSync(file).size).toBe(offset);

@@ -39,14 +39,14 @@ async function expectRepaired(file: string, committed: number, torn: Uint8Array)
   ).toEqual([['torn_tail', committed, torn.length]]);
   const writer = await AppendFile.open(file, { durability: 'every' });
   const quarantine = `${file}.${committed}.torn`;
-  expect(writer.opened.tornTail).toEqual({ offset: committed, length: torn.length, quarantine });
+  expect(writer.opened.tornTail).toEqual({ length: torn.length, quarantine });
   expect(writer.size).toBe(committed);
   expect(statSync(file).size, 'truncated to the last LF').toBe(committed);
   expect(Buffer.from(readFileSync(quarantine)).equals(Buffer.from(torn)), 'the quarantine holds the torn bytes').toBe(
     true,
   );
   const ack = await writer.appendRecord(eventRecord(99));
-  expect(ack.offset, 'the new record starts on a line boundary (TJ-DUR-004)').toBe(committed);
+  expect(ack.cursor, 'the new record starts on a line boundary (TJ-DUR-004)').toBe(committed);
   await writer.close();
   const after = await readAll(file);
   expect(after.findings).toEqual([]);
@@ -94,12 +94,12 @@ describe('pre-allocated space (spec §3.8, §11.6)', () => {
       expect(writer.size, 'the lines end where the space starts').toBe(lines.length);
       expect(readdirSync(join(file, '..')).filter((n) => n.endsWith('.torn'))).toEqual([]);
       const ack = await writer.appendRecord(eventRecord(99));
-      expect(ack.offset, 'the record starts where the lines end, not after the space (TJ-DUR-033)').toBe(lines.length);
+      expect(ack.cursor, 'the record starts where the lines end, not after the space (TJ-DUR-033)').toBe(lines.length);
       const open = readFileSync(file);
       expect(open.length, 'the space was overwritten, not extended').toBe(lines.length + 6000);
       await writer.close();
       const closed = readFileSync(file);
-      expect(closed.length, 'the close truncated the space away (TJ-DUR-034)').toBe(ack.offset + ack.length);
+      expect(closed.length, 'the close truncated the space away (TJ-DUR-034)').toBe(ack.cursor + ack.length);
       expect(closed.equals(open.subarray(0, closed.length))).toBe(true);
     });
   }
@@ -111,7 +111,7 @@ describe('pre-allocated space (spec §3.8, §11.6)', () => {
       let end = 0;
       for (let n = 0; n < 400; n++) {
         const ack = await writer.appendRecord(eventRecord(n, 'x'.repeat(n)));
-        end = ack.offset + ack.length;
+        end = ack.cursor + ack.length;
         const bytes = readFileSync(file);
         expect(bytes.length, `${durability}: the file holds its lines and some space`).toBeGreaterThan(end);
         expect(bytes.length - end).toBeLessThanOrEqual(64 * 1024);
@@ -128,7 +128,7 @@ describe('pre-allocated space (spec §3.8, §11.6)', () => {
     const file = fileWith(Buffer.concat([lines, Buffer.alloc(100)]));
     const writer = await AppendFile.open(file, { durability: 'none' });
     const first = await writer.appendRecord(eventRecord(1));
-    expect(first.offset).toBe(lines.length);
+    expect(first.cursor).toBe(lines.length);
     await writer.appendRecord(eventRecord(2, 'y'.repeat(500)));
     await writer.flush();
     expect(statSync(file).size, 'past the space found, no new space').toBe(writer.size);
@@ -324,7 +324,6 @@ describe('mid-file damage is left in place and reported (spec §3.3, §11.1)', (
 
     const journal = await openTurnJournal({ dir, sessionId: 's1' });
     expect(journal.opened.tornTail).toEqual({
-      offset: bodyBytes,
       length: torn.length,
       quarantine: `${file}.${bodyBytes}.torn`,
     });

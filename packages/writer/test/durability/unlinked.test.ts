@@ -129,7 +129,7 @@ describe('a journal removed under its writer (TJ-DUR-036)', () => {
     unlinkSync(path);
     // With no `nlink` to go by, nothing tells an unlinked file from a linked one: the appends and the close go on (a
     // missing count taken as 0 would refuse them as `journal_unlinked`).
-    await expect(file.appendLine(line(1))).resolves.toEqual({ offset: 8, length: 8 });
+    await expect(file.appendLine(line(1))).resolves.toEqual({ cursor: 8, length: 8 });
     await expect(file.close()).resolves.toBeUndefined();
     expect(existsSync(path)).toBe(false);
   });

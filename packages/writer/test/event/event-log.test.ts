@@ -85,16 +85,16 @@ describe('openEventLog: appends (spec §6, §11)', () => {
       );
       expect(acks.map((ack) => ack.seq)).toEqual([...Array(20).keys()]);
       for (let i = 1; i < acks.length; i++) {
-        const previous = acks[i - 1] as { offset: number; length: number };
-        expect(acks[i]?.offset).toBe(previous.offset + previous.length);
+        const previous = acks[i - 1] as { cursor: number; length: number };
+        expect(acks[i]?.cursor).toBe(previous.cursor + previous.length);
       }
       await log.close();
       expect(recordsOf(log.path).map((r) => (r.payload as { message: { content: string } }).message.content)).toEqual(
         Array.from({ length: 20 }, (_, i) => `m${i}`),
       );
       const bytes = readFileSync(log.path);
-      const last = acks[19] as { offset: number; length: number };
-      expect(last.offset + last.length).toBe(bytes.length);
+      const last = acks[19] as { cursor: number; length: number };
+      expect(last.cursor + last.length).toBe(bytes.length);
     }
   });
 
@@ -338,7 +338,7 @@ describe('checkpoints and reopening (spec §6.2, §15.2)', () => {
     appendFileSync(file, '{"seq":7,"ts":"2026-01-01T00:00:00Z","type":"message_app');
 
     log = await openEventLog({ file, checkpointInterval: 4 });
-    expect(log.opened.tornTail).toMatchObject({ offset: size });
+    expect(log.opened.tornTail).toMatchObject({ quarantine: join(dir, `events.jsonl.${size}.torn`) });
     expect(readdirSync(dir)).toContain(`events.jsonl.${size}.torn`);
     expect(log.lastSeq).toBe(lastSeq);
     expect((await log.appendMessage({ role: 'user', content: 'after repair' })).seq).toBe(lastSeq + 1);

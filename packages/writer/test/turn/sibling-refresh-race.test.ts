@@ -103,7 +103,7 @@ describe('a refresh of the other shards overlapping the re-read after a failed w
     expect(journal.stateOf('tb2')).toBe('submitted');
     await journal.refreshSiblings();
     expect(journal.stateOf('tb2')).toBe('submitted');
-    await expect(journal.workerStarted('tb2')).resolves.toMatchObject({ offset: 0 });
+    await expect(journal.workerStarted('tb2')).resolves.toMatchObject({ cursor: 0 });
     // A retry of a turn the other shard holds is recognised, not written a second time.
     await expect(journal.submit({ turnId: 'tb', content: 'from b' })).resolves.toMatchObject({ created: false });
     await journal.close();

@@ -2,8 +2,8 @@
 
 
 class TurnJournalError(Exception):
-    """Base of every error the library raises on purpose; ``code`` is stable (``journal_locked``, ``bad_request``,
-    ``refused``, ``failed``)."""
+    """Base of every error the library raises on purpose; ``code`` is stable (``journal_locked``, ``journal_fenced``:
+    the lock was taken over, reopen the file; ``bad_request``, ``refused``, ``failed``)."""
 
     def __init__(self, code, message):
         super().__init__(message)

@@ -7,6 +7,7 @@ import time
 
 from . import defects
 from .framing import _parse_object
+from .lease import MAX_LEASE_MS
 from .schema import is_integer
 
 
@@ -58,6 +59,8 @@ def holder_status(data, lock_path=None):
         lease = obj.get("lease_ms")
         if not is_integer(lease) or lease <= 0 or lock_path is None:
             return "unproven"
+        if lease > MAX_LEASE_MS:
+            return "unproven"  # a lease of years would hold an open waiting for ever (TJ-DUR-039)
         try:
             renewed = os.stat(lock_path).st_mtime
         except OSError:

@@ -6,6 +6,7 @@ import os
 from . import defects
 from .derive import turn_session_id
 from .errors import BadRequest
+from .foreign_lock import foreign_writers_excluded
 from .journal_file import read_journal_file
 from .liveness import held_by_live_writer
 from .records import FINISHING, Findings
@@ -121,87 +122,98 @@ def _iso_ms(ts):
 def compact_event_log(path, now_ms, window_s=None, delivery_window_s=None, lock_held=False):
     """Compaction of an event log (spec §14.2): cut at the latest valid checkpoint C with only removable records before
     it, keep C and the rest byte for byte (TJ-RET-012, TJ-RET-014). ``lock_held``: the caller holds the file's lock
-    (an open EventLog), so it is not taken here."""
-    window = 48 * 3600 if window_s is None else window_s
-    delivery_window = 48 * 3600 if delivery_window_s is None else delivery_window_s  # TJ-LIVE-015
+    (an open EventLog), so it is not taken here. Foreign writers: gptme's flock is held from the read to the rename
+    (TJ-DUR-050), and a file that changed meanwhile anyway (a writer with no lock at all) is left as it is, the result
+    saying so in ``skipped`` (TJ-DUR-051)."""
     token = None if lock_held else acquire_lock(path)
     try:
-        findings = Findings()
-        jf = read_journal_file(path, "tolerant", findings)
-        if jf.family != "event":
-            raise BadRequest("not an event log: " + path)
-        def request_id(rec):
-            payload = rec["obj"].get("payload")
-            rid = payload.get("request_id") if isinstance(payload, dict) else None
-            return rid if isinstance(rid, str) and not rec.get("unknown") else None
-
-        # TJ-RET-019: a ts more than 5 minutes ahead of now was written by a clock that was ahead; the log is appended in
-        # time order, so the record counts as written when the first later record with a plausible ts was (or now).
-        time_of = {}
-        later = now_ms
-        for rec in reversed(jf.records):
-            at = _iso_ms(rec["obj"].get("ts"))
-            ahead = at is not None and at > now_ms + 5 * 60_000
-            time_of[id(rec)] = later if ahead else at
-            if at is not None and not ahead:
-                later = at
-
-        runs = {}  # request id -> {"finished": bool, "finished_at": epoch ms of the first finishing record, "acked"}
-        for rec in jf.records:
-            rid = request_id(rec)
-            if rid is None:
-                continue
-            run = runs.setdefault(rid, {"finished": False, "finished_at": None, "acked": False})
-            if rec["type"] in FINISHING and not run["finished"]:
-                run["finished"] = True
-                run["finished_at"] = time_of[id(rec)]  # None: a ts that does not parse never expires
-            if rec["type"] == "delivery.ack":
-                run["acked"] = True
-        expired = sorted(rid for rid, run in runs.items()
-                         if run["finished"] and not run["acked"] and run["finished_at"] is not None
-                         and run["finished_at"] < now_ms - delivery_window * 1000)  # TJ-RET-018
-
-        def removable(rec):  # TJ-RET-013
-            at = time_of[id(rec)]
-            if at is None or at >= now_ms - window * 1000:
-                return False
-            rid = request_id(rec)
-            if rid is None:
-                return True
-            return runs[rid]["finished"] and (runs[rid]["acked"] or rid in expired)
-
-        cut = None
-        parts = None  # a split checkpoint is cut at its first part once its last part follows (TJ-RET-021)
-        blocked = False  # a record before it that is not removable: no later first part can be the cut
-        for rec in jf.records:
-            kind = None if rec.get("unknown") else rec["type"]
-            if kind == "checkpoint" and not blocked:
-                cut = rec
-            if kind == "checkpoint.part":
-                payload, seq = rec["obj"]["payload"], rec["obj"]["seq"]
-                if payload["part"] == 0 and not blocked:
-                    parts = {"first": rec, "next": 0, "parts": payload["parts"], "seq": seq, "line": rec["line"]}
-                if parts is not None and (payload["part"], payload["parts"], seq, rec["line"]) == (
-                        parts["next"], parts["parts"], parts["seq"], parts["line"]):
-                    parts.update(next=parts["next"] + 1, seq=seq + 1, line=rec["line"] + 1)
-                    if parts["next"] == parts["parts"]:
-                        # defect switch: TJ-RET-021 (cuts at the last part, dropping the others)
-                        cut, parts = (rec if defects.MUTANT == "compact-at-last-part" else parts["first"]), None
-                else:
-                    parts = None
-            else:
-                parts = None
-            if not removable(rec):
-                blocked = True
-                if parts is None:  # the parts of a set begun before it may still complete it
-                    break
-        with open(path, "rb") as f:
-            data = f.read()
-        lines = _lines(data)
-        if cut is None or cut["line"] == 1:
-            return {"removed_records": 0, "expired": expired}
-        atomic_replace(path, b"".join(lines[cut["line"] - 1:]))
-        return {"removed_records": cut["line"] - 1, "expired": expired}
+        with foreign_writers_excluded(path):  # TJ-DUR-050
+            return _compact_locked(path, now_ms, window_s, delivery_window_s)
     finally:
         if token is not None:
             release_lock(path, token)
+
+
+def _compact_locked(path, now_ms, window_s, delivery_window_s):
+    window = 48 * 3600 if window_s is None else window_s
+    delivery_window = 48 * 3600 if delivery_window_s is None else delivery_window_s  # TJ-LIVE-015
+    read_as = _identity(path)
+    findings = Findings()
+    jf = read_journal_file(path, "tolerant", findings)
+    if jf.family != "event":
+        raise BadRequest("not an event log: " + path)
+    def request_id(rec):
+        payload = rec["obj"].get("payload")
+        rid = payload.get("request_id") if isinstance(payload, dict) else None
+        return rid if isinstance(rid, str) and not rec.get("unknown") else None
+
+    # TJ-RET-019: a ts more than 5 minutes ahead of now was written by a clock that was ahead; the log is appended in
+    # time order, so the record counts as written when the first later record with a plausible ts was (or now).
+    time_of = {}
+    later = now_ms
+    for rec in reversed(jf.records):
+        at = _iso_ms(rec["obj"].get("ts"))
+        ahead = at is not None and at > now_ms + 5 * 60_000
+        time_of[id(rec)] = later if ahead else at
+        if at is not None and not ahead:
+            later = at
+
+    runs = {}  # request id -> {"finished": bool, "finished_at": epoch ms of the first finishing record, "acked"}
+    for rec in jf.records:
+        rid = request_id(rec)
+        if rid is None:
+            continue
+        run = runs.setdefault(rid, {"finished": False, "finished_at": None, "acked": False})
+        if rec["type"] in FINISHING and not run["finished"]:
+            run["finished"] = True
+            run["finished_at"] = time_of[id(rec)]  # None: a ts that does not parse never expires
+        if rec["type"] == "delivery.ack":
+            run["acked"] = True
+    expired = sorted(rid for rid, run in runs.items()
+                     if run["finished"] and not run["acked"] and run["finished_at"] is not None
+                     and run["finished_at"] < now_ms - delivery_window * 1000)  # TJ-RET-018
+
+    def removable(rec):  # TJ-RET-013
+        at = time_of[id(rec)]
+        if at is None or at >= now_ms - window * 1000:
+            return False
+        rid = request_id(rec)
+        if rid is None:
+            return True
+        return runs[rid]["finished"] and (runs[rid]["acked"] or rid in expired)
+
+    cut = None
+    parts = None  # a split checkpoint is cut at its first part once its last part follows (TJ-RET-021)
+    blocked = False  # a record before it that is not removable: no later first part can be the cut
+    for rec in jf.records:
+        kind = None if rec.get("unknown") else rec["type"]
+        if kind == "checkpoint" and not blocked:
+            cut = rec
+        if kind == "checkpoint.part":
+            payload, seq = rec["obj"]["payload"], rec["obj"]["seq"]
+            if payload["part"] == 0 and not blocked:
+                parts = {"first": rec, "next": 0, "parts": payload["parts"], "seq": seq, "line": rec["line"]}
+            if parts is not None and (payload["part"], payload["parts"], seq, rec["line"]) == (
+                    parts["next"], parts["parts"], parts["seq"], parts["line"]):
+                parts.update(next=parts["next"] + 1, seq=seq + 1, line=rec["line"] + 1)
+                if parts["next"] == parts["parts"]:
+                    # defect switch: TJ-RET-021 (cuts at the last part, dropping the others)
+                    cut, parts = (rec if defects.MUTANT == "compact-at-last-part" else parts["first"]), None
+            else:
+                parts = None
+        else:
+            parts = None
+        if not removable(rec):
+            blocked = True
+            if parts is None:  # the parts of a set begun before it may still complete it
+                break
+    with open(path, "rb") as f:
+        data = f.read()
+    lines = _lines(data)
+    if cut is None or cut["line"] == 1:
+        return {"removed_records": 0, "expired": expired}
+    if not atomic_replace(path, b"".join(lines[cut["line"] - 1:]), lambda: _identity(path) == read_as):  # TJ-DUR-051
+        return {"removed_records": 0, "expired": expired,
+                "skipped": "the file changed while it was compacted (a writer that takes neither lock appended): "
+                           "left as it was; compact it again"}
+    return {"removed_records": cut["line"] - 1, "expired": expired}

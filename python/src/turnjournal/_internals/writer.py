@@ -10,7 +10,8 @@ import time
 from . import defects
 from .errors import TurnJournalError
 from .framing import _parse_object
-from .liveness import _boot_id, holder_proved_dead, holder_status
+from .lease import DEFAULT_LEASE_MS, MAX_LEASE_MS, Lease, renew_periodically
+from .liveness import _boot_id, holder_status, pid_namespace
 from .records import EVENT_DEFS, RUN_DEFS, TURN_DEFS, classify
 from .schema import CHUNK, LINE_LIMIT, is_integer, valid_def
 
@@ -74,30 +75,45 @@ def _synced_temporary(target, data):
     return tmp
 
 
-def atomic_replace(target, data):
-    """Spec §11.2: temporary file in the same directory, fsync, rename, fsync the directory (TJ-DUR-009)."""
+def atomic_replace(target, data, unchanged=None):
+    """Spec §11.2: temporary file in the same directory, fsync, rename, fsync the directory (TJ-DUR-009). With
+    ``unchanged``, a function called once the copy is synced, right before the rename: when it answers False (the
+    target changed since it was read, TJ-DUR-051) the copy is removed, the target left as it is, and False returned."""
     tmp = _synced_temporary(target, data)
-    os.rename(tmp, target)
+    try:
+        if unchanged is not None and not unchanged():
+            os.unlink(tmp)
+            return False
+        os.rename(tmp, target)
+    except BaseException:
+        if os.path.lexists(tmp):
+            os.unlink(tmp)
+        raise
     fsync_dir(os.path.dirname(target))
+    return True
 
 
 def _link_exclusively(target, data):
-    """Create ``target`` holding ``data``, never visible empty (TJ-DUR-029): link a synced temporary file."""
+    """Create ``target`` holding ``data``, never visible empty (TJ-DUR-029): link a synced temporary file. Returns the
+    inode of the file created, which is the lock while ``target`` still leads to it (TJ-DUR-040)."""
     if defects.MUTANT == "lock-written-in-place":  # defect switch: TJ-DUR-029 (the lock exists empty until written)
         fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         try:
             write_all(fd, data)
             os.fsync(fd)
+            ino = os.fstat(fd).st_ino
         finally:
             os.close(fd)
         fsync_dir(os.path.dirname(target))
-        return
+        return ino
     tmp = _synced_temporary(target, data)
     try:
+        ino = os.lstat(tmp).st_ino
         os.link(tmp, target)  # fails when target exists, like O_CREAT|O_EXCL
     finally:
         os.unlink(tmp)
     fsync_dir(os.path.dirname(target))
+    return ino
 
 
 def _read_lock(path, wait=True):
@@ -147,23 +163,47 @@ def _lease_unrenewed(lock, text):
     return True
 
 
-def acquire_lock(file, report=None):
-    """Take ``<file>.lock`` (spec §11.4), taking over a lock whose holder is proved dead (TJ-DUR-019, TJ-DUR-025), or
-    presumed dead by a lease watched unrenewed for its length (TJ-DUR-039); then ``report["by_lease"]`` is True and
-    the caller gives the file a new identity before writing (TJ-DUR-041)."""
-    lock = file + ".lock"
-    takeover = lock + ".takeover"
-    token = os.urandom(16).hex()
-    me = {"pid": os.getpid(), "host": socket.gethostname(), "token": token}
+#: The lease of every lock this process holds, by the token of the acquisition (renewed until released).
+_held = {}
+
+
+def own_holder(lease_ms):
+    """This process's lock object (spec §11.4): pid, host, a random token; the boot id where there is one
+    (TJ-DUR-027); the PID namespace and the lease where the system has namespaces (TJ-DUR-042), since a pid means
+    nothing to a writer of another namespace."""
+    me = {"pid": os.getpid(), "host": socket.gethostname(), "token": os.urandom(16).hex()}
     if _boot_id() is not None:
         me["boot_id"] = _boot_id()  # TJ-DUR-027
+    namespace = pid_namespace()
+    if namespace is not None:
+        me["pid_ns"] = namespace
+        me["lease_ms"] = lease_ms  # TJ-DUR-038: a namespace is never recorded without a lease
+    return me
+
+
+def acquire_lock(file, report=None, lease_ms=DEFAULT_LEASE_MS):
+    """Take ``<file>.lock`` (spec §11.4), taking over a lock whose holder is proved dead (TJ-DUR-019, TJ-DUR-025), or
+    presumed dead by a lease watched unrenewed for its length (TJ-DUR-039); then ``report["by_lease"]`` is True and
+    the caller gives the file a new identity before writing (TJ-DUR-041). Returns the acquisition's token; its lease
+    is renewed every ``lease_ms / 5`` until ``release_lock`` (TJ-DUR-038)."""
+    if not is_integer(lease_ms) or not 0 < lease_ms <= MAX_LEASE_MS:
+        raise WriterError("bad_request", "lease_ms must be an integer in 1..%d" % MAX_LEASE_MS)
+    lock = file + ".lock"
+    takeover = lock + ".takeover"
+    me = own_holder(lease_ms)
+    token = me["token"]
     mine = json.dumps(me).encode()
     for _ in range(100):
         try:
-            _link_exclusively(lock, mine)
-            return token
+            ino = _link_exclusively(lock, mine)
         except FileExistsError:
             pass
+        else:
+            lease = Lease(lock, ino, lease_ms)
+            _held[token] = lease
+            if "lease_ms" in me:
+                renew_periodically(lease)
+            return token
         text = _read_lock(lock)
         if text is None:
             continue  # released meanwhile: try again
@@ -174,12 +214,14 @@ def acquire_lock(file, report=None):
                               % (file, text.decode("utf-8", "replace")[:200]))  # TJ-DUR-018, TJ-DUR-038
         if report is not None:
             report["by_lease"] = by_lease
-        # Take-over protocol, step 1.
+        # Take-over protocol, step 1. A take-over lock is held for milliseconds and never renewed: one of another
+        # namespace is removed once older than its lease, one of this namespace once its pid is gone.
         try:
             _link_exclusively(takeover, mine)
         except FileExistsError:
             other = _read_lock(takeover)
-            if other is not None and holder_proved_dead(other) and _read_lock(takeover, wait=False) == other:
+            if other is not None and holder_status(other, takeover) in ("dead", "expired") \
+                    and _read_lock(takeover, wait=False) == other:
                 try:
                     os.unlink(takeover)
                 except FileNotFoundError:
@@ -198,8 +240,16 @@ def acquire_lock(file, report=None):
     raise WriterError("journal_locked", "could not take the lock of %s: it keeps changing hands" % file)
 
 
+def lease_of(token):
+    """The lease of a held acquisition (its lock file's inode, whether a renewal found it lost), or None."""
+    return _held.get(token)
+
+
 def release_lock(file, token):
-    """Remove our lock, only when it still holds our token (TJ-DUR-026)."""
+    """Remove our lock, only when it still holds our token (TJ-DUR-026); its lease stops being renewed."""
+    lease = _held.pop(token, None)
+    if lease is not None:
+        lease.end()
     lock = file + ".lock"
     data = _read_lock(lock, wait=False)
     obj = _parse_object(data) if data else None
@@ -307,20 +357,24 @@ def open_regular(path, flags, mode=0o644):
 
 
 class AppendFile:
-    """One journal file open for appends, under its lock."""
+    """One journal file open for appends, under its lock, whose lease is renewed every ``lease_ms / 5`` while it is
+    open (TJ-DUR-038)."""
 
-    def __init__(self, file, durability):
+    def __init__(self, file, durability, lease_ms=DEFAULT_LEASE_MS):
         if durability not in ("every", "group", "none"):
             raise WriterError("bad_request", "durability must be every, group or none")
         self.file = file
         self.durability = durability
         self.broken = None
+        self.fenced = None
         make_dirs(os.path.dirname(file))
         report = {}
-        self.token = acquire_lock(file, report)
+        self.token = acquire_lock(file, report, lease_ms)
+        self.took_over = "by_lease" in report  # set only on a take-over (TJ-DUR-019, TJ-DUR-039)
+        self.took_over_by_lease = bool(report.get("by_lease"))
         try:
-            self.lock_ino = os.stat(file + ".lock").st_ino
-            if report.get("by_lease") and os.path.lexists(file):
+            self.lease = lease_of(self.token)
+            if self.took_over_by_lease and os.path.lexists(file):
                 # TJ-DUR-041: the presumed-dead holder may still run and write through its descriptor; its writes
                 # must land in a file no name leads to, not over ours.
                 with open(file, "rb") as old:
@@ -337,6 +391,8 @@ class AppendFile:
             raise
 
     def append(self, record):
+        if self.fenced is not None:
+            raise WriterError("journal_fenced", "%s (TJ-DUR-040); reopen the file" % self.fenced)
         if self.broken is not None:
             raise WriterError("failed", "appends to %s are refused after an earlier failure: %s"
                               % (self.file, self.broken))  # TJ-DUR-021
@@ -371,21 +427,24 @@ class AppendFile:
             self._refuse_if_fenced()  # TJ-DUR-040: after the sync, before the acknowledgement
 
     def _refuse_if_fenced(self):
-        """TJ-DUR-040: refuse (now and from then on) once the lock is no longer the one this writer created: another
-        file, or another token (inode numbers are reused at once). Not in ``none`` mode, which has no sync to guard."""
+        """TJ-DUR-040: refuse (now and from then on) once the lock is no longer the one this writer created: its lease
+        found lost by a renewal, another file, or another token (inode numbers are reused at once). Not in ``none``
+        mode, which has no sync to guard."""
         if self.durability == "none":
             return
         lock = self.file + ".lock"
-        try:
-            same_file = os.stat(lock).st_ino == self.lock_ino
-        except FileNotFoundError:
-            same_file = False
-        if same_file:
-            holder = _parse_object(_read_lock(lock, wait=False) or b"")
-            if holder is not None and holder.get("token") == self.token:
-                return
-        self.broken = "the lock of %s changed hands: this writer no longer owns the file" % self.file
-        raise WriterError("journal_fenced", "%s (TJ-DUR-040)" % self.broken)
+        if not self.lease.lost:
+            try:
+                same_file = os.stat(lock).st_ino == self.lease.ino
+            except FileNotFoundError:
+                same_file = False
+            if same_file:
+                holder = _parse_object(_read_lock(lock, wait=False) or b"")
+                if holder is not None and holder.get("token") == self.token:
+                    return
+            self.lease.mark_lost()
+        self.fenced = "the lock of %s changed hands: this writer no longer owns the file" % self.file
+        raise WriterError("journal_fenced", "%s (TJ-DUR-040)" % self.fenced)
 
     def close(self):
         if defects.MUTANT == "truncate-last-on-close" and getattr(self, "size_before_last", None) is not None:
