@@ -2,14 +2,17 @@
 // "WebSocket transport"; spec §18.7). `ws` is an optional peer dependency: only this subpath needs it.
 import { type IncomingMessage, type Server, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { isValidIdentifier } from '@turnjournal/reader/store-format';
 import { WebSocketServer } from 'ws';
 import type { ConversationHub } from '../hub.js';
-import { reservedSessionIdRefusal } from '../reserved-session-ids.js';
-import { Connection, type ConnectionContext, type RunStart } from './connection.js';
+import type { TransportErrorCode } from '../transport/frames.js';
+import { positive, type RunStart, TransportHost } from '../transport/host.js';
+import { Connection } from './connection.js';
 
-export { CUT_OFF_CLOSE, type RunStart, SESSION_GONE_CLOSE } from './connection.js';
-export type { WebSocketErrorCode } from './frames.js';
+export type { RunStart } from '../transport/host.js';
+export { CUT_OFF_CLOSE, SESSION_GONE_CLOSE } from './connection.js';
+
+/** Codes of the transport's own refusals, besides the `LiveErrorCode`s of the session calls. */
+export type WebSocketErrorCode = TransportErrorCode;
 
 /** An `authorize` refusal: the upgrade is answered with this HTTP status and message, and no socket is opened. */
 export interface WebSocketRefusal {
@@ -72,68 +75,22 @@ export interface WebSocketTransport {
  * carrying the `LiveError` code. Returns the transport, to close it.
  */
 export function attachWebSocketTransport(options: WebSocketTransportOptions): WebSocketTransport {
-  const { hub, server } = options;
-  if (typeof options.authorize !== 'function' || typeof options.run !== 'function')
-    throw new TypeError('attachWebSocketTransport needs authorize(request) and run(start) functions');
+  const { server } = options;
+  const host = new TransportHost(options, 'attachWebSocketTransport');
   const path = options.path ?? '/ws';
   const highWaterBytes = positive(options.highWaterBytes, 1 << 20, 'highWaterBytes');
   const limits = {
     maxPayloadBytes: positive(options.maxPayloadBytes, 1 << 20, 'maxPayloadBytes'),
     maxConnections: positive(options.maxConnections, 10_000, 'maxConnections'),
-    maxSubscribersPerSession: positive(options.maxSubscribersPerSession, 64, 'maxSubscribersPerSession'),
     heartbeatMs: positive(options.heartbeatMs, 30_000, 'heartbeatMs'),
     highWaterBytes,
     slowClientMs: positive(options.slowClientMs, 10_000, 'slowClientMs'),
     maxBufferedBytes: positive(options.maxBufferedBytes, 4 * highWaterBytes, 'maxBufferedBytes'),
     maxQueuedFrames: positive(options.maxQueuedFrames, 32, 'maxQueuedFrames'),
   };
-  const report = (error: unknown, context: { sessionId: string | null; op: string }): void => {
-    try {
-      options.onError?.(error, context);
-    } catch (hookError) {
-      // A throwing hook must not take the connection (or the process) with it; it is told on stderr once per throw.
-      console.error('turnjournal websocket onError hook threw', hookError);
-    }
-  };
-  const subscribers = new Map<string, number>();
   const connections = new Set<Connection>();
   let upgrading = 0;
   let closed = false;
-
-  const context: ConnectionContext = {
-    hub,
-    limits,
-    claimSubscriber(sessionId) {
-      const count = subscribers.get(sessionId) ?? 0;
-      if (count >= limits.maxSubscribersPerSession) return false;
-      subscribers.set(sessionId, count + 1);
-      return true;
-    },
-    releaseSubscriber(sessionId) {
-      const count = (subscribers.get(sessionId) ?? 1) - 1;
-      if (count <= 0) subscribers.delete(sessionId);
-      else subscribers.set(sessionId, count);
-    },
-    startRun(start) {
-      let worked: Promise<void>;
-      try {
-        worked = Promise.resolve(options.run(start));
-      } catch (error) {
-        worked = Promise.reject(error);
-      }
-      worked.catch(async (error: unknown) => {
-        report(error, { sessionId: start.sessionId, op: 'run' });
-        if (start.session.activeRequestId !== start.run.requestId) return;
-        await start.run.error({ message: 'the worker failed' }).catch((finishError: unknown) => {
-          const code = (finishError as { code?: unknown } | null)?.code;
-          // The run ended meanwhile or the session closed or failed: the next open recovers the run.
-          if (code !== 'run_not_active' && code !== 'session_closed' && code !== 'session_failed')
-            report(finishError, { sessionId: start.sessionId, op: 'run' });
-        });
-      });
-    },
-    report,
-  };
 
   const wss = new WebSocketServer({ noServer: true, maxPayload: limits.maxPayloadBytes, clientTracking: false });
 
@@ -157,37 +114,26 @@ export function attachWebSocketTransport(options: WebSocketTransportOptions): We
       return;
     }
     upgrading += 1;
-    authorized(request)
+    host
+      .authorized(request)
       .then((decision) => {
         if (typeof decision !== 'string') return refuseUpgrade(socket, decision);
         if (closed) return refuseUpgrade(socket, { status: 503, message: 'server stopping' });
         if (socket.destroyed) return;
         wss.handleUpgrade(request, socket, head, (ws) => {
-          const connection = new Connection(ws, decision, context);
+          const connection = new Connection(ws, decision, host, limits);
           connections.add(connection);
           ws.on('close', () => connections.delete(connection));
         });
       })
       .catch((error: unknown) => {
-        report(error, { sessionId: null, op: 'authorize' });
+        host.report(error, { sessionId: null, op: 'authorize' });
         refuseUpgrade(socket, { status: 500, message: 'authorization failed' });
       })
       .finally(() => {
         upgrading -= 1;
       });
   };
-
-  async function authorized(request: IncomingMessage): Promise<string | WebSocketRefusal> {
-    const decision = await options.authorize(request);
-    if (typeof decision === 'string') {
-      if (!isValidIdentifier(decision) || reservedSessionIdRefusal(decision) !== null)
-        return { status: 400, message: 'invalid session id' };
-      return decision;
-    }
-    if (typeof decision !== 'object' || decision === null || !Number.isInteger(decision.status))
-      throw new TypeError('authorize must return a session id or { status, message }');
-    return decision;
-  }
 
   server.on('upgrade', onUpgrade);
   const heartbeat = setInterval(() => {
@@ -243,11 +189,4 @@ function refuseUpgrade(socket: Duplex, refusal: WebSocketRefusal): void {
   socket.end(
     `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Refused'}\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
   );
-}
-
-function positive(value: number | undefined, fallback: number, name: string): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0)
-    throw new TypeError(`${name} must be a positive number, got ${String(value)}`);
-  return value;
 }

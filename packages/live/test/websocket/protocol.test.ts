@@ -2,7 +2,7 @@
 import { hostname } from 'node:os';
 import { WriterError } from '@turnjournal/writer';
 import { afterEach, describe, expect, it } from 'vitest';
-import { errorReply } from '../../src/websocket/frames.js';
+import { errorReply } from '../../src/transport/frames.js';
 import { connect, errors, expectServerUp, startServer, type TestServer } from './harness.js';
 
 const servers: TestServer[] = [];

@@ -1,15 +1,19 @@
-// The frame protocol of the WebSocket transport (packages/live/README.md, "WebSocket transport"): what a client may
-// send, checked before anything reaches a session, and what an error reply may tell it.
+// The frame protocol of the transports (packages/live/README.md, "WebSocket transport", "SSE transport"): what a
+// client may send, checked before anything reaches a session, and what an error reply may tell it. The WebSocket
+// transport takes these frames on its socket, the SSE transport as POST bodies.
 import { LiveError, type LiveErrorCode } from '../errors.js';
 
-/** Codes of the transport's own refusals, besides the {@link LiveErrorCode}s of the session calls. */
-export type WebSocketErrorCode =
+/** Codes of a transport's own refusals, besides the {@link LiveErrorCode}s of the session calls. */
+export type TransportErrorCode =
   | 'invalid_frame'
   | 'hello_first'
   | 'already_subscribed'
   | 'too_many_subscribers'
   | 'too_many_requests'
   | 'forbidden_session'
+  | 'payload_too_large'
+  | 'too_many_connections'
+  | 'unauthorized'
   | 'internal';
 
 /** A frame a client sent, checked. */
@@ -21,12 +25,29 @@ export type ClientFrame =
       readonly lastSeq: number | null;
       readonly epoch: string | null | undefined;
     }
-  | { readonly type: 'chat.send'; readonly requestId: string; readonly content: string }
-  | { readonly type: 'chat.cancel'; readonly requestId: string }
-  | { readonly type: 'ack'; readonly requestId: string; readonly throughSeq: number | undefined };
+  | {
+      readonly type: 'chat.send';
+      readonly requestId: string;
+      readonly content: string;
+      readonly clientId: string | undefined;
+    }
+  | { readonly type: 'chat.cancel'; readonly requestId: string; readonly clientId: string | undefined }
+  | {
+      readonly type: 'ack';
+      readonly requestId: string;
+      readonly throughSeq: number | undefined;
+      readonly clientId: string | undefined;
+    };
 
-/** Longest client id a hello may carry: it is written into every `delivery.ack` of the client. */
-const MAX_CLIENT_ID = 128;
+/** Longest client id a client may name: it is written into every `delivery.ack` of the client (TJ-LIVE-058). */
+export const MAX_CLIENT_ID = 128;
+
+/** Checks a client id (1 to {@link MAX_CLIENT_ID} characters), or throws a {@link TransportRefusal} naming `field`. */
+export function parseClientId(value: unknown, field: string): string {
+  if (typeof value !== 'string' || value.length === 0 || value.length > MAX_CLIENT_ID)
+    refuse(`${field} is a string of 1 to ${MAX_CLIENT_ID} characters`);
+  return value;
+}
 
 function refuse(message: string): never {
   throw new TransportRefusal('invalid_frame', message);
@@ -34,8 +55,8 @@ function refuse(message: string): never {
 
 /** A refusal of the transport itself, answered as an error frame. */
 export class TransportRefusal extends Error {
-  readonly code: WebSocketErrorCode;
-  constructor(code: WebSocketErrorCode, message: string) {
+  readonly code: TransportErrorCode;
+  constructor(code: TransportErrorCode, message: string) {
     super(message);
     this.code = code;
   }
@@ -53,32 +74,34 @@ export function parseClientFrame(text: string): ClientFrame {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) refuse('a frame is one JSON object');
   const frame = value as Record<string, unknown>;
   const requestId = frame.requestId;
+  // Frames after a hello may name their client (the SSE transport's POSTs must: they have no hello).
+  const clientId =
+    frame.clientId === undefined ? undefined : parseClientId(frame.clientId, `${String(frame.type)}.clientId`);
   switch (frame.type) {
     case 'hello': {
-      const { sessionId, clientId, epoch } = frame;
+      const { sessionId, epoch } = frame;
       if (sessionId !== undefined && typeof sessionId !== 'string') refuse('hello.sessionId is a string');
-      if (typeof clientId !== 'string' || clientId.length === 0 || clientId.length > MAX_CLIENT_ID)
-        refuse(`hello.clientId is a string of 1 to ${MAX_CLIENT_ID} characters`);
+      const helloClient = parseClientId(frame.clientId, 'hello.clientId');
       const lastSeq = frame.lastSeq ?? null;
       if (lastSeq !== null && (!Number.isSafeInteger(lastSeq) || (lastSeq as number) < -1))
         refuse('hello.lastSeq is an integer >= -1 or null');
       if (epoch !== undefined && epoch !== null && typeof epoch !== 'string') refuse('hello.epoch is a string or null');
-      return { type: 'hello', sessionId, clientId, lastSeq: lastSeq as number | null, epoch };
+      return { type: 'hello', sessionId, clientId: helloClient, lastSeq: lastSeq as number | null, epoch };
     }
     case 'chat.send': {
       const content = (frame.payload as { content?: unknown } | null | undefined)?.content;
       if (typeof requestId !== 'string') refuse('chat.send needs a string requestId');
       if (typeof content !== 'string') refuse('chat.send needs payload.content, a string');
-      return { type: 'chat.send', requestId, content };
+      return { type: 'chat.send', requestId, content, clientId };
     }
     case 'chat.cancel':
       if (typeof requestId !== 'string') refuse('chat.cancel needs a string requestId');
-      return { type: 'chat.cancel', requestId };
+      return { type: 'chat.cancel', requestId, clientId };
     case 'ack': {
       const { throughSeq } = frame;
       if (typeof requestId !== 'string') refuse('ack needs a string requestId');
       if (throughSeq !== undefined && !Number.isSafeInteger(throughSeq)) refuse('ack.throughSeq is an integer seq');
-      return { type: 'ack', requestId, throughSeq: throughSeq as number | undefined };
+      return { type: 'ack', requestId, throughSeq: throughSeq as number | undefined, clientId };
     }
     default:
       return refuse(`unknown frame type ${JSON.stringify(String(frame.type)).slice(0, 40)}`);
@@ -115,4 +138,15 @@ export function errorReply(error: unknown): { code: string; message: string; rep
   if (typeof code === 'string' && /^[a-z][a-z_]{0,39}$/.test(code))
     return { code, message: `the server refused the request (${code})`, reported: true };
   return { code: 'internal', message: 'the server could not complete the request', reported: true };
+}
+
+/** The `requestId` of a frame's text, when it is a short string, to name the request an error reply answers. */
+export function requestIdOf(text: string): { requestId?: string } {
+  try {
+    const id = (JSON.parse(text) as { requestId?: unknown } | null)?.requestId;
+    return typeof id === 'string' && id.length <= 128 ? { requestId: id } : {};
+  } catch (error) {
+    if (error instanceof SyntaxError) return {};
+    throw error;
+  }
 }

@@ -1,0 +1,77 @@
+// The frames of the WebSocket transport as the client sees them (packages/live/README.md, "WebSocket transport").
+
+/** A durable record of the session's log, as the transport sends it (a checkpoint comes without its payload). */
+export interface RecordFrame {
+  /** Its position in the log: consecutive, from 0. */
+  readonly seq: number;
+  /** When it was written (RFC 3339). */
+  readonly ts: string;
+  /** The record type (`chat.started`, `chat.delta`, `message_append`, `chat.done`, …). */
+  readonly type: string;
+  /** The run it belongs to, or null. */
+  readonly requestId: string | null;
+  /** The record's payload (absent on a checkpoint). */
+  readonly payload?: Record<string, unknown>;
+  /** The log's epoch, on the records that carry it. */
+  readonly epoch?: string;
+}
+
+/** The server's view of the conversation (the live package's `ConversationView`). */
+export interface ViewFrame {
+  /** The session. */
+  readonly sessionId: string;
+  /** The committed transcript. */
+  readonly messages: readonly Record<string, unknown>[];
+  /** The active run, or null. */
+  readonly activeRun: { readonly requestId: string } | null;
+  /** The streamed text of the open assistant segment, or null. */
+  readonly overlay: Record<string, unknown> | null;
+  /** The seq the view is consistent with, or null for an empty log. */
+  readonly lastSeq: number | null;
+  /** The epoch of the log through `lastSeq`, or null. */
+  readonly epoch: string | null;
+  /** Finished runs this client has not acknowledged. */
+  readonly undelivered: readonly {
+    readonly requestId: string;
+    readonly status: string;
+    readonly finishedSeq: number;
+  }[];
+}
+
+/** Why a snapshot replaces the client's state: a first connect, records compacted away, a cursor ahead, a new history. */
+export type SnapshotMode = 'full' | 'compacted' | 'ahead' | 'reset';
+
+/** What a {@link LiveClient} hands the app, in order. */
+export type ClientEvent =
+  | {
+      /** The next record: its seq is one more than the last delivered, never repeated. */
+      readonly kind: 'record';
+      readonly record: RecordFrame;
+    }
+  | {
+      /** Replace everything with this view; records after `view.lastSeq` follow. */
+      readonly kind: 'snapshot';
+      readonly mode: SnapshotMode;
+      readonly view: ViewFrame;
+      /** The outcome of every turn of the view, by request id. */
+      readonly runs: Readonly<Record<string, string>>;
+    }
+  | {
+      /** The connection's state changed. */
+      readonly kind: 'state';
+      readonly state: ConnectionState;
+    }
+  | {
+      /** The server refused a frame that has no promise to reject (a cancel, an ack). */
+      readonly kind: 'error';
+      readonly op: string;
+      readonly code: string;
+      readonly message: string;
+      readonly requestId: string | undefined;
+    };
+
+/**
+ * `connecting` (the first connection), `replaying` (subscribed, catching up), `live` (caught up: sends go out),
+ * `reconnecting` (waiting to connect again, or connecting), `closed` (by {@link LiveClient.close}).
+ */
+export type ConnectionState = 'connecting' | 'replaying' | 'live' | 'reconnecting' | 'closed';

@@ -1,0 +1,155 @@
+// The SSE transport over real sockets on 127.0.0.1 (spec §18.7): a conversation, resume by Last-Event-ID, calls by
+// POST, heartbeats.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterEach, describe, expect, it } from 'vitest';
+import { expectSseServerUp, openStream, post, type SseServer, startSseServer } from './harness.js';
+
+const servers: SseServer[] = [];
+afterEach(async () => {
+  for (const server of servers.splice(0)) await server.close();
+});
+
+async function server(options: Parameters<typeof startSseServer>[0] = {}): Promise<SseServer> {
+  const started = await startSseServer(options);
+  servers.push(started);
+  return started;
+}
+
+describe('sse transport: a conversation', () => {
+  it('streams the view, then every record as an event whose id is its seq (TJ-LIVE-050)', async () => {
+    const s = await server();
+    const stream = await openStream(s, { session: 'chat', clientId: 'tab-1' });
+    expect(stream.status).toBe(200);
+    expect(stream.response.headers['content-type']).toMatch(/^text\/event-stream/);
+    await stream.waitFor((f) => f.type === 'live', 'live');
+    const sent = await post(s, 'chat', {
+      type: 'chat.send',
+      requestId: 'r1',
+      clientId: 'tab-1',
+      payload: { content: 'hi' },
+    });
+    expect(sent).toMatchObject({ status: 200, body: { type: 'chat.accepted', requestId: 'r1', created: true } });
+    await stream.waitFor((f) => f.type === 'chat.done', 'chat.done');
+    const records = stream.events.filter((e) => typeof e.frame.seq === 'number');
+    expect(records.length).toBeGreaterThan(2);
+    for (const event of records) expect(event.id).toBe(String(event.frame.seq));
+    const assistant = records.find(
+      (e) =>
+        e.frame.type === 'message_append' &&
+        (e.frame.payload as { message: { role: string } }).message.role === 'assistant',
+    );
+    expect(assistant?.frame.payload).toMatchObject({ message: { content: 'echo: hi' } });
+    // The full snapshot carries the cursor it is consistent with, so a reconnect right after it resumes from there.
+    expect(stream.events[0]).toMatchObject({ id: '-1', frame: { type: 'snapshot', mode: 'full' } });
+    stream.destroy();
+  });
+
+  it('resumes from Last-Event-ID after a disconnect mid-run, with no gap and no duplicate (TJ-LIVE-050)', async () => {
+    let release = (): void => undefined;
+    const halfway = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const s = await server({
+      hub: { deltaFlushMs: 1 },
+      transport: {
+        async run({ run }) {
+          for (let i = 0; i < 40; i += 1) {
+            await run.delta(`t${i} `);
+            if (i === 20) await halfway;
+            else if (i % 5 === 0) await sleep(5);
+          }
+          await run.done();
+        },
+      },
+    });
+    const first = await openStream(s, { session: 'chat', clientId: 'tab-1' });
+    await first.waitFor((f) => f.type === 'live', 'live');
+    await post(s, 'chat', { type: 'chat.send', requestId: 'r1', clientId: 'tab-1', payload: { content: 'go' } });
+    await first.waitFor((f) => f.type === 'chat.delta', 'a delta');
+    first.destroy();
+    await first.ended;
+    const cursor = first.lastEventId;
+    expect(cursor).toBeDefined();
+    // The run goes on while the client is away.
+    release();
+    const session = await s.hub.session('chat');
+    while (session.activeRequestId !== undefined) await sleep(10);
+    const second = await openStream(s, { session: 'chat', clientId: 'tab-1' }, { 'Last-Event-ID': String(cursor) });
+    await second.waitFor((f) => f.type === 'chat.done', 'chat.done');
+    expect(second.events[0]?.frame).toMatchObject({ type: 'snapshot', mode: 'resume', after: Number(cursor) });
+    const seqs = [...first.seqs(), ...second.seqs()];
+    expect(seqs).toEqual(Array.from({ length: session.durableSeq + 1 }, (_, i) => i));
+    second.destroy();
+  });
+
+  it('starts from ?lastSeq= on a first connect, and a Last-Event-ID header wins over it (TJ-LIVE-050)', async () => {
+    const s = await server();
+    const session = await s.hub.session('chat');
+    for (const requestId of ['r1', 'r2']) {
+      const sent = await session.send({ requestId, content: requestId });
+      if (!sent.created) throw new Error('expected a new run');
+      await sent.run.done();
+    }
+    const head = session.durableSeq;
+    const byQuery = await openStream(s, { session: 'chat', clientId: 'c', lastSeq: '2' });
+    await byQuery.waitFor((f) => f.type === 'live', 'live');
+    expect(byQuery.seqs()).toEqual(Array.from({ length: head - 2 }, (_, i) => i + 3));
+    const byHeader = await openStream(s, { session: 'chat', clientId: 'c', lastSeq: '0' }, { 'Last-Event-ID': '4' });
+    await byHeader.waitFor((f) => f.type === 'live', 'live');
+    expect(byHeader.seqs()).toEqual(Array.from({ length: head - 4 }, (_, i) => i + 5));
+    byQuery.destroy();
+    byHeader.destroy();
+  });
+
+  it('cancels a run and acknowledges one by POST, answering each (TJ-LIVE-051)', async () => {
+    const s = await server({
+      transport: {
+        async run({ run }) {
+          await run.delta('thinking');
+          await new Promise((resolve) => run.signal.addEventListener('abort', resolve));
+        },
+      },
+    });
+    const stream = await openStream(s, { session: 'chat', clientId: 'tab-1' });
+    await stream.waitFor((f) => f.type === 'live', 'live');
+    await post(s, 'chat', { type: 'chat.send', requestId: 'r1', clientId: 'tab-1', payload: { content: 'x' } });
+    const busy = await post(s, 'chat', {
+      type: 'chat.send',
+      requestId: 'r2',
+      clientId: 'tab-1',
+      payload: { content: 'y' },
+    });
+    expect(busy).toMatchObject({ status: 409, body: { type: 'chat.rejected', requestId: 'r2', code: 'run_active' } });
+    const cancelled = await post(s, 'chat', { type: 'chat.cancel', requestId: 'r1', clientId: 'tab-1' });
+    expect(cancelled).toEqual({ status: 200, body: { type: 'ok', op: 'chat.cancel', requestId: 'r1' } });
+    const record = await stream.waitFor((f) => f.type === 'chat.cancelled', 'chat.cancelled');
+    const acked = await post(s, 'chat', { type: 'ack', requestId: 'r1', clientId: 'tab-1', throughSeq: record.seq });
+    expect(acked).toEqual({ status: 200, body: { type: 'ok', op: 'ack', requestId: 'r1' } });
+    const session = await s.hub.session('chat');
+    expect(session.runInfo('r1')?.acked).toBe(true);
+    expect(session.snapshot({ clientId: 'tab-1' }).undelivered).toEqual([]);
+    stream.destroy();
+  });
+
+  it('sends heartbeat comments on an idle stream (TJ-LIVE-052)', async () => {
+    const s = await server({ transport: { heartbeatMs: 50 } });
+    const stream = await openStream(s, { session: 'chat', clientId: 'c' });
+    await stream.waitFor((f) => f.type === 'live', 'live');
+    const started = performance.now();
+    while (stream.comments.length < 2 && performance.now() - started < 20_000) await sleep(20);
+    expect(stream.comments.length).toBeGreaterThanOrEqual(2);
+    stream.destroy();
+    await expectSseServerUp(s);
+  });
+
+  it('ends its streams on close, and answers later requests 503', async () => {
+    const s = await server();
+    const stream = await openStream(s, { session: 'chat', clientId: 'c' });
+    await stream.waitFor((f) => f.type === 'live', 'live');
+    await s.transport.close();
+    await stream.ended;
+    expect(s.transport.connections).toBe(0);
+    const refused = await openStream(s, { session: 'chat', clientId: 'c' });
+    expect(refused.status).toBe(503);
+  });
+});
