@@ -9,6 +9,12 @@ export const DURABLE_MARK_SUFFIX = '.durable';
 /** Bytes of a mark: the seq in decimal, padded with spaces, then LF; one write replaces it whole. */
 const MARK_BYTES = 24;
 const DEFAULT_POLL_MS = 25;
+/**
+ * How long an announcement waits before its mark is written: the announcements of that time share one write. Followers
+ * poll every few tens of milliseconds, so an earlier mark reaches none of them sooner; a write per commit would sit on
+ * the commit path of every session, followed or not.
+ */
+const MARK_DELAY_MS = 2;
 
 interface Listening {
   readonly listeners: Set<(seq: number | undefined) => void>;
@@ -19,7 +25,7 @@ interface Listening {
 
 interface Publishing {
   fd: Promise<number> | undefined;
-  /** Writes run one after another, each with the latest seq: the mark never goes back. */
+  /** The write due (after {@link MARK_DELAY_MS}) or under way; writes run one after another, each with the latest seq. */
   running: Promise<void> | undefined;
   next: number | undefined;
   written: number;
@@ -68,6 +74,7 @@ export class FileStoreChannel implements StoreChannel {
 
   async #writeMarks(sessionId: string, mark: Publishing): Promise<void> {
     try {
+      await new Promise((resolve) => setTimeout(resolve, MARK_DELAY_MS));
       while (mark.next !== undefined) {
         const seq = mark.next;
         mark.next = undefined;
