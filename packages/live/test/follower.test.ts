@@ -33,6 +33,15 @@ async function collect(session: HubSession, done: (record: LiveRecord) => boolea
   return records;
 }
 
+/** Resolves once `session` has read through `seq` (a hang guard of {@link WAIT_MS}). */
+async function caughtUp(session: HubSession, seq: number): Promise<void> {
+  const deadline = Date.now() + WAIT_MS;
+  while (session.durableSeq < seq) {
+    if (Date.now() > deadline) throw new Error(`the follower stayed at seq ${session.durableSeq}, below ${seq}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
 const finished = (requestId: string) => (record: LiveRecord) =>
   record.type === 'chat.done' && (record.payload as { request_id?: unknown }).request_id === requestId;
 
@@ -125,6 +134,8 @@ describe('a second hub on the same root follows the session its owner holds (TJ-
       await expect(followed.ack('r1')).rejects.toMatchObject({ code: 'not_owner' });
       await expect(followed.compact()).rejects.toMatchObject({ code: 'not_owner' });
       expect(logRecords(root, 's1')).toHaveLength(before);
+      // A follower lags its owner by the channel's delay (a poll of the durable mark): wait until it has caught up.
+      await caughtUp(followed, owned.durableSeq);
       expect(followed.statusOf('r1')).toBe('done');
       await owner.close();
       const now = await other.session('s1');
