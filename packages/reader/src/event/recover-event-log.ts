@@ -1,4 +1,4 @@
-import type { FileHandle } from 'node:fs/promises';
+import { type FileHandle, lstat } from 'node:fs/promises';
 import { type Finding, validateRecord } from '@turnjournal/schema';
 import { ReaderError } from '../errors.js';
 import { decodeLine } from '../framing/decode-line.js';
@@ -119,8 +119,13 @@ interface PartsFound {
  * recovery trusts the checkpoint: a checkpoint whose `seq` the whole-file fold would exclude as a duplicate or
  * regression is still used, because telling would need the prefix the recovery exists to skip. Runs, undelivered
  * runs and findings cover the part read only; an audit of the whole log reads it all.
+ *
+ * A log that does not exist yet (nothing was ever appended to the session) recovers as an empty one, as seed 002's
+ * reader answers an empty message list: no records, no findings.
  */
 export async function recoverEventLog(path: string, options: RecoverEventLogOptions = {}): Promise<EventLogRecovery> {
+  if (options.source === undefined && !(await exists(path)))
+    return recoverEventLog(path, { ...options, source: { read: () => Promise.resolve(0) }, size: 0 });
   // The checkpoint's length and where the data ends are for a writer continuing the log, not part of what a reader
   // recovers.
   const {
@@ -133,6 +138,18 @@ export async function recoverEventLog(path: string, options: RecoverEventLogOpti
   } = await recoverEventFold(path, options);
   const state = fold.finish();
   return { ...state, findings: [...framing, ...state.findings], ...tail };
+}
+
+/** False when nothing is at `path` (its directory may be missing too); anything else that fails is thrown. */
+async function exists(path: string): Promise<boolean> {
+  try {
+    await lstat(path);
+    return true;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException | undefined)?.code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return false;
+    throw error;
+  }
 }
 
 /**
