@@ -6,7 +6,7 @@ import { LiveError } from './errors.js';
 import type { ConversationView, LiveEvent, LiveRecord, LiveRunStatus } from './records.js';
 import { RecordRing } from './ring.js';
 import type { LiveRunInfo, LiveSessionSettings, SendResult, SubscribeOptions } from './session-inputs.js';
-import { Subscription, type SubscriptionSource } from './subscription.js';
+import { openSubscription, type Subscription, type SubscriptionSource } from './subscription.js';
 import { ViewFold } from './view-fold.js';
 
 /** Most records a follower reads from the store per step while it catches up with an announcement. */
@@ -174,14 +174,7 @@ export class FollowerSession implements SubscriptionSource {
   /** Streams the log from a cursor exactly as the owner's `subscribe` does (TJ-LIVE-042). */
   subscribe(options: SubscribeOptions = {}): Subscription {
     if (this.#closed) throw new LiveError('session_closed', `session "${this.sessionId}" is closed`);
-    const after = options.after ?? -1;
-    if (!Number.isSafeInteger(after) || after < -1)
-      throw new LiveError('invalid_request', `after must be an integer >= -1, got ${String(options.after)}`);
-    const { epoch } = options;
-    if (epoch !== undefined && epoch !== null && typeof epoch !== 'string')
-      throw new LiveError('invalid_request', `epoch must be a string or null, got ${typeof epoch}`);
-    const reset = epoch !== undefined && after >= 0 && epoch !== this.#fold.epoch;
-    const subscription = new Subscription(this, after, reset);
+    const subscription = openSubscription(this, options, this.#fold.epoch);
     this.#subscribers.add(subscription);
     this.#lastUsed = this.#settings.time.monotonic();
     return subscription;

@@ -22,7 +22,7 @@ import type {
   SubscribeOptions,
 } from './session-inputs.js';
 import { recoverSession } from './session-recovery.js';
-import { Subscription, type SubscriptionSource } from './subscription.js';
+import { openSubscription, type Subscription, type SubscriptionSource } from './subscription.js';
 import { ViewFold } from './view-fold.js';
 
 export { LiveRun } from './live-run.js';
@@ -443,15 +443,7 @@ export class LiveSession implements SubscriptionSource {
    */
   subscribe(options: SubscribeOptions = {}): Subscription {
     this.#usable();
-    const after = options.after ?? -1;
-    if (!Number.isSafeInteger(after) || after < -1)
-      throw new LiveError('invalid_request', `after must be an integer >= -1, got ${String(options.after)}`);
-    const { epoch } = options;
-    if (epoch !== undefined && epoch !== null && typeof epoch !== 'string')
-      throw new LiveError('invalid_request', `epoch must be a string or null, got ${typeof epoch}`);
-    // Checked against the durable records, as the subscription serves them (TJ-LIVE-008).
-    const reset = epoch !== undefined && after >= 0 && epoch !== this.#fold.epoch;
-    const subscription = new Subscription(this, after, reset);
+    const subscription = openSubscription(this, options, this.#fold.epoch);
     this.#subscribers.add(subscription);
     this.#lastUsed = this.#settings.time.monotonic();
     return subscription;

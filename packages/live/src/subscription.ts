@@ -1,3 +1,4 @@
+import { LiveError } from './errors.js';
 import type { LiveEvent, LiveRecord } from './records.js';
 
 /** What a subscription needs from its session: the durable head, the window, the store, a view, a wake-up. */
@@ -20,6 +21,25 @@ export interface SubscriptionSource {
   readonly ended: boolean;
   /** Called when the subscription ends. */
   detach(subscription: Subscription): void;
+}
+
+/**
+ * A subscription of `source` from the client's `options` (spec §18.3), checked: `after` an integer of -1 or more, `epoch`
+ * a string or null. A cursor whose epoch is not `logEpoch` (the epoch of the durable records, TJ-LIVE-008) belongs to
+ * another history: the subscription starts with a `reset` snapshot (TJ-LIVE-020).
+ */
+export function openSubscription(
+  source: SubscriptionSource,
+  options: { readonly after?: number; readonly epoch?: string | null },
+  logEpoch: string | null,
+): Subscription {
+  const after = options.after ?? -1;
+  if (!Number.isSafeInteger(after) || after < -1)
+    throw new LiveError('invalid_request', `after must be an integer >= -1, got ${String(options.after)}`);
+  const { epoch } = options;
+  if (epoch !== undefined && epoch !== null && typeof epoch !== 'string')
+    throw new LiveError('invalid_request', `epoch must be a string or null, got ${typeof epoch}`);
+  return new Subscription(source, after, epoch !== undefined && after >= 0 && epoch !== logEpoch);
 }
 
 /** Most records read from the store per batch: what a subscriber catching up from disk holds at most. */
