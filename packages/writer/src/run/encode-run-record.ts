@@ -26,3 +26,19 @@ export function requireSeq(seq: unknown, what: string, file: string): asserts se
   if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq < 0)
     throw new WriterError('invalid_record', `${what} must be an integer >= 0, got ${String(seq)}`, file);
 }
+
+/**
+ * The members a record method's options add to its record: `meta` (TJ-RUN-012), and `ts` when the caller gives the
+ * time the host observed what the record describes (TJ-RUN-020), written in UTC; a time that is not a valid `Date` is
+ * refused (`invalid_option`) before anything is written.
+ */
+export function recordOptions(
+  options: { readonly meta?: unknown; readonly ts?: Date },
+  path: string,
+): Record<string, unknown> {
+  const { ts } = options;
+  if (ts === undefined) return optional('meta', options.meta);
+  if (!(ts instanceof Date) || !Number.isFinite(ts.getTime()))
+    throw new WriterError('invalid_option', 'options.ts must be a valid Date (TJ-RUN-020)', path);
+  return { ...optional('meta', options.meta), ts: ts.toISOString() };
+}

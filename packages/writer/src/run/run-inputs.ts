@@ -114,6 +114,11 @@ export interface SequencedAck extends AppendAck {
 export interface RecordOptions {
   /** Extension data written as the record's `meta` (TJ-RUN-012). */
   readonly meta?: RunMeta;
+  /**
+   * When the host observed what the record describes, written as its `ts` in UTC instead of the time of writing
+   * (TJ-RUN-020; such times may be out of order in a file, and readers derive nothing from them).
+   */
+  readonly ts?: Date;
 }
 
 /** The output of one tool call, for {@link RunWriter.toolOutput}. */

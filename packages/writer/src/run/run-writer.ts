@@ -2,7 +2,7 @@ import type { Finding, RunHeader } from '@turnjournal/schema';
 import type { AppendAck, AppendFile, Durability } from '../append/append-file.js';
 import { JournalAppender } from '../append/journal-appender.js';
 import { WriterError } from '../errors.js';
-import { encodeRunRecord, optional, requireSeq } from './encode-run-record.js';
+import { encodeRunRecord, optional, recordOptions, requireSeq } from './encode-run-record.js';
 import { type RunState, readExistingRun, runStateOf } from './read-existing-run.js';
 import type {
   LlmRequestInput,
@@ -129,7 +129,7 @@ export class RunWriter {
         ...optional('session_id', options.sessionId),
         input: value,
         ...optional('ui_context', options.uiContext),
-        ...optional('meta', options.meta),
+        ...recordOptions(options, this.path),
       });
     });
   }
@@ -141,7 +141,7 @@ export class RunWriter {
         throw new WriterError('invalid_record', 'context_left_percent must be a finite number', this.path);
       return this.#simple('run.context', {
         context_left_percent: contextLeftPercent,
-        ...optional('meta', options.meta),
+        ...recordOptions(options, this.path),
       });
     });
   }
@@ -167,7 +167,7 @@ export class RunWriter {
           `agent.event seq ${seq} is not greater than the previous seq ${previous} (agent_event_seq_regression, TJ-RUNSEM-007)`,
           this.path,
         );
-      const bytes = this.#encode('agent.event', { seq, event, ...optional('meta', options.meta) });
+      const bytes = this.#encode('agent.event', { seq, event, ...recordOptions(options, this.path) });
       state.lastAgentSeq = seq;
       return bytes;
     }).then((ack) => ({ ...ack, seq }));
@@ -193,7 +193,7 @@ export class RunWriter {
                 ...optional('line_count', ref.lineCount),
               },
             }),
-        ...optional('meta', input.meta),
+        ...recordOptions(input, this.path),
       });
     });
   }
@@ -223,7 +223,7 @@ export class RunWriter {
         seq,
         ...optional('model', request.model),
         input: request.input,
-        ...optional('meta', request.meta),
+        ...recordOptions(request, this.path),
       });
       state.requestSeqs.add(seq);
       state.openRequests.add(seq);
@@ -256,7 +256,7 @@ export class RunWriter {
       const bytes = this.#encode('llm.response', {
         seq,
         output: response.output,
-        ...optional('meta', response.meta),
+        ...recordOptions(response, this.path),
       });
       state.openRequests.delete(seq);
       return bytes;
@@ -269,14 +269,14 @@ export class RunWriter {
       this.#simple('run.status', {
         status,
         ...optional('message', options.message),
-        ...optional('meta', options.meta),
+        ...recordOptions(options, this.path),
       }),
     );
   }
 
   /** `run.error`: an error during the run; structured members of `error` are kept. It does not end the run. */
   error(error: RunErrorInput, options: RecordOptions = {}): Promise<AppendAck> {
-    return this.#rejecting(() => this.#simple('run.error', { error, ...optional('meta', options.meta) }));
+    return this.#rejecting(() => this.#simple('run.error', { error, ...recordOptions(options, this.path) }));
   }
 
   /**
@@ -291,7 +291,7 @@ export class RunWriter {
       const bytes = this.#encode('run.end', {
         outcome: input.outcome,
         ...optional('final', input.final),
-        ...optional('meta', input.meta),
+        ...recordOptions(input, this.path),
       });
       this.#state.ended = true;
       return bytes;

@@ -465,3 +465,26 @@ describe('openRunWriter: identifiers (spec §4.3)', () => {
     expect(readdirSync(root)).toEqual([]);
   });
 });
+
+describe('a caller-supplied ts (TJ-RUN-020)', () => {
+  it('is written, in UTC, as the record’s ts instead of the time of writing; an invalid one writes nothing', async () => {
+    const root = tempDir();
+    const writer = await openRunWriter({ root, runId: 'observed', header: HEADER, durability: 'every' });
+    const observed = new Date('2026-02-03T11:59:58.250+02:00');
+    await writer.agentEvent({ type: 'final', content: 'done' }, { ts: observed });
+    await writer.status('running', { ts: observed });
+    await expect(writer.status('running', { ts: new Date(Number.NaN) })).rejects.toMatchObject({
+      code: 'invalid_option',
+    });
+    await writer.close();
+    const lines = readLinesOf(runFilePath(root, 'observed', HEADER.startedAt))
+      .toString('utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(lines.map((record) => record.type)).toEqual(['header', 'agent.event', 'run.status']);
+    expect(lines[1].ts).toBe('2026-02-03T09:59:58.250Z');
+    expect(lines[2].ts).toBe('2026-02-03T09:59:58.250Z');
+    expect(lines[0].ts, 'the header keeps its own time').not.toBe(lines[1].ts);
+  });
+});
