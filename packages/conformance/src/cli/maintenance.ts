@@ -290,7 +290,8 @@ export function compactionJson(result: CompactResult, dryRun: boolean): CompactO
               ? {}
               : {
                   blocked_by: {
-                    offset: log.blockedBy.offset,
+                    // The CLI compacts files: a file store's cursor is the line's byte offset (spec §19.3).
+                    offset: log.blockedBy.cursor,
                     seq: log.blockedBy.seq,
                     ...(log.blockedBy.requestId === undefined ? {} : { request_id: log.blockedBy.requestId }),
                   },

@@ -1,5 +1,5 @@
 import { EventLogFold, type JournalSource, readJournal } from '@turnjournal/reader';
-import type { WritableJournal } from '@turnjournal/reader/record-store';
+import type { JournalCursor, WritableJournal } from '@turnjournal/reader/record-store';
 import { EVENT_FINISHING_TYPES, isAcceptedRecord } from '@turnjournal/schema';
 import { AppendFile } from '../append/append-file.js';
 import { JournalWriteError, WriterError } from '../errors.js';
@@ -89,8 +89,8 @@ export interface EventLogCompaction {
   readonly futureStampedRecords: number;
   /** The record that stopped compaction from reaching a later checkpoint, when one did. */
   readonly blockedBy?: {
-    /** Its byte offset. */
-    readonly offset: number;
+    /** Where its line is: an opaque cursor of the log (for a file store, the line's byte offset). */
+    readonly cursor: JournalCursor;
     /** Its `seq`, when it has one. */
     readonly seq: number | null;
     /** The run it belongs to, when a run blocked. */
@@ -348,7 +348,7 @@ export async function compactOpenFile(
       ? {}
       : {
           blockedBy: {
-            offset: plan.blocker.offset,
+            cursor: plan.blocker.offset,
             seq: plan.blocker.seq,
             ...(plan.blocker.requestId === undefined ? {} : { requestId: plan.blocker.requestId }),
           },
