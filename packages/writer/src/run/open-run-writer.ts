@@ -1,4 +1,5 @@
 import { dirname } from 'node:path';
+import type { WritableJournal } from '@turnjournal/reader/record-store';
 import type { RunHeader } from '@turnjournal/schema';
 import { AppendFile } from '../append/append-file.js';
 import { appendFileOptions, resolveWriterOptions } from '../append/writer-options.js';
@@ -60,7 +61,13 @@ export async function openRunWriter(options: OpenRunWriterOptions): Promise<RunW
     throw new WriterError('invalid_option', `firstLlmSeq must be an integer >= 0, got ${String(firstLlmSeq)}`);
   const maxLineBytes = resolved.maxLineBytes;
   let path: string;
-  if (options.root !== undefined && options.file === undefined) {
+  if (options.store !== undefined) {
+    if (options.root !== undefined || options.file !== undefined)
+      throw new WriterError('invalid_option', 'openRunWriter needs exactly one of `store`, `root` and `file`');
+    if (typeof options.store !== 'object' || options.store === null || typeof options.store.openJournal !== 'function')
+      throw new WriterError('invalid_option', '`store` must be a record store (see @turnjournal/reader/record-store)');
+    path = options.store.name;
+  } else if (options.root !== undefined && options.file === undefined) {
     if (typeof options.root !== 'string' || options.root.length === 0)
       throw new WriterError('invalid_option', 'the store root must be a non-empty path');
     path = runFilePath(options.root, options.runId, options.header.startedAt);
@@ -71,10 +78,20 @@ export async function openRunWriter(options: OpenRunWriterOptions): Promise<RunW
   // Validate the header as it will be written before the first directory is created.
   const headerBytes = encodeRunRecord(header, 'header', true, maxLineBytes, path);
 
-  await ensureDirectory(resolved.fs, dirname(path));
-  const file = await AppendFile.open(path, appendFileOptions(resolved));
+  let file: WritableJournal;
+  if (options.store !== undefined) {
+    const { year, month, day } = toUtcTimestamp(options.header.startedAt, 'started_at');
+    file = await options.store.openJournal(
+      { family: 'run', runId: options.runId, date: { year, month, day } },
+      { durability: resolved.durability, maxLineBytes },
+    );
+    path = file.name;
+  } else {
+    await ensureDirectory(resolved.fs, dirname(path));
+    file = await AppendFile.open(path, appendFileOptions(resolved));
+  }
   try {
-    const existing = await readExistingRun(path, file.source, maxLineBytes);
+    const existing = await readExistingRun(path, file.reader(), maxLineBytes);
     if (existing.family !== undefined && existing.family !== 'run')
       throw new WriterError('invalid_option', `${path} holds ${existing.family} records, not a run`, path);
     if (existing.unsupportedVersion !== undefined)

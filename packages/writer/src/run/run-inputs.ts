@@ -1,3 +1,4 @@
+import type { RecordStore } from '@turnjournal/reader/record-store';
 import type { AppendAck, Durability, OpenReport } from '../append/append-file.js';
 import type { FileSystem } from '../fs/file-system.js';
 import type { AcquireLockOptions } from '../fs/lock.js';
@@ -88,12 +89,27 @@ export type OpenRunWriterOptions =
       readonly root: string;
       /** Not with `root`. */
       readonly file?: undefined;
+      /** Not with `root`. */
+      readonly store?: undefined;
     })
   | (RunWriterCommonOptions & {
       /** The run file; its directory is created durably when missing. */
       readonly file: string;
       /** Not with `file`. */
       readonly root?: undefined;
+      /** Not with `file`. */
+      readonly store?: undefined;
+    })
+  | (RunWriterCommonOptions & {
+      /**
+       * A record store (spec §19): the run is its journal at `{ family: 'run', runId, date }`, dated by the UTC date of
+       * `header.startedAt` as the layout dates run files (spec §4.4). `fs` and `lock` are then the store's business.
+       */
+      readonly store: RecordStore;
+      /** Not with `store`. */
+      readonly root?: undefined;
+      /** Not with `store`. */
+      readonly file?: undefined;
     });
 
 /** What {@link openRunWriter} found and did: {@link OpenReport} plus what it learnt about the run. */

@@ -1,5 +1,6 @@
+import type { WritableJournal } from '@turnjournal/reader/record-store';
 import type { Finding, RunHeader } from '@turnjournal/schema';
-import type { AppendAck, AppendFile, Durability } from '../append/append-file.js';
+import type { AppendAck, Durability } from '../append/append-file.js';
 import { JournalAppender } from '../append/journal-appender.js';
 import { WriterError } from '../errors.js';
 import { encodeRunRecord, optional, recordOptions, requireSeq } from './encode-run-record.js';
@@ -44,7 +45,7 @@ const KNOWN_APPEND_TYPES = new Set(['run.start', 'run.context', 'tool.output', '
  * - nothing after `run.end` (TJ-RUNSEM-002): every later call, a second `end()` included, rejects with `run_ended`.
  *
  * Errors of the file (`write_failed`, `writer_poisoned` after a failed sync, `writer_closed`) come from
- * {@link AppendFile}. After a failed write the calls queued behind it are refused (`append_cancelled`) and the writer
+ * journal (an `AppendFile`, or any record store's). After a failed write the calls queued behind it are refused (`append_cancelled`) and the writer
  * re-reads its bookkeeping from the file, so the failed `seq` is free again (TJ-DUR-030); after a failed sync the
  * writer refuses everything until it is reopened, and the reopen reads back whatever reached the file.
  */
@@ -57,7 +58,7 @@ export class RunWriter {
   readonly header: RunHeader | undefined;
   /** Findings about lines already in the file when it was opened (mid-file damage is left in place and reported). */
   readonly findings: readonly Finding[];
-  readonly #file: AppendFile;
+  readonly #file: WritableJournal;
   /** Checks, reserves and appends in call order; re-reads the file after a failed write (TJ-DUR-030). */
   readonly #appender: JournalAppender;
   readonly #clock: () => number;
@@ -67,7 +68,7 @@ export class RunWriter {
 
   /** @internal use {@link openRunWriter}. */
   constructor(
-    file: AppendFile,
+    file: WritableJournal,
     runId: string,
     clock: () => number,
     maxLineBytes: number,
@@ -90,7 +91,7 @@ export class RunWriter {
 
   /** The run file. */
   get path(): string {
-    return this.#file.path;
+    return this.#file.name;
   }
 
   /** The durability mode in force (TJ-DUR-013). */
@@ -372,7 +373,7 @@ export class RunWriter {
 
   /** After a failed write (TJ-DUR-030): the run's bookkeeping follows the file again. */
   async #reread(): Promise<void> {
-    const existing = await readExistingRun(this.path, this.#file.source, this.#maxLineBytes);
+    const existing = await readExistingRun(this.path, this.#file.reader(), this.#maxLineBytes);
     const state = runStateOf(existing, this.#firstLlmSeq);
     Object.assign(this.#state, { ended: state.ended, lastAgentSeq: state.lastAgentSeq, nextLlmSeq: state.nextLlmSeq });
     replaceSet(this.#state.requestSeqs, state.requestSeqs);
