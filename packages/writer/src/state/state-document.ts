@@ -1,4 +1,5 @@
 import { dirname, join, resolve } from 'node:path';
+import type { RecordStore } from '@turnjournal/reader/record-store';
 import { DEFAULT_MAX_DOCUMENT_BYTES, storePathSegments } from '@turnjournal/reader/store-format';
 import type { SessionState } from '@turnjournal/schema';
 import { requireValidRecord } from '../append/require-valid.js';
@@ -59,6 +60,8 @@ export type WriteStateDocumentOptions =
       readonly sessionId: string;
       /** Not with `root`. */
       readonly file?: undefined;
+      /** Not with `root`. */
+      readonly store?: undefined;
     })
   | (WriteStateCommonOptions & {
       /** The state document; its directory is created durably when missing. */
@@ -67,11 +70,26 @@ export type WriteStateDocumentOptions =
       readonly root?: undefined;
       /** Not with `file`: the document's own `session_id` names the session. */
       readonly sessionId?: undefined;
+      /** Not with `file`. */
+      readonly store?: undefined;
+    })
+  | (WriteStateCommonOptions & {
+      /**
+       * A record store (spec §19): the document is its document at `{ family: 'state', sessionId }`, replaced whole and
+       * atomically (TJ-STORE-006). `fs` and `lock` are then the store's business.
+       */
+      readonly store: RecordStore;
+      /** The session; a valid identifier (spec §4.3). */
+      readonly sessionId: string;
+      /** Not with `store`. */
+      readonly root?: undefined;
+      /** Not with `store`. */
+      readonly file?: undefined;
     });
 
 /** What {@link writeStateDocument} wrote. */
 export interface StateDocumentWritten {
-  /** The state document. */
+  /** The state document: its path, or, written through a store, the store's name and the document's place in it. */
   readonly file: string;
   /** The document as written, defaults filled in. */
   readonly state: SessionState;
@@ -114,6 +132,18 @@ export async function writeStateDocument(options: WriteStateDocumentOptions): Pr
     throw new WriterError('invalid_option', 'writeStateDocument needs an options object');
   let path: string;
   let sessionId: string | undefined;
+  if (options.store !== undefined) {
+    const { store } = options;
+    if (options.root !== undefined || options.file !== undefined)
+      throw new WriterError('invalid_option', 'writeStateDocument needs exactly one of `store`, `root` and `file`');
+    if (typeof store !== 'object' || store === null || typeof store.replaceDocument !== 'function')
+      throw new WriterError('invalid_option', '`store` must be a record store (see @turnjournal/reader/record-store)');
+    requireIdentifier(options.sessionId, 'session id');
+    const { state, bytes } = encodeState(options, options.sessionId, store.name);
+    const location = { family: 'state', sessionId: options.sessionId } as const;
+    await store.replaceDocument(location, bytes);
+    return { file: `${store.name}/${storePathSegments(location).join('/')}`, state };
+  }
   if (options.root !== undefined && options.file === undefined) {
     if (typeof options.root !== 'string' || options.root.length === 0)
       throw new WriterError('invalid_option', 'the store root must be a non-empty path');

@@ -23,7 +23,7 @@ import { AppendFile } from '../append/append-file.js';
 import { WriterError } from '../errors.js';
 import { ensureDirectory, replaceFile } from '../fs/durable-ops.js';
 import { type FileSystem, nodeFileSystem } from '../fs/file-system.js';
-import type { AcquireLockOptions } from '../fs/lock.js';
+import { type AcquireLockOptions, acquireLock } from '../fs/lock.js';
 import { openFileJournalReader } from './file-journal-view.js';
 import { FileStoreChannel } from './file-store-channel.js';
 
@@ -115,7 +115,13 @@ export function openFileRecordStore(options: FileRecordStoreOptions): FileRecord
     async replaceDocument(location: StateLocation, bytes: Uint8Array): Promise<void> {
       const path = pathOf(location);
       await ensureDirectory(fs, dirname(path));
-      await replaceFile(fs, path, [bytes]);
+      // Under the document's lock (spec §11.4), as every writer of a state document replaces it.
+      const lock = await acquireLock(fs, `${path}.lock`, path, options.lock);
+      try {
+        await replaceFile(fs, path, [bytes]);
+      } finally {
+        await lock.release();
+      }
     },
   };
 }

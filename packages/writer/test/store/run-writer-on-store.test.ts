@@ -2,9 +2,10 @@
 // and a reopened run continues its numbering instead of writing a second header (TJ-RUN-004), whichever backend holds
 // it.
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { RecordStore } from '@turnjournal/reader/record-store';
 import { SimulatedBacking, SimulatedRecordStore } from '@turnjournal/test-support';
-import { openRunWriter, type RunHeaderInput, runFilePath } from '@turnjournal/writer';
+import { openRunWriter, type RunHeaderInput, runFilePath, writeStateDocument } from '@turnjournal/writer';
 import { openFileRecordStore } from '@turnjournal/writer/file-store';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../support/temp.js';
@@ -54,5 +55,26 @@ describe('a run writer opened through a record store (spec §19)', () => {
         header: HEADER,
       } as unknown as Parameters<typeof openRunWriter>[0]),
     ).rejects.toMatchObject({ code: 'invalid_option' });
+  });
+});
+
+describe('a state document written through a record store (spec §19)', () => {
+  it('is the document writeStateDocument writes to a file, replaced whole, on any backend', async () => {
+    const root = tempDir();
+    const file = openFileRecordStore({ root });
+    const simulated = new SimulatedRecordStore();
+    const state = { updated_at: '2026-11-29T01:02:03.004Z', run_id: 'r1', messages: [{ role: 'user', content: 'hi' }] };
+    for (const store of [file, simulated]) {
+      await writeStateDocument({ store, sessionId: 's1', state: { ...state, run_id: 'r0' } });
+      await writeStateDocument({ store, sessionId: 's1', state });
+    }
+    const onDisk = readFileSync(join(root, 'sessions', 'state', 's1.json'), 'utf8');
+    const written = await writeStateDocument({ root: tempDir(), sessionId: 's1', state });
+    expect(onDisk).toBe(readFileSync(written.file, 'utf8'));
+    const bytes = await simulated.readDocument({ family: 'state', sessionId: 's1' });
+    expect(Buffer.from(bytes ?? []).toString('utf8')).toBe(onDisk);
+    await expect(writeStateDocument({ store: simulated, sessionId: '../x', state })).rejects.toMatchObject({
+      code: 'invalid_identifier',
+    });
   });
 });
