@@ -55,6 +55,7 @@ describe('parseRequirements', () => {
         'RUNSEM',
         'CONF',
         'LIVE',
+        'STORE',
       ]),
     );
   });
