@@ -79,7 +79,14 @@ export class FileStoreChannel implements StoreChannel {
         const seq = mark.next;
         mark.next = undefined;
         const path = this.#markPath(sessionId);
-        mark.fd ??= ensureDirectory(this.#fs, dirname(path)).then(() => this.#fs.open(path, 'read-write'));
+        if (mark.fd === undefined) {
+          const opening = ensureDirectory(this.#fs, dirname(path)).then(() => this.#fs.open(path, 'read-write'));
+          mark.fd = opening;
+          // A mark that could not be opened is opened again by the next announcement, not failed for ever.
+          opening.catch(() => {
+            if (mark.fd === opening) mark.fd = undefined;
+          });
+        }
         const fd = await mark.fd;
         const text = `${String(seq).padEnd(MARK_BYTES - 1, ' ')}\n`;
         await this.#fs.write(fd, Buffer.from(text, 'latin1'), 0, MARK_BYTES, 0, { awaited: true });
@@ -95,8 +102,11 @@ export class FileStoreChannel implements StoreChannel {
     const mark = this.#publishing.get(sessionId);
     if (mark === undefined) return;
     this.#publishing.delete(sessionId);
-    await mark.running;
-    if (mark.fd !== undefined) await this.#fs.close(await mark.fd);
+    // A write that fails rejects the announcement that started it, whose caller reports it (the hub's `channel`
+    // task): here only its end is waited for, so that the descriptor is closed after it.
+    await mark.running?.then(settled, settled);
+    const fd = await mark.fd?.then((opened) => opened, settled);
+    if (fd !== undefined) await this.#fs.close(fd);
   }
 
   listen(sessionId: string, listener: (seq: number | undefined) => void): () => void {
@@ -157,6 +167,11 @@ export class FileStoreChannel implements StoreChannel {
       await this.#fs.close(fd);
     }
   }
+}
+
+/** Ends a wait whose failure is reported elsewhere (see `release`). */
+function settled(): undefined {
+  return undefined;
 }
 
 function isMissing(error: unknown): boolean {
