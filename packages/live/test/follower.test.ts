@@ -151,6 +151,45 @@ describe('a second hub on the same root follows the session its owner holds (TJ-
   });
 });
 
+describe('a follower across its owner’s compaction (TJ-LIVE-042)', () => {
+  it('reads the replaced log: the records after the compaction reach its subscriber, none lost or repeated', async () => {
+    const root = tempDir();
+    const owner = openConversationHub({
+      root,
+      retention: false,
+      followPollMs: 5,
+      deltaFlushMs: 5,
+      checkpointInterval: 4,
+    });
+    const other = quietHub(root);
+    try {
+      const owned = await owner.session('s1');
+      const first = await owned.send({ requestId: 'r1', content: 'hello' });
+      if (!first.created) throw new Error('the send created no run');
+      for (let n = 0; n < 20; n++) void first.run.delta(`token ${n} `);
+      await first.run.done();
+      const followed = await other.session('s1');
+      await caughtUp(followed, owned.durableSeq);
+      const live = collect(followed, finished('r2'), followed.durableSeq);
+      await owned.ack('r1');
+      const compaction = await owned.compact({ retentionSeconds: 0 });
+      expect(compaction.compacted, 'the owner compacted its log').toBe(true);
+      const second = await owned.send({ requestId: 'r2', content: 'again' });
+      if (!second.created) throw new Error('the send created no run');
+      for (let n = 0; n < 20; n++) void second.run.delta(`word ${n} `);
+      await second.run.done();
+      const records = await live;
+      const start = records[0]?.seq ?? -1;
+      expect(records.map((r) => r.seq)).toEqual(records.map((_, i) => start + i));
+      expect(records.at(-1)?.seq).toBe(owned.durableSeq);
+      expect(followed.snapshot().messages).toEqual(owned.snapshot().messages);
+    } finally {
+      await other.close();
+      await owner.close();
+    }
+  });
+});
+
 const OWNER_CHILD = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'owner-child.mjs');
 const BUILT_LIVE = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'index.js');
 
