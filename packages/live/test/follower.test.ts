@@ -164,11 +164,14 @@ describe('a follower across its owner’s compaction (TJ-LIVE-042)', () => {
     const other = quietHub(root);
     try {
       const owned = await owner.session('s1');
+      // The follower reads r1 from the log as it is written: its reader is open on the file before the compaction.
+      const followed = await other.session('s1');
+      const before = collect(followed, finished('r1'));
       const first = await owned.send({ requestId: 'r1', content: 'hello' });
       if (!first.created) throw new Error('the send created no run');
       for (let n = 0; n < 20; n++) void first.run.delta(`token ${n} `);
       await first.run.done();
-      const followed = await other.session('s1');
+      await before;
       await caughtUp(followed, owned.durableSeq);
       const live = collect(followed, finished('r2'), followed.durableSeq);
       await owned.ack('r1');
