@@ -4,6 +4,7 @@ import { attempt } from '../fs/durable-ops.js';
 import { type FileSystem, type SynchronousStat, synchronousStat } from '../fs/file-system.js';
 import { isSettled } from '../fs/settled-change.js';
 import { descriptorSource, readTurnRecords } from './read-turn-records.js';
+import type { Siblings } from './store-siblings.js';
 import type { TurnTable } from './turn-table.js';
 
 /**
@@ -18,7 +19,7 @@ import type { TurnTable } from './turn-table.js';
  * record a shard's end position in the fresh state after folding the shard into the discarded table, and the re-read
  * would then take that shard as read: every turn in it would be lost to the writer.
  */
-export class SiblingShards {
+export class SiblingShards implements Siblings {
   readonly #fs: FileSystem;
   readonly #dir: string;
   /** The journal's own file name, which is not a sibling. */

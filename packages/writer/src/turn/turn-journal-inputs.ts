@@ -1,3 +1,4 @@
+import type { RecordStore } from '@turnjournal/reader/record-store';
 import type { Attachment, TurnEventName } from '@turnjournal/schema';
 import type { Durability } from '../append/append-file.js';
 import type { FileSystem } from '../fs/file-system.js';
@@ -15,6 +16,8 @@ export interface TurnJournalInDirectory {
   readonly shard?: string;
   /** Not used with `dir`. */
   readonly file?: undefined;
+  /** Not used with `dir`. */
+  readonly store?: undefined;
 }
 
 /**
@@ -28,10 +31,29 @@ export interface TurnJournalAtPath {
   readonly dir?: undefined;
   /** Not used with `file`. */
   readonly shard?: undefined;
+  /** Not used with `file`. */
+  readonly store?: undefined;
+}
+
+/**
+ * Where a turn journal is: a record store (spec §19), whose journal at `{ family: 'turn', sessionId, shard }` it is.
+ * The session's other shards are the store's other turn journals of the session. `fs` and `lock` are then the store's
+ * business.
+ */
+export interface TurnJournalInStore {
+  /** The record store. */
+  readonly store: RecordStore;
+  /** The shard (see {@link TurnJournalInDirectory.shard}). */
+  readonly shard?: string;
+  /** Not used with `store`. */
+  readonly dir?: undefined;
+  /** Not used with `store`. */
+  readonly file?: undefined;
 }
 
 /** Options of {@link openTurnJournal}: where the journal is, and how to write it. */
-export type OpenTurnJournalOptions = (TurnJournalInDirectory | TurnJournalAtPath) & TurnJournalWriteOptions;
+export type OpenTurnJournalOptions = (TurnJournalInDirectory | TurnJournalAtPath | TurnJournalInStore) &
+  TurnJournalWriteOptions;
 
 /** How a turn journal is written. */
 export interface TurnJournalWriteOptions {

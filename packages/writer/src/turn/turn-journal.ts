@@ -1,14 +1,14 @@
 import { setImmediate } from 'node:timers';
+import type { WritableJournal } from '@turnjournal/reader/record-store';
 import type { Finding, TurnEventName } from '@turnjournal/schema';
-import type { AppendAck, AppendFile, Durability, OpenReport } from '../append/append-file.js';
+import type { AppendAck, Durability, OpenReport } from '../append/append-file.js';
 import { encodeCheckedRecord } from '../append/encode-checked.js';
 import { JournalAppender } from '../append/journal-appender.js';
 import { WriterError } from '../errors.js';
-import type { FileSystem } from '../fs/file-system.js';
 import { requireIdentifier } from '../require-identifier.js';
 import { encodeSubmittedLine } from './encode-submitted.js';
 import { readTurnRecords } from './read-turn-records.js';
-import { SiblingShards } from './sibling-shards.js';
+import type { Siblings } from './store-siblings.js';
 import { newTurnId } from './turn-id.js';
 import type { OpenTurnJournalOptions, SubmitInput, SubmitResult } from './turn-journal-inputs.js';
 import { checkTransition, indexMember, retriedSubmission, stepRecord, submittedRecord } from './turn-rules.js';
@@ -27,14 +27,14 @@ export class TurnJournal {
   readonly shard: string | undefined;
   /** Findings about lines already in the file when it was opened (mid-file damage is left in place and reported). */
   readonly findings: readonly Finding[];
-  readonly #file: AppendFile;
+  readonly #file: WritableJournal;
   /** Checks, reserves and appends in call order; re-reads the table after a failed write (TJ-DUR-030). */
   readonly #appender: JournalAppender;
   readonly #clock: () => number;
   readonly #maxLineBytes: number;
   #table: TurnTable;
   /** The session's other shards, read incrementally into the table. */
-  readonly #siblings: SiblingShards;
+  readonly #siblings: Siblings;
   /**
    * Submissions being written, so that an overlapping retry waits for the first instead of writing again: per turn id,
    * the last one's wait, which gives a promise that settles once it and every earlier submission of the id have. Made
@@ -44,11 +44,11 @@ export class TurnJournal {
 
   /** @internal use {@link openTurnJournal}. */
   constructor(
-    file: AppendFile,
+    file: WritableJournal,
     options: OpenTurnJournalOptions,
     clock: () => number,
     maxLineBytes: number,
-    fs: FileSystem,
+    siblings: (table: () => TurnTable) => Siblings,
     table: TurnTable,
     findings: readonly Finding[],
   ) {
@@ -57,7 +57,7 @@ export class TurnJournal {
     this.#clock = clock;
     this.#maxLineBytes = maxLineBytes;
     this.#table = table;
-    this.#siblings = new SiblingShards(fs, file.path, options.sessionId, () => this.#table);
+    this.#siblings = siblings(() => this.#table);
     this.sessionId = options.sessionId;
     this.shard = options.shard;
     this.findings = findings;
@@ -65,7 +65,7 @@ export class TurnJournal {
 
   /** The journal file. */
   get path(): string {
-    return this.#file.path;
+    return this.#file.name;
   }
 
   /** The durability mode in force (TJ-DUR-013). */
@@ -236,7 +236,7 @@ export class TurnJournal {
    */
   async #reread(): Promise<void> {
     const table = new TurnTable();
-    await readTurnRecords(this.path, this.#file.source, table);
+    await readTurnRecords(this.path, this.#file.reader(), table);
     this.#table = table;
     // Queued behind a `refreshSiblings()` still reading (it folds into the table just replaced): its end positions
     // are forgotten before the shards are read again, never recorded after.
