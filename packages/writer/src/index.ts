@@ -116,6 +116,7 @@ export type {
   SubmitInput,
   SubmitResult,
   TurnJournalAtPath,
+  TurnJournalInStore,
   TurnJournalInDirectory,
   TurnJournalWriteOptions,
 } from './turn/turn-journal-inputs.js';
