@@ -116,7 +116,7 @@ export type {
   SubmitInput,
   SubmitResult,
   TurnJournalAtPath,
-  TurnJournalInStore,
   TurnJournalInDirectory,
+  TurnJournalInStore,
   TurnJournalWriteOptions,
 } from './turn/turn-journal-inputs.js';
