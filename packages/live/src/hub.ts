@@ -1,3 +1,4 @@
+import type { RecordStore } from '@turnjournal/reader/record-store';
 import { isValidIdentifier } from '@turnjournal/reader/store-format';
 import {
   type AcquireLockOptions,
@@ -5,7 +6,7 @@ import {
   type SweepReport,
   sweepStoreTurnJournals,
 } from '@turnjournal/writer';
-import { openFileRecordStore } from '@turnjournal/writer/file-store';
+import { type FileRecordStore, openFileRecordStore } from '@turnjournal/writer/file-store';
 import type { FileSystem } from '@turnjournal/writer/file-system';
 import { LiveError } from './errors.js';
 import { type FanOut, InProcessFanOut } from './fanout.js';
@@ -17,8 +18,17 @@ import { storeFanOut } from './store-fan-out.js';
 
 /** Options of {@link openConversationHub}. */
 export interface ConversationHubOptions {
-  /** The store root: every session's journals live at the layout of spec §4.4 under it. */
-  readonly root: string;
+  /**
+   * The store root: every session's journals live at the layout of spec §4.4 under it (a file store). Give either
+   * `root` or `store`.
+   */
+  readonly root?: string;
+  /**
+   * A record store (spec §19) instead of `root`: the hub's sessions, their followers and their announcements go
+   * through it. The retention job then compacts each open session's log but sweeps no turn journals (the sweep runs on
+   * a file store only, for now); `fs` and `lock` are the store's business.
+   */
+  readonly store?: RecordStore;
   /** The file-system layer; the real one by default. */
   readonly fs?: FileSystem;
   /**
@@ -133,8 +143,11 @@ export interface RetentionReport {
     readonly deferredFor?: string;
     readonly error?: string;
   }[];
-  /** The turn-journal sweep (live sessions' files are skipped, TJ-RET-009), or its error. */
-  readonly turns: SweepReport | { readonly error: string };
+  /**
+   * The turn-journal sweep (live sessions' files are skipped, TJ-RET-009), or its error, or why it did not run (a hub on
+   * a record store other than a file store).
+   */
+  readonly turns: SweepReport | { readonly error: string } | { readonly skipped: string };
 }
 
 const HOUR = 3_600_000;
@@ -150,10 +163,12 @@ export type HubSession = LiveSession | FollowerSession;
  * one in-process owner of a session's journals, opened (and recovered) on first use and closed when idle.
  */
 export class ConversationHub {
-  /** The store root. */
+  /** The store root, or the name of the record store the hub was opened on. */
   readonly root: string;
   readonly #options: ConversationHubOptions;
   readonly #settings: LiveSessionSettings;
+  /** The hub's own file store (with `root`), whose turn journals its retention job sweeps; undefined with `store`. */
+  readonly #fileStore: FileRecordStore | undefined;
   readonly #fanOut: FanOut;
   readonly #sessions = new Map<string, Promise<HubSession>>();
   /** The session each open resolved to, so that `close` reaches open sessions at once, not a tick later. */
@@ -173,14 +188,19 @@ export class ConversationHub {
 
   /** @internal use {@link openConversationHub}. */
   constructor(options: ConversationHubOptions) {
-    this.root = options.root;
+    this.root = options.root ?? (options.store as RecordStore).name;
     this.#options = options;
-    const store = openFileRecordStore({
-      root: options.root,
-      ...(options.fs === undefined ? {} : { fs: options.fs }),
-      ...(options.lock === undefined ? {} : { lock: options.lock }),
-      ...(options.followPollMs === undefined ? {} : { channelPollMs: options.followPollMs }),
-    });
+    const fileStore =
+      options.store === undefined
+        ? openFileRecordStore({
+            root: options.root as string,
+            ...(options.fs === undefined ? {} : { fs: options.fs }),
+            ...(options.lock === undefined ? {} : { lock: options.lock }),
+            ...(options.followPollMs === undefined ? {} : { channelPollMs: options.followPollMs }),
+          })
+        : undefined;
+    this.#fileStore = fileStore;
+    const store: RecordStore = fileStore ?? (options.store as RecordStore);
     this.#fanOut = options.fanOut ?? new InProcessFanOut();
     this.#settings = {
       store,
@@ -312,15 +332,18 @@ export class ConversationHub {
     }
     this.#deferred = deferred;
     let turns: RetentionReport['turns'];
-    try {
-      turns = await sweepStoreTurnJournals(this.root, {
-        retentionSeconds: windowMs / 1000,
-        clock: () => this.#settings.time.now(),
-        fs: this.#settings.store.fs,
-      });
-    } catch (error) {
-      turns = { error: failed(error) };
-    }
+    const fileStore = this.#fileStore;
+    if (fileStore === undefined) turns = { skipped: 'the turn-journal sweep runs on a file store only' };
+    else
+      try {
+        turns = await sweepStoreTurnJournals(fileStore.root, {
+          retentionSeconds: windowMs / 1000,
+          clock: () => this.#settings.time.now(),
+          fs: fileStore.fs,
+        });
+      } catch (error) {
+        turns = { error: failed(error) };
+      }
     return { sessions, turns, errors };
   }
 
@@ -389,12 +412,12 @@ export class ConversationHub {
 
   #openJournals(sessionId: string, stampRef: { value: number | undefined }) {
     const time = this.#settings.time;
+    const fileStore = this.#fileStore;
     return openSessionJournals({
-      root: this.root,
+      ...(fileStore === undefined ? { store: this.#settings.store } : { root: fileStore.root, fs: fileStore.fs }),
       sessionId,
       eventDurability: 'none',
       turnDurability: 'group',
-      fs: this.#settings.store.fs,
       clock: () => stampRef.value ?? time.stamp(),
       ...(this.#options.checkpointInterval === undefined
         ? {}
@@ -529,7 +552,14 @@ function positive(value: number | undefined, fallback: number, name: string): nu
  * Opens a conversation hub over a store (spec §18): sessions are opened on first use by {@link ConversationHub.session}.
  */
 export function openConversationHub(options: ConversationHubOptions): ConversationHub {
-  if (typeof options !== 'object' || options === null || typeof options.root !== 'string' || options.root === '')
-    throw new LiveError('invalid_request', 'openConversationHub needs { root }');
+  if (typeof options !== 'object' || options === null)
+    throw new LiveError('invalid_request', 'openConversationHub needs { root } or { store }');
+  const hasRoot = typeof options.root === 'string' && options.root !== '';
+  const hasStore = typeof options.store === 'object' && options.store !== null;
+  if (hasRoot === hasStore || (options.root !== undefined && !hasRoot))
+    throw new LiveError(
+      'invalid_request',
+      'openConversationHub needs exactly one of { root } (a non-empty path) and { store }',
+    );
   return new ConversationHub(options);
 }

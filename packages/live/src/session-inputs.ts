@@ -1,5 +1,5 @@
+import type { RecordStore } from '@turnjournal/reader/record-store';
 import type { Attachment } from '@turnjournal/schema';
-import type { FileRecordStore } from '@turnjournal/writer/file-store';
 import type { FanOut } from './fanout.js';
 import type { ProcessTime } from './live-clock.js';
 import type { LiveRun } from './live-run.js';
@@ -8,7 +8,7 @@ import type { LiveRunStatus } from './records.js';
 /** @internal Settings a hub gives each of its sessions (whose constructor is internal too). */
 export interface LiveSessionSettings {
   /** The store of the hub's root: its journals' readers and its notification channel. */
-  readonly store: FileRecordStore;
+  readonly store: RecordStore;
   /** Stamps, ages and durations (spec §18.6). */
   readonly time: ProcessTime;
   readonly fanOut: FanOut;

@@ -600,7 +600,7 @@ export class LiveSession implements SubscriptionSource {
     this.#pipeline.wakeAll();
     for (const subscription of [...this.#subscribers]) subscription.close();
     await this.#disk.close();
-    await this.#settings.store.releaseChannel(this.sessionId).catch((error: unknown) => {
+    await this.#settings.store.channel.release(this.sessionId).catch((error: unknown) => {
       this.#settings.onFailure?.(this.sessionId, error);
     });
     const earlier = this.#pipeline.failure;

@@ -7,6 +7,7 @@ import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { type HubSession, type LiveEvent, type LiveRecord, openConversationHub } from '@turnjournal/live';
+import { SimulatedBacking, SimulatedRecordStore } from '@turnjournal/test-support';
 import { describe, expect, it } from 'vitest';
 import { tempStore as tempDir } from './support.js';
 
@@ -190,6 +191,41 @@ describe('a follower across its owner’s compaction (TJ-LIVE-042)', () => {
       await other.close();
       await owner.close();
     }
+  });
+});
+
+describe('hubs on a record store other than files (spec §19): two hosts on one simulated database', () => {
+  it('the second hub follows the first one’s session through the store, record for record', async () => {
+    const backing = new SimulatedBacking();
+    const hostA = openConversationHub({ store: new SimulatedRecordStore(backing), retention: false, deltaFlushMs: 5 });
+    const hostB = openConversationHub({ store: new SimulatedRecordStore(backing), retention: false, deltaFlushMs: 5 });
+    try {
+      const owned = await hostA.session('s1');
+      expect(owned.role).toBe('owner');
+      const followed = await hostB.session('s1');
+      expect(followed.role, 'the simulated database holds the lock of host A').toBe('follower');
+      const fromOwner = collect(owned, finished('r1'));
+      const fromFollower = collect(followed, finished('r1'));
+      const sent = await owned.send({ requestId: 'r1', content: 'hello' });
+      if (!sent.created) throw new Error('the send created no run');
+      for (let n = 0; n < 100; n++) void sent.run.delta(`token ${n} `);
+      await sent.run.done();
+      const [ownerRecords, followerRecords] = await Promise.all([fromOwner, fromFollower]);
+      expect(followerRecords).toEqual(ownerRecords);
+      expect((await hostA.runRetention()).turns, 'no turn-journal sweep off a file store').toEqual({
+        skipped: 'the turn-journal sweep runs on a file store only',
+      });
+    } finally {
+      await hostB.close();
+      await hostA.close();
+    }
+  });
+
+  it('refuses both a root and a store, and neither', () => {
+    expect(() => openConversationHub({ root: '/tmp/x', store: new SimulatedRecordStore() })).toThrow(
+      expect.objectContaining({ code: 'invalid_request' }),
+    );
+    expect(() => openConversationHub({})).toThrow(expect.objectContaining({ code: 'invalid_request' }));
   });
 });
 

@@ -252,6 +252,7 @@ export class SimulatedRecordStore implements RecordStore {
         return () => listeners.delete(listener);
       },
       durableSeq: async (sessionId) => backing.marks.get(sessionId) ?? -1,
+      release: async () => undefined,
     };
   }
 

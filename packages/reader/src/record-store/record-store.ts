@@ -179,6 +179,8 @@ export interface StoreChannel {
   listen(sessionId: string, listener: (seq: number | undefined) => void): () => void;
   /** The last seq announced durable for `sessionId`, as the store knows it now; -1 when none is known. */
   durableSeq(sessionId: string): Promise<number>;
+  /** Frees what announcing for `sessionId` held (its owner closed the session); a later `publish` takes it again. */
+  release(sessionId: string): Promise<void>;
 }
 
 /**

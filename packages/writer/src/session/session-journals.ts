@@ -1,6 +1,7 @@
 import { join } from 'node:path';
+import type { RecordStore } from '@turnjournal/reader/record-store';
 import type { Durability } from '../append/append-file.js';
-import { JournalWriteError } from '../errors.js';
+import { JournalWriteError, WriterError } from '../errors.js';
 import type { EventLog } from '../event/event-log.js';
 import { openEventLog } from '../event/open-event-log.js';
 import { afterFailure } from '../fs/after-failure.js';
@@ -15,8 +16,13 @@ const TURN_JOURNAL_DIR = '_turn_journal';
 
 /** Options of {@link openSessionJournals}. */
 export interface OpenSessionJournalsOptions {
-  /** The store root. */
-  readonly root: string;
+  /** The store root (a file store). */
+  readonly root?: string;
+  /**
+   * A record store (spec §19) instead of `root`: the journals are its turn journal (shard-less) and event log of the
+   * session. `fs` and `lock` are then the store's business.
+   */
+  readonly store?: RecordStore;
   /** The session, a valid identifier (spec §4.3). */
   readonly sessionId: string;
   /** Durability of the event log; `every` by default (a live session uses `none` and syncs per record). */
@@ -53,15 +59,18 @@ export async function openSessionJournals(options: OpenSessionJournalsOptions): 
     ...(options.clock === undefined ? {} : { clock: options.clock }),
     ...(options.lock === undefined ? {} : { lock: options.lock }),
   };
+  const { root, store } = options;
+  if ((root === undefined) === (store === undefined))
+    throw new WriterError('invalid_option', 'openSessionJournals needs exactly one of `root` and `store`');
   const turns = await openTurnJournal({
-    dir: join(options.root, TURN_JOURNAL_DIR),
+    ...(store === undefined ? { dir: join(root as string, TURN_JOURNAL_DIR) } : { store }),
     sessionId: options.sessionId,
     durability: options.turnDurability ?? 'group',
     ...common,
   });
   try {
     const events = await openEventLog({
-      root: options.root,
+      ...(store === undefined ? { root: root as string } : { store }),
       sessionId: options.sessionId,
       durability: options.eventDurability ?? 'every',
       ...(options.checkpointInterval === undefined ? {} : { checkpointInterval: options.checkpointInterval }),

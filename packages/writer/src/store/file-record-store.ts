@@ -47,8 +47,6 @@ export interface FileRecordStore extends RecordStore {
   readonly fs: FileSystem;
   /** The path of `location` under the root (a valid location only, TJ-FAM-010). */
   pathOf(location: StoreLocation): string;
-  /** Stops writing the durable mark of `sessionId` (its owner closed the session). */
-  releaseChannel(sessionId: string): Promise<void>;
 }
 
 type StateLocation = StoreLocation & { readonly family: 'state' };
@@ -70,7 +68,6 @@ export function openFileRecordStore(options: FileRecordStoreOptions): FileRecord
     fs,
     channel,
     pathOf,
-    releaseChannel: (sessionId) => channel.release(sessionId),
     async openJournal(location: StoreLocation, journal: OpenJournalOptions): Promise<WritableJournal> {
       if (location.family === 'state')
         throw new WriterError('invalid_option', 'a state document is not a journal: use replaceDocument');

@@ -21,7 +21,7 @@ describe('the durable mark (TJ-STORE-007, TJ-STORE-010)', () => {
     expect(await other.channel.durableSeq('s1'), 'an older announcement does not move the mark back').toBe(7);
     await owner.channel.publish('s1', 12);
     expect(await other.channel.durableSeq('s1')).toBe(12);
-    await owner.releaseChannel('s1');
+    await owner.channel.release('s1');
   });
 
   it('is opened again after an open that failed: one failed announcement, not every later one', async () => {
@@ -41,6 +41,6 @@ describe('the durable mark (TJ-STORE-007, TJ-STORE-010)', () => {
     await expect(owner.channel.publish('s1', 1)).rejects.toMatchObject({ code: 'EIO' });
     await owner.channel.publish('s1', 2);
     expect(await openFileRecordStore({ root }).channel.durableSeq('s1')).toBe(2);
-    await owner.releaseChannel('s1');
+    await owner.channel.release('s1');
   });
 });
