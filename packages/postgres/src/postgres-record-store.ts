@@ -9,7 +9,7 @@ import type {
 } from '@turnjournal/reader/record-store';
 import { type StoreLocation, safeParseStorePath, storePathSegments } from '@turnjournal/reader/store-format';
 import { WriterError } from '@turnjournal/writer';
-import pg from 'pg';
+import pg, { type Pool } from 'pg';
 import { reportCleanupFailure } from './connection-errors.js';
 import { readCommittedBytes, requireCommittedEnd } from './line-rows.js';
 import { PostgresChannel } from './postgres-channel.js';
@@ -34,7 +34,7 @@ export type PostgresRecordStoreOptions = {
 } & (
   | {
       /** The pool appends, reads and documents go through; the store never ends it. */
-      readonly pool: pg.Pool;
+      readonly pool: Pool;
       readonly connectionString?: undefined;
     }
   | {
@@ -44,7 +44,10 @@ export type PostgresRecordStoreOptions = {
     }
 );
 
-/** The {@link RecordStore} of a PostgreSQL database (see {@link openPostgresRecordStore}). */
+/**
+ * The record store (`RecordStore` of `@turnjournal/reader/record-store`) of a PostgreSQL database (see
+ * {@link openPostgresRecordStore}).
+ */
 export interface PostgresRecordStore extends RecordStore {
   /** The store's name within the database. */
   readonly store: string;

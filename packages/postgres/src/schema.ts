@@ -1,6 +1,6 @@
 import type { Queryable } from './queryable.js';
 
-/** The version of the tables {@link setUpSchema} creates, recorded in `turnjournal_schema_version`. */
+/** The version of the tables `PostgresRecordStore.setup` creates, recorded in `turnjournal_schema_version`. */
 export const SCHEMA_VERSION = 1;
 
 /**
