@@ -33,15 +33,19 @@ export class PostgresChannel implements StoreChannel {
   #retryMs = RECONNECT_MS.first;
   #retryTimer: NodeJS.Timeout | null = null;
   #closed = false;
+  /** Creates the tables on first use, as every other method of the store does. */
+  readonly #ready: () => Promise<void>;
 
-  constructor(pool: pg.Pool, config: pg.ClientConfig, store: string) {
+  constructor(pool: pg.Pool, config: pg.ClientConfig, store: string, ready: () => Promise<void>) {
     this.#pool = pool;
+    this.#ready = ready;
     this.#config = config;
     this.#store = store;
     this.#channel = `turnjournal.${store}`;
   }
 
   async publish(sessionId: string, seq: number): Promise<void> {
+    await this.#ready();
     await this.#pool.query(
       `WITH mark AS (
          INSERT INTO turnjournal_durable (store, session_id, seq) VALUES ($1, $2, $3)
@@ -67,6 +71,7 @@ export class PostgresChannel implements StoreChannel {
   }
 
   async durableSeq(sessionId: string): Promise<number> {
+    await this.#ready();
     const { rows } = await this.#pool.query<{ seq: string }>(
       'SELECT seq FROM turnjournal_durable WHERE store = $1 AND session_id = $2',
       [this.#store, sessionId],

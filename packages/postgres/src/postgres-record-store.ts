@@ -91,7 +91,6 @@ export function openPostgresRecordStore(options: PostgresRecordStoreOptions): Po
   const config: pg.ClientConfig = pool.options;
   const store = options.store;
   const name = `postgres:${store}`;
-  const channel = new PostgresChannel(pool, config, store);
   const keyOf = (location: StoreLocation): StreamKey => ({ store, stream: storePathSegments(location).join('/') });
   const nameOf = (key: StreamKey) => `${name}/${key.stream}`;
 
@@ -113,6 +112,7 @@ export function openPostgresRecordStore(options: PostgresRecordStoreOptions): Po
     return ready;
   };
 
+  const channel = new PostgresChannel(pool, config, store, ensureSchema);
   return {
     name,
     store,
