@@ -84,9 +84,10 @@ export function openPostgresRecordStore(options: PostgresRecordStoreOptions): Po
   } else if (typeof options.connectionString === 'string' && options.connectionString.length > 0) {
     pool = new pg.Pool({ connectionString: options.connectionString });
     ownsPool = true;
+    // An idle pooled connection that dies must not crash the process: the next query gets a new one. (A pool the
+    // application gives is the application's to watch.)
+    pool.on('error', reportCleanupFailure('an idle pooled connection'));
   } else throw new WriterError('invalid_option', 'a PostgreSQL store needs `pool` or `connectionString`');
-  // An idle pooled connection that dies must not crash the process: the next query gets a new one.
-  pool.on('error', reportCleanupFailure('an idle pooled connection'));
   // Dedicated connections (locks, LISTEN) are opened with the pool's own settings.
   const config: pg.ClientConfig = pool.options;
   const store = options.store;
