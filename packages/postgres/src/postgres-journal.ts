@@ -89,6 +89,9 @@ export class PostgresJournal implements WritableJournal {
   #draining = false;
   /** Set while a rewrite runs: appends wait for it, then take cursors after the new lines. */
   #rewriting: Promise<void> | null = null;
+  /** The last rewrite (settled), and how many appends still wait to resume after one. */
+  #lastRewrite: Promise<void> = Promise.resolve();
+  #waitingForRewrite = 0;
   #idleWaiters: (() => void)[] = [];
 
   constructor(
@@ -145,8 +148,17 @@ export class PostgresJournal implements WritableJournal {
 
   async #append(bytes: Uint8Array, single: boolean, hold: boolean): Promise<JournalAppendAck> {
     const ends = this.#lineEnds(bytes, single);
-    // Appends made during a rewrite wait for it, in call order (they all wait on the same promise).
-    while (this.#rewriting !== null) await this.#rewriting;
+    // Appends made during a rewrite wait for it, in call order: they all wait on the same promise, and an append made
+    // once it ended but before they have resumed waits behind them.
+    while (this.#rewriting !== null || this.#waitingForRewrite > 0) {
+      this.#waitingForRewrite += 1;
+      try {
+        await (this.#rewriting ?? this.#lastRewrite);
+      } finally {
+        this.#waitingForRewrite -= 1;
+      }
+      if (this.#rewriting === null) break;
+    }
     const refusal = this.#refusal();
     if (refusal !== null) throw refusal;
     const cursor = this.#nextCursor;
@@ -234,7 +246,8 @@ export class PostgresJournal implements WritableJournal {
 
   /** The next commit's appends: one for `every`, all that wait (up to a bound) otherwise; none unless one is due. */
   #take(): Pending[] {
-    if (this.#state !== 'open' || this.#rewriting !== null) return [];
+    // During a rewrite, the queue holds only appends made before it: they are committed before its transaction.
+    if (this.#state !== 'open') return [];
     if (this.#pending.length === 0 || !this.#commitWanted) return [];
     let count = 0;
     let bytes = 0;
@@ -334,7 +347,8 @@ export class PostgresJournal implements WritableJournal {
     // Not committed, and undone already (a transaction): the journal is as before the batch (TJ-DUR-023). An
     // acknowledged `none` line was lost with it: the owner's state is then wrong, and only a reopen re-reads it.
     else if (this.#pending.some((pending) => pending.acknowledged)) this.#poison(failure);
-    if (this.#state !== 'open') return this.#settleNotCommitted(batch, failure);
+    if (this.#state !== 'open')
+      return this.#settleNotCommitted(batch, this.#state === 'fenced' ? this.#refusal() : failure);
     this.#failed = failure;
     this.#settleNotCommitted(batch, failure);
     this.#refuseAll(new AppendCancelledError(this.name, failure));
@@ -396,18 +410,22 @@ export class PostgresJournal implements WritableJournal {
   }
 
   async rewrite(lines: Iterable<Uint8Array> | AsyncIterable<Uint8Array>): Promise<void> {
-    while (this.#rewriting !== null) await this.#rewriting;
-    await this.flush();
-    const refusal = this.#refusal();
-    if (refusal !== null) throw refusal;
+    // The gate closes at the call, before anything is awaited: an append made after it waits for the new lines, and
+    // one made before it is committed first (the rewrite replaces it too, as it was there before).
+    const before = this.#rewriting;
     let done!: () => void;
-    this.#rewriting = new Promise<void>((resolve) => {
+    const gate = new Promise<void>((resolve) => {
       done = resolve;
     });
+    this.#rewriting = this.#lastRewrite = gate;
     try {
+      if (before !== null) await before;
+      await this.flush();
+      const refusal = this.#refusal();
+      if (refusal !== null) throw refusal;
       await this.#replaceLines(lines);
     } finally {
-      this.#rewriting = null;
+      if (this.#rewriting === gate) this.#rewriting = null;
       done();
       this.#drain();
     }

@@ -162,6 +162,23 @@ describe('the PostgreSQL binding (spec §19.4)', () => {
     await journal.close();
   });
 
+  it('TJ-STORE-006: appends made during a rewrite wait for it and follow the new lines, in call order', async () => {
+    const store = newStore();
+    const journal = await store.openJournal({ family: 'event', sessionId: 'rewrite' }, { durability: 'group' });
+    for (let seq = 0; seq < 20; seq++) await journal.appendLine(event(seq));
+    const rewritten = journal.rewrite([event(18), event(19)]);
+    const during = [20, 21, 22].map((seq) => journal.appendLine(event(seq)));
+    await rewritten;
+    // One more made once the rewrite ended, before the waiting appends have resumed: it comes after them.
+    during.push(journal.appendLine(event(23)));
+    const acks = await Promise.all(during);
+    const expected = [18, 19, 20, 21, 22, 23].map((seq) => Buffer.from(event(seq)).toString());
+    const rows = await rowsOf(store, 'rewrite/events.jsonl');
+    expect(rows.map((row) => row.line.toString())).toEqual(expected);
+    expect(acks.map((ack) => ack.cursor)).toEqual(rows.slice(2).map((row) => Number(row.start)));
+    await journal.close();
+  });
+
   it('TJ-STORE-024: a listener whose connection was lost is told to re-read, and hears later announcements', async () => {
     const owner = newStore();
     const follower = openPostgresRecordStore({ connectionString: server.connectionString, store: owner.store });

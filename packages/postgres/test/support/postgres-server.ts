@@ -14,8 +14,6 @@ export interface PostgresServer {
   readonly user: string;
   /** A `postgresql://` URL of the `postgres` database over the socket. */
   readonly connectionString: string;
-  /** Runs a command-line `psql` statement as the superuser, for set-ups a test does outside the store under test. */
-  psql(sql: string): string;
   /** Stops the server (`pg_ctl stop -m fast`) and removes its directory. */
   stop(): void;
 }
@@ -76,14 +74,22 @@ export function startPostgres(): PostgresServer {
     socketDir: dir,
     user: USER,
     connectionString: `postgresql://${USER}@${encodeURIComponent(dir)}/postgres`,
-    psql: (sql) =>
-      execFileSync(join(bin, 'psql'), ['-h', dir, '-U', USER, '-d', 'postgres', '-XAtq', '-v', 'ON_ERROR_STOP=1'], {
-        input: sql,
-        encoding: 'utf8',
-      }),
     stop() {
       if (stopped) return;
       stopped = true;
+      // A pool's end() resolves before the server has seen its connections close: stopping at once would send their
+      // sockets a "terminating connection" error that no listener waits for any more. Give them a moment to go.
+      const psql = (sql: string) =>
+        spawnSync(join(bin, 'psql'), ['-h', dir, '-U', USER, '-d', 'postgres', '-XAtq', '-c', sql], {
+          encoding: 'utf8',
+        }).stdout.trim();
+      for (const deadline = Date.now() + 3_000; Date.now() < deadline; ) {
+        const others = psql(
+          "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()",
+        );
+        if (others === '0') break;
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
+      }
       try {
         run(join(bin, 'pg_ctl'), ['-D', data, '-m', 'fast', '-w', 'stop']);
       } finally {
