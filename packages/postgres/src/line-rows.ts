@@ -55,3 +55,22 @@ export async function requireCommittedEnd(db: Queryable, key: StreamKey, name: s
   if (end === undefined) throw new ReaderError('not_found', `${name} does not exist`, { file: name });
   return end;
 }
+
+/**
+ * A cursor before which every committed line of `key` below `to` is an event record with a `seq` under `target`
+ * (TJ-STORE-005), found with the `seq` column in one statement: the first line at or above the target, or the first
+ * line with no `seq` (not an event record to this store's parse: a damaged line, or one the reader may still read as
+ * a record), whichever comes first; `to` when there is none.
+ */
+export async function seekCommittedSeq(db: Queryable, key: StreamKey, target: number, to: number): Promise<number> {
+  const { rows } = await db.query<{ cursor: string | null }>(
+    `SELECT LEAST(
+       (SELECT min(start) FROM turnjournal_lines
+         WHERE store = $1 AND stream = $2 AND seq >= $3 AND start < $4),
+       (SELECT min(start) FROM turnjournal_lines
+         WHERE store = $1 AND stream = $2 AND seq IS NULL AND start < $4)) AS cursor`,
+    [key.store, key.stream, target, to],
+  );
+  const cursor = rows[0]?.cursor;
+  return cursor === null || cursor === undefined ? to : Number(cursor);
+}

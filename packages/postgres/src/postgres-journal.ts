@@ -1,4 +1,3 @@
-import { LineViewReader } from '@turnjournal/reader/_internals';
 import type {
   JournalAppendAck,
   JournalAppendOptions,
@@ -12,6 +11,7 @@ import { AppendCancelledError, WriterError, WriterPoisonedError } from '@turnjou
 import type pg from 'pg';
 import { isConnectionLoss, reportCleanupFailure } from './connection-errors.js';
 import { readCommittedBytes } from './line-rows.js';
+import { PostgresJournalReader } from './postgres-journal-reader.js';
 import type { StreamKey } from './queryable.js';
 
 /** One append handed over and not committed yet: whole lines, at the cursor and position they will have. */
@@ -491,11 +491,13 @@ export class PostgresJournal implements WritableJournal {
   }
 
   reader(): JournalReader {
-    return new LineViewReader(this.name, {
-      read: (buffer, offset, length, position) => this.#readOwn(buffer, offset, length, position),
+    const view = {
+      read: (buffer: Uint8Array, offset: number, length: number, position: number) =>
+        this.#readOwn(buffer, offset, length, position),
       end: () => Promise.resolve(this.#nextCursor),
       close: () => Promise.resolve(),
-    });
+    };
+    return new PostgresJournalReader(this.name, view, this.#pool, this.#key, () => Promise.resolve(this.#committedEnd));
   }
 
   /** The owner's view: committed rows, then the lines it handed over and has not committed yet (TJ-STORE-003). */

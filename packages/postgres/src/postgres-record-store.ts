@@ -1,4 +1,3 @@
-import { LineViewReader } from '@turnjournal/reader/_internals';
 import type {
   JournalReader,
   ListOptions,
@@ -14,6 +13,7 @@ import { reportCleanupFailure } from './connection-errors.js';
 import { readCommittedBytes, requireCommittedEnd } from './line-rows.js';
 import { PostgresChannel } from './postgres-channel.js';
 import { PostgresJournal } from './postgres-journal.js';
+import { PostgresJournalReader } from './postgres-journal-reader.js';
 import type { StreamKey } from './queryable.js';
 import { setUpSchema } from './schema.js';
 
@@ -195,12 +195,14 @@ export function openPostgresRecordStore(options: PostgresRecordStoreOptions): Po
       const key = keyOf(location);
       await ensureSchema();
       await requireCommittedEnd(pool, key, nameOf(key));
-      return new LineViewReader(nameOf(key), {
-        read: async (buffer, offset, length, position) =>
+      const end = () => requireCommittedEnd(pool, key, nameOf(key));
+      const view = {
+        read: (buffer: Uint8Array, offset: number, length: number, position: number) =>
           readCommittedBytes(pool, key, buffer, offset, length, position, Number.MAX_SAFE_INTEGER),
-        end: () => requireCommittedEnd(pool, key, nameOf(key)),
+        end,
         close: () => Promise.resolve(),
-      });
+      };
+      return new PostgresJournalReader(nameOf(key), view, pool, key, end);
     },
 
     async *list(filter: ListOptions = {}): AsyncGenerator<StoreEntry> {

@@ -39,6 +39,9 @@ const STATEMENTS = [
   'CREATE UNIQUE INDEX IF NOT EXISTS turnjournal_lines_by_start ON turnjournal_lines (store, stream, start)',
   `CREATE INDEX IF NOT EXISTS turnjournal_lines_by_seq ON turnjournal_lines (store, stream, seq)
     WHERE seq IS NOT NULL`,
+  // The lines without a seq (damaged ones, mostly none): the seek to a seq must not pass one.
+  `CREATE INDEX IF NOT EXISTS turnjournal_lines_without_seq ON turnjournal_lines (store, stream, start)
+    WHERE seq IS NULL`,
   `CREATE TABLE IF NOT EXISTS turnjournal_documents (
     store text NOT NULL,
     key text NOT NULL,
