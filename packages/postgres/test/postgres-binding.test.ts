@@ -162,6 +162,41 @@ describe('the PostgreSQL binding (spec §19.4)', () => {
     await journal.close();
   });
 
+  it('TJ-STORE-003: `none` lines held are committed by the next append not held, a flush or close; a lost one poisons', async () => {
+    const store = newStore();
+    const journal = await store.openJournal({ family: 'event', sessionId: 'none' }, { durability: 'none' });
+    const committed = async () => (await rowsOf(store, 'none/events.jsonl')).length;
+    for (let seq = 0; seq < 3; seq++) await journal.appendLine(event(seq), { hold: true });
+    // Long enough for a commit started by a held append to have ended (a few milliseconds here).
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await committed(), 'held lines wait in memory').toBe(0);
+    await journal.appendLine(event(3));
+    await journal.idle();
+    expect(await committed(), 'an append not held commits what waits with it').toBe(4);
+    await journal.appendLine(event(4), { hold: true });
+    await journal.flush();
+    expect(await committed()).toBe(5);
+    // A commit of acknowledged lines fails: the owner's state no longer matches the journal, only a reopen helps.
+    await admin.query(`CREATE OR REPLACE FUNCTION refuse_boom() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN RAISE EXCEPTION 'refused by the test'; END $$`);
+    await admin.query(`CREATE TRIGGER refuse_boom_none BEFORE INSERT ON turnjournal_lines FOR EACH ROW
+      WHEN (position('boom' in encode(NEW.line, 'escape')) > 0) EXECUTE FUNCTION refuse_boom()`);
+    try {
+      await journal.appendLine(event(5, 'boom'), { hold: true });
+      expect(await codeOf(journal.flush())).toBe('writer_poisoned');
+      expect(journal.state).toBe('poisoned');
+      expect(await codeOf(journal.appendLine(event(6)))).toBe('writer_poisoned');
+    } finally {
+      await admin.query('DROP TRIGGER refuse_boom_none ON turnjournal_lines');
+    }
+    expect(await committed()).toBe(5);
+    expect(await codeOf(journal.close()), 'close says the acknowledged line is lost').toBe('writer_poisoned');
+    const reopened = await store.openJournal({ family: 'event', sessionId: 'none' }, { durability: 'none' });
+    await reopened.appendLine(event(5), { hold: true });
+    await reopened.close();
+    expect(await committed(), 'close commits what is held').toBe(6);
+  });
+
   it('TJ-STORE-006: appends made during a rewrite wait for it and follow the new lines, in call order', async () => {
     const store = newStore();
     const journal = await store.openJournal({ family: 'event', sessionId: 'rewrite' }, { durability: 'group' });
