@@ -5,7 +5,17 @@ import { defineConfig } from 'vitest/config';
 
 const root = dirname(fileURLToPath(import.meta.url));
 // test-support is private and never built: its `exports` point at its sources already.
-const packages = ['schema', 'reader', 'writer', 'live', 'client', 'ai-sdk', 'conformance', 'test-support'] as const;
+const packages = [
+  'schema',
+  'reader',
+  'writer',
+  'live',
+  'client',
+  'ai-sdk',
+  'conformance',
+  'postgres',
+  'test-support',
+] as const;
 
 // Tests run against the TypeScript sources, not dist: each public entry of a package's `exports` map is aliased to
 // the source file it is built from (dist/x.js <- src/x.ts), so the aliases cannot drift from the published surface.

@@ -1,0 +1,137 @@
+// Two real processes ("hosts") on one database: one owns a session and appends, the other follows it through the
+// store's reader and channel only — what app servers behind a load balancer do (issue 36).
+import { type ChildProcess, spawn } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import type { JournalItem } from '@turnjournal/reader';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openPostgresRecordStore } from '../src/index.js';
+import { type PostgresServer, startPostgres } from './support/postgres-server.js';
+
+const support = join(dirname(fileURLToPath(import.meta.url)), 'support');
+/** Hang guard of a wait for a host's output: far above the seconds the hosts need. */
+const WAIT_MS = 60_000;
+
+let server: PostgresServer;
+beforeAll(() => {
+  server = startPostgres();
+});
+const children = new Set<ChildProcess>();
+afterAll(() => {
+  // A host a failed test left running would hold its connections and keep the server from stopping.
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  server?.stop();
+});
+
+/** A host process and the lines it printed so far; `until` waits for a line that satisfies `done`. */
+function host(script: string, args: string[]) {
+  const child: ChildProcess = spawn(process.execPath, [join(support, script), ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.add(child);
+  const lines: string[] = [];
+  let stderr = '';
+  let exit: number | string | null | undefined;
+  const waiters = new Set<() => void>();
+  const wake = () => {
+    for (const waiter of waiters) waiter();
+  };
+  createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
+    lines.push(line);
+    wake();
+  });
+  child.stderr?.on('data', (chunk) => {
+    stderr += String(chunk);
+  });
+  child.on('exit', (code, signal) => {
+    exit = code ?? signal;
+    wake();
+  });
+  return {
+    child,
+    lines,
+    async until(what: string, done: (line: string) => boolean): Promise<void> {
+      const deadline = Date.now() + WAIT_MS;
+      while (!lines.some(done)) {
+        if (exit !== undefined) throw new Error(`${script} exited (${exit}) before ${what}: ${stderr.trim()}`);
+        if (Date.now() > deadline) throw new Error(`${script}: timed out waiting for ${what}: ${stderr.trim()}`);
+        await new Promise<void>((resolve) => {
+          waiters.add(resolve);
+          setTimeout(resolve, 100);
+        }).finally(() => waiters.clear());
+      }
+    },
+  };
+}
+
+/** The event log's rows of `sessionId`, read with SQL rather than through the store under test. */
+async function rows(store: string, sessionId: string): Promise<{ seq: number | null; line: string }[]> {
+  const db = new pg.Client({ connectionString: server.connectionString });
+  await db.connect();
+  try {
+    const result = await db.query<{ seq: string | null; line: Buffer }>(
+      'SELECT seq, line FROM turnjournal_lines WHERE store = $1 AND stream = $2 ORDER BY position',
+      [store, `${sessionId}/events.jsonl`],
+    );
+    return result.rows.map((row) => ({ seq: row.seq === null ? null : Number(row.seq), line: row.line.toString() }));
+  } finally {
+    await db.end();
+  }
+}
+
+describe('two hosts on one database', () => {
+  it("a follower host delivers exactly the owner host's durable records, in order, each readable once announced", async () => {
+    const count = 200;
+    const follower = host('follower-host.mjs', [server.connectionString, 'hosts', 's1', String(count - 1)]);
+    await follower.until('it listens', (line) => line === 'listening');
+    const owner = host('owner-host.mjs', [server.connectionString, 'hosts', 's1', String(count)]);
+    await owner.until('the owner is done', (line) => line === 'done');
+    await follower.until('the follower is done', (line) => line === 'done');
+    const acked = owner.lines.filter((line) => line.startsWith('ack ')).map((line) => Number(line.slice(4)));
+    expect(acked).toHaveLength(count);
+    const delivered = follower.lines
+      .filter((line) => line.startsWith('record '))
+      .map((line) => {
+        const [, seq, ...rest] = line.split(' ');
+        return { seq: Number(seq), line: `${rest.join(' ')}\n` };
+      });
+    // Seqs the owner did not acknowledge itself are its automatic checkpoints.
+    const last = delivered.at(-1)?.seq ?? -1;
+    expect(last).toBeGreaterThanOrEqual(count - 1);
+    expect(delivered).toEqual((await rows('hosts', 's1')).filter((row) => row.seq !== null && row.seq <= last));
+    const seqs = new Set(delivered.map((record) => record.seq));
+    expect(acked.filter((seq) => seq <= last && !seqs.has(seq))).toEqual([]);
+    expect(
+      follower.lines.filter((line) => line.startsWith('heard ')).length,
+      'the follower was told of announcements, not only of its start',
+    ).toBeGreaterThan(0);
+  });
+
+  it('a host killed mid-stream loses no acknowledged record, and the next host takes the session over', async () => {
+    const owner = host('owner-host.mjs', [server.connectionString, 'killed', 's1', '100000']);
+    await owner.until('40 acknowledgements', (line) => line === 'ack 39');
+    owner.child.kill('SIGKILL');
+    await new Promise((resolve) => owner.child.once('exit', resolve));
+    const acked = owner.lines.filter((line) => line.startsWith('ack ')).map((line) => Number(line.slice(4)));
+    const store = openPostgresRecordStore({ connectionString: server.connectionString, store: 'killed' });
+    try {
+      // The killed host's lock is freed once the server notices its connection is gone.
+      const deadline = Date.now() + WAIT_MS;
+      while (await store.ownerHeld({ family: 'event', sessionId: 's1' })) {
+        if (Date.now() > deadline) throw new Error('the killed host still holds the journal');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      const journal = await store.openJournal({ family: 'event', sessionId: 's1' }, { durability: 'group' });
+      const items: JournalItem[] = [];
+      for await (const batch of journal.reader().records()) items.push(...batch);
+      const seqs = items.map((item) => (item.kind === 'record' ? item.record.value.seq : item.finding.code));
+      expect(seqs, 'every line is a record, seqs 0, 1, … without a gap').toEqual(seqs.map((_, i) => i));
+      expect(seqs.length, 'every acknowledged record is there').toBeGreaterThanOrEqual((acked.at(-1) as number) + 1);
+      await journal.close();
+    } finally {
+      await store.close();
+    }
+  });
+});
