@@ -79,6 +79,9 @@ export class PostgresChannel implements StoreChannel {
     return rows[0] === undefined ? -1 : Number(rows[0].seq);
   }
 
+  /** Nothing to free: announcing for a session holds no connection of its own (each publish is one statement). */
+  async release(_sessionId: string): Promise<void> {}
+
   /** Stops listening for good. */
   async close(): Promise<void> {
     this.#closed = true;

@@ -113,6 +113,8 @@ class SimulatedJournal implements WritableJournal {
   /** Appends handed over and not acknowledged yet, and who waits for them to settle. */
   #pending = 0;
   #idle: (() => void)[] = [];
+  /** Settles when the rewrite under way has ended; null when none runs. */
+  #rewriting: Promise<void> | null = null;
 
   constructor(name: string, journal: StoredJournal, durability: JournalDurability) {
     this.name = name;
@@ -163,6 +165,8 @@ class SimulatedJournal implements WritableJournal {
   }
 
   async #append(bytes: Uint8Array, single: boolean): Promise<JournalAppendAck> {
+    // Appends made while a rewrite runs follow its lines (TJ-STORE-006), as a database's wait for its transaction.
+    while (this.#rewriting !== null) await this.#rewriting;
     const refusal = this.#refusal();
     if (refusal !== null) throw refusal;
     const whole = bytes.length > 0 && bytes[bytes.length - 1] === 0x0a;
@@ -191,7 +195,20 @@ class SimulatedJournal implements WritableJournal {
     this.#journal.durable = this.#journal.lines.length;
   }
 
-  async rewrite(lines: Iterable<Uint8Array> | AsyncIterable<Uint8Array>): Promise<void> {
+  rewrite(lines: Iterable<Uint8Array> | AsyncIterable<Uint8Array>): Promise<void> {
+    const result = (this.#rewriting ?? Promise.resolve()).then(() => this.#rewrite(lines));
+    const gate = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.#rewriting = gate;
+    gate.then(() => {
+      if (this.#rewriting === gate) this.#rewriting = null;
+    });
+    return result;
+  }
+
+  async #rewrite(lines: Iterable<Uint8Array> | AsyncIterable<Uint8Array>): Promise<void> {
     const refusal = this.#refusal();
     if (refusal !== null) throw refusal;
     const next: Uint8Array[] = [];

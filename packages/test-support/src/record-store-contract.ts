@@ -234,6 +234,23 @@ export function describeRecordStoreContract(label: string, setUp: () => Promise<
       await reader.close();
     });
 
+    it('TJ-STORE-006: appends made while a rewrite runs are not lost: they follow the new lines', async () => {
+      const store = (await start()).open();
+      const journal = await store.openJournal(events('rewrite-race'), { durability: 'group' });
+      for (let seq = 0; seq < 20; seq++) await journal.appendLine(event(seq));
+      const rewritten = journal.rewrite([event(18), event(19)]);
+      const acks = await Promise.all([20, 21, 22].map((seq) => journal.appendLine(event(seq))));
+      await rewritten;
+      const reader = journal.reader();
+      const records = (await items(reader)).flatMap((item) => (item.kind === 'record' ? [item.record] : []));
+      expect(records.map((r) => r.value.seq)).toEqual([18, 19, 20, 21, 22]);
+      expect(
+        records.slice(2).map((r) => r.offset),
+        'each ack names where its line is now',
+      ).toEqual(acks.map((ack) => ack.cursor));
+      await journal.close();
+    });
+
     it('TJ-STORE-006: documents are replaced whole and read back byte for byte', async () => {
       const backing = await start();
       const store = backing.open();

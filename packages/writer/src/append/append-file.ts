@@ -194,6 +194,8 @@ export class AppendFile implements WritableJournal {
   #resumeByOwner = false;
   #closed = false;
   #closing: Promise<void> | null = null;
+  /** Settles once the rewrite under way (and any queued behind it) has ended; null when none runs. */
+  #rewriting: Promise<void> | null = null;
   /**
    * The syncs of flushes that have not returned. Close and rewrite wait for them before they close the descriptor: a
    * flush nobody awaited whose sync the scheduler had not issued yet would otherwise sync a closed descriptor (EBADF,
@@ -356,6 +358,7 @@ export class AppendFile implements WritableJournal {
 
   /** Encodes `record` as one line (see `encodeRecord`) and appends it. */
   appendRecord(record: unknown): Promise<AppendAck> {
+    if (this.#rewriting !== null) return this.#rewriting.then(() => this.appendRecord(record));
     let text: string;
     let length: number;
     try {
@@ -381,6 +384,7 @@ export class AppendFile implements WritableJournal {
    * poisons the file: their appends were acknowledged, and only a reopen can tell what the file holds.
    */
   appendLine(bytes: Uint8Array, options?: { readonly hold?: boolean }): Promise<AppendAck> {
+    if (this.#rewriting !== null) return this.#rewriting.then(() => this.appendLine(bytes, options));
     const refusal = this.#refusal();
     if (refusal !== null) return Promise.reject(refusal);
     if (bytes.length === 0 || bytes[bytes.length - 1] !== 0x0a || bytes.indexOf(0x0a) !== bytes.length - 1)
@@ -398,6 +402,7 @@ export class AppendFile implements WritableJournal {
    * checkpoint in the log (TJ-REPLAY-019). The caller vouches that `bytes` are whole encoded lines.
    */
   appendLines(bytes: Uint8Array, options?: { readonly hold?: boolean }): Promise<AppendAck> {
+    if (this.#rewriting !== null) return this.#rewriting.then(() => this.appendLines(bytes, options));
     const refusal = this.#refusal();
     if (refusal !== null) return Promise.reject(refusal);
     if (bytes.length === 0 || bytes[bytes.length - 1] !== LF)
@@ -440,7 +445,14 @@ export class AppendFile implements WritableJournal {
    * the file would not hold it.
    */
   #holdNow(line: string | Uint8Array, length: number): boolean {
-    if (this.#closed || this.#poison !== null || this.#failed !== null || this.durability !== 'none') return false;
+    if (
+      this.#rewriting !== null ||
+      this.#closed ||
+      this.#poison !== null ||
+      this.#failed !== null ||
+      this.durability !== 'none'
+    )
+      return false;
     if (typeof line !== 'string') {
       const chunk = this.#heldChunkFor(length);
       chunk.bytes.set(line, chunk.length);
@@ -744,7 +756,23 @@ export class AppendFile implements WritableJournal {
    * Replaces the whole file atomically with `chunks` (TJ-DUR-009) while holding its lock, and goes on appending to
    * the new file. Used by compaction and retention, which keep the lines they retain byte for byte.
    */
-  async rewrite(chunks: Iterable<Uint8Array> | AsyncIterable<Uint8Array>): Promise<void> {
+  rewrite(chunks: Iterable<Uint8Array> | AsyncIterable<Uint8Array>): Promise<void> {
+    // Appends made from now on wait for the new file (TJ-STORE-006): written before the rename, they would be lost
+    // with the old one; in call order after it, once it is open, they follow its lines.
+    const result = (this.#rewriting ?? Promise.resolve()).then(() => this.#rewrite(chunks));
+    const gate = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.#rewriting = gate;
+    // Registered before any append waits on the gate: those appends find it cleared and go through.
+    gate.then(() => {
+      if (this.#rewriting === gate) this.#rewriting = null;
+    });
+    return result;
+  }
+
+  async #rewrite(chunks: Iterable<Uint8Array> | AsyncIterable<Uint8Array>): Promise<void> {
     await this.flush();
     try {
       await replaceFile(this.#fs, this.path, chunks);
