@@ -2,7 +2,7 @@ import { ReaderError } from '../errors.js';
 import type { JournalSource } from '../framing/read-journal.js';
 import { trailingNulCount } from '../framing/space.js';
 
-/** A committed line met by {@link readLinesBackward}: its bytes, or only its length when over the limit. */
+/** A committed line met by `readLinesBackward`: its bytes, or only its length when over the limit. */
 export type BackwardLine =
   | {
       readonly kind: 'line';

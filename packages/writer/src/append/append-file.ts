@@ -300,7 +300,7 @@ export class AppendFile implements WritableJournal {
     return this.path;
   }
 
-  /** The file's state (see {@link WritableJournalState}). */
+  /** The file's state (see `WritableJournalState`). */
   get state(): WritableJournalState {
     if (this.#closing !== null || this.#closed) return 'closed';
     if (this.#poison === null) return 'open';

@@ -39,7 +39,7 @@ export interface FileRecordStoreOptions {
   readonly channelPollMs?: number;
 }
 
-/** The file store: the {@link RecordStore} of a directory, the embedded default of every writer and hub. */
+/** The file store: the `RecordStore` of a directory, the embedded default of every writer and hub. */
 export interface FileRecordStore extends RecordStore {
   /** The store's root directory. */
   readonly root: string;
