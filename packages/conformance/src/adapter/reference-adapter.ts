@@ -232,6 +232,8 @@ export async function runAdapter(
     }
   };
 
+  /** Requests being served: a `stop` waits for them. */
+  const inFlight = new Set<Promise<unknown>>();
   const lines = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
   lines.on('line', (line) => {
     let message: unknown;
@@ -283,7 +285,16 @@ export async function runAdapter(
       return;
     }
     const request = message as AdapterRequest;
-    handle(request).then(
+    // Every request is answered (TJ-CONF-019): a `stop` pipelined behind others is served once they are, so that its
+    // answer, after which the harness may close the streams, is the last.
+    const earlier = request.op === 'stop' ? Promise.allSettled([...inFlight]) : undefined;
+    const served = earlier === undefined ? handle(request) : earlier.then(() => handle(request));
+    inFlight.add(served);
+    served.then(
+      () => inFlight.delete(served),
+      () => inFlight.delete(served),
+    );
+    served.then(
       (result) => {
         respond({ id: request.id, ok: true, result });
         if (request.op === 'stop') stopping?.();

@@ -169,6 +169,32 @@ describe('the reference adapter in process', () => {
       .map((l) => JSON.parse(l) as Record<string, unknown>);
   }
 
+  it('answers every request pipelined before a stop, and the stop last (TJ-CONF-019)', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'tj-pipelined-'));
+    try {
+      writeStoreFixture(root, {
+        files: [
+          {
+            path: '_turn_journal/s1.jsonl',
+            text: '{"version":1,"event":"submitted","turn_id":"t1","session_id":"s1","created_at":1770000001}\n',
+          },
+        ],
+      });
+      const answers = await exchange([
+        { id: 1, op: 'read', paths: [root] },
+        { id: 2, op: 'read', paths: [root] },
+        { id: 3, op: 'stop' },
+      ]);
+      expect(answers.map((answer) => [answer.id, answer.ok])).toEqual([
+        [1, true],
+        [2, true],
+        [3, true],
+      ]);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
   it('answers start with every level, family, durability and feature, and stop with an empty result (TJ-CONF-001, TJ-CONF-024)', async () => {
     const [start, stop] = await exchange([
       { id: 1, op: 'start', protocol: 1 },
