@@ -200,7 +200,8 @@ export class FollowerSession implements SubscriptionSource {
     this.#stopListening();
     this.#wake();
     for (const subscription of [...this.#subscribers]) subscription.close();
-    await this.#catchingUp?.catch(() => undefined);
+    // A catch-up never rejects (a failure fails the follower instead): its end is all there is to wait for.
+    await this.#catchingUp;
     await this.#disk.close();
   }
 
