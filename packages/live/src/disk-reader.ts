@@ -38,7 +38,9 @@ export class DiskReader {
   async reopen(): Promise<void> {
     const reader = this.#reader;
     this.#reader = null;
-    if (reader !== null) await reader.then((open) => open.close()).catch(() => undefined);
+    // An open that failed was the answer of the read that made it (and the next read opens again): only an open
+    // reader is closed, and a failure to close it is the caller's to hear.
+    if (reader !== null) await reader.then((open) => open.close(), openAlreadyAnswered);
   }
 
   /** Closes the reader. */
@@ -57,10 +59,11 @@ export class DiskReader {
    */
   async readAfter(after: number, through: number, limit: number): Promise<DiskBatch> {
     if (this.#reader === null) {
-      this.#reader = this.#open();
-      // A failed open is not kept: the next read tries again.
-      this.#reader.catch(() => {
-        this.#reader = null;
+      const opening = this.#open();
+      this.#reader = opening;
+      // A failed open is answered to the read awaiting it below, and not kept: the next read tries again.
+      opening.catch(() => {
+        if (this.#reader === opening) this.#reader = null;
       });
     }
     const reader = await this.#reader;
@@ -91,4 +94,9 @@ export class DiskReader {
     }
     return { kind: 'records', records, sizes };
   }
+}
+
+/** The settled value of a reader whose open failed: its failure was answered to the read that opened it. */
+function openAlreadyAnswered(): undefined {
+  return undefined;
 }
