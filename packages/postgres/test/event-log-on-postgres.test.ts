@@ -3,50 +3,18 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { RecordStore } from '@turnjournal/reader/record-store';
-import { type EventLog, openEventLog } from '@turnjournal/writer';
+import { converseThreeRuns, openScriptedLog, SCRIPT_START } from '@turnjournal/test-support';
 import { openFileRecordStore } from '@turnjournal/writer/file-store';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPostgresRecordStore } from '../src/index.js';
 import { type PostgresServer, startPostgres } from './support/postgres-server.js';
 
-const START = Date.parse('2026-11-29T00:00:00.000Z');
-
 let server: PostgresServer;
 beforeAll(() => {
   server = startPostgres();
 });
 afterAll(() => server?.stop());
-
-/** Opens the log of `s1` on `store` with a clock that ticks a second per record and a fixed epoch. */
-function open(store: RecordStore, clock: { now: number }): Promise<EventLog> {
-  return openEventLog({
-    store,
-    sessionId: 's1',
-    durability: 'group',
-    checkpointInterval: 4,
-    clock: () => (clock.now += 1000),
-    newEpoch: () => 'epoch-1',
-  });
-}
-
-/** A conversation of three runs, with tool calls and enough records for automatic checkpoints. */
-async function converse(log: EventLog): Promise<void> {
-  for (let r = 0; r < 3; r++) {
-    const requestId = `r${r}`;
-    await log.chatStarted({ requestId });
-    await log.appendMessage({ role: 'user', content: `question ${r}`, id: `${requestId}.user` });
-    await log.segmentStarted({ requestId, messageId: `${requestId}.a` });
-    for (let n = 0; n < 6; n++) await log.delta({ requestId, messageId: `${requestId}.a`, text: `word${n} ` });
-    await log.appendMessage({
-      role: 'assistant',
-      content: 'word0 word1 word2 word3 word4 word5 ',
-      id: `${requestId}.a`,
-    });
-    await log.chatDone({ requestId });
-  }
-}
 
 describe('an event log opened through the PostgreSQL store (spec §19)', () => {
   it('writes byte for byte the lines it writes to a file, and recovers the same state on reopen', async () => {
@@ -56,12 +24,12 @@ describe('an event log opened through the PostgreSQL store (spec §19)', () => {
     const states: Record<string, unknown> = {};
     try {
       for (const [name, store] of Object.entries(stores)) {
-        const clock = { now: START };
-        const log = await open(store, clock);
-        await converse(log);
+        const clock = { now: SCRIPT_START };
+        const log = await openScriptedLog(store, clock);
+        await converseThreeRuns(log);
         const before = { snapshot: log.snapshot(), runs: [...log.runs().values()] };
         await log.close();
-        const reopened = await open(store, clock);
+        const reopened = await openScriptedLog(store, clock);
         expect({ snapshot: reopened.snapshot(), runs: [...reopened.runs().values()] }, name).toEqual(before);
         const next = await reopened.appendMessage({ role: 'user', content: 'after the reopen', id: 'late' });
         expect(next.seq, `${name}: the next seq follows the last record`).toBe((before.snapshot.lastSeq ?? -1) + 1);

@@ -13,4 +13,5 @@ export {
 } from './property.js';
 export { type SeededRandom, seededRandom, suiteSeed } from './random.js';
 export { describeRecordStoreContract, type StoreUnderTest } from './record-store-contract.js';
+export { converseThreeRuns, openScriptedLog, SCRIPT_START } from './scripted-event-log.js';
 export { countSetting, seedSetting, TestSettingError } from './settings.js';

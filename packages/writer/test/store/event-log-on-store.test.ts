@@ -3,43 +3,17 @@
 // (a model of a database: no bytes on a disk, asynchronous commits).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { RecordStore } from '@turnjournal/reader/record-store';
-import { SimulatedBacking, SimulatedRecordStore } from '@turnjournal/test-support';
-import { type EventLog, openEventLog } from '@turnjournal/writer';
+import {
+  converseThreeRuns,
+  openScriptedLog,
+  SCRIPT_START,
+  SimulatedBacking,
+  SimulatedRecordStore,
+} from '@turnjournal/test-support';
+import { openEventLog } from '@turnjournal/writer';
 import { openFileRecordStore } from '@turnjournal/writer/file-store';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../support/temp.js';
-
-const START = Date.parse('2026-11-29T00:00:00.000Z');
-
-/** Opens the log of `s1` on `store` with a clock that ticks a second per record and a fixed epoch. */
-function open(store: RecordStore, clock: { now: number }): Promise<EventLog> {
-  return openEventLog({
-    store,
-    sessionId: 's1',
-    durability: 'group',
-    checkpointInterval: 4,
-    clock: () => (clock.now += 1000),
-    newEpoch: () => 'epoch-1',
-  });
-}
-
-/** A conversation of three runs, with tool calls and enough records for automatic checkpoints. */
-async function converse(log: EventLog): Promise<void> {
-  for (let r = 0; r < 3; r++) {
-    const requestId = `r${r}`;
-    await log.chatStarted({ requestId });
-    await log.appendMessage({ role: 'user', content: `question ${r}`, id: `${requestId}.user` });
-    await log.segmentStarted({ requestId, messageId: `${requestId}.a` });
-    for (let n = 0; n < 6; n++) await log.delta({ requestId, messageId: `${requestId}.a`, text: `word${n} ` });
-    await log.appendMessage({
-      role: 'assistant',
-      content: 'word0 word1 word2 word3 word4 word5 ',
-      id: `${requestId}.a`,
-    });
-    await log.chatDone({ requestId });
-  }
-}
 
 /** The lines the simulated store holds for the log of `s1`. */
 function simulatedLines(backing: SimulatedBacking): string {
@@ -55,12 +29,12 @@ describe('an event log opened through a record store (spec §19)', () => {
     const stores = { file: openFileRecordStore({ root }), simulated: new SimulatedRecordStore(backing) };
     const states: Record<string, unknown> = {};
     for (const [name, store] of Object.entries(stores)) {
-      const clock = { now: START };
-      const log = await open(store, clock);
-      await converse(log);
+      const clock = { now: SCRIPT_START };
+      const log = await openScriptedLog(store, clock);
+      await converseThreeRuns(log);
       const before = { snapshot: log.snapshot(), runs: [...log.runs().values()] };
       await log.close();
-      const reopened = await open(store, clock);
+      const reopened = await openScriptedLog(store, clock);
       expect({ snapshot: reopened.snapshot(), runs: [...reopened.runs().values()] }, name).toEqual(before);
       const next = await reopened.appendMessage({ role: 'user', content: 'after the reopen', id: 'late' });
       expect(next.seq, `${name}: the next seq follows the last record`).toBe((before.snapshot.lastSeq ?? -1) + 1);
@@ -76,9 +50,9 @@ describe('an event log opened through a record store (spec §19)', () => {
   it('compacts through the store: the rewrite keeps the last checkpoint and what follows, and the log goes on', async () => {
     const backing = new SimulatedBacking();
     const store = new SimulatedRecordStore(backing);
-    const clock = { now: START };
-    const log = await open(store, clock);
-    await converse(log);
+    const clock = { now: SCRIPT_START };
+    const log = await openScriptedLog(store, clock);
+    await converseThreeRuns(log);
     const before = log.snapshot();
     const lines = simulatedLines(backing).split('\n').length;
     // Every run is finished and acknowledged nowhere: a retention of 0 with a delivery window of 0 lets them go.
@@ -88,7 +62,7 @@ describe('an event log opened through a record store (spec §19)', () => {
     expect(simulatedLines(backing).startsWith('{"seq":')).toBe(true);
     await log.appendMessage({ role: 'user', content: 'after compaction', id: 'late' });
     await log.close();
-    const reopened = await open(store, clock);
+    const reopened = await openScriptedLog(store, clock);
     expect(reopened.snapshot().messages).toEqual([
       ...before.messages,
       { role: 'user', content: 'after compaction', id: 'late' },
@@ -98,9 +72,11 @@ describe('an event log opened through a record store (spec §19)', () => {
 
   it('is refused with `journal_locked` while another owner holds the log in the same store', async () => {
     const backing = new SimulatedBacking();
-    const clock = { now: START };
-    const first = await open(new SimulatedRecordStore(backing), clock);
-    await expect(open(new SimulatedRecordStore(backing), clock)).rejects.toMatchObject({ code: 'journal_locked' });
+    const clock = { now: SCRIPT_START };
+    const first = await openScriptedLog(new SimulatedRecordStore(backing), clock);
+    await expect(openScriptedLog(new SimulatedRecordStore(backing), clock)).rejects.toMatchObject({
+      code: 'journal_locked',
+    });
     await first.close();
   });
 
