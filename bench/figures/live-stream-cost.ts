@@ -36,7 +36,7 @@ function linesEnd(file: string): number {
  * last known end, through a descriptor opened once with `O_NOATIME`, up to the first NUL byte (where the pre-allocated
  * space starts: a line never holds one, JSON escapes it) or the file's end.
  */
-class LinesFollower {
+export class LinesFollower {
   readonly #fd: number;
   readonly #chunk = Buffer.alloc(4096);
   #end: number;

@@ -7,6 +7,7 @@ import { eventAppend } from './event-append.js';
 import { eventRecovery } from './event-recovery.js';
 import { groupCommit } from './group-commit.js';
 import { liveLongSession } from './live-long-session.js';
+import { liveFanoutPeers, liveMessagePeers, liveReplayPeers } from './live-peers.js';
 import { liveFanout, liveReconnect } from './live-sessions.js';
 import { liveStreamCost } from './live-stream-cost.js';
 import { peakMemory } from './peak-memory.js';
@@ -30,5 +31,8 @@ export const FIGURES: readonly Figure[] = [
   liveFanout,
   liveStreamCost,
   liveLongSession,
+  liveMessagePeers,
+  liveReplayPeers,
+  liveFanoutPeers,
   aiSdkStreamCost,
 ];
