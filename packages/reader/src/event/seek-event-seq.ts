@@ -30,6 +30,10 @@ const LF = 0x0a;
  * longer line. A probe that finds no parseable record (damage, pre-allocated space, a line longer than the window)
  * moves the upper bound only, so the answer may be earlier than needed, never later: the caller's forward read, which
  * skips `seq < target`, stays exact.
+ *
+ * The last 64 KiB are read at once and bisected by line, parsing the seq of a few lines only: the answer is then the
+ * line right after the last record before the target, unless a line too long for the window hides it. Answering the
+ * start of those 64 KiB made every reconnect parse and validate some 280 records it then skipped (issue 39).
  */
 export async function seekEventSeq(target: number, options: SeekEventSeqOptions): Promise<number> {
   const { source, size } = options;
@@ -52,7 +56,7 @@ export async function seekEventSeq(target: number, options: SeekEventSeqOptions)
     if (found === null || found.seq >= target) hi = mid;
     else lo = found.lineStart;
   }
-  return lo;
+  return probe.lineOf(target, lo, hi, size);
 }
 
 /** Positional reads of the first record after a point, into a buffer that grows only for long lines. */
@@ -65,6 +69,49 @@ class Probe {
   constructor(source: JournalSource, window: number) {
     this.#source = source;
     this.#window = window;
+  }
+
+  /**
+   * Within `[lo, hi]` (`lo` a line start or 0; every line starting after `hi` holds `seq >= target` or no record), the
+   * start of the line after the last record with `seq < target`: one read from `lo` through the first line start past
+   * `hi`, then a bisection over its lines. A line that does not end in what was read counts as at or past the target,
+   * so the answer is never later than that record.
+   */
+  async lineOf(target: number, lo: number, hi: number, size: number): Promise<number> {
+    let extra = FIRST_PROBE_BYTES;
+    let bytes: Uint8Array;
+    for (;;) {
+      const length = Math.min(size - lo, hi - lo + extra);
+      if (this.#buffer.length < length) this.#buffer = new Uint8Array(length);
+      const read = await readFully(this.#source, this.#buffer, length, lo);
+      bytes = this.#buffer.subarray(0, read);
+      // Enough when a line starts past `hi`, or when there is nothing more to read or that may be read.
+      if (bytes.lastIndexOf(LF) >= hi - lo || read < length || length >= size - lo || extra >= this.#window) break;
+      extra *= 2;
+    }
+    const starts = [0];
+    for (let lf = bytes.indexOf(LF); lf >= 0 && lf + 1 < bytes.length; lf = bytes.indexOf(LF, lf + 1))
+      starts.push(lf + 1);
+    // Whether the first record at or after line `i` is at or past the target (true too when there is none, or when a
+    // line before it does not end in the bytes read): false for every line before the answer, true from it on.
+    const atOrPast = (i: number): boolean => {
+      for (let k = i; k < starts.length; k += 1) {
+        const start = starts[k] as number;
+        const end = bytes.indexOf(LF, start);
+        if (end < 0) return true;
+        const seq = seqOf(this.#decoder.decode(bytes.subarray(start, end)));
+        if (seq !== null) return seq >= target;
+      }
+      return true;
+    };
+    let low = 0;
+    let high = starts.length;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      if (atOrPast(mid)) high = mid;
+      else low = mid + 1;
+    }
+    return lo + (low < starts.length ? (starts[low] as number) : bytes.length);
   }
 
   /**

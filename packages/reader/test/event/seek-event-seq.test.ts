@@ -32,10 +32,12 @@ type Piece =
 function buildLog(pieces: readonly Piece[], space: number) {
   const parts: Buffer[] = [];
   const starts: { seq: number; offset: number }[] = [];
+  const pieceOf = new Map<number, number>();
   let offset = 0;
   let seq = 0;
   for (const piece of pieces) {
     let text: string;
+    if (piece.kind !== 'garbage') pieceOf.set(seq, parts.length);
     if (piece.kind === 'record') {
       starts.push({ seq, offset });
       text = `${JSON.stringify({ seq, ts: '2026-11-26T00:00:00.000Z', type: 'x.test.pad', payload: { p: 'y'.repeat(piece.pad) } })}\n`;
@@ -52,7 +54,14 @@ function buildLog(pieces: readonly Piece[], space: number) {
     offset += bytes.length;
   }
   parts.push(Buffer.alloc(space));
-  return { content: Buffer.concat(parts), starts, records: seq, linesEnd: offset };
+  const longest = parts.slice(0, -1).reduce((most, part) => Math.max(most, part.length), 0);
+  // Where the line after the last record with seq < target starts (0 when there is none).
+  const afterLastBelow = (target: number): number => {
+    const last = starts.filter((start) => start.seq < target).at(-1);
+    if (last === undefined) return 0;
+    return last.offset + (parts[pieceOf.get(last.seq) as number] as Buffer).length;
+  };
+  return { content: Buffer.concat(parts), starts, records: seq, linesEnd: offset, longest, afterLastBelow };
 }
 
 const piece: fc.Arbitrary<Piece> = fc.oneof(
@@ -88,6 +97,8 @@ describe('seekEventSeq (spec §15.6)', () => {
           // A line start: where a forward read can begin.
           expect(answer === 0 || log.content[answer - 1] === 0x0a).toBe(true);
           for (const start of log.starts) if (start.offset < answer) expect(start.seq).toBeLessThan(target);
+          // Exact when every line fits the window: the line right after the last record before the target (issue 39).
+          if (log.longest < windowBytes) expect(answer).toBe(log.afterLastBelow(target));
         },
       ),
       propertyParameters({ defaultRuns: 200 }),
@@ -102,15 +113,18 @@ describe('seekEventSeq (spec §15.6)', () => {
     const answer = await seekEventSeq(log.records - 100, { source: near, size: log.content.length });
     expect(answer).toBeLessThanOrEqual(log.starts[log.records - 100]?.offset as number);
     expect(answer).toBeGreaterThan(log.content.length - 2 * 64 * 1024 - 32 * 1024);
-    // Two steps back from the end at most, 4 KiB each.
-    expect(near.reads).toBeLessThanOrEqual(3);
-    expect(near.bytes).toBeLessThanOrEqual(3 * 4096);
+    // Two steps back from the end at most, 4 KiB each, then one read of the last 64 KiB (and 4 KiB past them) that
+    // finds the exact line.
+    const last = 64 * 1024 + 4096;
+    expect(near.reads).toBeLessThanOrEqual(4);
+    expect(near.bytes).toBeLessThanOrEqual(3 * 4096 + last);
+    expect(answer).toBe(log.afterLastBelow(log.records - 100));
     // A target at the start still takes O(log size) probes of 4 KiB.
     const far = counted(log.content);
     expect(await seekEventSeq(100, { source: far, size: log.content.length })).toBeLessThanOrEqual(
       log.starts[100]?.offset as number,
     );
-    expect(far.reads).toBeLessThanOrEqual(2 * Math.ceil(Math.log2(log.content.length / (64 * 1024))) + 2);
-    expect(far.bytes).toBeLessThanOrEqual(far.reads * 4096);
+    expect(far.reads).toBeLessThanOrEqual(2 * Math.ceil(Math.log2(log.content.length / (64 * 1024))) + 3);
+    expect(far.bytes).toBeLessThanOrEqual((far.reads - 1) * 4096 + last);
   });
 });
