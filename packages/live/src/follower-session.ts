@@ -3,6 +3,7 @@ import type { JournalReader, RecordStore } from '@turnjournal/reader/record-stor
 import { isAcceptedRecord } from '@turnjournal/schema';
 import { DiskReader } from './disk-reader.js';
 import { LiveError } from './errors.js';
+import { Listening, type LiveListener } from './fanout-listener.js';
 import type { ConversationView, LiveEvent, LiveRecord, LiveRunStatus } from './records.js';
 import { RecordRing } from './ring.js';
 import type { LiveRunInfo, LiveSessionSettings, SendResult, SubscribeOptions } from './session-inputs.js';
@@ -178,6 +179,14 @@ export class FollowerSession implements SubscriptionSource {
     this.#subscribers.add(subscription);
     this.#lastUsed = this.#settings.time.monotonic();
     return subscription;
+  }
+
+  /**
+   * What {@link subscribe} streams, delivered by callback: `listener` gets every event once, in order, the records
+   * that are ready at once (a commit's, a batch read from the store) in one call. Observe the returned `done`.
+   */
+  listen(options: SubscribeOptions, listener: LiveListener): Listening {
+    return new Listening(this.subscribe(options), listener);
   }
 
   /** The conversation view through {@link FollowerSession.durableSeq} (TJ-LIVE-013). */

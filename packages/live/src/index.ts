@@ -1,6 +1,7 @@
 // @turnjournal/live: live sessions over a turnjournal store (spec §18; seeds 000, 001, 003).
 export * from './errors.js';
 export * from './fanout.js';
+export { Listening, type LiveListener } from './fanout-listener.js';
 export { FollowerSession } from './follower-session.js';
 export * from './hub.js';
 export { type LiveClock, systemClock } from './live-clock.js';

@@ -7,6 +7,7 @@ import { deferCheckpoints, messageCount, oversizeRefusal } from '@turnjournal/wr
 import { CommitPipeline } from './commit-pipeline.js';
 import { DiskReader } from './disk-reader.js';
 import { LiveError } from './errors.js';
+import { Listening, type LiveListener } from './fanout-listener.js';
 import type { FollowerSession } from './follower-session.js';
 import { LiveRun } from './live-run.js';
 import type { ConversationView, LiveEvent, LiveRecord, LiveRunStatus } from './records.js';
@@ -447,6 +448,14 @@ export class LiveSession implements SubscriptionSource {
     this.#subscribers.add(subscription);
     this.#lastUsed = this.#settings.time.monotonic();
     return subscription;
+  }
+
+  /**
+   * What {@link subscribe} streams, delivered by callback: `listener` gets every event once, in order, the records
+   * that are ready at once (a commit's, a batch read from the store) in one call. Observe the returned `done`.
+   */
+  listen(options: SubscribeOptions, listener: LiveListener): Listening {
+    return new Listening(this.subscribe(options), listener);
   }
 
   /**

@@ -115,6 +115,38 @@ export class Subscription implements AsyncIterableIterator<LiveEvent> {
     this.#wake?.();
   }
 
+  /**
+   * @internal The events a listener receives in one call, starting with `first` (the event `next()` just yielded):
+   * then the records after it that are there without waiting (the rest of a batch read from the store, or the window
+   * through the durable head), as `next()` would yield them one by one, up to `limit` events in all. Records taken
+   * from the window come as one array shared by every listener at the same cursor, built once per commit.
+   */
+  takeReady(first: LiveEvent, limit: number): readonly LiveEvent[] {
+    if (first.kind !== 'record' || this.#done || this.#cut || this.#reset) return [first];
+    const source = this.#source;
+    const seq = first.record.seq;
+    if (this.#batch.length === 0 && this.#live && source.fromRing(seq) === first.record) {
+      const events = sharedRun(source, seq, Math.min(source.durableSeq, seq + limit - 1));
+      this.#cursor = (events.at(-1) as { record: LiveRecord }).record.seq;
+      return events;
+    }
+    const events: LiveEvent[] = [first];
+    while (events.length < limit) {
+      const buffered = this.#batch.shift();
+      let record: LiveRecord | undefined;
+      if (buffered !== undefined) record = buffered;
+      else {
+        if (this.#cursor >= source.durableSeq) break;
+        record = source.fromRing(this.#cursor + 1);
+        if (record === undefined) break;
+        this.#live = true;
+      }
+      this.#cursor = record.seq;
+      events.push({ kind: 'record', record });
+    }
+    return events;
+  }
+
   [Symbol.asyncIterator](): AsyncIterableIterator<LiveEvent> {
     return this;
   }
@@ -220,4 +252,34 @@ export class Subscription implements AsyncIterableIterator<LiveEvent> {
     this.#cursor = record.seq;
     return { done: false, value: { kind: 'record', record } };
   }
+}
+
+/** The last run of window records built for listeners, per session: the next listener at the same cursor reuses it. */
+const sharedRuns = new WeakMap<
+  SubscriptionSource,
+  readonly { readonly kind: 'record'; readonly record: LiveRecord }[]
+>();
+
+/**
+ * The record events of the window from `from` through `through` (fewer if the window lacks some), the same frozen
+ * array for every caller while the window holds the same records at both ends.
+ */
+function sharedRun(source: SubscriptionSource, from: number, through: number): readonly LiveEvent[] {
+  const cached = sharedRuns.get(source);
+  if (
+    cached !== undefined &&
+    cached.length === through - from + 1 &&
+    cached[0]?.record === source.fromRing(from) &&
+    cached[cached.length - 1]?.record === source.fromRing(through)
+  )
+    return cached;
+  const events: { readonly kind: 'record'; readonly record: LiveRecord }[] = [];
+  for (let seq = from; seq <= through; seq += 1) {
+    const record = source.fromRing(seq);
+    if (record === undefined) break;
+    events.push({ kind: 'record', record });
+  }
+  Object.freeze(events);
+  sharedRuns.set(source, events);
+  return events;
 }

@@ -1,0 +1,91 @@
+/**
+ * Reconnect replay and cold open on a large session (issue 39), for before/after comparisons of builds:
+ * `npx tsx --expose-gc bench/probes/live-replay.ts --dir=bench/.work/replay-probe [--records=1000000] [--samples=41]`.
+ * Not a figure of `pnpm bench` (`live-replay-peers` is): it writes the session's log once into `--dir` and keeps it,
+ * so that alternated runs of two builds (swap `packages/reader/dist` or set `TJ_BENCH_LIVE`) read the same file, and
+ * prints the median time from `subscribe({after: lastSeq - 100})` to the first record and of a cold `hub.session`.
+ */
+import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { live } from '../lib/live.js';
+import { gc, median, nowMs } from '../lib/stats.js';
+import { writer } from '../lib/writer.js';
+
+const args = new Map(
+  process.argv.slice(2).map((arg) => {
+    const [key, value] = arg.replace(/^--/, '').split('=');
+    return [key, value ?? ''] as const;
+  }),
+);
+const dir = resolve(args.get('dir') ?? 'bench/.work/replay-probe');
+const records = Number(args.get('records') ?? 1_000_000);
+const samples = Number(args.get('samples') ?? 41);
+const SESSION = 's1';
+
+async function writeLog(root: string, count: number): Promise<void> {
+  mkdirSync(join(root, SESSION), { recursive: true });
+  const log = await writer.openEventLog({ root, sessionId: SESSION, durability: 'none', checkpointInterval: 1000 });
+  const text = 'token '.repeat(16).slice(0, 100);
+  for (let r = 0; (log.lastSeq ?? -1) + 1 < count; r += 1) {
+    const requestId = `run-${r}`;
+    log.chatStarted({ requestId, content: `question ${r}` });
+    log.appendMessage({ role: 'user', content: `question ${r}`, id: `${requestId}.user` });
+    log.segmentStarted({ requestId, messageId: `${requestId}.a1` });
+    for (let d = 0; d < 1000; d += 1) log.delta({ requestId, messageId: `${requestId}.a1`, text });
+    log.chatDone({ requestId });
+    await log.ack(requestId, { clientId: 'bench' });
+  }
+  await log.flush();
+  await log.close();
+}
+
+const bigRoot = join(dir, `big-${records}`);
+const smallRoot = join(dir, 'small');
+if (!existsSync(join(bigRoot, SESSION, 'events.jsonl'))) await writeLog(bigRoot, records);
+if (!existsSync(join(smallRoot, SESSION, 'events.jsonl'))) await writeLog(smallRoot, 1000);
+
+const hub = live.openConversationHub({ root: bigRoot, retention: false, ringRecords: 512 });
+const session = await hub.session(SESSION);
+const after = session.durableSeq - 100;
+const first: number[] = [];
+const cpu: number[] = [];
+for (let i = 0; i < samples + 1; i += 1) {
+  gc();
+  const usage = process.cpuUsage();
+  const begin = nowMs();
+  const subscription = session.subscribe({ after });
+  const next = await subscription.next();
+  const ms = nowMs() - begin;
+  const used = process.cpuUsage(usage);
+  subscription.close();
+  if (next.done === true || next.value.kind !== 'record' || next.value.record.seq !== after + 1)
+    throw new Error(`expected record ${after + 1}`);
+  if (i > 0) {
+    first.push(ms);
+    cpu.push((used.user + used.system) / 1000);
+  }
+}
+await hub.close();
+
+const open = async (root: string) => {
+  const cold = live.openConversationHub({ root, retention: false });
+  try {
+    gc();
+    const begin = nowMs();
+    await cold.session(SESSION);
+    return nowMs() - begin;
+  } finally {
+    await cold.close();
+  }
+};
+const big: number[] = [];
+const small: number[] = [];
+await open(bigRoot);
+for (let i = 0; i < 7; i += 1) {
+  big.push(await open(bigRoot));
+  small.push(await open(smallRoot));
+}
+const size = statSync(join(bigRoot, SESSION, 'events.jsonl')).size;
+console.log(
+  `${records} records (${(size / 1e6).toFixed(0)} MB): first record ${median(first).toFixed(3)} ms (CPU ${median(cpu).toFixed(3)} ms); cold open ${median(big).toFixed(1)} ms vs ${median(small).toFixed(1)} ms on 1 k`,
+);
