@@ -73,7 +73,7 @@ export const durableSubmit: Figure = {
     const subject: number[] = [];
     const noId: number[] = [];
     // One sample of each series per record, in a fresh random order each time (`ShuffledSamples`): the order of a
-    // fixed loop showed up in the medians, by 20–40 µs, whichever series followed the pre-allocated floor.
+    // fixed loop showed up in the medians, whichever series followed the pre-allocated floor (bench/lib/order.ts).
     const shuffled = new ShuffledSamples(sqlite === null ? 6 : 7);
     try {
       for (let i = 0; i < total; i += 1) {

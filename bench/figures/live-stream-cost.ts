@@ -27,12 +27,12 @@ function linesEnd(file: string): number {
 /**
  * Follows where the lines of a journal the hub is writing end, from message to message, without changing what the
  * hub's next sync costs. `linesEnd` did that with a `stat` and a read of the file before each timed call, and both
- * made the hub's sync dearer, not the floor's (whose file nobody looks at). Measured on the benchmark machine (Linux
- * 6.18, ext4, `relatime`), messages alternated in one process: 50–90 µs more per committed message after a `stat` or
- * a read of the hub's file, none after a read with `O_NOATIME` and no `stat`. The likely mechanism, not traced in the
- * kernel: a read after a write updates the access time, and since Linux 6.13 a `stat` makes the next write take a
- * fine-grained modification time; either way the write dirties the inode, and the `fdatasync` that a write into
- * pre-allocated space (spec §11.6) gets cheaply then costs what an appending one does. So this reads forward from the
+ * made the hub's sync dearer, not the floor's (whose file nobody looks at): on Linux 6.18, ext4, `relatime`, a
+ * committed message cost more after a `stat` or a read of the hub's file, and no more after a read with `O_NOATIME`
+ * and no `stat` (bench/results/history.md, "The live committed message: what the figure measured"). The likely
+ * mechanism, not traced in the kernel: a read after a write updates the access time, and since Linux 6.13 a `stat`
+ * makes the next write take a fine-grained modification time; either way the write dirties the inode, and the
+ * `fdatasync` that a write into pre-allocated space (spec §11.6) gets cheaply then costs what an appending one does. So this reads forward from the
  * last known end, through a descriptor opened once with `O_NOATIME`, up to the first NUL byte (where the pre-allocated
  * space starts: a line never holds one, JSON escapes it) or the file's end.
  */

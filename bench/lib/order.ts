@@ -4,10 +4,10 @@ import { nowMs } from './stats.js';
 /**
  * Times one sample of each of several latency series, in an order shuffled afresh for every sample (seeded, so a run
  * repeats its orders). A fixed order biases a series by its place in the loop, not by what it does: in
- * `durable-submit` on the benchmark machine (Intel Xeon, ext4 on virtio, 2026-11-26), the series timed right after the
- * pre-allocated floor's sync paid 20–40 µs more per median sample than the next one, and swapping the two series
- * moved the difference with them (submit with a turn id 0.272 → 0.235 ms, without one 0.232 → 0.254 ms). With every
- * order equally likely, each series follows each other one equally often, and such an effect falls on all of them.
+ * `durable-submit`, the series timed right after the pre-allocated floor's sync paid more per median sample than the
+ * next one, and swapping the two series moved the difference with them (the figures are in
+ * bench/results/history.md, "Tonight's changes, 2026-11-26 night"). With every order equally likely, each series
+ * follows each other one equally often, and such an effect falls on all of them.
  */
 export class ShuffledSamples {
   readonly #prng: Prng;
