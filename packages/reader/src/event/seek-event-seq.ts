@@ -43,7 +43,9 @@ export async function seekEventSeq(target: number, options: SeekEventSeqOptions)
   // Back from the end, in growing steps, while the records found are at or past the target.
   for (let step = LINEAR_SPAN; hi - lo > LINEAR_SPAN; step *= 2) {
     const at = Math.max(lo, hi - step);
-    const found = await probe.firstRecordAfter(at, hi);
+    // The first step reads all it steps over: a target in the last 64 KiB (a client reconnecting a little behind) is
+    // then found in those bytes without reading them again.
+    const found = await probe.firstRecordAfter(at, hi, step === LINEAR_SPAN ? hi - at : FIRST_PROBE_BYTES);
     if (found !== null && found.seq < target) {
       lo = found.lineStart;
       break;
@@ -64,6 +66,9 @@ class Probe {
   readonly #source: JournalSource;
   readonly #window: number;
   #buffer = new Uint8Array(FIRST_PROBE_BYTES);
+  /** Where the bytes in the buffer were read from, and how many were read. */
+  #bufferAt = -1;
+  #bufferLength = 0;
   readonly #decoder = new TextDecoder('utf-8', { fatal: false });
 
   constructor(source: JournalSource, window: number) {
@@ -82,9 +87,14 @@ class Probe {
     let bytes: Uint8Array;
     for (;;) {
       const length = Math.min(size - lo, hi - lo + extra);
-      if (this.#buffer.length < length) this.#buffer = new Uint8Array(length);
-      const read = await readFully(this.#source, this.#buffer, length, lo);
-      bytes = this.#buffer.subarray(0, read);
+      let read: number;
+      if (this.#bufferAt >= 0 && this.#bufferAt <= lo && this.#bufferAt + this.#bufferLength >= lo + length) {
+        bytes = this.#buffer.subarray(lo - this.#bufferAt, lo - this.#bufferAt + length);
+        read = length;
+      } else {
+        read = await this.#read(length, lo);
+        bytes = this.#buffer.subarray(0, read);
+      }
       // Enough when a line starts past `hi`, or when there is nothing more to read or that may be read.
       if (bytes.lastIndexOf(LF) >= hi - lo || read < length || length >= size - lo || extra >= this.#window) break;
       extra *= 2;
@@ -114,15 +124,29 @@ class Probe {
     return lo + (low < starts.length ? (starts[low] as number) : bytes.length);
   }
 
+  /** Reads `length` bytes at `position` into the buffer (grown when needed) and remembers where they came from. */
+  async #read(length: number, position: number): Promise<number> {
+    if (this.#buffer.length < length) this.#buffer = new Uint8Array(length);
+    this.#bufferAt = -1;
+    const read = await readFully(this.#source, this.#buffer, length, position);
+    this.#bufferAt = position;
+    this.#bufferLength = read;
+    return read;
+  }
+
   /**
    * The first complete line starting after `from` (and ending before `end`) that parses to an object with an integer
-   * seq, looked for in 4 KiB, then in twice as much while no such line was complete, up to the window.
+   * seq, looked for in `firstRead` bytes (4 KiB unless told), then in twice as much while no such line was complete,
+   * up to the window.
    */
-  async firstRecordAfter(from: number, end: number): Promise<{ lineStart: number; seq: number } | null> {
-    let length = Math.min(FIRST_PROBE_BYTES, this.#window, end - from);
+  async firstRecordAfter(
+    from: number,
+    end: number,
+    firstRead = FIRST_PROBE_BYTES,
+  ): Promise<{ lineStart: number; seq: number } | null> {
+    let length = Math.min(firstRead, this.#window, end - from);
     for (;;) {
-      if (this.#buffer.length < length) this.#buffer = new Uint8Array(length);
-      const read = await readFully(this.#source, this.#buffer, length, from);
+      const read = await this.#read(length, from);
       const bytes = this.#buffer.subarray(0, read);
       let lf = bytes.indexOf(LF);
       while (lf >= 0) {
