@@ -9,6 +9,7 @@ import {
   buildStreamedReportOf,
   checkStoreListing,
   diskContents,
+  recordStoreContents,
   turnsOf,
 } from '@turnjournal/reader/_internals';
 import { WriterError } from '@turnjournal/writer';
@@ -26,6 +27,7 @@ import {
 } from './maintenance.js';
 import { parseArgsMessage } from './parse-args-message.js';
 import { jsonDocumentChunks } from './report-json-chunks.js';
+import { type CommandTarget, isStoreUrl, openTarget } from './store-target.js';
 import { textLines } from './terminal-text.js';
 import {
   type FileValidation,
@@ -70,6 +72,10 @@ Commands:
                        --only and partial --tier runs say "partial run" and are never CONFORMANT.
   adapter              The reference adapter: speaks the adapter protocol on stdin/stdout, backed by
                        @turnjournal/reader and @turnjournal/writer.
+
+Targets: check, inspect, audit, recover and compact take paths, or one record store by its URL instead:
+  postgres://user@host/db?store=<name>   a PostgreSQL store (needs @turnjournal/postgres installed beside the
+                                          CLI; the tables must exist). Reports never print the URL's password.
 
 Options:
   --mode tolerant|prefix|strict   Recovery mode after damage (default: tolerant).
@@ -156,13 +162,34 @@ async function run(argv: readonly string[]): Promise<number> {
   const mode = (values.mode ?? 'tolerant') as RecoveryMode;
   if (!RECOVERY_MODES.includes(mode)) throw usage(`--mode must be one of ${RECOVERY_MODES.join(', ')}, got "${mode}"`);
   if (paths.length === 0) throw usage(`${command}: no path given`);
-  const missing = paths.filter((path) => !existsSync(path));
+  if (command === 'validate' && paths.some(isStoreUrl))
+    throw usage('validate: reads files; check a store with `turnjournal check <store URL>`');
+  const missing = paths.filter((path) => !isStoreUrl(path) && !existsSync(path));
   if (missing.length > 0) throw usage(`${command}: no such file or directory: ${missing.join(', ')}`);
+  if (command === 'validate') return await validateCommand(paths, format);
+  const target = await maintenance(() => openTarget(command, paths));
+  try {
+    return await targetCommand(command, target, values, format, mode);
+  } finally {
+    if (target.kind === 'store') await target.close();
+  }
+}
+
+/** check, inspect, audit, recover and compact, on files under paths or on a record store. */
+async function targetCommand(
+  command: string,
+  target: CommandTarget,
+  values: ReturnType<typeof parse>['values'],
+  format: ReportFormat,
+  mode: RecoveryMode,
+): Promise<number> {
+  const source = target.kind === 'paths' ? target.paths : target.store;
+  const paths = target.kind === 'paths' ? target.paths : [target.shown];
 
   if (command === 'recover') {
     const apply = values.apply === true;
     const result = await maintenance(() =>
-      recoverCommand(paths, { apply, hooks: values.hooks, journalOnly: values['journal-only'] === true }),
+      recoverCommand(source, { apply, hooks: values.hooks, journalOnly: values['journal-only'] === true }),
     );
     // Pieces, not one string: the plan holds each abandoned turn's whole submitted record (up to the line limit).
     await writeOut(
@@ -178,7 +205,7 @@ async function run(argv: readonly string[]): Promise<number> {
         ? undefined
         : await maintenance(async () => parseDuration(values.retention as string));
     const result = await maintenance(() =>
-      compactCommand(paths, {
+      compactCommand(source, {
         dryRun: values['dry-run'] === true,
         ...(retentionSeconds === undefined ? {} : { retentionSeconds }),
       }),
@@ -190,39 +217,38 @@ async function run(argv: readonly string[]): Promise<number> {
     );
     return EXIT.clean;
   }
-  if (command === 'validate') {
-    const results: FileValidation[] = [];
-    const budget = new ProblemBudget();
-    for (const file of findRecordFiles(paths)) results.push(await validateFile(file, budget));
-    const omitted = omittedOf(results);
-    process.stdout.write(
-      format === 'json' ? `${JSON.stringify({ files: results, omitted }, null, 2)}\n` : validateText(results, omitted),
-    );
-    // A problem left out by the cap fails the run as a listed one does.
-    const failing = (code: string) => !INFORMATIONAL_CODES.has(code);
-    return results.some((r) => r.problems.some((p) => failing(p.code))) || Object.keys(omitted).some(failing)
-      ? EXIT.violations
-      : EXIT.clean;
-  }
   // The turns are listed, not kept as objects: each is made when the audit, the plan or the report reaches it (issue
   // 11: an object per turn was 96 MB of two million orphan records).
+  const contents = target.kind === 'paths' ? diskContents(target.paths) : recordStoreContents(target.store);
   const report =
     command === 'audit'
-      ? await auditStoreListing(diskContents(paths), { mode }, true).then((audit) =>
+      ? await auditStoreListing(contents, { mode }, true).then((audit) =>
           buildStreamedReportOf(audit.check, { command, mode, paths, plan: audit.plan }, turnsOf),
         )
       : buildStreamedReportOf(
           // Only JSON and the timeline of `inspect` print turns: the other reports need their number alone.
-          await checkStoreListing(
-            diskContents(paths),
-            { mode, keepTurns: command === 'inspect' || format === 'json' },
-            true,
-          ),
+          await checkStoreListing(contents, { mode, keepTurns: command === 'inspect' || format === 'json' }, true),
           { command, mode, paths },
           turnsOf,
         );
   await writeOut(reportChunks(report, format, { timeline: command === 'inspect' }));
   return report.summary.findings.error > 0 ? EXIT.violations : EXIT.clean;
+}
+
+/** `validate`: every line of the record files under the paths against the v1 schemas. */
+async function validateCommand(paths: readonly string[], format: ReportFormat): Promise<number> {
+  const results: FileValidation[] = [];
+  const budget = new ProblemBudget();
+  for (const file of findRecordFiles(paths)) results.push(await validateFile(file, budget));
+  const omitted = omittedOf(results);
+  process.stdout.write(
+    format === 'json' ? `${JSON.stringify({ files: results, omitted }, null, 2)}\n` : validateText(results, omitted),
+  );
+  // A problem left out by the cap fails the run as a listed one does.
+  const failing = (code: string) => !INFORMATIONAL_CODES.has(code);
+  return results.some((r) => r.problems.some((p) => failing(p.code))) || Object.keys(omitted).some(failing)
+    ? EXIT.violations
+    : EXIT.clean;
 }
 
 /** `conformance` and `adapter`: their own options only, no paths. */
