@@ -2,7 +2,9 @@
 // `postgres://…?store=<name>` URL and reach the database through the record-store seam, as they reach files through
 // the file store — from a real server this file starts.
 import { spawnSync } from 'node:child_process';
-import { join } from 'node:path';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { auditStore } from '@turnjournal/reader';
 import { openEventLog, openTurnJournal } from '@turnjournal/writer';
@@ -53,6 +55,14 @@ async function leftByAStoppedHost(store: string): Promise<void> {
 }
 
 describe('turnjournal on postgres:// (spec §19.1)', () => {
+  it('asks for `pg migrate` in one line before the tables exist', () => {
+    const early = turnjournal('check', urlOf('cli'));
+    expect(early.status).toBe(1);
+    expect(early.stderr).toMatch(
+      /^turnjournal: the database has no turnjournal tables .*: run `turnjournal pg migrate <url>` first\n$/,
+    );
+  });
+
   it('checks, audits, recovers and compacts a store in the database, and prints no password', async () => {
     await leftByAStoppedHost('cli');
     const url = urlOf('cli', 'secret-word');
@@ -118,5 +128,57 @@ describe('turnjournal on postgres:// (spec §19.1)', () => {
     const validate = turnjournal('validate', urlOf('cli'));
     expect(validate.status).toBe(2);
     expect(validate.stderr).toMatch(/validate: reads files/);
+  });
+
+  it('pg migrate creates the tables once and says their schema version; a second run changes nothing', () => {
+    for (let run = 0; run < 2; run++) {
+      const migrate = turnjournal('pg', 'migrate', server.connectionString);
+      expect(migrate.stderr).toBe('');
+      expect(migrate.status).toBe(0);
+      expect(migrate.stdout).toMatch(/are at schema version 1\n$/);
+    }
+  });
+
+  it('export and import copy a store byte for byte both ways, and refuse what they cannot copy whole', async () => {
+    // The repository's example store: damaged lines, a torn tail, shards, a run file and a state document.
+    const example = join(repo, 'examples/store');
+    const imported = turnjournal('import', example, urlOf('example'));
+    expect(imported.stderr).toBe('');
+    expect(imported.status).toBe(0);
+    expect(imported.stdout).toMatch(/^imported 4 journal\(s\) and 1 document\(s\), \d+ bytes, from .* to postgres/);
+    const out = mkdtempSync(join(tmpdir(), 'tj-export-'));
+    const exported = turnjournal('export', urlOf('example'), out);
+    expect(exported.status).toBe(0);
+    const files = (dir: string) =>
+      (readdirSync(dir, { recursive: true, withFileTypes: true }) as import('node:fs').Dirent[])
+        .filter((entry) => entry.isFile() && /\.jsonl?$/.test(entry.name))
+        .map((entry) => relative(dir, join(entry.parentPath, entry.name)))
+        .sort();
+    expect(files(out)).toEqual(files(example));
+    for (const file of files(example)) {
+      const original = readFileSync(join(example, file));
+      // A journal's committed lines go, byte for byte; a torn tail (no LF yet) is not a committed line and stays.
+      const committed = file.endsWith('.json') ? original : original.subarray(0, original.lastIndexOf(0x0a) + 1);
+      expect(readFileSync(join(out, file)).equals(committed), file).toBe(true);
+    }
+    // The reports of the database and of its export agree, names apart.
+    const reportOf = (target: string) => {
+      const run = turnjournal('check', target, '--format', 'json');
+      const report = JSON.parse(run.stdout) as { summary: unknown; sessions: unknown };
+      return { status: run.status, summary: report.summary, sessions: report.sessions };
+    };
+    const fromDatabase = JSON.stringify(reportOf(urlOf('example'))).replaceAll('postgres:example/', '');
+    expect(JSON.parse(fromDatabase)).toEqual(JSON.parse(JSON.stringify(reportOf(out)).replaceAll(`${out}/`, '')));
+
+    const again = turnjournal('import', example, urlOf('example'));
+    expect(again.status).not.toBe(0);
+    expect(again.stderr).toMatch(/already holds 5 of the locations to copy/);
+    const full = turnjournal('export', urlOf('example'), out);
+    expect(full.status).toBe(2);
+    expect(full.stderr).toMatch(/is not empty/);
+    writeFileSync(join(out, 'notes.jsonl'), '{"a":1}\n');
+    const stray = turnjournal('import', out, urlOf('elsewhere'));
+    expect(stray.status).toBe(2);
+    expect(stray.stderr).toMatch(/outside the store layout .*notes\.jsonl/);
   });
 });

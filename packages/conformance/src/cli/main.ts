@@ -27,8 +27,9 @@ import {
 } from './maintenance.js';
 import { parseArgsMessage } from './parse-args-message.js';
 import { jsonDocumentChunks } from './report-json-chunks.js';
-import { type CommandTarget, isStoreUrl, openTarget } from './store-target.js';
+import { type CommandTarget, isStoreUrl, openStoreUrl, openTarget, withoutPassword } from './store-target.js';
 import { textLines } from './terminal-text.js';
+import { formatTransfer, transferCommand } from './transfer.js';
 import {
   type FileValidation,
   findRecordFiles,
@@ -72,6 +73,10 @@ Commands:
                        --only and partial --tier runs say "partial run" and are never CONFORMANT.
   adapter              The reference adapter: speaks the adapter protocol on stdin/stdout, backed by
                        @turnjournal/reader and @turnjournal/writer.
+
+  export <url> <dir>   Copy every journal and document of a store into a new directory, byte for byte.
+  import <dir> <url>   Copy a directory's store into a database store that holds none of its journals.
+  pg migrate <url>     Create or upgrade the turnjournal tables of a PostgreSQL database (idempotent).
 
 Targets: check, inspect, audit, recover and compact take paths, or one record store by its URL instead:
   postgres://user@host/db?store=<name>   a PostgreSQL store (needs @turnjournal/postgres installed beside the
@@ -147,6 +152,7 @@ async function run(argv: readonly string[]): Promise<number> {
   const [command, ...paths] = positionals;
   if (command === undefined) throw usage('no command given');
   if (command === 'conformance' || command === 'adapter') return await protocolCommand(command, parsed);
+  if (command === 'export' || command === 'import' || command === 'pg') return await storeCommand(command, parsed);
   if (!['check', 'inspect', 'audit', 'validate', 'recover', 'compact'].includes(command))
     throw usage(`unknown command "${command}"`);
   const format = (values.format ?? 'text') as ReportFormat;
@@ -169,7 +175,7 @@ async function run(argv: readonly string[]): Promise<number> {
   if (command === 'validate') return await validateCommand(paths, format);
   const target = await maintenance(() => openTarget(command, paths));
   try {
-    return await targetCommand(command, target, values, format, mode);
+    return await maintenance(() => targetCommand(command, target, values, format, mode));
   } finally {
     if (target.kind === 'store') await target.close();
   }
@@ -249,6 +255,40 @@ async function validateCommand(paths: readonly string[], format: ReportFormat): 
   return results.some((r) => r.problems.some((p) => failing(p.code))) || Object.keys(omitted).some(failing)
     ? EXIT.violations
     : EXIT.clean;
+}
+
+/**
+ * `export`, `import` and `pg migrate`: commands between a database and files, or on the database alone. They take no
+ * option but the text output's.
+ */
+async function storeCommand(command: 'export' | 'import' | 'pg', parsed: ReturnType<typeof parse>): Promise<number> {
+  const { values, positionals } = parsed;
+  const options = Object.keys(values).filter((option) => option !== 'help' && option !== 'version');
+  if (options.length > 0) throw usage(`--${options.join(', --')} cannot be used with ${command}`);
+  const targets = positionals.slice(1);
+  if (command === 'pg') {
+    if (targets[0] !== 'migrate' || targets.length !== 2)
+      throw usage('pg: the one subcommand is `turnjournal pg migrate <postgres URL>`');
+    const migrated = await maintenance(() => migrateCommand(targets[1] as string));
+    process.stdout.write(textLines([migrated]));
+    return EXIT.clean;
+  }
+  const result = await maintenance(() => transferCommand(command, targets));
+  process.stdout.write(formatTransfer(command, result));
+  return EXIT.clean;
+}
+
+/** `turnjournal pg migrate <url>`: creates or upgrades the tables of every store of the database (idempotent). */
+async function migrateCommand(url: string): Promise<string> {
+  if (!isStoreUrl(url)) throw usage(`pg migrate: ${url} is not a postgres:// URL`);
+  // The tables are the database's, shared by every store in it: a URL without `store=` names none, and needs none.
+  const { store, schemaVersion } = await openStoreUrl('pg migrate', url, 'migrate');
+  try {
+    await store.setup();
+  } finally {
+    await store.close();
+  }
+  return `the turnjournal tables of ${withoutPassword(url)} are at schema version ${schemaVersion}`;
 }
 
 /** `conformance` and `adapter`: their own options only, no paths. */
@@ -334,6 +374,13 @@ async function maintenance<T>(action: () => Promise<T>): Promise<T> {
     return await action();
   } catch (error) {
     if (error instanceof WriterError) throw new ConformanceError('refused', error.message, { cause: error });
+    // PostgreSQL's undefined_table: the database was never set up for turnjournal.
+    if ((error as { code?: unknown } | undefined)?.code === '42P01')
+      throw new ConformanceError(
+        'refused',
+        `the database has no turnjournal tables (${(error as Error).message}): run \`turnjournal pg migrate <url>\` first`,
+        { cause: error },
+      );
     throw error;
   }
 }

@@ -22,7 +22,8 @@ interface PostgresBinding {
     readonly connectionString: string;
     readonly store: string;
     readonly setup?: boolean;
-  }): RecordStore & { close(): Promise<void> };
+  }): RecordStore & { setup(): Promise<void>; close(): Promise<void> };
+  readonly SCHEMA_VERSION: number;
 }
 
 // A variable, so that the compiler and bundlers leave the optional package to run time.
@@ -43,7 +44,23 @@ export async function openTarget(command: string, targets: readonly string[]): P
   if (targets.length > 1)
     throw new ConformanceError('usage', `${command}: a store URL is checked alone, not with other targets`);
   const url = urls[0] as string;
-  const { connectionString, storeName } = splitStoreName(command, url);
+  const { store } = await openStoreUrl(command, url);
+  return { kind: 'store', store, shown: withoutPassword(url), close: () => store.close() };
+}
+
+/** A PostgreSQL store the CLI opened, and the binding's schema version. */
+export interface OpenedStore {
+  readonly store: RecordStore & { setup(): Promise<void>; close(): Promise<void> };
+  readonly schemaVersion: number;
+}
+
+/**
+ * Opens the store a `postgres://…?store=<name>` URL names, without creating its tables (maintenance reads and writes
+ * an existing store; `turnjournal pg migrate` creates them). `storeName` stands in when the URL names none and the
+ * command does not need one.
+ */
+export async function openStoreUrl(command: string, url: string, storeName?: string): Promise<OpenedStore> {
+  const split = splitStoreName(command, url, storeName);
   let binding: PostgresBinding;
   try {
     binding = (await import(POSTGRES_PACKAGE)) as PostgresBinding;
@@ -54,16 +71,25 @@ export async function openTarget(command: string, targets: readonly string[]): P
       `${command}: a postgres:// store needs the @turnjournal/postgres package installed beside @turnjournal/conformance`,
     );
   }
-  // Maintenance reads and writes an existing store: it never creates the tables (`setup: false`).
-  const store = binding.openPostgresRecordStore({ connectionString, store: storeName, setup: false });
-  return { kind: 'store', store, shown: withoutPassword(url), close: () => store.close() };
+  const store = binding.openPostgresRecordStore({
+    connectionString: split.connectionString,
+    store: split.storeName,
+    setup: false,
+  });
+  return { store, schemaVersion: binding.SCHEMA_VERSION };
 }
 
 /** The connection string without the `store` parameter, and the store's name from it. */
-function splitStoreName(command: string, url: string): { connectionString: string; storeName: string } {
+function splitStoreName(
+  command: string,
+  url: string,
+  fallback?: string,
+): { connectionString: string; storeName: string } {
   const match = /([?&])store=([^&#]*)/.exec(url);
-  if (match === null)
+  if (match === null) {
+    if (fallback !== undefined) return { connectionString: url, storeName: fallback };
     throw new ConformanceError('usage', `${command}: name the store in the URL, e.g. postgres://host/db?store=chat`);
+  }
   const storeName = decodeURIComponent(match[2] as string);
   if (storeName === '') throw new ConformanceError('usage', `${command}: the URL's store= parameter is empty`);
   const before = url.slice(0, match.index);
