@@ -3,6 +3,7 @@ import { createUIMessageStreamResponse, type UIMessageChunk } from 'ai';
 import { live } from '../lib/live.js';
 import { gc, median, nowMs, round } from '../lib/stats.js';
 import type { Figure, FigureRow } from '../lib/types.js';
+import { startResumableStreamPeer } from './resumable-stream-peer.js';
 
 type AiSdk = typeof import('../../packages/ai-sdk/dist/index.js');
 
@@ -48,8 +49,10 @@ async function drain(response: Response): Promise<number> {
  * Cost per chunk through `@turnjournal/ai-sdk` (issue 40): a POST of `createChatHandlers` — the user message durable,
  * every chunk journalled (deltas group-committed), the response read back from the journal as SSE, the final
  * `UIMessage` committed — read to its end, against the AI SDK's plain `createUIMessageStreamResponse` of the same
- * chunks (SSE, no persistence) read to its end. Rounds alternated after an untimed warm-up of each; medians. An
- * information row: what durability and resumability cost per chunk, not a target.
+ * chunks (SSE, no persistence) read to its end, and against Vercel's `resumable-stream` on a local Redis wired in as
+ * the AI SDK's guide does (see resumable-stream-peer.ts), read to its end and to the stream's end recorded in Redis.
+ * Rounds alternated after an untimed warm-up of each; medians. Information rows: what durability and resumability
+ * cost per chunk, not targets.
  */
 export const aiSdkStreamCost: Figure = {
   id: 'ai-sdk-stream-cost',
@@ -82,23 +85,43 @@ export const aiSdkStreamCost: Figure = {
       await drain(createUIMessageStreamResponse({ stream: streamOf(chunks) }));
       return nowMs() - begin;
     };
-    await integrated();
-    await plain();
+    const peer = await startResumableStreamPeer();
+    const resumable = async (): Promise<number> => {
+      if (!peer.ok) return Number.NaN;
+      turn += 1;
+      gc();
+      const begin = nowMs();
+      const { response, settled } = peer.value.post(`c${turn}`, streamOf(chunks));
+      await drain(response);
+      await settled;
+      return nowMs() - begin;
+    };
     const subject: number[] = [];
     const floor: number[] = [];
+    const peerMs: number[] = [];
     try {
+      await integrated();
+      await plain();
+      await resumable();
       for (let r = 0; r < rounds; r += 1) {
         subject.push(await integrated());
         floor.push(await plain());
+        if (peer.ok) peerMs.push(await resumable());
       }
     } finally {
       await hub.close();
+      if (peer.ok) await peer.value.stop();
     }
     const perChunk = (median(subject) * 1000) / chunks.length;
     const perPlain = (median(floor) * 1000) / chunks.length;
+    const perPeer = peer.ok ? (median(peerMs) * 1000) / chunks.length : null;
     context.log(
-      `  per chunk: integration ${perChunk.toFixed(2)} µs vs the SDK's plain response ${perPlain.toFixed(2)} µs`,
+      `  per chunk: integration ${perChunk.toFixed(2)} µs vs the SDK's plain response ${perPlain.toFixed(2)} µs` +
+        (perPeer === null
+          ? ` (resumable-stream: ${peer.ok ? '' : peer.reason})`
+          : ` vs resumable-stream ${perPeer.toFixed(2)} µs`),
     );
+    const versus = `a POST of createChatHandlers read to its end (user message durable, chunks journalled with the 20 ms group commit, response followed from the journal, final UIMessage committed)`;
     return [
       {
         id: 'ai-sdk-chunk-cost',
@@ -113,7 +136,7 @@ export const aiSdkStreamCost: Figure = {
         ratio: round(perChunk / perPlain, 3),
         met: null,
         status: 'info',
-        note: `a POST of createChatHandlers read to its end (user message durable, chunks journalled with the 20 ms group commit, response followed from the journal, final UIMessage committed) vs createUIMessageStreamResponse of the same ${chunks.length} chunks read to its end; medians of ${rounds} alternated rounds after an untimed warm-up of each`,
+        note: `${versus} vs createUIMessageStreamResponse of the same ${chunks.length} chunks read to its end; medians of ${rounds} alternated rounds after an untimed warm-up of each`,
         details: {
           chunks: chunks.length,
           rounds,
@@ -121,6 +144,43 @@ export const aiSdkStreamCost: Figure = {
           floorMs: floor.map((ms) => round(ms)),
         },
       },
+      resumableStreamRow({ deltas, rounds, chunks: chunks.length, perChunk, perPeer, peer, versus, peerMs }),
     ];
   },
 };
+
+/** The integration against `resumable-stream` on Redis (`ratio = integration / peer`), or the peer listed as skipped. */
+function resumableStreamRow(measured: {
+  deltas: number;
+  rounds: number;
+  chunks: number;
+  perChunk: number;
+  perPeer: number | null;
+  peer: Awaited<ReturnType<typeof startResumableStreamPeer>>;
+  versus: string;
+  peerMs: readonly number[];
+}): FigureRow {
+  const { peer, perPeer, perChunk } = measured;
+  const base = {
+    id: 'ai-sdk-chunk-cost-vs-resumable-stream',
+    name: `AI SDK chunk through @turnjournal/ai-sdk vs resumable-stream on Redis, per chunk of a ${measured.deltas}-delta answer`,
+    value: round(perChunk),
+    unit: 'µs',
+    direction: 'lower' as const,
+    target: 'none (reported)',
+    met: null,
+    status: 'info' as const,
+  };
+  const what = `${measured.versus} vs a POST of createUIMessageStreamResponse whose consumeSseStream hands the SSE copy to resumable-stream's createNewResumableStream and stores the active stream id (the AI SDK guide's wiring), read to its end and to the stream's end recorded in Redis; resumable-stream keeps the chunks in the producing process's memory and Redis only coordinates (a sentinel key, pub/sub to resuming readers): no chunk and no message is persisted; medians of ${measured.rounds} alternated rounds after an untimed warm-up of each`;
+  if (!peer.ok || perPeer === null)
+    return { ...base, floor: null, ratio: null, note: `${peer.ok ? 'peer not measured' : peer.reason}; ${what}` };
+  return {
+    ...base,
+    floor: round(perPeer),
+    floorUnit: `µs, ${peer.version}`,
+    ratioDefinition: 'value / peer (cost); lower is better; peer: resumable-stream on a local Redis',
+    ratio: round(perChunk / perPeer, 3),
+    note: what,
+    details: { chunks: measured.chunks, rounds: measured.rounds, peerMs: measured.peerMs.map((ms) => round(ms)) },
+  };
+}
