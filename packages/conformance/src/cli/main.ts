@@ -4,7 +4,13 @@ import './heap-tuning.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { RECOVERY_MODES, type RecoveryMode } from '@turnjournal/reader';
-import { auditStoreListing, buildStreamedReportOf, checkStoreListing, turnsOf } from '@turnjournal/reader/_internals';
+import {
+  auditStoreListing,
+  buildStreamedReportOf,
+  checkStoreListing,
+  diskContents,
+  turnsOf,
+} from '@turnjournal/reader/_internals';
 import { WriterError } from '@turnjournal/writer';
 import { ConformanceError } from '../errors.js';
 import { REPORT_FORMATS, type ReportFormat, reportChunks } from './format-report.js';
@@ -202,12 +208,16 @@ async function run(argv: readonly string[]): Promise<number> {
   // 11: an object per turn was 96 MB of two million orphan records).
   const report =
     command === 'audit'
-      ? await auditStoreListing(paths, { mode }, true).then((audit) =>
+      ? await auditStoreListing(diskContents(paths), { mode }, true).then((audit) =>
           buildStreamedReportOf(audit.check, { command, mode, paths, plan: audit.plan }, turnsOf),
         )
       : buildStreamedReportOf(
           // Only JSON and the timeline of `inspect` print turns: the other reports need their number alone.
-          await checkStoreListing(paths, { mode, keepTurns: command === 'inspect' || format === 'json' }, true),
+          await checkStoreListing(
+            diskContents(paths),
+            { mode, keepTurns: command === 'inspect' || format === 'json' },
+            true,
+          ),
           { command, mode, paths },
           turnsOf,
         );
