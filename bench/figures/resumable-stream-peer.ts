@@ -17,10 +17,16 @@ import { startRedis } from '../lib/redis-server.js';
 /** A running peer: a POST of the guide's shape over `stream`, and a stop that ends the clients and the server. */
 export interface ResumableStreamPeer {
   /**
-   * The response of a POST for `chatId` whose answer is `stream`, and `settled`, which resolves once the resumable
-   * stream has recorded its end in Redis (what the guide hands to `waitUntil`).
+   * A POST for `chatId` whose answer is `stream`: its response; `created`, which resolves once the resumable stream
+   * exists in Redis (a resume can find it); `settled`, once the stream has recorded its end there (what the guide
+   * hands to `waitUntil`).
    */
-  post(chatId: string, stream: ReadableStream<UIMessageChunk>): { response: Response; settled: Promise<void> };
+  post(
+    chatId: string,
+    stream: ReadableStream<UIMessageChunk>,
+  ): { response: Response; streamId: string; created: Promise<void>; settled: Promise<void> };
+  /** The guide's GET: `resumeExistingStream` of a running stream, from its start (the SSE text). */
+  resume(streamId: string): Promise<ReadableStream<string>>;
   stop(): Promise<void>;
 }
 
@@ -91,14 +97,21 @@ export async function startResumableStreamPeer(): Promise<Peer<ResumableStreamPe
               })();
             },
           });
+          const created =
+            consumed ?? Promise.reject(new Error('createUIMessageStreamResponse did not call consumeSseStream'));
           const settled = (async () => {
-            if (consumed === undefined) throw new Error('createUIMessageStreamResponse did not call consumeSseStream');
-            await consumed;
+            await created;
             const pending = waiting;
             waiting = [];
             await Promise.all(pending);
           })();
-          return { response, settled };
+          return { response, streamId, created, settled };
+        },
+        async resume(streamId) {
+          const stream = await context.resumeExistingStream(streamId);
+          if (stream === null || stream === undefined)
+            throw new Error(`resumable-stream: stream ${streamId} is ${stream === null ? 'done' : 'unknown'}`);
+          return stream;
         },
         stop,
       },
