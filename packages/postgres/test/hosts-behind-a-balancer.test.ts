@@ -122,6 +122,28 @@ const ends = (requestId: string) => (record: Record<string, unknown>) =>
   ['chat.done', 'chat.error', 'chat.cancelled'].includes(typeOf(record)) &&
   (record.payload as { request_id?: unknown }).request_id === requestId;
 
+/** Stops at the delta of token `n`. */
+const token = (n: number) => (record: Record<string, unknown>) =>
+  typeOf(record) === 'chat.delta' && textOf([record]) === `t${n} `;
+
+/**
+ * The records a client received from the first host then the second, checked gap-free: the stream opened before the
+ * send, so it starts at the run's first record (seq 0), and every seq follows the one before it.
+ */
+function gapFreeFromTheRun(
+  before: readonly Record<string, unknown>[],
+  after: readonly Record<string, unknown>[],
+): Record<string, unknown>[] {
+  const all = [...before, ...after];
+  const seqs = all.map(seqOf);
+  expect(seqs[0], 'the run’s first record').toBe(0);
+  expect(
+    seqs.slice(1).every((seq, i) => seq === (seqs[i] as number) + 1),
+    'contiguous seqs across hosts',
+  ).toBe(true);
+  return all;
+}
+
 describe('two app servers on one database, behind a load balancer (issue 36)', () => {
   it('a client that moves from host A to host B mid-answer receives exactly the rest, gap-free', {
     timeout: 3 * WAIT_MS,
@@ -129,18 +151,10 @@ describe('two app servers on one database, behind a load balancer (issue 36)', (
     const [a, b] = [await startHost('balanced', 200, 3), await startHost('balanced', 200, 3)];
     const fromA = await events(a, 's1');
     await send(a, 's1', 'r1');
-    const before = await recordsUntil(
-      fromA,
-      (record) => typeOf(record) === 'chat.delta' && textOf([record]) === 't40 ',
-    );
+    const before = await recordsUntil(fromA, token(40));
     const cursor = seqOf(before.at(-1) as Record<string, unknown>);
     const after = await recordsUntil(await events(b, 's1', cursor), ends('r1'));
-    const all = [...before, ...after];
-    const seqs = all.map(seqOf);
-    expect(
-      seqs.slice(1).every((seq, i) => seq === (seqs[i] as number) + 1),
-      'contiguous seqs across hosts',
-    ).toBe(true);
+    const all = gapFreeFromTheRun(before, after);
     expect(textOf(all)).toBe(Array.from({ length: 200 }, (_, n) => `t${n} `).join(''));
     expect(typeOf(all.at(-1) as Record<string, unknown>)).toBe('chat.done');
   });
@@ -151,20 +165,12 @@ describe('two app servers on one database, behind a load balancer (issue 36)', (
     const [a, b] = [await startHost('killed', 10_000, 5), await startHost('killed', 10_000, 5)];
     const fromA = await events(a, 's2');
     await send(a, 's2', 'r2');
-    const before = await recordsUntil(
-      fromA,
-      (record) => typeOf(record) === 'chat.delta' && textOf([record]) === 't30 ',
-    );
+    const before = await recordsUntil(fromA, token(30));
     a.child.kill('SIGKILL');
     await new Promise((resolve) => a.child.once('exit', resolve));
     const cursor = seqOf(before.at(-1) as Record<string, unknown>);
     const after = await recordsUntil(await events(b, 's2', cursor), ends('r2'));
-    const all = [...before, ...after];
-    const seqs = all.map(seqOf);
-    expect(
-      seqs.slice(1).every((seq, i) => seq === (seqs[i] as number) + 1),
-      'contiguous seqs across hosts',
-    ).toBe(true);
+    const all = gapFreeFromTheRun(before, after);
     const last = all.at(-1) as Record<string, unknown>;
     expect(typeOf(last), 'host B ends the run host A left').not.toBe('chat.done');
     expect(JSON.stringify(last.payload)).toMatch(/server_startup_recovery/);

@@ -1,14 +1,14 @@
 import { basename, join } from 'node:path';
 import { auditStore, discoverStore, type HostView, type StoreAudit, type StoreCheck } from '@turnjournal/reader';
 import { auditStoreListing, recordStoreContents } from '@turnjournal/reader/_internals';
-import type { JournalReader, RecordStore } from '@turnjournal/reader/record-store';
-import type { StoreLocation } from '@turnjournal/reader/store-format';
+import type { RecordStore } from '@turnjournal/reader/record-store';
 import type { Finding } from '@turnjournal/schema';
 import { AppendFile } from '../append/append-file.js';
 import { JournalWriteError, WriterError } from '../errors.js';
 import { isTemporaryOf, removeStaleTemporaries } from '../fs/durable-ops.js';
 import { type FileSystem, nodeFileSystem } from '../fs/file-system.js';
 import { acquireLock } from '../fs/lock.js';
+import { journalEnd } from '../seam/journal-end.js';
 import {
   NOTHING_TO_PRUNE,
   newestCreatedAt,
@@ -106,7 +106,7 @@ async function sweepRecordStore(store: RecordStore, options: SweepOptions): Prom
   const contents = recordStoreContents(store, { family: 'turn' });
   const before = new Map<string, number>();
   for await (const entry of store.list({ family: 'turn' })) {
-    const end = await endOf(store, entry.location);
+    const end = await journalEnd(store, entry.location);
     if (end !== undefined) before.set(entry.name, end);
   }
   const audit = await auditStoreListing(contents, options.host === undefined ? {} : { host: options.host }, false);
@@ -126,18 +126,6 @@ async function sweepRecordStore(store: RecordStore, options: SweepOptions): Prom
   };
   const sessions = await sweepSessions(audit, journals, () => false, options);
   return { dir: store.name, sessions, dryRun: options.dryRun ?? false };
-}
-
-/** The end of the journal at `location` now, or undefined when it is gone since it was listed. */
-async function endOf(store: RecordStore, location: StoreLocation): Promise<number | undefined> {
-  let reader: JournalReader;
-  try {
-    reader = await store.openReader(location);
-  } catch (error) {
-    if ((error as { code?: unknown } | undefined)?.code === 'not_found') return undefined;
-    throw error;
-  }
-  return await reader.end().finally(() => reader.close());
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { JournalReader, RecordStore, StoreEntry } from '@turnjournal/reader/record-store';
 import { WriterError } from '../errors.js';
+import { journalEnd } from '../seam/journal-end.js';
 
 /** One journal or document {@link copyStore} copied. */
 export interface CopiedEntry {
@@ -72,18 +73,7 @@ export async function copyStore(from: RecordStore, to: RecordStore): Promise<Sto
 async function holds(store: RecordStore, entry: StoreEntry): Promise<boolean> {
   const { location } = entry;
   if (location.family === 'state') return (await store.readDocument(location)) !== undefined;
-  let reader: JournalReader;
-  try {
-    reader = await store.openReader(location);
-  } catch (error) {
-    if ((error as { code?: unknown } | undefined)?.code === 'not_found') return false;
-    throw error;
-  }
-  try {
-    return (await reader.end()) > 0;
-  } finally {
-    await reader.close();
-  }
+  return ((await journalEnd(store, location)) ?? 0) > 0;
 }
 
 /**
