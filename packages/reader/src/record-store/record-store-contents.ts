@@ -1,8 +1,8 @@
 import { ReaderError } from '../errors.js';
 import { parseObject } from '../framing/decode-line.js';
 import { DEFAULT_MAX_DOCUMENT_BYTES, parseStateDocument } from '../state/read-state.js';
-import type { LayoutHint, StoreFile } from '../store/discover-store.js';
 import type { StoreContents } from '../store/store-contents.js';
+import type { LayoutHint, StoreFile } from '../store/store-listing.js';
 import type { StoreLocation } from '../store-format/layout.js';
 import { type RecordLocation, recordMovedError } from '../turn/representative.js';
 import type { JournalReader, ListOptions, RecordStore } from './record-store.js';
@@ -22,6 +22,9 @@ export interface RecordStoreContents extends StoreContents {
 export function recordStoreContents(store: RecordStore, only: ListOptions = {}): RecordStoreContents {
   const locations = new Map<string, StoreLocation>();
   const loaded = new Map<string, Uint8Array>();
+  // The turn records of the journals read and not released yet, by journal and cursor: what a turn fold reads back
+  // when a second record of a turn's event arrives. A record store is read asynchronously and the fold is not.
+  const turnRecords = new Map<string, Map<number, Uint8Array>>();
   const locationOf = (name: string): StoreLocation => {
     const location = locations.get(name);
     if (location === undefined) throw new ReaderError('invalid_option', `${name} is not a journal this store listed`);
@@ -39,19 +42,43 @@ export function recordStoreContents(store: RecordStore, only: ListOptions = {}):
           hint: hintOf(entry.location),
         });
       }
-      files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+      // A session's turn journals one after the other, so that the check releases each session's records at once.
+      const keys = new Map(files.map((file) => [file, sortKey(file)]));
+      files.sort((a, b) => {
+        const [x, y] = [keys.get(a) as string, keys.get(b) as string];
+        return x < y ? -1 : x > y ? 1 : 0;
+      });
       return { files, findings: [] };
     },
     async *journal(file, options) {
       const reader = await store.openReader(locationOf(file.path));
+      const kept = new Map<number, Uint8Array>();
+      turnRecords.set(file.path, kept);
       try {
-        yield* reader.records({
+        for await (const batch of reader.records({
           ...(options.mode === undefined ? {} : { mode: options.mode }),
           ...(options.maxLineBytes === undefined ? {} : { maxLineBytes: options.maxLineBytes }),
-        });
+        })) {
+          for (const item of batch) {
+            if (item.kind !== 'record') continue;
+            const { validation, bytesOffset, bytes } = item.record;
+            // A copy: the record's bytes may be a view of the reader's whole buffer.
+            if (validation.classification.family === 'turn') kept.set(bytesOffset, Uint8Array.from(bytes));
+          }
+          yield batch;
+        }
       } finally {
         await reader.close();
       }
+    },
+    recordBytes(location) {
+      const bytes = turnRecords.get(location.file)?.get(location.offset);
+      if (bytes === undefined || bytes.length !== location.length)
+        throw recordMovedError(location, 'the record is not among those the check read from the store');
+      return bytes;
+    },
+    released(names) {
+      for (const name of names) turnRecords.delete(name);
     },
     async document(file, options) {
       const location = locationOf(file.path);
@@ -122,4 +149,10 @@ function hintOf(location: StoreLocation): LayoutHint {
     case 'state':
       return { family: 'state', sessionId: location.sessionId };
   }
+}
+
+/** Where a listed entry goes in a check's order: by name, but a session's turn journals together. */
+function sortKey(file: StoreFile): string {
+  const { hint } = file;
+  return hint.family === 'turn' ? `0\u0000${hint.sessionId}\u0000${hint.shard ?? ''}` : `1\u0000${file.path}`;
 }

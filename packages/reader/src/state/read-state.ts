@@ -1,6 +1,6 @@
 import { type Finding, makeFinding, type SessionState, validateRecord } from '@turnjournal/schema';
 import { ReaderError } from '../errors.js';
-import { openRegular } from '../framing/open-regular.js';
+import { openRegular } from '../file/open-regular.js';
 import { isInvalidUtf8 } from '../framing/parse-line-text.js';
 import { type RecoveryMode, recordFinding } from '../framing/read-journal.js';
 

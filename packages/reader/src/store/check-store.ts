@@ -1,6 +1,7 @@
 import { setImmediate } from 'node:timers';
 import { type Finding, makeFinding, type RecordFamily } from '@turnjournal/schema';
 import { EventLogFold } from '../event/fold-event-log.js';
+import { diskContents } from '../file/disk-contents.js';
 import type { JournalItem, JournalRecord, ReadJournalOptions, RecoveryMode } from '../framing/read-journal.js';
 import type { RecordStore } from '../record-store/record-store.js';
 import { recordStoreContents } from '../record-store/record-store-contents.js';
@@ -10,11 +11,10 @@ import type { ReadStateResult } from '../state/read-state.js';
 import { explainInvalidIdentifier, isValidIdentifier } from '../store-format/identifiers.js';
 import type { DerivedSession, TurnFold } from '../turn/derive-turns.js';
 import { FoldArena } from '../turn/fold-arena.js';
-import type { StoreFile } from './discover-store.js';
-import { diskContents } from './disk-contents.js';
 import { FindingSink } from './finding-sink.js';
 import { SessionFolds } from './session-folds.js';
 import type { StoreContents } from './store-contents.js';
+import type { StoreFile } from './store-listing.js';
 
 /** Options of {@link checkStore}. */
 export interface CheckStoreOptions {
@@ -125,7 +125,12 @@ export async function checkStoreListing(
     discovery.files.filter((file) => file.format === 'jsonl'),
     turnSessionOf,
     arena,
-    { maxFindingsPerCode: options.maxFindingsPerCode, keepTurns: options.keepTurns },
+    {
+      maxFindingsPerCode: options.maxFindingsPerCode,
+      keepTurns: options.keepTurns,
+      readRecord: (location) => contents.recordBytes(location),
+    },
+    (files) => contents.released(files),
   );
   const foldOf = (sessionId: string) => folds.foldOf(sessionId);
   const files: CheckedFile[] = [];

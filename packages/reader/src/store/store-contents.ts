@@ -1,8 +1,8 @@
+import type { LockStatus } from '../file/lock-file.js';
 import type { JournalItem, ReadJournalOptions } from '../framing/read-journal.js';
 import type { ReadStateOptions, ReadStateResult } from '../state/read-state.js';
-import type { LockStatus } from '../store-format/lock-file.js';
 import type { RecordLocation } from '../turn/representative.js';
-import type { StoreDiscovery, StoreFile } from './discover-store.js';
+import type { StoreDiscovery, StoreFile } from './store-listing.js';
 
 /**
  * What a store check and an audit read (spec §13): the listing of a store and the contents of each entry, whatever
@@ -25,4 +25,11 @@ export interface StoreContents {
   loadRecord(location: RecordLocation): Record<string, unknown>;
   /** Reads ahead the records {@link StoreContents.loadRecord} will be asked for (a no-op where reads are synchronous). */
   preload(locations: Iterable<RecordLocation>): Promise<void>;
+  /**
+   * The bytes of a record of a journal this check has read and not released yet, for a turn fold that meets a second
+   * record of a turn's event (TurnFoldOptions.readRecord). Synchronous, as the fold is.
+   */
+  recordBytes(location: RecordLocation): Uint8Array;
+  /** The check is done with these journals: what was kept of them for `recordBytes` can go. */
+  released(names: readonly string[]): void;
 }

@@ -1,9 +1,9 @@
 import { readJournal } from '../framing/read-journal.js';
 import { readStateDocument } from '../state/read-state.js';
-import { readLockStatus } from '../store-format/lock-file.js';
-import { loadRecord } from '../turn/representative.js';
+import type { StoreContents } from '../store/store-contents.js';
 import { discoverStore } from './discover-store.js';
-import type { StoreContents } from './store-contents.js';
+import { loadRecord, readRecordBytes } from './load-record.js';
+import { readLockStatus } from './lock-file.js';
 
 /**
  * The contents of the files under `paths` (single files, a `_turn_journal` directory, a session directory or a store
@@ -17,6 +17,8 @@ export function diskContents(paths: readonly string[]): StoreContents {
     document: (file, options) => readStateDocument(file.path, options),
     ownerStatus: async (name) => readLockStatus(name),
     loadRecord,
+    recordBytes: readRecordBytes,
+    released: () => undefined,
     preload: async () => undefined,
   };
 }
