@@ -39,6 +39,11 @@ export interface OpenedStream {
 const NONE_BOUND_BYTES = 1024 * 1024;
 /** A commit carries at most about this many bytes (one line more when a single line is larger). */
 const BATCH_BYTES = 4 * 1024 * 1024;
+/**
+ * Pauses before each re-read of a commit whose answer was lost: at once (a pooled connection was cut, a new one
+ * works), then after a restart's or a failover's first moments. After the last, the outcome is unknown.
+ */
+const REREAD_PAUSES_MS = [0, 200, 1000];
 
 /**
  * Adds `lines` to the stream if, and only if, the stream's epoch is still the owner's and it ends where the owner
@@ -68,7 +73,8 @@ export class PostgresJournal implements WritableJournal {
   readonly #pool: pg.Pool;
   readonly #lockClient: pg.Client;
   readonly #key: StreamKey;
-  readonly #epoch: number;
+  /** The fencing token every commit checks: set at open, taken anew by the re-read of a failed commit. */
+  #epoch: number;
   readonly #maxLineBytes: number;
   #state: WritableJournalState = 'open';
   /** Why the journal is fenced or poisoned. */
@@ -327,33 +333,108 @@ export class PostgresJournal implements WritableJournal {
     this.#settleNotCommitted(batch, this.#refusal());
   }
 
+  /**
+   * The commit's statement failed: it may have been refused before COMMIT (nothing added), or the connection may have
+   * been lost after COMMIT was sent, when only the database knows (TJ-STORE-025). The owner re-reads the journal's row
+   * and takes a new epoch in the same statement: a lost commit still running holds that row's lock, so the re-read
+   * waits for its end and sees its outcome, and one the server has not started yet checks the old epoch and adds
+   * nothing. Whatever the re-read says is then final.
+   */
   async #settleFailure(batch: Pending[], error: unknown, end: number, lines: number): Promise<void> {
     const failure = new WriterError('write_failed', `commit failed on ${this.name}: ${messageOf(error)}`, this.name, {
       cause: error,
     });
-    let row: { epoch: number; end: number; lines: number } | undefined;
-    try {
-      row = await this.#streamRow();
-    } catch (reread) {
-      // The outcome stays unknown: nothing more can be appended after lines that may or may not be there.
-      if (!isConnectionLoss(reread)) reportCleanupFailure(`re-reading ${this.name} after a failed commit`)(reread);
-      this.#poison(failure);
-      return this.#settleNotCommitted(batch, failure);
+    const count = lines - this.#committedLines;
+    const seen = await this.#reread(batch, lines);
+    if (seen instanceof Error) {
+      // Nothing more can be appended after lines that may or may not be there, and none of them is refused as if it
+      // were not: each caller is told the outcome is unknown, and a reopen re-reads the journal.
+      const unknown = new WriterError(
+        'commit_outcome_unknown',
+        `${this.name}: the commit of ${count} line(s) failed (${messageOf(error)}) and the journal could not be re-read (${messageOf(seen)}): the lines may or may not be in the journal; reopen it to see`,
+        this.name,
+        { cause: error },
+      );
+      unknown.suppressed = [seen];
+      this.#poison(unknown);
+      return this.#settleNotCommitted(batch, unknown);
     }
-    if (row !== undefined && row.epoch === this.#epoch && row.end === end && row.lines === lines)
-      return this.#settleCommitted(batch, end, lines);
-    if (row === undefined || row.epoch !== this.#epoch) this.#fence(failure);
-    else if (row.end !== this.#committedEnd || row.lines !== this.#committedLines) this.#poison(failure);
+    if (seen.owner === 'other') {
+      // Another owner took the journal over, after this commit ended (its epoch bump waited for the row's lock too).
+      if (seen.found) this.#settleCommitted(batch, end, lines);
+      this.#fence(new Error(`the stream's epoch is no longer ${this.#epoch}`));
+      if (seen.found) return;
+      // It may have rewritten the journal since (a compaction moves lines): not finding the batch's last line where
+      // it was sent does not prove that it was never committed.
+      const unknown = new WriterError(
+        'commit_outcome_unknown',
+        `${this.name}: the commit of ${count} line(s) failed (${messageOf(error)}) and another owner has taken the journal over since: the lines may or may not be in it`,
+        this.name,
+        { cause: error },
+      );
+      return this.#settleNotCommitted(batch, unknown);
+    }
+    this.#epoch = seen.epoch;
+    if (seen.end === end && seen.lines === lines) return this.#settleCommitted(batch, end, lines);
+    if (seen.end !== this.#committedEnd || seen.lines !== this.#committedLines) this.#poison(failure);
     // Not committed, and undone already (a transaction): the journal is as before the batch (TJ-DUR-023). An
     // acknowledged `none` line was lost with it: the owner's state is then wrong, and only a reopen re-reads it.
     else if (this.#pending.some((pending) => pending.acknowledged)) this.#poison(failure);
-    if (this.#state !== 'open')
-      return this.#settleNotCommitted(batch, this.#state === 'fenced' ? this.#refusal() : failure);
+    if (this.#state !== 'open') return this.#settleNotCommitted(batch, failure);
     this.#failed = failure;
     this.#settleNotCommitted(batch, failure);
     this.#refuseAll(new AppendCancelledError(this.name, failure));
     this.#nextCursor = this.#committedEnd;
     this.#nextPosition = this.#committedLines;
+  }
+
+  /**
+   * Re-reads the journal after a failed commit of `batch` (ending at `lines`): with this owner's epoch still there, it
+   * takes the next one and answers where the lines end; with another's, whether the batch's last line is where it was
+   * sent. Tried again after a lost connection (a restarting server, a failover); the last failure once every pause
+   * has passed.
+   */
+  async #reread(
+    batch: readonly Pending[],
+    lines: number,
+  ): Promise<
+    { owner: 'this'; epoch: number; end: number; lines: number } | { owner: 'other'; found: boolean } | Error
+  > {
+    const key = [this.#key.store, this.#key.stream];
+    const last = batch[batch.length - 1] as Pending;
+    const lastStart = last.ends.length > 1 ? (last.ends[last.ends.length - 2] as number) : 0;
+    const lastLine = Buffer.from(last.bytes.buffer, last.bytes.byteOffset + lastStart, last.bytes.length - lastStart);
+    let failure: Error = new Error('not re-read');
+    for (const pause of REREAD_PAUSES_MS) {
+      if (pause > 0) await new Promise((resolve) => setTimeout(resolve, pause));
+      try {
+        const bumped = await this.#pool.query<{ epoch: string; end_cursor: string; line_count: string }>(
+          `UPDATE turnjournal_streams SET epoch = epoch + 1 WHERE store = $1 AND stream = $2 AND epoch = $3
+           RETURNING epoch, end_cursor, line_count`,
+          [...key, this.#epoch],
+        );
+        const row = bumped.rows[0];
+        if (row !== undefined)
+          return {
+            owner: 'this',
+            epoch: Number(row.epoch),
+            end: Number(row.end_cursor),
+            lines: Number(row.line_count),
+          };
+        // A statement of its own, so that its snapshot follows the other owner's bump, and so this batch's end.
+        const found = await this.#pool.query(
+          `SELECT 1 FROM turnjournal_lines
+            WHERE store = $1 AND stream = $2 AND position = $3 AND start = $4 AND line = $5`,
+          [...key, lines - 1, last.cursor + lastStart, lastLine],
+        );
+        return { owner: 'other', found: found.rowCount === 1 };
+      } catch (error) {
+        failure = error instanceof Error ? error : new Error(String(error));
+        // Only a lost connection is worth another try; any other failure is the answer.
+        if (!isConnectionLoss(error)) return failure;
+      }
+    }
+    return failure;
   }
 
   async #streamRow(): Promise<{ epoch: number; end: number; lines: number } | undefined> {
@@ -479,10 +560,19 @@ export class PostgresJournal implements WritableJournal {
     } catch (error) {
       // Before COMMIT, the transaction is rolled back and the journal is as it was: the writer goes on. A failed
       // COMMIT leaves the outcome unknown to this owner, which can no longer say where its journal ends.
-      if (committing) this.#poison(error);
-      else if (!(error instanceof WriterError && error.code === 'journal_fenced'))
+      if (!committing && !(error instanceof WriterError && error.code === 'journal_fenced'))
         await client.query('ROLLBACK').catch(reportCleanupFailure(`rolling back the rewrite of ${this.name}`));
       client.release(error instanceof Error ? error : true);
+      if (committing) {
+        const unknown = new WriterError(
+          'commit_outcome_unknown',
+          `${this.name}: the rewrite's COMMIT failed (${messageOf(error)}): the journal holds the old lines or the new; reopen it to see`,
+          this.name,
+          { cause: error },
+        );
+        this.#poison(unknown);
+        throw unknown;
+      }
       throw error;
     }
     client.release();
