@@ -1,11 +1,12 @@
 // TJ-STORE-025: a commit whose connection is lost is resolved by re-reading the journal, and only then; when even the
 // re-read is impossible, the append says its outcome is unknown. Real lost connections: a TCP proxy this file starts
 // in front of the test server cuts the connection that carries one chosen line, at a chosen moment.
+
+import { type PostgresServer, startPostgres } from '@turnjournal/test-support/postgres-server';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { openPostgresRecordStore, type PostgresRecordStore } from '../src/index.js';
 import { type CutMoment, type CuttingProxy, startCuttingProxy } from './support/cutting-proxy.js';
-import { type PostgresServer, startPostgres } from './support/postgres-server.js';
 
 let server: PostgresServer;
 let proxy: CuttingProxy;

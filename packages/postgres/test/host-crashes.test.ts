@@ -2,12 +2,12 @@
 // paused past its takeover (SIGSTOP, then SIGCONT), and the database crashing under load (`pg_ctl stop -m
 // immediate`). What each host printed it got acknowledged is compared with the rows, read with SQL.
 
+import { type PostgresServer, startPostgres } from '@turnjournal/test-support/postgres-server';
 import { openEventLog } from '@turnjournal/writer';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPostgresRecordStore } from '../src/index.js';
 import { type HostProcess, killHosts, startHost, WAIT_MS } from './support/host-process.js';
-import { type PostgresServer, startPostgres } from './support/postgres-server.js';
 
 let server: PostgresServer;
 beforeAll(() => {

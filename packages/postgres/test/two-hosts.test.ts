@@ -1,11 +1,11 @@
 // Two real processes ("hosts") on one database: one owns a session and appends, the other follows it through the
 // store's reader and channel only — what app servers behind a load balancer do (issue 36).
 import type { JournalItem } from '@turnjournal/reader';
+import { type PostgresServer, startPostgres } from '@turnjournal/test-support/postgres-server';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPostgresRecordStore } from '../src/index.js';
 import { startHost as host, killHosts, WAIT_MS } from './support/host-process.js';
-import { type PostgresServer, startPostgres } from './support/postgres-server.js';
 
 let server: PostgresServer;
 beforeAll(() => {

@@ -1,6 +1,6 @@
-// A throwaway PostgreSQL server for the tests: Debian's binaries (the `postgresql` package), a cluster initialised in
-// a temporary directory and served on a Unix socket in that directory only (no TCP port to collide on or expose).
-// PostgreSQL refuses to run as root, and CI runs as root: the cluster then belongs to `nobody`.
+// A throwaway PostgreSQL server for the tests and the bench: Debian's binaries (the `postgresql` package), a cluster
+// initialised in a temporary directory and served on a Unix socket in that directory only (no TCP port to collide on
+// or expose). PostgreSQL refuses to run as root, and CI runs as root: the cluster then belongs to `nobody`.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
