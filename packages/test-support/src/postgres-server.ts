@@ -38,7 +38,7 @@ function binDir(): string {
     : [];
   if (versions.length === 0)
     throw new Error(
-      'cannot start PostgreSQL for the tests: no /usr/lib/postgresql/*/bin/initdb (apt-get install postgresql)',
+      'cannot start the throwaway PostgreSQL: no /usr/lib/postgresql/*/bin/initdb (apt-get install postgresql)',
     );
   return join(base, versions[0] as string, 'bin');
 }
@@ -55,7 +55,7 @@ export function startPostgres(): PostgresServer {
     if (result.status !== 0) {
       const log = existsSync(join(dir, 'server.log')) ? readFileSync(join(dir, 'server.log'), 'utf8') : '';
       const why = `${result.stderr ?? ''}${result.error?.message ?? ''}${log}`.trim().split('\n').at(-1) ?? '';
-      throw new Error(`cannot ${what} PostgreSQL for the tests: ${command.split('/').at(-1)} failed: ${why}`);
+      throw new Error(`cannot ${what} the throwaway PostgreSQL: ${command.split('/').at(-1)} failed: ${why}`);
     }
     return result.stdout;
   };
