@@ -67,6 +67,7 @@ export { type CheckStaleStateOptions, checkStaleState, type StaleStateRun } from
 export { type ReadStateOptions, type ReadStateResult, readStateDocument } from './state/read-state.js';
 export {
   type CheckedFile,
+  type CheckSource,
   type CheckStoreOptions,
   checkStore,
   type EventLogSummary,

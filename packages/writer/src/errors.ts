@@ -18,7 +18,9 @@ export type WriterErrorCode =
   | 'illegal_transition'
   | 'unknown_turn'
   | 'turn_id_conflict'
-  | 'run_ended';
+  | 'run_ended'
+  | 'target_not_empty'
+  | 'source_changed';
 
 /** Base class of every error the writer raises on purpose. */
 export class WriterError extends Error {
