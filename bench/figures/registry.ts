@@ -10,6 +10,7 @@ import { liveLongSession } from './live-long-session.js';
 import { liveFanout, liveReconnect } from './live-sessions.js';
 import { liveStreamCost } from './live-stream-cost.js';
 import { peakMemory } from './peak-memory.js';
+import { postgresAppend } from './postgres-append.js';
 import { readDerive } from './read-derive.js';
 import { sessions64 } from './sessions-64.js';
 import { startupAudit } from './startup-audit.js';
@@ -31,4 +32,5 @@ export const FIGURES: readonly Figure[] = [
   liveStreamCost,
   liveLongSession,
   aiSdkStreamCost,
+  postgresAppend,
 ];

@@ -7,10 +7,10 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { auditStore } from '@turnjournal/reader';
+import { type PostgresServer, startPostgres } from '@turnjournal/test-support/postgres-server';
 import { openEventLog, openTurnJournal } from '@turnjournal/writer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPostgresRecordStore } from '../src/index.js';
-import { type PostgresServer, startPostgres } from './support/postgres-server.js';
 
 const repo = fileURLToPath(new URL('../../..', import.meta.url));
 const bin = join(repo, 'packages/conformance/dist/cli/main.js');

@@ -3,8 +3,8 @@
 // mid-answer leaves its run to the other, which closes it as interrupted and keeps the partial text.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { type PostgresServer, startPostgres } from '@turnjournal/test-support/postgres-server';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type PostgresServer, startPostgres } from './support/postgres-server.js';
 
 /** Hang guard of a wait: far above the quiet duration of each step (well under a second). */
 const WAIT_MS = 60_000;

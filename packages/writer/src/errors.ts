@@ -7,6 +7,7 @@ export type WriterErrorCode =
   | 'journal_unlinked'
   | 'journal_fenced'
   | 'write_failed'
+  | 'commit_outcome_unknown'
   | 'not_regular_file'
   | 'writer_closed'
   | 'append_cancelled'
