@@ -53,10 +53,10 @@ async function main(): Promise<void> {
   const started = nowMs();
   // Read before the build and the figures, whose own work would count as load.
   const loadBefore = loadavg()[0] ?? 0;
-  log('building @turnjournal/schema, reader, writer, live and ai-sdk (tsc -b)…');
+  log('building @turnjournal/schema, reader, writer, live, ai-sdk and postgres (tsc -b)…');
   execFileSync(
     join(root, 'node_modules', '.bin', 'tsc'),
-    ['-b', 'packages/writer', 'packages/live', 'packages/ai-sdk'],
+    ['-b', 'packages/writer', 'packages/live', 'packages/ai-sdk', 'packages/postgres'],
     {
       cwd: root,
       stdio: 'inherit',

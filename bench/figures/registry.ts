@@ -11,6 +11,7 @@ import { liveFanoutPeers, liveMessagePeers, liveReplayPeers } from './live-peers
 import { liveFanout, liveReconnect } from './live-sessions.js';
 import { liveStreamCost } from './live-stream-cost.js';
 import { peakMemory } from './peak-memory.js';
+import { postgresAppend } from './postgres-append.js';
 import { readDerive } from './read-derive.js';
 import { sessions64 } from './sessions-64.js';
 import { startupAudit } from './startup-audit.js';
@@ -35,4 +36,5 @@ export const FIGURES: readonly Figure[] = [
   liveReplayPeers,
   liveFanoutPeers,
   aiSdkStreamCost,
+  postgresAppend,
 ];

@@ -1,48 +1,11 @@
 // The example end to end: server.mjs in a child process, clients on the AI SDK's own chat engine (AbstractChat, as
 // useChat) over HTTP. A tab that leaves mid-answer and a new one that resumes it; a server SIGKILLed mid-answer.
-import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { UIMessage } from 'ai';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadMessages, PlainChat } from '../chat-client.mjs';
 import { mockAnswer } from '../model.mjs';
-
-const SERVER = join(dirname(fileURLToPath(import.meta.url)), '..', 'server.mjs');
-const cleanup: Array<() => void> = [];
-afterEach(() => {
-  for (const step of cleanup.splice(0).reverse()) step();
-});
-
-function store(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'tj-ai-chat-'));
-  cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
-
-async function startServer(root: string, port = 0): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [SERVER, '--root', root, '--port', String(port), '--word-ms', '40'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  cleanup.push(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  });
-  let output = '';
-  child.stderr?.on('data', (data) => {
-    output += String(data);
-  });
-  return new Promise((resolve, reject) => {
-    child.stdout?.on('data', (data) => {
-      output += String(data);
-      const listening = /on (http:\/\/[\d.]+:\d+)\//.exec(output);
-      if (listening !== null) resolve({ child, url: listening[1] as string });
-    });
-    child.on('exit', (code, signal) => reject(new Error(`server.mjs exited (${code ?? signal}):\n${output}`)));
-  });
-}
+import { startServer, store } from './harness.js';
 
 const textOf = (message: UIMessage | undefined) =>
   (message?.parts ?? []).map((part) => (part.type === 'text' ? part.text : '')).join('');
@@ -89,7 +52,7 @@ describe('the AI SDK chat example', () => {
     expect(tab.status).toBe('error');
 
     const port = Number(new URL(first.url).port);
-    const second = await startServer(root, port);
+    const second = await startServer(root, { port });
     const reloaded = new PlainChat({
       baseUrl: second.url,
       id: 'demo',

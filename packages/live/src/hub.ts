@@ -5,6 +5,7 @@ import {
   openSessionJournals,
   type SweepReport,
   sweepStoreTurnJournals,
+  sweepTurnJournals,
 } from '@turnjournal/writer';
 import { type FileRecordStore, openFileRecordStore } from '@turnjournal/writer/file-store';
 import type { FileSystem } from '@turnjournal/writer/file-system';
@@ -25,8 +26,8 @@ export interface ConversationHubOptions {
   readonly root?: string;
   /**
    * A record store (spec §19) instead of `root`: the hub's sessions, their followers and their announcements go
-   * through it. The retention job then compacts each open session's log but sweeps no turn journals (the sweep runs on
-   * a file store only, for now); `fs` and `lock` are the store's business.
+   * through it, and the retention job sweeps the store's turn journals through it (spec §19.1, TJ-STORE-011); `fs` and
+   * `lock` are the store's business.
    */
   readonly store?: RecordStore;
   /** The file-system layer; the real one by default. */
@@ -144,10 +145,9 @@ export interface RetentionReport {
     readonly error?: string;
   }[];
   /**
-   * The turn-journal sweep (live sessions' files are skipped, TJ-RET-009), or its error, or why it did not run (a hub on
-   * a record store other than a file store).
+   * The turn-journal sweep (live sessions' files are skipped, TJ-RET-009), or its error.
    */
-  readonly turns: SweepReport | { readonly error: string } | { readonly skipped: string };
+  readonly turns: SweepReport | { readonly error: string };
 }
 
 const HOUR = 3_600_000;
@@ -167,7 +167,7 @@ export class ConversationHub {
   readonly root: string;
   readonly #options: ConversationHubOptions;
   readonly #settings: LiveSessionSettings;
-  /** The hub's own file store (with `root`), whose turn journals its retention job sweeps; undefined with `store`. */
+  /** The hub's own file store (with `root`), swept under its directory lock; undefined with `store`. */
   readonly #fileStore: FileRecordStore | undefined;
   readonly #fanOut: FanOut;
   readonly #sessions = new Map<string, Promise<HubSession>>();
@@ -333,17 +333,17 @@ export class ConversationHub {
     this.#deferred = deferred;
     let turns: RetentionReport['turns'];
     const fileStore = this.#fileStore;
-    if (fileStore === undefined) turns = { skipped: 'the turn-journal sweep runs on a file store only' };
-    else
-      try {
-        turns = await sweepStoreTurnJournals(fileStore.root, {
-          retentionSeconds: windowMs / 1000,
-          clock: () => this.#settings.time.now(),
-          fs: fileStore.fs,
-        });
-      } catch (error) {
-        turns = { error: failed(error) };
-      }
+    const sweep = { retentionSeconds: windowMs / 1000, clock: () => this.#settings.time.now() };
+    try {
+      // A file store's sweep holds the directory lock of its turn journals (TJ-RET-010); another store's owns each
+      // session's journals while it rewrites them (TJ-STORE-011).
+      turns =
+        fileStore === undefined
+          ? await sweepTurnJournals(this.#settings.store, sweep)
+          : await sweepStoreTurnJournals(fileStore.root, { ...sweep, fs: fileStore.fs });
+    } catch (error) {
+      turns = { error: failed(error) };
+    }
     return { sessions, turns, errors };
   }
 

@@ -212,9 +212,13 @@ describe('hubs on a record store other than files (spec §19): two hosts on one 
       await sent.run.done();
       const [ownerRecords, followerRecords] = await Promise.all([fromOwner, fromFollower]);
       expect(followerRecords).toEqual(ownerRecords);
-      expect((await hostA.runRetention()).turns, 'no turn-journal sweep off a file store').toEqual({
-        skipped: 'the turn-journal sweep runs on a file store only',
-      });
+      // The retention job sweeps the simulated store's turn journals through the seam (TJ-STORE-011): it audited host
+      // A's turn journal of s1, whose one turn is younger than the window.
+      const swept = (await hostA.runRetention()).turns;
+      expect(swept).toMatchObject({ dir: 'simulated://store', dryRun: false });
+      expect('sessions' in swept ? swept.sessions.map((s) => [s.sessionId, s.skipped]) : swept).toEqual([
+        ['s1', 'no turn is terminal, delivered and older than the window'],
+      ]);
     } finally {
       await hostB.close();
       await hostA.close();

@@ -39,21 +39,43 @@ export interface OpenedStream {
 const NONE_BOUND_BYTES = 1024 * 1024;
 /** A commit carries at most about this many bytes (one line more when a single line is larger). */
 const BATCH_BYTES = 4 * 1024 * 1024;
-
 /**
- * Adds `lines` to the stream if, and only if, the stream's epoch is still the owner's and it ends where the owner
- * believes: one statement, so one transaction, in which the UPDATE of the stream's row comes first (it takes the
- * row's lock, so an owner bumping the epoch waits for this commit or fences it) and the INSERT adds nothing when it
- * matched no row. The row count tells which.
+ * Pauses before each re-read of a commit whose answer was lost: at once (a pooled connection was cut, a new one
+ * works), then after a restart's or a failover's first moments. After the last, the outcome is unknown.
  */
-const APPEND_SQL = `WITH owner AS (
+const REREAD_PAUSES_MS = [0, 200, 1000];
+
+/** The owner's check and the stream row's new end, shared by both appends: it matches no row once fenced. */
+const OWNER_CTE = `WITH owner AS (
     UPDATE turnjournal_streams SET end_cursor = $4, line_count = $5
      WHERE store = $1 AND stream = $2 AND epoch = $3 AND end_cursor = $6 AND line_count = $7
-    RETURNING 1)
+    RETURNING 1)`;
+
+/**
+ * Adds lines to the stream if, and only if, the stream's epoch is still the owner's and it ends where the owner
+ * believes: one statement, so one transaction and one round trip, in which the UPDATE of the stream's row comes first
+ * (it takes the row's lock, so an owner bumping the epoch waits for this commit or fences it) and the INSERT adds
+ * nothing when it matched no row. The row count tells which. Both are named prepared statements, parsed and planned
+ * once per connection: what a commit costs beyond the database's own INSERT is then mostly the stream row's update.
+ */
+const APPEND_MANY = {
+  name: 'turnjournal_append_many',
+  text: `${OWNER_CTE}
   INSERT INTO turnjournal_lines (store, stream, position, start, line, seq, type)
   SELECT $1, $2, l.position, l.start, l.line, l.seq, l.type
     FROM owner, unnest($8::bigint[], $9::bigint[], $10::bytea[], $11::bigint[], $12::text[])
-      AS l(position, start, line, seq, type)`;
+      AS l(position, start, line, seq, type)`,
+};
+/**
+ * The same for one line (an append awaited alone): its bytes go as one binary parameter, not in an array's text, and
+ * it lands where the owner's check says the stream ends ($6, $7).
+ */
+const APPEND_ONE = {
+  name: 'turnjournal_append_one',
+  text: `${OWNER_CTE}
+  INSERT INTO turnjournal_lines (store, stream, position, start, line, seq, type)
+  SELECT $1, $2, $7::bigint, $6::bigint, $8::bytea, $9::bigint, $10::text FROM owner`,
+};
 
 /**
  * A journal of a {@link PostgresRecordStore} opened by its one owner: the session-level advisory lock held on
@@ -68,7 +90,8 @@ export class PostgresJournal implements WritableJournal {
   readonly #pool: pg.Pool;
   readonly #lockClient: pg.Client;
   readonly #key: StreamKey;
-  readonly #epoch: number;
+  /** The fencing token every commit checks: set at open, taken anew by the re-read of a failed commit. */
+  #epoch: number;
   readonly #maxLineBytes: number;
   #state: WritableJournalState = 'open';
   /** Why the journal is fenced or poisoned. */
@@ -267,7 +290,7 @@ export class PostgresJournal implements WritableJournal {
     const rows = rowsOf(batch);
     let added: number;
     try {
-      const result = await this.#pool.query(APPEND_SQL, [
+      const owner = [
         this.#key.store,
         this.#key.stream,
         this.#epoch,
@@ -275,12 +298,14 @@ export class PostgresJournal implements WritableJournal {
         lines,
         this.#committedEnd,
         this.#committedLines,
-        rows.positions,
-        rows.starts,
-        rows.lines,
-        rows.seqs,
-        rows.types,
-      ]);
+      ];
+      const result =
+        rows.positions.length === 1
+          ? await this.#pool.query({ ...APPEND_ONE, values: [...owner, rows.lines[0], rows.seqs[0], rows.types[0]] })
+          : await this.#pool.query({
+              ...APPEND_MANY,
+              values: [...owner, rows.positions, rows.starts, rows.lines, rows.seqs, rows.types],
+            });
       added = result.rowCount ?? 0;
     } catch (error) {
       // The commit's outcome may be unknown (the connection was lost after COMMIT was sent): the stream's row says.
@@ -327,33 +352,108 @@ export class PostgresJournal implements WritableJournal {
     this.#settleNotCommitted(batch, this.#refusal());
   }
 
+  /**
+   * The commit's statement failed: it may have been refused before COMMIT (nothing added), or the connection may have
+   * been lost after COMMIT was sent, when only the database knows (TJ-STORE-025). The owner re-reads the journal's row
+   * and takes a new epoch in the same statement: a lost commit still running holds that row's lock, so the re-read
+   * waits for its end and sees its outcome, and one the server has not started yet checks the old epoch and adds
+   * nothing. Whatever the re-read says is then final.
+   */
   async #settleFailure(batch: Pending[], error: unknown, end: number, lines: number): Promise<void> {
     const failure = new WriterError('write_failed', `commit failed on ${this.name}: ${messageOf(error)}`, this.name, {
       cause: error,
     });
-    let row: { epoch: number; end: number; lines: number } | undefined;
-    try {
-      row = await this.#streamRow();
-    } catch (reread) {
-      // The outcome stays unknown: nothing more can be appended after lines that may or may not be there.
-      if (!isConnectionLoss(reread)) reportCleanupFailure(`re-reading ${this.name} after a failed commit`)(reread);
-      this.#poison(failure);
-      return this.#settleNotCommitted(batch, failure);
+    const count = lines - this.#committedLines;
+    const seen = await this.#reread(batch, lines);
+    if (seen instanceof Error) {
+      // Nothing more can be appended after lines that may or may not be there, and none of them is refused as if it
+      // were not: each caller is told the outcome is unknown, and a reopen re-reads the journal.
+      const unknown = new WriterError(
+        'commit_outcome_unknown',
+        `${this.name}: the commit of ${count} line(s) failed (${messageOf(error)}) and the journal could not be re-read (${messageOf(seen)}): the lines may or may not be in the journal; reopen it to see`,
+        this.name,
+        { cause: error },
+      );
+      unknown.suppressed = [seen];
+      this.#poison(unknown);
+      return this.#settleNotCommitted(batch, unknown);
     }
-    if (row !== undefined && row.epoch === this.#epoch && row.end === end && row.lines === lines)
-      return this.#settleCommitted(batch, end, lines);
-    if (row === undefined || row.epoch !== this.#epoch) this.#fence(failure);
-    else if (row.end !== this.#committedEnd || row.lines !== this.#committedLines) this.#poison(failure);
+    if (seen.owner === 'other') {
+      // Another owner took the journal over, after this commit ended (its epoch bump waited for the row's lock too).
+      if (seen.found) this.#settleCommitted(batch, end, lines);
+      this.#fence(new Error(`the stream's epoch is no longer ${this.#epoch}`));
+      if (seen.found) return;
+      // It may have rewritten the journal since (a compaction moves lines): not finding the batch's last line where
+      // it was sent does not prove that it was never committed.
+      const unknown = new WriterError(
+        'commit_outcome_unknown',
+        `${this.name}: the commit of ${count} line(s) failed (${messageOf(error)}) and another owner has taken the journal over since: the lines may or may not be in it`,
+        this.name,
+        { cause: error },
+      );
+      return this.#settleNotCommitted(batch, unknown);
+    }
+    this.#epoch = seen.epoch;
+    if (seen.end === end && seen.lines === lines) return this.#settleCommitted(batch, end, lines);
+    if (seen.end !== this.#committedEnd || seen.lines !== this.#committedLines) this.#poison(failure);
     // Not committed, and undone already (a transaction): the journal is as before the batch (TJ-DUR-023). An
     // acknowledged `none` line was lost with it: the owner's state is then wrong, and only a reopen re-reads it.
     else if (this.#pending.some((pending) => pending.acknowledged)) this.#poison(failure);
-    if (this.#state !== 'open')
-      return this.#settleNotCommitted(batch, this.#state === 'fenced' ? this.#refusal() : failure);
+    if (this.#state !== 'open') return this.#settleNotCommitted(batch, failure);
     this.#failed = failure;
     this.#settleNotCommitted(batch, failure);
     this.#refuseAll(new AppendCancelledError(this.name, failure));
     this.#nextCursor = this.#committedEnd;
     this.#nextPosition = this.#committedLines;
+  }
+
+  /**
+   * Re-reads the journal after a failed commit of `batch` (ending at `lines`): with this owner's epoch still there, it
+   * takes the next one and answers where the lines end; with another's, whether the batch's last line is where it was
+   * sent. Tried again after a lost connection (a restarting server, a failover); the last failure once every pause
+   * has passed.
+   */
+  async #reread(
+    batch: readonly Pending[],
+    lines: number,
+  ): Promise<
+    { owner: 'this'; epoch: number; end: number; lines: number } | { owner: 'other'; found: boolean } | Error
+  > {
+    const key = [this.#key.store, this.#key.stream];
+    const last = batch[batch.length - 1] as Pending;
+    const lastStart = last.ends.length > 1 ? (last.ends[last.ends.length - 2] as number) : 0;
+    const lastLine = Buffer.from(last.bytes.buffer, last.bytes.byteOffset + lastStart, last.bytes.length - lastStart);
+    let failure: Error = new Error('not re-read');
+    for (const pause of REREAD_PAUSES_MS) {
+      if (pause > 0) await new Promise((resolve) => setTimeout(resolve, pause));
+      try {
+        const bumped = await this.#pool.query<{ epoch: string; end_cursor: string; line_count: string }>(
+          `UPDATE turnjournal_streams SET epoch = epoch + 1 WHERE store = $1 AND stream = $2 AND epoch = $3
+           RETURNING epoch, end_cursor, line_count`,
+          [...key, this.#epoch],
+        );
+        const row = bumped.rows[0];
+        if (row !== undefined)
+          return {
+            owner: 'this',
+            epoch: Number(row.epoch),
+            end: Number(row.end_cursor),
+            lines: Number(row.line_count),
+          };
+        // A statement of its own, so that its snapshot follows the other owner's bump, and so this batch's end.
+        const found = await this.#pool.query(
+          `SELECT 1 FROM turnjournal_lines
+            WHERE store = $1 AND stream = $2 AND position = $3 AND start = $4 AND line = $5`,
+          [...key, lines - 1, last.cursor + lastStart, lastLine],
+        );
+        return { owner: 'other', found: found.rowCount === 1 };
+      } catch (error) {
+        failure = error instanceof Error ? error : new Error(String(error));
+        // Only a lost connection is worth another try; any other failure is the answer.
+        if (!isConnectionLoss(error)) return failure;
+      }
+    }
+    return failure;
   }
 
   async #streamRow(): Promise<{ epoch: number; end: number; lines: number } | undefined> {
@@ -479,10 +579,19 @@ export class PostgresJournal implements WritableJournal {
     } catch (error) {
       // Before COMMIT, the transaction is rolled back and the journal is as it was: the writer goes on. A failed
       // COMMIT leaves the outcome unknown to this owner, which can no longer say where its journal ends.
-      if (committing) this.#poison(error);
-      else if (!(error instanceof WriterError && error.code === 'journal_fenced'))
+      if (!committing && !(error instanceof WriterError && error.code === 'journal_fenced'))
         await client.query('ROLLBACK').catch(reportCleanupFailure(`rolling back the rewrite of ${this.name}`));
       client.release(error instanceof Error ? error : true);
+      if (committing) {
+        const unknown = new WriterError(
+          'commit_outcome_unknown',
+          `${this.name}: the rewrite's COMMIT failed (${messageOf(error)}): the journal holds the old lines or the new; reopen it to see`,
+          this.name,
+          { cause: error },
+        );
+        this.#poison(unknown);
+        throw unknown;
+      }
       throw error;
     }
     client.release();

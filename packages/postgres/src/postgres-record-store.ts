@@ -10,6 +10,7 @@ import { type StoreLocation, safeParseStorePath, storePathSegments } from '@turn
 import { WriterError } from '@turnjournal/writer';
 import pg, { type Pool } from 'pg';
 import { reportCleanupFailure } from './connection-errors.js';
+import { DatabaseClock } from './database-clock.js';
 import { readCommittedBytes, requireCommittedEnd } from './line-rows.js';
 import { PostgresChannel } from './postgres-channel.js';
 import { PostgresJournal } from './postgres-journal.js';
@@ -51,8 +52,20 @@ export type PostgresRecordStoreOptions = {
 export interface PostgresRecordStore extends RecordStore {
   /** The store's name within the database. */
   readonly store: string;
-  /** Creates the store's tables when they are missing and records the schema version; idempotent. */
+  /**
+   * Creates the store's tables when they are missing and records the schema version (idempotent), and reads the
+   * database's clock for {@link PostgresRecordStore.clock}.
+   */
   setup(): Promise<void>;
+  /**
+   * The database server's clock (epoch ms) as this host estimates it, never decreasing (TJ-STORE-026): what every
+   * host sharing the store stamps records with and ages them by, whatever its own clock says. Pass it as the `clock`
+   * of `openEventLog` and of the live hub. Read once the store was used (`setup()`, or a journal opened); it
+   * measures itself again in the background every minute.
+   */
+  readonly clock: () => number;
+  /** Reads the database server's clock now (epoch ms), with a query; also what {@link PostgresRecordStore.clock} starts from. */
+  databaseNow(): Promise<number>;
   /** Stops the channel's listening connection, and ends the pool when the store opened it. Journals close on their own. */
   close(): Promise<void>;
 }
@@ -95,6 +108,7 @@ export function openPostgresRecordStore(options: PostgresRecordStoreOptions): Po
   const keyOf = (location: StoreLocation): StreamKey => ({ store, stream: storePathSegments(location).join('/') });
   const nameOf = (key: StreamKey) => `${name}/${key.stream}`;
 
+  const clock = new DatabaseClock(pool);
   let ready: Promise<void> | null = null;
   const setup = async (): Promise<void> => {
     const client = await pool.connect();
@@ -103,10 +117,11 @@ export function openPostgresRecordStore(options: PostgresRecordStoreOptions): Po
     } finally {
       client.release();
     }
+    await clock.measure();
   };
+  /** The tables (unless the application set them up itself) and a first reading of the database's clock. */
   const ensureSchema = (): Promise<void> => {
-    if (options.setup === false) return Promise.resolve();
-    ready ??= setup().catch((error: unknown) => {
+    ready ??= (options.setup === false ? clock.measure().then(() => undefined) : setup()).catch((error: unknown) => {
       ready = null;
       throw error;
     });
@@ -119,6 +134,8 @@ export function openPostgresRecordStore(options: PostgresRecordStoreOptions): Po
     store,
     channel,
     setup,
+    clock: () => clock.now(),
+    databaseNow: () => clock.measure(),
     async close() {
       await channel.close();
       if (ownsPool) await pool.end();

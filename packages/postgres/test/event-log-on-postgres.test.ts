@@ -4,11 +4,11 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { converseThreeRuns, openScriptedLog, SCRIPT_START } from '@turnjournal/test-support';
+import { type PostgresServer, startPostgres } from '@turnjournal/test-support/postgres-server';
 import { openFileRecordStore } from '@turnjournal/writer/file-store';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPostgresRecordStore } from '../src/index.js';
-import { type PostgresServer, startPostgres } from './support/postgres-server.js';
 
 let server: PostgresServer;
 beforeAll(() => {

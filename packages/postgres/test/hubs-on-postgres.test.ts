@@ -2,9 +2,9 @@
 // one session — the first as its owner, the second as a follower that delivers exactly the owner's records, through
 // the database's channel — from a real server this file starts.
 import { type HubSession, type LiveEvent, type LiveRecord, openConversationHub } from '@turnjournal/live';
+import { type PostgresServer, startPostgres } from '@turnjournal/test-support/postgres-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPostgresRecordStore } from '../src/index.js';
-import { type PostgresServer, startPostgres } from './support/postgres-server.js';
 
 /** Hang guard of a wait for records: far above the quiet duration (a fraction of a second). */
 const WAIT_MS = 30_000;

@@ -2,10 +2,10 @@
 // see from the seam (the rows, the transactions, the fencing epoch checked inside each commit, the channel's
 // reconnection).
 import type { JournalReader } from '@turnjournal/reader/record-store';
+import { type PostgresServer, startPostgres } from '@turnjournal/test-support/postgres-server';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPostgresRecordStore, type PostgresRecordStore } from '../src/index.js';
-import { type PostgresServer, startPostgres } from './support/postgres-server.js';
 
 let server: PostgresServer;
 let admin: pg.Pool;

@@ -2,10 +2,10 @@
 
 import { storePathSegments } from '@turnjournal/reader/store-format';
 import { describeRecordStoreContract } from '@turnjournal/test-support';
+import { type PostgresServer, startPostgres } from '@turnjournal/test-support/postgres-server';
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { openPostgresRecordStore, type PostgresRecordStore } from '../src/index.js';
-import { type PostgresServer, startPostgres } from './support/postgres-server.js';
 
 let server: PostgresServer;
 let admin: pg.Pool;

@@ -1,8 +1,9 @@
-// The tests' own PostgreSQL server (test/support/postgres-server.ts): started from Debian's binaries on a private
-// socket, with the durability settings the store's guarantees assume.
+// The tests' own PostgreSQL server (@turnjournal/test-support/postgres-server): started from Debian's binaries on a
+// private socket, with the durability settings the store's guarantees assume.
+
+import { type PostgresServer, startPostgres } from '@turnjournal/test-support/postgres-server';
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { type PostgresServer, startPostgres } from './support/postgres-server.js';
 
 let server: PostgresServer;
 beforeAll(() => {

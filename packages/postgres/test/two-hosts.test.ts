@@ -1,70 +1,20 @@
 // Two real processes ("hosts") on one database: one owns a session and appends, the other follows it through the
 // store's reader and channel only — what app servers behind a load balancer do (issue 36).
-import { type ChildProcess, spawn } from 'node:child_process';
-import { dirname, join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import type { JournalItem } from '@turnjournal/reader';
+import { type PostgresServer, startPostgres } from '@turnjournal/test-support/postgres-server';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPostgresRecordStore } from '../src/index.js';
-import { type PostgresServer, startPostgres } from './support/postgres-server.js';
-
-const support = join(dirname(fileURLToPath(import.meta.url)), 'support');
-/** Hang guard of a wait for a host's output: far above the seconds the hosts need. */
-const WAIT_MS = 60_000;
+import { startHost as host, killHosts, WAIT_MS } from './support/host-process.js';
 
 let server: PostgresServer;
 beforeAll(() => {
   server = startPostgres();
 });
-const children = new Set<ChildProcess>();
 afterAll(() => {
-  // A host a failed test left running would hold its connections and keep the server from stopping.
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  killHosts();
   server?.stop();
 });
-
-/** A host process and the lines it printed so far; `until` waits for a line that satisfies `done`. */
-function host(script: string, args: string[]) {
-  const child: ChildProcess = spawn(process.execPath, [join(support, script), ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.add(child);
-  const lines: string[] = [];
-  let stderr = '';
-  let exit: number | string | null | undefined;
-  const waiters = new Set<() => void>();
-  const wake = () => {
-    for (const waiter of waiters) waiter();
-  };
-  createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
-    lines.push(line);
-    wake();
-  });
-  child.stderr?.on('data', (chunk) => {
-    stderr += String(chunk);
-  });
-  child.on('exit', (code, signal) => {
-    exit = code ?? signal;
-    wake();
-  });
-  return {
-    child,
-    lines,
-    async until(what: string, done: (line: string) => boolean): Promise<void> {
-      const deadline = Date.now() + WAIT_MS;
-      while (!lines.some(done)) {
-        if (exit !== undefined) throw new Error(`${script} exited (${exit}) before ${what}: ${stderr.trim()}`);
-        if (Date.now() > deadline) throw new Error(`${script}: timed out waiting for ${what}: ${stderr.trim()}`);
-        await new Promise<void>((resolve) => {
-          waiters.add(resolve);
-          setTimeout(resolve, 100);
-        }).finally(() => waiters.clear());
-      }
-    },
-  };
-}
 
 /** The event log's rows of `sessionId`, read with SQL rather than through the store under test. */
 async function rows(store: string, sessionId: string): Promise<{ seq: number | null; line: string }[]> {

@@ -40,6 +40,8 @@ export {
   scanEventRuns,
 } from './event/scan-event-runs.js';
 export { type SeekEventSeqOptions, seekEventSeq } from './event/seek-event-seq.js';
+// A whole store: discovery, check, audit, report, recovery plan (spec §4, §12, §13).
+export { discoverStore } from './file/discover-store.js';
 export type { CommittedLine, OversizedLine, TornTail } from './framing/line-splitter.js';
 // Reading one journal (spec §3).
 export { DEFAULT_MAX_LINE_BYTES } from './framing/line-splitter.js';
@@ -67,13 +69,13 @@ export { type CheckStaleStateOptions, checkStaleState, type StaleStateRun } from
 export { type ReadStateOptions, type ReadStateResult, readStateDocument } from './state/read-state.js';
 export {
   type CheckedFile,
+  type CheckSource,
   type CheckStoreOptions,
   checkStore,
   type EventLogSummary,
   type StoreCheck,
 } from './store/check-store.js';
-// A whole store: discovery, check, audit, report, recovery plan (spec §4, §12, §13).
-export { discoverStore, type LayoutHint, type StoreDiscovery, type StoreFile } from './store/discover-store.js';
+export type { LayoutHint, StoreDiscovery, StoreFile } from './store/store-listing.js';
 // Turn derivation (spec §10).
 export {
   type DerivedSession,

@@ -7,6 +7,7 @@ export type WriterErrorCode =
   | 'journal_unlinked'
   | 'journal_fenced'
   | 'write_failed'
+  | 'commit_outcome_unknown'
   | 'not_regular_file'
   | 'writer_closed'
   | 'append_cancelled'
@@ -17,7 +18,9 @@ export type WriterErrorCode =
   | 'illegal_transition'
   | 'unknown_turn'
   | 'turn_id_conflict'
-  | 'run_ended';
+  | 'run_ended'
+  | 'target_not_empty'
+  | 'source_changed';
 
 /** Base class of every error the writer raises on purpose. */
 export class WriterError extends Error {

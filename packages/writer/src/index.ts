@@ -91,7 +91,6 @@ export type {
 export { runFilePath } from './run/run-path.js';
 // Run files and state documents (spec §7, §8, §16).
 export type { RunWriter } from './run/run-writer.js';
-
 // A session's journals together, startup recovery and retention (spec §12, §14).
 export {
   type OpenSessionJournalsOptions,
@@ -107,6 +106,8 @@ export {
   type WriteStateDocumentOptions,
   writeStateDocument,
 } from './state/state-document.js';
+// Copying a store into another through the seam (spec §19.1): `turnjournal export` and `import`.
+export { type CopiedEntry, copyStore, type StoreCopy } from './transfer/copy-store.js';
 export { openTurnJournal } from './turn/open-turn-journal.js';
 // Turn journals (spec §5, §10, §11).
 export { newTurnId } from './turn/turn-id.js';

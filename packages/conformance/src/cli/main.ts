@@ -4,7 +4,14 @@ import './heap-tuning.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { RECOVERY_MODES, type RecoveryMode } from '@turnjournal/reader';
-import { auditStoreListing, buildStreamedReportOf, checkStoreListing, turnsOf } from '@turnjournal/reader/_internals';
+import {
+  auditStoreListing,
+  buildStreamedReportOf,
+  checkStoreListing,
+  diskContents,
+  recordStoreContents,
+  turnsOf,
+} from '@turnjournal/reader/_internals';
 import { WriterError } from '@turnjournal/writer';
 import { ConformanceError } from '../errors.js';
 import { REPORT_FORMATS, type ReportFormat, reportChunks } from './format-report.js';
@@ -20,7 +27,9 @@ import {
 } from './maintenance.js';
 import { parseArgsMessage } from './parse-args-message.js';
 import { jsonDocumentChunks } from './report-json-chunks.js';
+import { type CommandTarget, isStoreUrl, openStoreUrl, openTarget, withoutPassword } from './store-target.js';
 import { textLines } from './terminal-text.js';
+import { formatTransfer, transferCommand } from './transfer.js';
 import {
   type FileValidation,
   findRecordFiles,
@@ -64,6 +73,14 @@ Commands:
                        --only and partial --tier runs say "partial run" and are never CONFORMANT.
   adapter              The reference adapter: speaks the adapter protocol on stdin/stdout, backed by
                        @turnjournal/reader and @turnjournal/writer.
+
+  export <url> <dir>   Copy every journal and document of a store into a new directory, byte for byte.
+  import <dir> <url>   Copy a directory's store into a database store that holds none of its journals.
+  pg migrate <url>     Create or upgrade the turnjournal tables of a PostgreSQL database (idempotent).
+
+Targets: check, inspect, audit, recover and compact take paths, or one record store by its URL instead:
+  postgres://user@host/db?store=<name>   a PostgreSQL store (needs @turnjournal/postgres installed beside the
+                                          CLI; the tables must exist). Reports never print the URL's password.
 
 Options:
   --mode tolerant|prefix|strict   Recovery mode after damage (default: tolerant).
@@ -135,6 +152,7 @@ async function run(argv: readonly string[]): Promise<number> {
   const [command, ...paths] = positionals;
   if (command === undefined) throw usage('no command given');
   if (command === 'conformance' || command === 'adapter') return await protocolCommand(command, parsed);
+  if (command === 'export' || command === 'import' || command === 'pg') return await storeCommand(command, parsed);
   if (!['check', 'inspect', 'audit', 'validate', 'recover', 'compact'].includes(command))
     throw usage(`unknown command "${command}"`);
   const format = (values.format ?? 'text') as ReportFormat;
@@ -150,13 +168,34 @@ async function run(argv: readonly string[]): Promise<number> {
   const mode = (values.mode ?? 'tolerant') as RecoveryMode;
   if (!RECOVERY_MODES.includes(mode)) throw usage(`--mode must be one of ${RECOVERY_MODES.join(', ')}, got "${mode}"`);
   if (paths.length === 0) throw usage(`${command}: no path given`);
-  const missing = paths.filter((path) => !existsSync(path));
+  if (command === 'validate' && paths.some(isStoreUrl))
+    throw usage('validate: reads files; check a store with `turnjournal check <store URL>`');
+  const missing = paths.filter((path) => !isStoreUrl(path) && !existsSync(path));
   if (missing.length > 0) throw usage(`${command}: no such file or directory: ${missing.join(', ')}`);
+  if (command === 'validate') return await validateCommand(paths, format);
+  const target = await maintenance(() => openTarget(command, paths));
+  try {
+    return await maintenance(() => targetCommand(command, target, values, format, mode));
+  } finally {
+    if (target.kind === 'store') await target.close();
+  }
+}
+
+/** check, inspect, audit, recover and compact, on files under paths or on a record store. */
+async function targetCommand(
+  command: string,
+  target: CommandTarget,
+  values: ReturnType<typeof parse>['values'],
+  format: ReportFormat,
+  mode: RecoveryMode,
+): Promise<number> {
+  const source = target.kind === 'paths' ? target.paths : target.store;
+  const paths = target.kind === 'paths' ? target.paths : [target.shown];
 
   if (command === 'recover') {
     const apply = values.apply === true;
     const result = await maintenance(() =>
-      recoverCommand(paths, { apply, hooks: values.hooks, journalOnly: values['journal-only'] === true }),
+      recoverCommand(source, { apply, hooks: values.hooks, journalOnly: values['journal-only'] === true }),
     );
     // Pieces, not one string: the plan holds each abandoned turn's whole submitted record (up to the line limit).
     await writeOut(
@@ -172,7 +211,7 @@ async function run(argv: readonly string[]): Promise<number> {
         ? undefined
         : await maintenance(async () => parseDuration(values.retention as string));
     const result = await maintenance(() =>
-      compactCommand(paths, {
+      compactCommand(source, {
         dryRun: values['dry-run'] === true,
         ...(retentionSeconds === undefined ? {} : { retentionSeconds }),
       }),
@@ -184,35 +223,72 @@ async function run(argv: readonly string[]): Promise<number> {
     );
     return EXIT.clean;
   }
-  if (command === 'validate') {
-    const results: FileValidation[] = [];
-    const budget = new ProblemBudget();
-    for (const file of findRecordFiles(paths)) results.push(await validateFile(file, budget));
-    const omitted = omittedOf(results);
-    process.stdout.write(
-      format === 'json' ? `${JSON.stringify({ files: results, omitted }, null, 2)}\n` : validateText(results, omitted),
-    );
-    // A problem left out by the cap fails the run as a listed one does.
-    const failing = (code: string) => !INFORMATIONAL_CODES.has(code);
-    return results.some((r) => r.problems.some((p) => failing(p.code))) || Object.keys(omitted).some(failing)
-      ? EXIT.violations
-      : EXIT.clean;
-  }
   // The turns are listed, not kept as objects: each is made when the audit, the plan or the report reaches it (issue
   // 11: an object per turn was 96 MB of two million orphan records).
+  const contents = target.kind === 'paths' ? diskContents(target.paths) : recordStoreContents(target.store);
   const report =
     command === 'audit'
-      ? await auditStoreListing(paths, { mode }, true).then((audit) =>
+      ? await auditStoreListing(contents, { mode }, true).then((audit) =>
           buildStreamedReportOf(audit.check, { command, mode, paths, plan: audit.plan }, turnsOf),
         )
       : buildStreamedReportOf(
           // Only JSON and the timeline of `inspect` print turns: the other reports need their number alone.
-          await checkStoreListing(paths, { mode, keepTurns: command === 'inspect' || format === 'json' }, true),
+          await checkStoreListing(contents, { mode, keepTurns: command === 'inspect' || format === 'json' }, true),
           { command, mode, paths },
           turnsOf,
         );
   await writeOut(reportChunks(report, format, { timeline: command === 'inspect' }));
   return report.summary.findings.error > 0 ? EXIT.violations : EXIT.clean;
+}
+
+/** `validate`: every line of the record files under the paths against the v1 schemas. */
+async function validateCommand(paths: readonly string[], format: ReportFormat): Promise<number> {
+  const results: FileValidation[] = [];
+  const budget = new ProblemBudget();
+  for (const file of findRecordFiles(paths)) results.push(await validateFile(file, budget));
+  const omitted = omittedOf(results);
+  process.stdout.write(
+    format === 'json' ? `${JSON.stringify({ files: results, omitted }, null, 2)}\n` : validateText(results, omitted),
+  );
+  // A problem left out by the cap fails the run as a listed one does.
+  const failing = (code: string) => !INFORMATIONAL_CODES.has(code);
+  return results.some((r) => r.problems.some((p) => failing(p.code))) || Object.keys(omitted).some(failing)
+    ? EXIT.violations
+    : EXIT.clean;
+}
+
+/**
+ * `export`, `import` and `pg migrate`: commands between a database and files, or on the database alone. They take no
+ * option but the text output's.
+ */
+async function storeCommand(command: 'export' | 'import' | 'pg', parsed: ReturnType<typeof parse>): Promise<number> {
+  const { values, positionals } = parsed;
+  const options = Object.keys(values).filter((option) => option !== 'help' && option !== 'version');
+  if (options.length > 0) throw usage(`--${options.join(', --')} cannot be used with ${command}`);
+  const targets = positionals.slice(1);
+  if (command === 'pg') {
+    if (targets[0] !== 'migrate' || targets.length !== 2)
+      throw usage('pg: the one subcommand is `turnjournal pg migrate <postgres URL>`');
+    const migrated = await maintenance(() => migrateCommand(targets[1] as string));
+    process.stdout.write(textLines([migrated]));
+    return EXIT.clean;
+  }
+  const result = await maintenance(() => transferCommand(command, targets));
+  process.stdout.write(formatTransfer(command, result));
+  return EXIT.clean;
+}
+
+/** `turnjournal pg migrate <url>`: creates or upgrades the tables of every store of the database (idempotent). */
+async function migrateCommand(url: string): Promise<string> {
+  if (!isStoreUrl(url)) throw usage(`pg migrate: ${url} is not a postgres:// URL`);
+  // The tables are the database's, shared by every store in it: a URL without `store=` names none, and needs none.
+  const { store, schemaVersion } = await openStoreUrl('pg migrate', url, 'migrate');
+  try {
+    await store.setup();
+  } finally {
+    await store.close();
+  }
+  return `the turnjournal tables of ${withoutPassword(url)} are at schema version ${schemaVersion}`;
 }
 
 /** `conformance` and `adapter`: their own options only, no paths. */
@@ -298,6 +374,13 @@ async function maintenance<T>(action: () => Promise<T>): Promise<T> {
     return await action();
   } catch (error) {
     if (error instanceof WriterError) throw new ConformanceError('refused', error.message, { cause: error });
+    // PostgreSQL's undefined_table: the database was never set up for turnjournal.
+    if ((error as { code?: unknown } | undefined)?.code === '42P01')
+      throw new ConformanceError(
+        'refused',
+        `the database has no turnjournal tables (${(error as Error).message}): run \`turnjournal pg migrate <url>\` first`,
+        { cause: error },
+      );
     throw error;
   }
 }

@@ -1,13 +1,15 @@
 import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { discoverStore, type TurnRecovery } from '@turnjournal/reader';
+import { type CheckSource, discoverStore, type TurnRecovery } from '@turnjournal/reader';
+import type { RecordStore } from '@turnjournal/reader/record-store';
 import {
   compactEventLog,
   DEFAULT_RETENTION_SECONDS,
   type EventLogCompaction,
   JOURNAL_ONLY_HOOKS,
   JournalLockedError,
+  openEventLog,
   type RecoveryHooks,
   recoverStore,
   type StoreRecovery,
@@ -29,11 +31,11 @@ export interface RecoverCommandOptions {
 }
 
 /** `turnjournal recover`: the recovery plan, or its application through host hooks. */
-export async function recoverCommand(paths: readonly string[], options: RecoverCommandOptions): Promise<StoreRecovery> {
+export async function recoverCommand(source: CheckSource, options: RecoverCommandOptions): Promise<StoreRecovery> {
   if (!options.apply) {
     if (options.hooks !== undefined || options.journalOnly)
       throw new ConformanceError('usage', 'recover: --hooks and --journal-only only make sense with --apply');
-    return recoverStore(paths);
+    return recoverStore(source);
   }
   if ((options.hooks === undefined) === !options.journalOnly)
     throw new ConformanceError(
@@ -41,7 +43,7 @@ export async function recoverCommand(paths: readonly string[], options: RecoverC
       'recover --apply needs exactly one of --hooks <module> (your host transcript) or --journal-only (no host transcript)',
     );
   const hooks = options.hooks === undefined ? JOURNAL_ONLY_HOOKS : await loadHooks(options.hooks);
-  return recoverStore(paths, { apply: true, hooks });
+  return recoverStore(source, { apply: true, hooks });
 }
 
 async function loadHooks(file: string): Promise<RecoveryHooks> {
@@ -204,9 +206,11 @@ export interface CompactResult {
  * compaction of every event log (spec §14.2). A dry run reports the sweeps only: event-log compaction has no preview.
  */
 export async function compactCommand(
-  paths: readonly string[],
+  source: CheckSource,
   options: { readonly retentionSeconds?: number; readonly dryRun: boolean },
 ): Promise<CompactResult> {
+  if (!Array.isArray(source)) return compactStore(source as RecordStore, options);
+  const paths = source as readonly string[];
   const retentionSeconds = options.retentionSeconds ?? DEFAULT_RETENTION_SECONDS;
   const dirs = new Set<string>();
   const logs: string[] = [];
@@ -231,6 +235,38 @@ export async function compactCommand(
       }
     }
   return { sweeps, eventLogs };
+}
+
+/**
+ * `turnjournal compact` of a record store (spec §19.1): the sweep of its turn journals, then the compaction of each
+ * event log no live owner holds, each opened as its owner through the store.
+ */
+async function compactStore(
+  store: RecordStore,
+  options: { readonly retentionSeconds?: number; readonly dryRun: boolean },
+): Promise<CompactResult> {
+  const retentionSeconds = options.retentionSeconds ?? DEFAULT_RETENTION_SECONDS;
+  const sweep = await sweepTurnJournals(store, { retentionSeconds, dryRun: options.dryRun });
+  const eventLogs: CompactResult['eventLogs'][number][] = [];
+  if (!options.dryRun)
+    for await (const entry of store.list({ family: 'event' })) {
+      if (entry.location.family !== 'event') continue;
+      let log: Awaited<ReturnType<typeof openEventLog>>;
+      try {
+        log = await openEventLog({ store, sessionId: entry.location.sessionId });
+      } catch (error) {
+        // A live server owns this log: its own retention job compacts it (TJ-RET-008).
+        if ((error as { code?: unknown }).code !== 'journal_locked') throw error;
+        eventLogs.push({ file: entry.name, skipped: 'held by its live owner' });
+        continue;
+      }
+      try {
+        eventLogs.push({ file: entry.name, ...(await log.compact({ retentionSeconds })) });
+      } finally {
+        await log.close();
+      }
+    }
+  return { sweeps: sweep.sessions.length === 0 ? [] : [sweep], eventLogs };
 }
 
 /** Text output of `compact`. */

@@ -26,8 +26,12 @@ export {
   runsFromCheckpoint,
 } from '../event/run-index.js';
 export { applyRunRecord, copyRun } from '../event/scan-event-runs.js';
+// What a check reads: files under paths, or a record store's journals (and where each one it listed is).
+export { diskContents } from '../file/disk-contents.js';
 // The reader of a backend that serves its journal's committed lines as one byte stream (file store, simulated store).
 export { type LineView, LineViewReader } from '../record-store/line-view-reader.js';
+export { type RecordStoreContents, recordStoreContents } from '../record-store/record-store-contents.js';
 export { buildStreamedReportOf } from '../report/build-report.js';
-export { checkStoreListing } from '../store/check-store.js';
+export { checkStoreListing, contentsOf } from '../store/check-store.js';
 export { type TurnsOf, turnsOf } from '../store/session-folds.js';
+export type { StoreContents } from '../store/store-contents.js';

@@ -1,9 +1,15 @@
 import { type Finding, makeFinding } from '@turnjournal/schema';
-import { type CheckStoreOptions, checkStoreListing, type StoreCheck } from '../store/check-store.js';
+import {
+  type CheckSource,
+  type CheckStoreOptions,
+  checkStoreListing,
+  contentsOf,
+  type StoreCheck,
+} from '../store/check-store.js';
 import { FindingSink } from '../store/finding-sink.js';
 import { turnsOf } from '../store/session-folds.js';
-import { readLockStatus } from '../store-format/lock-file.js';
-import { loadRecord } from '../turn/representative.js';
+import type { StoreContents } from '../store/store-contents.js';
+import type { RecordLocation } from '../turn/representative.js';
 import { type HostView, LazyRecoveryPlan, type RecoveryPlan } from './plan-recovery.js';
 
 /** Options of {@link auditStore}. */
@@ -25,11 +31,12 @@ export interface StoreAudit {
 const MALFORMED_EVENT_SOURCES = new Set(['malformed_line', 'zero_filled_region', 'oversized_line', 'invalid_record']);
 
 /**
- * Audits a store (spec §13.2) without modifying any file (TJ-AUDIT-010): the check, the session-level
- * `turn_journal_*` findings of seed 000, stale locks, and the recovery plan (spec §12).
+ * Audits a store (spec §13.2) — files under paths, or a record store's journals (spec §19) — without modifying
+ * anything (TJ-AUDIT-010): the check, the session-level `turn_journal_*` findings of seed 000, stale locks, and the
+ * recovery plan (spec §12).
  */
-export async function auditStore(paths: readonly string[], options: AuditStoreOptions = {}): Promise<StoreAudit> {
-  return auditStoreListing(paths, options, false);
+export async function auditStore(source: CheckSource, options: AuditStoreOptions = {}): Promise<StoreAudit> {
+  return auditStoreListing(contentsOf(source), options, false);
 }
 
 /**
@@ -39,12 +46,12 @@ export async function auditStore(paths: readonly string[], options: AuditStoreOp
  * (`turnjournal audit` and `recover`; issue 11: two million orphan records). Internal to the reader.
  */
 export async function auditStoreListing(
-  paths: readonly string[],
+  contents: StoreContents,
   options: AuditStoreOptions,
   listTurns: boolean,
 ): Promise<StoreAudit> {
   // The plan and the pending-turn findings are made from the turns: an audit always keeps them.
-  const check = await checkStoreListing(paths, { ...options, keepTurns: true }, listTurns);
+  const check = await checkStoreListing(contents, { ...options, keepTurns: true }, listTurns);
   const sink = new FindingSink(options.maxFindingsPerCode, options.maxFindingsPerCodeInStore);
   // What the check left out stays counted: the audit's report states every omission (TJ-AUDIT-013, TJ-AUDIT-016).
   sink.addOmitted(check.omitted);
@@ -60,7 +67,7 @@ export async function auditStoreListing(
   for (const { path: file, family } of check.files) {
     if (family !== 'turn') continue;
     if (malformedIn.has(file)) malformedTurnFiles.add(file);
-    const status = readLockStatus(file);
+    const status = await contents.ownerStatus(file);
     if (status === 'live' || status === 'unproven') held.add(file);
     if (status === 'stale')
       sink.add(
@@ -113,8 +120,11 @@ export async function auditStoreListing(
         );
     }
   }
-  // Built on iteration from the derived turns the check holds anyway (see RecoveryPlan).
-  const plan = new LazyRecoveryPlan(check.sessions, held, options.host, loadRecord, turnsOf);
+  // Built on iteration from the derived turns the check holds anyway (see RecoveryPlan). A store read asynchronously
+  // reads ahead the submitted records the plan restores; a file is read back when a step's `submitted` is read.
+  await contents.preload(submittedOfAbandoned(check, held));
+  const load = (location: RecordLocation) => contents.loadRecord(location);
+  const plan = new LazyRecoveryPlan(check.sessions, held, options.host, load, turnsOf);
   return { check: { ...check, findings: sink.findings, omitted: sink.omitted }, plan, heldFiles: [...held].sort() };
 }
 
@@ -142,4 +152,14 @@ function interruptedFinding(hasMarker: boolean | undefined, where: Parameters<ty
   const detail =
     hasMarker === true ? 'the host shows its interruption marker' : 'the host transcript was not consulted';
   return { ...finding, message: `turn was interrupted; ${detail}` };
+}
+
+/** Where the `submitted` record of each abandoned turn is (TJ-RECOV-002): what the plan's steps may read back. */
+function* submittedOfAbandoned(check: StoreCheck, held: ReadonlySet<string>): Generator<RecordLocation> {
+  for (const session of check.sessions)
+    for (const turn of turnsOf(session)) {
+      if (turn.terminal || turn.files.some((file) => held.has(file))) continue;
+      const submitted = turn.events.submitted;
+      if (submitted !== undefined) yield submitted.location;
+    }
 }

@@ -1,5 +1,6 @@
+import { loadRecord } from '../file/load-record.js';
 import type { DerivedTurn } from '../turn/derive-turns.js';
-import { loadRecord, type RecordLocation } from '../turn/representative.js';
+import type { RecordLocation } from '../turn/representative.js';
 
 /** What the host says its transcript already holds for a turn (seed 000's sidecar). */
 export interface HostView {

@@ -1,9 +1,9 @@
-import { type FileHandle, lstat } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import { type Finding, validateRecord } from '@turnjournal/schema';
 import { ReaderError } from '../errors.js';
+import { openRegular, pathExists } from '../file/open-regular.js';
 import { decodeLine } from '../framing/decode-line.js';
 import { DEFAULT_MAX_LINE_BYTES } from '../framing/line-splitter.js';
-import { openRegular } from '../framing/open-regular.js';
 import { type JournalSource, readJournal } from '../framing/read-journal.js';
 import type { EventLogState } from './fold-event-log.js';
 import { IncrementalEventFold } from './incremental-event-fold.js';
@@ -124,7 +124,7 @@ interface PartsFound {
  * reader answers an empty message list: no records, no findings.
  */
 export async function recoverEventLog(path: string, options: RecoverEventLogOptions = {}): Promise<EventLogRecovery> {
-  if (options.source === undefined && !(await exists(path)))
+  if (options.source === undefined && !(await pathExists(path)))
     return recoverEventLog(path, { ...options, source: { read: () => Promise.resolve(0) }, size: 0 });
   // The checkpoint's length and where the data ends are for a writer continuing the log, not part of what a reader
   // recovers.
@@ -138,18 +138,6 @@ export async function recoverEventLog(path: string, options: RecoverEventLogOpti
   } = await recoverEventFold(path, options);
   const state = fold.finish();
   return { ...state, findings: [...framing, ...state.findings], ...tail };
-}
-
-/** False when nothing is at `path` (its directory may be missing too); anything else that fails is thrown. */
-async function exists(path: string): Promise<boolean> {
-  try {
-    await lstat(path);
-    return true;
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException | undefined)?.code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') return false;
-    throw error;
-  }
 }
 
 /**

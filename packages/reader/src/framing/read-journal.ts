@@ -1,9 +1,9 @@
-import { closeSync, read, readSync } from 'node:fs';
 import { type Finding, makeFinding, type RecordValidation, validateRecord } from '@turnjournal/schema';
 import { ReaderError } from '../errors.js';
+import { type ChunkRead, closeFd, readAhead, readAtSync, readNow } from '../file/fd-reads.js';
+import { openRegularSync } from '../file/open-regular.js';
 import { decodeLine } from './decode-line.js';
 import { type CommittedLine, DEFAULT_MAX_LINE_BYTES, LineSplitter, type OversizedLine } from './line-splitter.js';
-import { openRegularSync } from './open-regular.js';
 import { safeParsePlainRecord, Utf8Failures } from './plain-record.js';
 import { WriterViolations } from './writer-violations.js';
 
@@ -87,13 +87,6 @@ const SMALL_READ_BYTES = 64 * 1024;
 const PROBE_BYTES = 1024;
 /** A read that found the end of the file. */
 const END: ChunkRead = { chunk: Buffer.alloc(0), length: 0, bytesRead: 0 };
-
-/** One positional read: the buffer, the bytes asked for, and the bytes read. */
-interface ChunkRead {
-  readonly chunk: Buffer;
-  readonly length: number;
-  readonly bytesRead: number;
-}
 
 /**
  * Reads a JSONL journal file as a stream (TJ-FRAME-033) and yields its records and framing findings in file order, in
@@ -207,33 +200,8 @@ export async function* readJournal(path: string, options: ReadJournalOptions = {
   } finally {
     // A read still running must end before its descriptor closes.
     if (ahead !== undefined) await ahead.catch(() => undefined);
-    if (fd !== undefined) closeSync(fd);
+    if (fd !== undefined) closeFd(fd);
   }
-}
-
-// A failed read rejects rather than throws, so its error reaches the caller where a read on demand would have: after
-// the batch read before it.
-function readNow(fd: number, position: number, length: number): ChunkRead | Promise<ChunkRead> {
-  const chunk = Buffer.allocUnsafe(length);
-  try {
-    return { chunk, length, bytesRead: readSync(fd, chunk, 0, length, position) };
-  } catch (error) {
-    const failed = Promise.reject(error);
-    failed.catch(() => undefined);
-    return failed;
-  }
-}
-
-function readAhead(fd: number, position: number, length: number): Promise<ChunkRead> {
-  const chunk = Buffer.allocUnsafe(length);
-  const pending = new Promise<ChunkRead>((resolve, reject) =>
-    read(fd, chunk, 0, length, position, (error, bytesRead) =>
-      error === null ? resolve({ chunk, length, bytesRead }) : reject(error),
-    ),
-  );
-  // Handled here so a failure while the caller holds a batch is not an unhandled rejection; it is awaited later.
-  pending.catch(() => undefined);
-  return pending;
 }
 
 async function readSource(source: JournalSource, position: number, length: number): Promise<ChunkRead> {
@@ -263,7 +231,7 @@ async function settleLine(
     const n =
       fd === undefined
         ? await (source as JournalSource).read(again, filled, length - filled, line.offset + filled)
-        : readSync(fd, again, filled, length - filled, line.offset + filled);
+        : readAtSync(fd, again, filled, length - filled, line.offset + filled);
     if (n <= 0) break;
     filled += n;
   }

@@ -40,7 +40,10 @@ export interface JournalReadOptions {
 export interface JournalReader extends JournalSource {
   /** What findings name the journal by: a file's path, a database stream's URL. */
   readonly name: string;
-  /** The cursor after the last committed line, now. */
+  /**
+   * The end of the journal's bytes now: after its last committed line, or, on a file store, after what may follow
+   * that line (pre-allocated space, a torn tail or a line being written), which every read of the codec steps over.
+   */
   end(): Promise<JournalCursor>;
   /** The records and findings of the lines from `options.from` to `options.to`, in order, in small batches. */
   records(options?: JournalReadOptions): AsyncGenerator<JournalItem[]>;

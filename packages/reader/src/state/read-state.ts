@@ -1,6 +1,6 @@
 import { type Finding, makeFinding, type SessionState, validateRecord } from '@turnjournal/schema';
 import { ReaderError } from '../errors.js';
-import { openRegular } from '../framing/open-regular.js';
+import { openRegular } from '../file/open-regular.js';
 import { isInvalidUtf8 } from '../framing/parse-line-text.js';
 import { type RecoveryMode, recordFinding } from '../framing/read-journal.js';
 
@@ -55,10 +55,25 @@ const CHUNK_BYTES = 1024 * 1024;
  * normal (a new session) is for the caller to decide, and an error keeps "no file" distinct from "bad file".
  */
 export async function readStateDocument(path: string, options: ReadStateOptions = {}): Promise<ReadStateResult> {
+  return parseStateDocument(
+    await readLimited(path, options.maxDocumentBytes ?? DEFAULT_MAX_DOCUMENT_BYTES),
+    path,
+    options,
+  );
+}
+
+/**
+ * {@link readStateDocument} of a document already read (a record store's document), named `path` in findings:
+ * `'oversized'` when it was larger than the limit. Internal to the reader.
+ */
+export function parseStateDocument(
+  bytes: Uint8Array | 'oversized',
+  path: string,
+  options: ReadStateOptions = {},
+): ReadStateResult {
   const mode = options.mode ?? 'tolerant';
   const limit = options.maxDocumentBytes ?? DEFAULT_MAX_DOCUMENT_BYTES;
   const where = { file: path };
-  const bytes = await readLimited(path, limit);
   if (bytes === 'oversized') {
     return malformed(path, mode, `the document is larger than the ${limit}-byte document limit`);
   }

@@ -8,10 +8,21 @@
  * @module
  */
 
+export { isReservedFileName } from '../file/discover-store.js';
+export {
+  currentBootId,
+  currentPidNamespace,
+  type LockHolder,
+  type LockLease,
+  type LockStatus,
+  lockStatusOf,
+  MAX_LEASE_MS,
+  readLockStatus,
+  safeParseLockHolder,
+} from '../file/lock-file.js';
 export { DEFAULT_MAX_LINE_BYTES } from '../framing/line-splitter.js';
 export { trailingNulCount } from '../framing/space.js';
 export { DEFAULT_MAX_DOCUMENT_BYTES } from '../state/read-state.js';
-export { isReservedFileName } from '../store/discover-store.js';
 export { explainInvalidIdentifier, isValidIdentifier, MAX_IDENTIFIER_LENGTH } from './identifiers.js';
 export {
   EVENT_LOG_FILE_NAME,
@@ -23,14 +34,3 @@ export {
   storePathSegments,
   TURN_JOURNAL_DIR,
 } from './layout.js';
-export {
-  currentBootId,
-  currentPidNamespace,
-  type LockHolder,
-  type LockLease,
-  type LockStatus,
-  lockStatusOf,
-  MAX_LEASE_MS,
-  readLockStatus,
-  safeParseLockHolder,
-} from './lock-file.js';

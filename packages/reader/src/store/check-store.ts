@@ -1,22 +1,20 @@
 import { setImmediate } from 'node:timers';
 import { type Finding, makeFinding, type RecordFamily } from '@turnjournal/schema';
 import { EventLogFold } from '../event/fold-event-log.js';
-import {
-  type JournalItem,
-  type JournalRecord,
-  type ReadJournalOptions,
-  type RecoveryMode,
-  readJournal,
-} from '../framing/read-journal.js';
+import { diskContents } from '../file/disk-contents.js';
+import type { JournalItem, JournalRecord, ReadJournalOptions, RecoveryMode } from '../framing/read-journal.js';
+import type { RecordStore } from '../record-store/record-store.js';
+import { recordStoreContents } from '../record-store/record-store-contents.js';
 import { type DerivedRun, RunFold } from '../run/fold-run.js';
 import { checkStaleState } from '../state/check-stale-state.js';
-import { type ReadStateResult, readStateDocument } from '../state/read-state.js';
+import type { ReadStateResult } from '../state/read-state.js';
 import { explainInvalidIdentifier, isValidIdentifier } from '../store-format/identifiers.js';
 import type { DerivedSession, TurnFold } from '../turn/derive-turns.js';
 import { FoldArena } from '../turn/fold-arena.js';
-import { discoverStore, type StoreFile } from './discover-store.js';
 import { FindingSink } from './finding-sink.js';
 import { SessionFolds } from './session-folds.js';
+import type { StoreContents } from './store-contents.js';
+import type { StoreFile } from './store-listing.js';
 
 /** Options of {@link checkStore}. */
 export interface CheckStoreOptions {
@@ -82,12 +80,28 @@ export interface StoreCheck {
 }
 
 /**
- * Reads every journal of a store (or of the files given) and derives its turn sessions. Streams each file once, so
- * memory follows the derived state, not the store size. Never throws for file content: in `strict` mode the first
- * damage or invalid record stops that file with a finding instead.
+ * What a check reads: files under paths (a store root, a session directory, a `_turn_journal` directory or single
+ * files, as the file binding lays them out), or a record store (spec §19), whose journals are read through its
+ * lock-free readers and named by the store.
  */
-export async function checkStore(paths: readonly string[], options: CheckStoreOptions = {}): Promise<StoreCheck> {
-  return checkStoreListing(paths, options, false);
+export type CheckSource = readonly string[] | RecordStore;
+
+/**
+ * Reads every journal of a store (or of the files given) and derives its turn sessions. Streams each journal once, so
+ * memory follows the derived state, not the store size. Never throws for content: in `strict` mode the first
+ * damage or invalid record stops that journal with a finding instead.
+ */
+export async function checkStore(source: CheckSource, options: CheckStoreOptions = {}): Promise<StoreCheck> {
+  return checkStoreListing(contentsOf(source), options, false);
+}
+
+/** The contents a check of `source` reads. Internal to the reader. */
+export function contentsOf(source: CheckSource): StoreContents {
+  return isPaths(source) ? diskContents(source) : recordStoreContents(source);
+}
+
+function isPaths(source: CheckSource): source is readonly string[] {
+  return Array.isArray(source);
 }
 
 /**
@@ -97,12 +111,12 @@ export async function checkStore(paths: readonly string[], options: CheckStoreOp
  * Internal to the reader.
  */
 export async function checkStoreListing(
-  paths: readonly string[],
+  contents: StoreContents,
   options: CheckStoreOptions,
   listTurns: boolean,
 ): Promise<StoreCheck> {
   const sink = new FindingSink(options.maxFindingsPerCode, options.maxFindingsPerCodeInStore);
-  const discovery = discoverStore(paths);
+  const discovery = await contents.discover();
   for (const finding of discovery.findings) sink.add(finding);
   // One arena for every session's fold: a store of many small sessions holds one representative table, not one each.
   const arena = new FoldArena(options.keepTurns ?? true);
@@ -111,7 +125,12 @@ export async function checkStoreListing(
     discovery.files.filter((file) => file.format === 'jsonl'),
     turnSessionOf,
     arena,
-    { maxFindingsPerCode: options.maxFindingsPerCode, keepTurns: options.keepTurns },
+    {
+      maxFindingsPerCode: options.maxFindingsPerCode,
+      keepTurns: options.keepTurns,
+      readRecord: (location) => contents.recordBytes(location),
+    },
+    (files) => contents.released(files),
   );
   const foldOf = (sessionId: string) => folds.foldOf(sessionId);
   const files: CheckedFile[] = [];
@@ -125,14 +144,14 @@ export async function checkStoreListing(
   for (const file of discovery.files) {
     await yieldNow();
     if (file.format === 'json') {
-      const state = await readState(file.path, options, sink);
+      const state = await readState(contents, file, options, sink);
       if (state !== undefined) states.push(state);
       files.push({ path: file.path, family: 'state', records: state?.status === 'valid' ? 1 : 0 });
       continue;
     }
     // Created on the file's first record of their family: most files of a store are turn journals.
     const perFile: PerFileFolds = {};
-    const checked = await checkJournalFile(file, readJournal(file.path, readOptions), sink, foldOf, perFile);
+    const checked = await checkJournalFile(file, contents.journal(file, readOptions), sink, foldOf, perFile);
     folds.read(file, checked.family);
     files.push(checked);
     if (checked.family === 'event') {
@@ -306,12 +325,14 @@ function turnSessionOf(file: StoreFile): string {
 }
 
 async function readState(
-  path: string,
+  contents: StoreContents,
+  file: StoreFile,
   options: CheckStoreOptions,
   sink: FindingSink,
 ): Promise<ReadStateResult | undefined> {
+  const path = file.path;
   try {
-    const result = await readStateDocument(path, { mode: options.mode ?? 'tolerant' });
+    const result = await contents.document(file, { mode: options.mode ?? 'tolerant' });
     for (const finding of result.findings) sink.add(finding);
     return result;
   } catch (error) {

@@ -1,7 +1,7 @@
 import type { DerivedSession, DerivedTurn } from '../turn/derive-turns.js';
 import { TurnFold, type TurnFoldOptions, turnListOf } from '../turn/derive-turns.js';
 import { type FoldArena, withArena } from '../turn/fold-arena.js';
-import type { StoreFile } from './discover-store.js';
+import type { StoreFile } from './store-listing.js';
 
 // Shared by every session that has none: a store of 100,000 clean sessions would otherwise keep two empty arrays each.
 const NO_TURNS: readonly never[] = Object.freeze([]);
@@ -41,17 +41,21 @@ export class SessionFolds {
   // The turn journals read so far of each session not finished yet, in the order read (the discovery's).
   readonly #files = new Map<string, string[]>();
   readonly #finished: CheckedSession[] = [];
+  readonly #released: (files: readonly string[]) => void;
 
   /**
    * @param files every journal the check will read, in any order (state documents are left out by the caller).
    * @param sessionOf the session a journal's turn records are folded into, from its name.
+   * @param released told the turn journals of each session whose fold finished: no record of them is read back again.
    */
   constructor(
     files: readonly StoreFile[],
     sessionOf: (file: StoreFile) => string,
     arena: FoldArena,
     options: TurnFoldOptions,
+    released: (files: readonly string[]) => void = () => undefined,
   ) {
+    this.#released = released;
     this.#arena = arena;
     this.#options = options;
     this.#sessionOf = sessionOf;
@@ -91,6 +95,8 @@ export class SessionFolds {
     this.#unread.delete(sessionId);
     const files = this.#files.get(sessionId) ?? NO_FILES;
     this.#files.delete(sessionId);
+    // The fold reads back no record of these files after it finishes (see TurnFold.add).
+    this.#released(files);
     const fold = this.#open.get(sessionId);
     if (fold === undefined) return;
     this.#open.delete(sessionId);
@@ -114,6 +120,7 @@ export class SessionFolds {
       this.#finished.push(checkedSession(fold.finish(), this.#files.get(sessionId) ?? NO_FILES));
     this.#open.clear();
     this.#unread.clear();
+    for (const files of this.#files.values()) this.#released(files);
     this.#files.clear();
     return this.#finished.sort(({ sessionId: a }, { sessionId: b }) => (a < b ? -1 : a > b ? 1 : 0));
   }

@@ -2,6 +2,7 @@
 // duplicate detection and finish step share the arena's columns and must be read together; the turn objects, the
 // arena, the id index and the digests are already in modules of their own.
 import { type Finding, type FindingCode, makeFinding, TURN_EVENTS, type TurnEventName } from '@turnjournal/schema';
+import { readRecordBytes } from '../file/load-record.js';
 import { parseObject } from '../framing/decode-line.js';
 import type { JournalRecord } from '../framing/read-journal.js';
 import { DEFAULT_MAX_FINDINGS_PER_CODE } from '../store/finding-sink.js';
@@ -14,7 +15,7 @@ import { arenaHandedOver, claimArena, type FoldArena, ReadingLines } from './fol
 import { EVENT_INDEX, type FoldContext, FoldedTurn, SUBMITTED, TERMINAL, TurnList } from './folded-turn.js';
 import { IdIndex } from './id-index.js';
 import { PagedIndex } from './paged-index.js';
-import { type RecordLocation, type RepresentativeRecord, readRecordBytes, recordMovedError } from './representative.js';
+import { type RecordLocation, type RepresentativeRecord, recordMovedError } from './representative.js';
 import type { RepresentativeTable } from './representative-table.js';
 
 /** The derived state of a turn (spec §10.1). */
@@ -105,6 +106,12 @@ export interface TurnFoldOptions {
    * conflict. For a check whose caller reads its verdict, not its turns. True by default.
    */
   readonly keepTurns?: boolean;
+  /**
+   * Reads back the bytes of a record the fold has seen, when a second record of its turn and event name arrives (see
+   * {@link TurnFold}): from the file at `location.file` by default. A caller that feeds records read from another
+   * store (spec §19) reads them back from there.
+   */
+  readonly readRecord?: (location: RecordLocation) => Uint8Array;
 }
 
 /**
@@ -171,6 +178,7 @@ export class TurnFold {
   #last = -1;
   #lastId = '';
   #result: DerivedSession | undefined;
+  readonly #readRecord: (location: RecordLocation) => Uint8Array;
 
   /**
    * @param sessionId the session whose records are folded.
@@ -178,6 +186,7 @@ export class TurnFold {
    */
   constructor(sessionId: string, options: TurnFoldOptions = {}) {
     this.#maxFindings = options.maxFindingsPerCode ?? DEFAULT_MAX_FINDINGS_PER_CODE;
+    this.#readRecord = options.readRecord ?? readRecordBytes;
     this.#keepTurns = options.keepTurns ?? true;
     this.#ownArena = !arenaHandedOver();
     this.#shared = claimArena(this.#keepTurns);
@@ -278,10 +287,10 @@ export class TurnFold {
     }
   }
 
-  /** The bytes of the representative at `slot`, read back from disk unless they are the ones last read. */
+  /** The bytes of the representative at `slot`, read back (see TurnFoldOptions.readRecord) unless last read. */
   #representativeBytes(slot: number): Uint8Array {
     if (this.#representative?.slot !== slot)
-      this.#representative = { slot, bytes: readRecordBytes(this.#table.location(slot)) };
+      this.#representative = { slot, bytes: this.#readRecord(this.#table.location(slot)) };
     return this.#representative.bytes;
   }
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { propertyParameters } from '@turnjournal/test-support';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { auditStoreListing, turnsOf } from '../../src/_internals/index.js';
+import { auditStoreListing, diskContents, turnsOf } from '../../src/_internals/index.js';
 import { auditStore, type HostView } from '../../src/index.js';
 import { turnRecord } from '../support/turn-records.js';
 
@@ -74,7 +74,7 @@ describe('auditStoreListing', () => {
             : undefined;
           const options = { maxFindingsPerCode: cap, ...(host === undefined ? {} : { host }) };
           const kept = await auditStore([root], options);
-          const listed = await auditStoreListing([root], options, true);
+          const listed = await auditStoreListing(diskContents([root]), options, true);
           expect(listed.check.findings).toEqual(kept.check.findings);
           expect(listed.check.omitted).toEqual(kept.check.omitted);
           expect(listed.check.files).toEqual(kept.check.files);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { loadRecord } from '../../src/file/load-record.js';
 import { TurnFold } from '../../src/index.js';
-import { loadRecord } from '../../src/turn/representative.js';
 import { readAll, tempFile } from '../support/temp.js';
 
 // Exact duplicates are records equal as JSON values (spec §4.6, TJ-DERIVE-011), whatever their bytes: the fold finds

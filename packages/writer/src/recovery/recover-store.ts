@@ -1,6 +1,20 @@
-import type { HostView, RecoveryAction, RecoveryPlan, StoreCheck, TurnRecovery } from '@turnjournal/reader';
-import { auditStoreListing, turnsOf } from '@turnjournal/reader/_internals';
-import { readLockStatus } from '@turnjournal/reader/store-format';
+import type {
+  CheckSource,
+  HostView,
+  RecoveryAction,
+  RecoveryPlan,
+  StoreCheck,
+  TurnRecovery,
+} from '@turnjournal/reader';
+import {
+  auditStoreListing,
+  diskContents,
+  type RecordStoreContents,
+  recordStoreContents,
+  type StoreContents,
+  turnsOf,
+} from '@turnjournal/reader/_internals';
+import type { RecordStore } from '@turnjournal/reader/record-store';
 import { WriterError } from '../errors.js';
 import type { EventLog } from '../event/event-log.js';
 import { openEventLog } from '../event/open-event-log.js';
@@ -46,7 +60,7 @@ export interface RecoverStoreOptions {
   readonly host?: HostView;
   /** False (default) to compute and return the plan only; true to apply it. */
   readonly apply?: boolean;
-  /** The file-system layer used to append; the real one by default. */
+  /** The file-system layer used to append to files under paths; the real one by default. Not used with a store. */
   readonly fs?: FileSystem;
   /** Wall clock in epoch milliseconds for `created_at`; `Date.now` by default. */
   readonly clock?: () => number;
@@ -92,7 +106,8 @@ export interface EventLogRecovery {
 }
 
 /**
- * Startup recovery of a store (spec §12): audits the store, computes the recovery plan (the abandoned turns: pending,
+ * Startup recovery of a store (spec §12): the files under `paths`, or a record store's journals (spec §19), where a
+ * survivor closes what a crashed host left. It audits the store, computes the recovery plan (the abandoned turns: pending,
  * with no file held by a live writer) and, with `apply`, performs each turn's steps in order through the host hooks
  * (TJ-RECOV-003): restore the user message, add the interruption marker, then append `interrupted` with reason
  * `server_startup_recovery` durably (TJ-RECOV-006, TJ-RECOV-007). It never writes an assistant answer or calls a
@@ -105,14 +120,14 @@ export interface EventLogRecovery {
  * whose journal a live writer took meanwhile is skipped too (`journal_locked`). Hook errors propagate: the turns
  * already recovered stay recovered, and a rerun continues with the rest.
  */
-export async function recoverStore(
-  paths: readonly string[],
-  options: RecoverStoreOptions = {},
-): Promise<StoreRecovery> {
+export async function recoverStore(source: CheckSource, options: RecoverStoreOptions = {}): Promise<StoreRecovery> {
+  const { contents, open } = Array.isArray(source)
+    ? diskRecovery(source as readonly string[], options)
+    : storeRecovery(source as RecordStore, options);
   // The turns are walked, not kept as objects: the result holds the plan, not the check (issue 11: an audit of two
   // million orphan records held 96 MB of turn objects).
-  const audit = await auditStoreListing(paths, options.host === undefined ? {} : { host: options.host }, true);
-  const logs = unfinishedEventLogs(audit.check);
+  const audit = await auditStoreListing(contents, options.host === undefined ? {} : { host: options.host }, true);
+  const logs = await unfinishedEventLogs(audit.check, contents);
   if (options.apply !== true)
     return {
       plan: audit.plan,
@@ -133,7 +148,7 @@ export async function recoverStore(
   const turns: RecoveredTurn[] = [];
   // Planned turns of one journal file follow each other (the plan is in session order): they share one open of it.
   // Opening it per turn read the whole file again for every turn, quadratic in a journal with many pending turns.
-  const journals = new JournalsInTurn(options);
+  const journals = new JournalsInTurn(open);
   try {
     for (const planned of audit.plan) {
       let turn = derived.next();
@@ -148,7 +163,7 @@ export async function recoverStore(
     await journals.close();
   }
   const eventLogs: EventLogRecovery[] = [];
-  for (const file of logs) eventLogs.push(await cancelUnfinishedRuns(file, options));
+  for (const file of logs) eventLogs.push(await cancelUnfinishedRuns(file, open));
   return { plan: audit.plan, turns, heldFiles: audit.heldFiles, eventLogs };
 }
 
@@ -161,28 +176,83 @@ function* derivedTurns(check: StoreCheck): Generator<StoreCheck['sessions'][numb
  * Event logs that have a run without a finishing record (the active run, or an abandoned one) and whose lock no live
  * writer holds: their runs can no longer finish.
  */
-function unfinishedEventLogs(check: StoreCheck): string[] {
+async function unfinishedEventLogs(check: StoreCheck, contents: StoreContents): Promise<string[]> {
   const abandoned = new Set(check.findings.filter((f) => f.code === 'abandoned_run').map((f) => f.file));
-  return check.eventLogs
-    .filter((log) => log.activeRequestId !== null || abandoned.has(log.file))
-    .map((log) => log.file)
-    .filter((file) => {
-      const status = readLockStatus(file);
-      return status === 'none' || status === 'stale' || status === 'expired';
-    });
+  const unfinished: string[] = [];
+  for (const log of check.eventLogs) {
+    if (log.activeRequestId === null && !abandoned.has(log.file)) continue;
+    const status = await contents.ownerStatus(log.file);
+    if (status === 'none' || status === 'stale' || status === 'expired') unfinished.push(log.file);
+  }
+  return unfinished;
 }
 
-async function cancelUnfinishedRuns(file: string, options: RecoverStoreOptions): Promise<EventLogRecovery> {
+type OpenJournal = Awaited<ReturnType<typeof openTurnJournal>>;
+
+/** How recovery opens, for appending, a journal its audit named: a file under the paths, or a store's journal. */
+interface RecoveryOpeners {
+  turnJournal(name: string, sessionId: string): Promise<OpenJournal>;
+  eventLog(name: string): Promise<EventLog>;
+}
+
+/** Recovery of the files under `paths`, opened with the file-system layer of the options. */
+function diskRecovery(
+  paths: readonly string[],
+  options: RecoverStoreOptions,
+): { contents: StoreContents; open: RecoveryOpeners } {
+  const layer = {
+    ...(options.fs === undefined ? {} : { fs: options.fs }),
+    ...(options.clock === undefined ? {} : { clock: options.clock }),
+  };
+  return {
+    contents: diskContents(paths),
+    open: {
+      turnJournal: (file, sessionId) => openTurnJournal({ file, sessionId, durability: 'group', ...layer }),
+      eventLog: (file) => openEventLog({ file, ...layer }),
+    },
+  };
+}
+
+/** Recovery of a record store's journals (spec §19), each opened by the location the store listed it at. */
+function storeRecovery(
+  store: RecordStore,
+  options: RecoverStoreOptions,
+): { contents: StoreContents; open: RecoveryOpeners } {
+  const contents: RecordStoreContents = recordStoreContents(store);
+  const clock = options.clock === undefined ? {} : { clock: options.clock };
+  const locationOf = (name: string, family: 'turn' | 'event') => {
+    const location = contents.locationOf(name);
+    if (location?.family !== family)
+      throw new WriterError('invalid_option', `${name} is not a ${family} journal the store listed`);
+    return location;
+  };
+  return {
+    contents,
+    open: {
+      turnJournal: async (name, sessionId) => {
+        const { shard } = locationOf(name, 'turn') as { shard?: string };
+        return openTurnJournal({
+          store,
+          sessionId,
+          durability: 'group',
+          ...(shard === undefined ? {} : { shard }),
+          ...clock,
+        });
+      },
+      eventLog: async (name) => {
+        const { sessionId } = locationOf(name, 'event') as { sessionId: string };
+        return openEventLog({ store, sessionId, ...clock });
+      },
+    },
+  };
+}
+
+async function cancelUnfinishedRuns(file: string, open: RecoveryOpeners): Promise<EventLogRecovery> {
   let log: EventLog;
   try {
-    log = await openEventLog({
-      file,
-      ...(options.fs === undefined ? {} : { fs: options.fs }),
-      ...(options.clock === undefined ? {} : { clock: options.clock }),
-    });
+    log = await open.eventLog(file);
   } catch (error) {
-    if (error instanceof WriterError && error.code === 'journal_locked')
-      return { file, cancelled: [], skipped: error.message };
+    if (codeOf(error) === 'journal_locked') return { file, cancelled: [], skipped: (error as Error).message };
     throw error;
   }
   try {
@@ -191,8 +261,6 @@ async function cancelUnfinishedRuns(file: string, options: RecoverStoreOptions):
     await log.close();
   }
 }
-
-type OpenJournal = Awaited<ReturnType<typeof openTurnJournal>>;
 
 /** Planned turns whose `interrupted` appends are in flight at most, before recovery waits for them (see settle). */
 const BATCH_TURNS = 1024;
@@ -211,14 +279,14 @@ const BATCH_TURNS = 1024;
  * a rerun recovers them (TJ-RECOV-009).
  */
 class JournalsInTurn {
-  readonly #options: RecoverStoreOptions;
+  readonly #open: RecoveryOpeners;
   #current: { file: string; sessionId: string; journal: OpenJournal | Error } | undefined;
   // The recoveries of the current journal whose appends are in flight, and those done, in plan order.
   #inFlight: Promise<RecoveredTurn>[] = [];
   #done: RecoveredTurn[] = [];
 
-  constructor(options: RecoverStoreOptions) {
-    this.#options = options;
+  constructor(open: RecoveryOpeners) {
+    this.#open = open;
   }
 
   /**
@@ -264,17 +332,11 @@ class JournalsInTurn {
     await this.close();
     let journal: OpenJournal | Error;
     try {
-      journal = await openTurnJournal({
-        file,
-        sessionId,
-        durability: 'group',
-        ...(this.#options.fs === undefined ? {} : { fs: this.#options.fs }),
-        ...(this.#options.clock === undefined ? {} : { clock: this.#options.clock }),
-      });
+      journal = await this.#open.turnJournal(file, sessionId);
     } catch (error) {
-      if (!(error instanceof WriterError && (error.code === 'journal_locked' || error.code === 'invalid_identifier')))
-        throw error;
-      journal = error;
+      const code = codeOf(error);
+      if (code !== 'journal_locked' && code !== 'invalid_identifier') throw error;
+      journal = error as Error;
     }
     this.#current = { file, sessionId, journal };
     return journal;
@@ -328,4 +390,13 @@ async function recoverTurn(
     performed.push(action.kind);
   }
   return { sessionId, turnId, performed, outcome: 'recovered' };
+}
+
+/**
+ * The stable code of an error: a writer's, or a record store's (a store backend throws its own error class, with the
+ * codes of spec §19: `journal_locked` when another owner holds the journal).
+ */
+function codeOf(error: unknown): string | undefined {
+  const code = error instanceof Error ? (error as { code?: unknown }).code : undefined;
+  return typeof code === 'string' ? code : undefined;
 }

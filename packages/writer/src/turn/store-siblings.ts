@@ -1,4 +1,4 @@
-import type { RecordStore, StoreEntry } from '@turnjournal/reader/record-store';
+import type { JournalReader, RecordStore, StoreEntry } from '@turnjournal/reader/record-store';
 import type { StoreLocation } from '@turnjournal/reader/store-format';
 import { readTurnRecords } from './read-turn-records.js';
 import type { TurnTable } from './turn-table.js';
@@ -15,16 +15,19 @@ export interface Siblings {
 
 /**
  * The session's other shards read through a record store (spec §19): every turn journal of the session that `list`
- * finds, other than the writer's own, read from where the last read ended. A shard whose end moved back was rewritten
- * (a sweep) and is read again from its start. One read at a time, in call order, as `SiblingShards` does; it never
- * vouches for the shards without reading them (`unchanged` is false), which costs a listing per check.
+ * finds, other than the writer's own, read from where the last read ended. A shard that was rewritten since (a sweep
+ * drops lines and adds a `compacted` record) is read again from its start: its end moved back, or the bytes before
+ * where the last read ended are no longer the ones it read there (it was rewritten and grew again; the old cursor
+ * would fall inside another line). One read at a time, in call order, as `SiblingShards` does; it never vouches for
+ * the shards without reading them (`unchanged` is false), which costs a listing per check.
  */
 export class StoreSiblings implements Siblings {
   readonly #store: RecordStore;
   readonly #own: string;
   readonly #sessionId: string;
   readonly #table: () => TurnTable;
-  #ends = new Map<string, number>();
+  /** Per shard: where the last read ended, and the bytes just before it (see TAIL_BYTES). */
+  #ends = new Map<string, { readonly end: number; readonly tail: Uint8Array }>();
   #tail: Promise<void> = Promise.resolve();
 
   constructor(store: RecordStore, own: StoreLocation, sessionId: string, table: () => TurnTable) {
@@ -74,13 +77,41 @@ export class StoreSiblings implements Siblings {
     try {
       const end = await reader.end();
       const known = this.#ends.get(shard.name);
-      const from = known !== undefined && known <= end ? known : 0;
+      const from =
+        known !== undefined && known.end <= end && equalBytes(await tailBefore(reader, known.end), known.tail)
+          ? known.end
+          : 0;
       if (from === end) return;
       const bounded = { read: reader.read.bind(reader) };
       const read = await readTurnRecords(shard.name, bounded, this.#table(), from);
-      this.#ends.set(shard.name, read.end);
+      this.#ends.set(shard.name, { end: read.end, tail: await tailBefore(reader, read.end) });
     } finally {
       await reader.close();
     }
   }
+}
+
+/**
+ * How many bytes before a read's end tell that a shard was not rewritten since: a rewrite that dropped lines before
+ * that end moves other bytes there, unless the journal repeats itself over this length.
+ */
+const TAIL_BYTES = 256;
+
+/** The (up to) {@link TAIL_BYTES} bytes before `end`. */
+async function tailBefore(source: { read: JournalReader['read'] }, end: number): Promise<Uint8Array> {
+  const length = Math.min(TAIL_BYTES, end);
+  const bytes = new Uint8Array(length);
+  let filled = 0;
+  while (filled < length) {
+    const n = await source.read(bytes, filled, length - filled, end - length + filled);
+    if (n === 0) break;
+    filled += n;
+  }
+  return bytes.subarray(0, filled);
+}
+
+function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }

@@ -1,38 +1,10 @@
 import { type Dirent, lstatSync, readdirSync, type Stats, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { type Finding, makeFinding } from '@turnjournal/schema';
-import { describeSpecial } from '../framing/open-regular.js';
+import type { LayoutHint, StoreDiscovery, StoreFile } from '../store/store-listing.js';
 import { explainInvalidIdentifier, isValidIdentifier } from '../store-format/identifiers.js';
 import { safeParseStorePath } from '../store-format/layout.js';
-
-/** What a file's name and place suggest it holds (spec §4.4); its records decide (TJ-FAM-004, TJ-FAM-005). */
-export type LayoutHint =
-  | { readonly family: 'turn'; readonly sessionId: string; readonly shard: string | undefined }
-  | { readonly family: 'event'; readonly sessionId: string | undefined }
-  | { readonly family: 'run'; readonly runId: string }
-  | { readonly family: 'state'; readonly sessionId: string }
-  | { readonly family: undefined };
-
-/** A file found in a store, with its layout hint. */
-export interface StoreFile {
-  /** Path as found (joined onto the path the caller gave). */
-  readonly path: string;
-  /** `jsonl` journals are read as lines, `json` documents whole (TJ-FAM-008). */
-  readonly format: 'jsonl' | 'json';
-  /** What the name and place suggest. */
-  readonly hint: LayoutHint;
-}
-
-/** The files of a store and what discovery itself found wrong. */
-export interface StoreDiscovery {
-  /** Journal and state files, sorted by path. */
-  readonly files: readonly StoreFile[];
-  /**
-   * `invalid_session_id`, `invalid_run_id`, `unrecognised_file`, and `incomplete_read` for paths that could not be
-   * read or listed and directories beyond the depth limit (TJ-AUDIT-015).
-   */
-  readonly findings: readonly Finding[];
-}
+import { describeSpecial } from './open-regular.js';
 
 /** Names of files writers leave beside journals (spec §4.5); discovery skips them silently (TJ-FAM-020). */
 export function isReservedFileName(name: string): boolean {

@@ -1,6 +1,6 @@
 import { closeSync, constants, fstatSync, openSync, type Stats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
-import { open } from 'node:fs/promises';
+import { lstat, open } from 'node:fs/promises';
 import { makeFinding } from '@turnjournal/schema';
 import { ReaderError } from '../errors.js';
 
@@ -60,4 +60,16 @@ export async function openRegular(path: string): Promise<FileHandle> {
     throw error;
   }
   return handle;
+}
+
+/** False when nothing is at `path` (its directory may be missing too); anything else that fails is thrown. */
+export async function pathExists(path: string): Promise<boolean> {
+  try {
+    await lstat(path);
+    return true;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException | undefined)?.code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return false;
+    throw error;
+  }
 }

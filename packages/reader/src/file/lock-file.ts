@@ -1,6 +1,6 @@
 import { closeSync, fstatSync, readFileSync, readlinkSync, statSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { openRegularSync } from '../framing/open-regular.js';
+import { openRegularSync } from './open-regular.js';
 
 /**
  * Who holds a journal's writer lock (`<file>.lock`, spec §11.4):
@@ -46,7 +46,8 @@ export function safeParseLockHolder(text: string): LockHolder | undefined {
   let holder: unknown;
   try {
     holder = JSON.parse(text);
-  } catch {
+  } catch (error) {
+    if (!(error instanceof SyntaxError)) throw error;
     return undefined;
   }
   if (typeof holder !== 'object' || holder === null) return undefined;
@@ -67,7 +68,9 @@ export function currentBootId(): string | null {
   if (cachedBootId === undefined) {
     try {
       cachedBootId = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim() || null;
-    } catch {
+    } catch (error) {
+      // No /proc (not Linux, or not mounted): locks then record no boot id, and hosts are judged by name alone.
+      if (!isErrnoCode(error, ['ENOENT', 'EACCES', 'EPERM', 'ENOTDIR'])) throw error;
       cachedBootId = null;
     }
   }
@@ -181,8 +184,10 @@ function isZombie(pid: number): boolean {
   let stat: string;
   try {
     stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  } catch {
-    return false; // no /proc (not Linux), or the process just went: the answer stands as "alive"
+  } catch (error) {
+    // No /proc (not Linux), or the process just went (ESRCH on some kernels): the answer stands as "alive".
+    if (!isErrnoCode(error, ['ENOENT', 'ESRCH', 'EACCES', 'EPERM', 'ENOTDIR'])) throw error;
+    return false;
   }
   // The command name in parentheses may itself contain ") ": the state follows the last one.
   return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'Z';

@@ -1,6 +1,6 @@
-// A throwaway PostgreSQL server for the tests: Debian's binaries (the `postgresql` package), a cluster initialised in
-// a temporary directory and served on a Unix socket in that directory only (no TCP port to collide on or expose).
-// PostgreSQL refuses to run as root, and CI runs as root: the cluster then belongs to `nobody`.
+// A throwaway PostgreSQL server for the tests and the bench: Debian's binaries (the `postgresql` package), a cluster
+// initialised in a temporary directory and served on a Unix socket in that directory only (no TCP port to collide on
+// or expose). PostgreSQL refuses to run as root, and CI runs as root: the cluster then belongs to `nobody`.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,6 +14,13 @@ export interface PostgresServer {
   readonly user: string;
   /** A `postgresql://` URL of the `postgres` database over the socket. */
   readonly connectionString: string;
+  /**
+   * Crashes the server (`pg_ctl stop -m immediate`: every process quits at once, no checkpoint; the next start
+   * replays the WAL), keeping its directory for {@link PostgresServer.restart}.
+   */
+  crash(): void;
+  /** Starts the server again on the same directory and socket, after a crash. */
+  restart(): void;
   /** Stops the server (`pg_ctl stop -m fast`) and removes its directory. */
   stop(): void;
 }
@@ -31,7 +38,7 @@ function binDir(): string {
     : [];
   if (versions.length === 0)
     throw new Error(
-      'cannot start PostgreSQL for the tests: no /usr/lib/postgresql/*/bin/initdb (apt-get install postgresql)',
+      'cannot start the throwaway PostgreSQL: no /usr/lib/postgresql/*/bin/initdb (apt-get install postgresql)',
     );
   return join(base, versions[0] as string, 'bin');
 }
@@ -42,13 +49,13 @@ export function startPostgres(): PostgresServer {
   const dir = mkdtempSync(join(tmpdir(), 'tj-pg-'));
   const asRoot = process.getuid?.() === 0;
   // As root, every command runs as `nobody`, which must own the directory (data, socket and log all live in it).
-  const run = (command: string, args: string[]) => {
+  const run = (command: string, args: string[], what = 'start') => {
     const [file, argv] = asRoot ? ['runuser', ['-u', UNPRIVILEGED, '--', command, ...args]] : [command, args];
     const result = spawnSync(file, argv, { encoding: 'utf8', timeout: 60_000 });
     if (result.status !== 0) {
       const log = existsSync(join(dir, 'server.log')) ? readFileSync(join(dir, 'server.log'), 'utf8') : '';
       const why = `${result.stderr ?? ''}${result.error?.message ?? ''}${log}`.trim().split('\n').at(-1) ?? '';
-      throw new Error(`cannot start PostgreSQL for the tests: ${command.split('/').at(-1)} failed: ${why}`);
+      throw new Error(`cannot ${what} the throwaway PostgreSQL: ${command.split('/').at(-1)} failed: ${why}`);
     }
     return result.stdout;
   };
@@ -68,12 +75,20 @@ export function startPostgres(): PostgresServer {
     '-c max_connections=200',
     '-c shared_buffers=16MB',
   ].join(' ');
-  run(join(bin, 'pg_ctl'), ['-D', data, '-w', '-t', '30', '-l', join(dir, 'server.log'), '-o', settings, 'start']);
+  const start = () =>
+    run(join(bin, 'pg_ctl'), ['-D', data, '-w', '-t', '30', '-l', join(dir, 'server.log'), '-o', settings, 'start']);
+  start();
   let stopped = false;
   return {
     socketDir: dir,
     user: USER,
     connectionString: `postgresql://${USER}@${encodeURIComponent(dir)}/postgres`,
+    crash() {
+      run(join(bin, 'pg_ctl'), ['-D', data, '-m', 'immediate', '-w', 'stop'], 'crash');
+    },
+    restart() {
+      start();
+    },
     stop() {
       if (stopped) return;
       stopped = true;
@@ -91,7 +106,7 @@ export function startPostgres(): PostgresServer {
         Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
       }
       try {
-        run(join(bin, 'pg_ctl'), ['-D', data, '-m', 'fast', '-w', 'stop']);
+        run(join(bin, 'pg_ctl'), ['-D', data, '-m', 'fast', '-w', 'stop'], 'stop');
       } finally {
         rmSync(dir, { recursive: true, force: true });
       }
