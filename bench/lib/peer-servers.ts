@@ -4,10 +4,11 @@
  * (node-postgres) with `synchronous_commit` on. A server that cannot start is a {@link Peer} that says why, so its
  * rows are listed as skipped with that reason and the run goes on.
  */
+
+// The one import of the throwaway PostgreSQL server, shared with the PostgreSQL binding's tests.
+import { startPostgres } from '@turnjournal/test-support/postgres-server';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-// The one import of the PostgreSQL test server: it lives with the PostgreSQL binding's tests.
-import { startPostgres } from '../../packages/postgres/test/support/postgres-server.js';
 import type { Peer } from './peers.js';
 import { type RedisOptions, startRedis } from './redis-server.js';
 
