@@ -22,8 +22,18 @@ export interface ViewFrame {
   readonly sessionId: string;
   /** The committed transcript. */
   readonly messages: readonly Record<string, unknown>[];
-  /** The active run, or null. */
-  readonly activeRun: { readonly requestId: string } | null;
+  /** The active run, or null; `tools` lists its tool calls, `endedAt` null while one runs (TJ-LIVE-063). */
+  readonly activeRun: {
+    readonly requestId: string;
+    readonly tools?: readonly {
+      readonly toolCallId: string;
+      readonly tool: string;
+      readonly args?: unknown;
+      readonly startedAt: string;
+      readonly endedAt: string | null;
+      readonly isError?: boolean;
+    }[];
+  } | null;
   /** The streamed text of the open assistant segment, or null. */
   readonly overlay: Record<string, unknown> | null;
   /** The seq the view is consistent with, or null for an empty log. */

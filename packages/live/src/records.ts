@@ -39,6 +39,27 @@ export interface LiveActiveRun extends ActiveRun {
   readonly startedAt: string;
   /** The `ts` of its last record. */
   readonly lastActivityAt: string;
+  /**
+   * The run's tool calls in the order they started (TJ-LIVE-063): a call whose `tool.end` has not come yet is running,
+   * so a client that connects while a tool runs shows it.
+   */
+  readonly tools: readonly LiveToolCall[];
+}
+
+/** A tool call of the active run, from its `tool.start` and `tool.end` records. */
+export interface LiveToolCall {
+  /** The call's id. */
+  readonly toolCallId: string;
+  /** The tool's name. */
+  readonly tool: string;
+  /** The call's arguments, when its `tool.start` carried them. */
+  readonly args?: unknown;
+  /** The `ts` of its `tool.start`. */
+  readonly startedAt: string;
+  /** The `ts` of its `tool.end`, or null while it runs. */
+  readonly endedAt: string | null;
+  /** True when its `tool.end` said it failed. */
+  readonly isError?: boolean;
 }
 
 /**

@@ -71,6 +71,8 @@ interface ActiveState {
   parts: string[];
   ends: number[];
   segments: number;
+  /** System messages the run inserted: the next one's id is `<request_id>.system<n + 1>`. */
+  systems: number;
   assistantStarted: boolean;
   lastAssistantIndex: number | null;
 }
@@ -363,6 +365,7 @@ export class LiveSession implements SubscriptionSource {
         parts: [],
         ends: [],
         segments: 0,
+        systems: 0,
         assistantStarted: false,
         lastAssistantIndex: null,
       };
@@ -762,6 +765,21 @@ export class LiveSession implements SubscriptionSource {
       if (this.#log.lastSeq === before) break;
     }
     await Promise.all([...writes, this.#durable()]).catch(this.#rethrowAnswer);
+  }
+
+  /**
+   * @internal A system message of the run (TJ-LIVE-062): a boundary whose record is the message, so the open segment
+   * is committed before it and the next delta opens a new one.
+   */
+  async _system(requestId: string, text: string): Promise<void> {
+    if (typeof text !== 'string') throw new LiveError('invalid_request', 'a system message is a string');
+    const active = this.#activeRun(requestId);
+    // Counted before the write: two calls made at once get two ids (a refused one leaves its number unused).
+    active.systems += 1;
+    const id = `${requestId}.system${active.systems}`;
+    await this._boundary(requestId, [
+      ['message_append', { message: { role: 'system', content: text, id, request_id: requestId } }],
+    ]);
   }
 
   /** @internal Ends the run: segment, finishing record (durable), then the turn's terminal event (TJ-LIVE-005). */
