@@ -67,6 +67,18 @@ export type ClientEvent =
       readonly runs: Readonly<Record<string, string>>;
     }
   | {
+      /**
+       * Text of the open segment as the worker produced it, ahead of its records (TJ-LIVE-060): the segment's text
+       * from `offset` on. Hold it as provisional (TJ-LIVE-061): the segment's `message_append` replaces it, and the
+       * run's finishing record drops what is left. It moves no cursor.
+       */
+      readonly kind: 'token';
+      readonly requestId: string;
+      readonly messageId: string;
+      readonly offset: number;
+      readonly text: string;
+    }
+  | {
       /** The connection's state changed. */
       readonly kind: 'state';
       readonly state: ConnectionState;
