@@ -9,6 +9,7 @@ import { groupCommit } from './group-commit.js';
 import { liveLongSession } from './live-long-session.js';
 import { liveFanout, liveReconnect } from './live-sessions.js';
 import { liveStreamCost } from './live-stream-cost.js';
+import { liveTokenLatency } from './live-token-latency.js';
 import { peakMemory } from './peak-memory.js';
 import { readDerive } from './read-derive.js';
 import { sessions64 } from './sessions-64.js';
@@ -29,6 +30,7 @@ export const FIGURES: readonly Figure[] = [
   liveReconnect,
   liveFanout,
   liveStreamCost,
+  liveTokenLatency,
   liveLongSession,
   aiSdkStreamCost,
 ];
