@@ -65,8 +65,10 @@ interface ActiveState {
   /** `segments` mode: the open segment's text not written yet (at most about {@link SEGMENT_CHUNK_CHARS}). */
   tail: string;
   /**
-   * The open segment's tokens and where each ends in its text, for subscribers (TJ-LIVE-060): they take the text
-   * after an offset without copying the whole segment (slicing the segment's text flattened it at every token).
+   * The open segment's last tokens (about {@link TOKEN_TAIL_CHARS} of text) and where each ends in its text, for
+   * subscribers (TJ-LIVE-060): one that is nearly caught up takes the text after its offset without copying the
+   * whole segment (slicing the segment's text flattened it at every token); one further behind, or new, takes a
+   * slice of the whole text once.
    */
   parts: string[];
   ends: number[];
@@ -84,6 +86,9 @@ const SESSION_FAILURES: ReadonlySet<string> = new Set([
   'writer_poisoned',
   'journal_unlinked',
 ]);
+
+/** Text of the open segment's last tokens kept apart for subscribers (see `ActiveState.parts`): a bound on memory. */
+const TOKEN_TAIL_CHARS = 64 * 1024;
 
 /** The reason of the cancellation a server's shutdown writes for a run still active (TJ-LIVE-036). */
 const SHUTDOWN_REASON = 'server_shutdown';
@@ -702,8 +707,17 @@ export class LiveSession implements SubscriptionSource {
       }
       segment.bytes = bytes;
       if (text !== '') {
-        active.parts.push(text);
-        active.ends.push((active.ends[active.ends.length - 1] ?? 0) + text.length);
+        const { parts, ends } = active;
+        const end = segment.text.length;
+        parts.push(text);
+        ends.push(end);
+        // Past twice the tail, the older half goes at once (amortised: no shift per token).
+        if (end - ((ends[0] as number) - (parts[0] as string).length) > 2 * TOKEN_TAIL_CHARS) {
+          let drop = 0;
+          while ((ends[drop] as number) <= end - TOKEN_TAIL_CHARS) drop += 1;
+          parts.splice(0, drop);
+          ends.splice(0, drop);
+        }
         // Subscribers get the token now, not when a sync made it durable (TJ-LIVE-060).
         if (this.#tokenSubscribers > 0) this.#pipeline.wakeAll();
       }
@@ -866,8 +880,17 @@ export class LiveSession implements SubscriptionSource {
     if (active === undefined || segment === undefined) return undefined;
     const { parts, ends } = active;
     const from = segment.messageId === messageId ? offset : 0;
-    const length = ends.length === 0 ? 0 : (ends[ends.length - 1] as number);
+    const length = segment.text.length;
     if (length <= from) return undefined;
+    const kept = parts.length === 0 ? length : (ends[0] as number) - (parts[0] as string).length;
+    if (from < kept)
+      return {
+        kind: 'token',
+        requestId: active.requestId,
+        messageId: segment.messageId,
+        offset: from,
+        text: segment.text.slice(from),
+      };
     // The first token that ends after `from` (bisection: ends ascend).
     let low = 0;
     let high = ends.length - 1;

@@ -101,6 +101,27 @@ describe('a 1,000-token answer on disk per token mode (TJ-LIVE-058, TJ-LIVE-059)
     await hub.close();
   });
 
+  it('gives a subscriber that joins a long open segment its whole text, then each token after it (TJ-LIVE-060)', async () => {
+    const root = tempStore('tj-token-late-');
+    const hub = openConversationHub({ root, retention: false, deltaFlushMs: 600_000 });
+    const session = await hub.session('s1');
+    const sent = await session.send({ requestId: 'r1', content: 'go' });
+    if (!sent.created) throw new Error('expected a new run');
+    // Past the tail of tokens the session keeps apart for subscribers (64 Ki characters, twice over).
+    const word = 'abcdefg ';
+    for (let n = 0; n < 40_000; n += 1) await sent.run.delta(word);
+    const early = session.subscribe({ after: session.durableSeq, tokens: true });
+    const first = await early.next();
+    expect(first.value).toMatchObject({ kind: 'token', messageId: 'r1.a1', offset: 0 });
+    expect((first.value as LiveTokenEvent).text).toBe(word.repeat(40_000));
+    await sent.run.delta('tail');
+    const second = await early.next();
+    expect(second.value).toEqual({ kind: 'token', requestId: 'r1', messageId: 'r1.a1', offset: 320_000, text: 'tail' });
+    early.close();
+    await sent.run.done();
+    await hub.close();
+  });
+
   it('refuses a token mode it does not know', () => {
     expect(() => openConversationHub({ root: tempStore(), tokens: 'lazy' as TokenMode })).toThrow(
       expect.objectContaining({ code: 'invalid_request' }),
