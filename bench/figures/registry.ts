@@ -10,6 +10,7 @@ import { liveLongSession } from './live-long-session.js';
 import { liveFanoutPeers, liveMessagePeers, liveReplayPeers } from './live-peers.js';
 import { liveFanout, liveReconnect } from './live-sessions.js';
 import { liveStreamCost } from './live-stream-cost.js';
+import { liveTokenLatency } from './live-token-latency.js';
 import { peakMemory } from './peak-memory.js';
 import { postgresAppend } from './postgres-append.js';
 import { readDerive } from './read-derive.js';
@@ -31,6 +32,7 @@ export const FIGURES: readonly Figure[] = [
   liveReconnect,
   liveFanout,
   liveStreamCost,
+  liveTokenLatency,
   liveLongSession,
   liveMessagePeers,
   liveReplayPeers,

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Starts the resumable chat: `node server.mjs [--root DIR] [--port N] [--host H] [--token-ms N] [--model FILE]`.
+// Starts the resumable chat: `node server.mjs [--root DIR] [--port N] [--host H] [--token-ms N] [--model FILE]
+// [--tokens durable|segments]`.
 // Then open the printed address. Close the tab mid-answer, go offline, kill the server: the answer comes back.
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -18,6 +19,8 @@ const { values } = parseArgs({
     model: { type: 'string', default: process.env.CHAT_MODEL ?? '' },
     'test-hooks': { type: 'boolean', default: false },
     'delta-flush-ms': { type: 'string' },
+    // What tokens cost on disk: durable (a record each) or segments (the text at paragraph ends; packages/live README).
+    tokens: { type: 'string', default: process.env.CHAT_TOKENS ?? 'durable' },
   },
 });
 
@@ -37,7 +40,10 @@ const server = await startChatServer({
   port: Number(values.port),
   model,
   testHooks: values['test-hooks'],
-  hub: values['delta-flush-ms'] === undefined ? {} : { deltaFlushMs: Number(values['delta-flush-ms']) },
+  hub: {
+    tokens: values.tokens,
+    ...(values['delta-flush-ms'] === undefined ? {} : { deltaFlushMs: Number(values['delta-flush-ms']) }),
+  },
 });
 process.stdout.write(
   `${JSON.stringify({ event: 'listening', url: server.url, port: server.port, root, model: model.name })}\n`,

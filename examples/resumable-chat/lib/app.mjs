@@ -1,4 +1,5 @@
-// The resumable chat server: static files over HTTP, and seed 003's transport over one WebSocket per tab.
+// The resumable chat server: static files over HTTP (the page and @turnjournal/client's modules), and seed 003's
+// transport over one WebSocket per tab.
 //
 // Why a WebSocket rather than SSE: a resume is a conversation, not a download. The client's cursor (hello.lastSeq),
 // its sends and its acks travel on the same ordered connection as the records, so the server knows exactly which seq
@@ -20,6 +21,8 @@ import { attachWebSocketTransport } from '@turnjournal/live/websocket';
 import { streamAnswer } from './runner.mjs';
 
 const PUBLIC = join(dirname(fileURLToPath(import.meta.url)), '..', 'public');
+// The page runs @turnjournal/client as it is published: its ES modules, served at /client/ (no bundler).
+const CLIENT = dirname(fileURLToPath(import.meta.resolve('@turnjournal/client')));
 const STATIC = {
   '/': ['index.html', 'text/html; charset=utf-8'],
   '/index.html': ['index.html', 'text/html; charset=utf-8'],
@@ -55,6 +58,18 @@ export async function startChatServer(options) {
   async function serveHttp(request, response) {
     const url = new URL(request.url ?? '/', 'http://localhost');
     if (testHooks && url.pathname.startsWith('/test/')) return serveTestHook(url.pathname, response);
+    const client = /^\/client\/([a-z-]+\.js)$/.exec(url.pathname);
+    if (client !== null && request.method === 'GET') {
+      const body = await readFile(join(CLIENT, client[1])).catch((error) => {
+        if (error?.code === 'ENOENT') return null;
+        throw error;
+      });
+      if (body !== null) {
+        response.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'no-store' });
+        response.end(body);
+        return;
+      }
+    }
     const entry = STATIC[url.pathname];
     if (entry === undefined || request.method !== 'GET') {
       response.writeHead(404, { 'content-type': 'text/plain' });

@@ -1,6 +1,8 @@
-// The resumable chat page: one WebSocket, seed 003's contract, and the states a user must understand.
-// No framework and no build step. The model (fold.js) is the only state; render() draws it.
-import { applyRecord, emptyModel, modelFromSnapshot } from './fold.js';
+// The resumable chat page: seed 003's contract over @turnjournal/client, and the states a user must understand.
+// No framework and no build step: the server serves the client package's files at /client/. The model (fold.js) is the
+// only state; render() draws it.
+import { LiveClient } from '/client/index.js';
+import { applyRecord, applyToken, emptyModel, modelFromSnapshot } from './fold.js';
 
 const params = new URLSearchParams(location.search);
 const BACKOFF_MS = Number(params.get('backoff') ?? 250); // first reconnect delay, doubled per failure
@@ -19,15 +21,17 @@ const PENDING_KEY = `tj-chat.pending.${sessionId}`; // a send the server has not
 
 let model = loadModel();
 let pending = readJson(PENDING_KEY);
-let socket = null;
+let client = null;
 let phase = 'connecting'; // connecting | replaying | live | reconnecting | offline
-let attempt = 0;
-let reconnectTimer = null;
-let reconnectAt = 0;
 let saveTimer = null;
 let notice = '';
 const acked = new Set(); // acks sent on this page (the delivery.ack record confirms them)
-const stats = { frames: 0, records: 0, duplicates: 0, gaps: 0, snapshots: 0, connects: 0 };
+// Runs this page load saw running (live, in a replay or in a snapshot): when one ends while the page stays open, in view
+// and online, its end is shown here even if it comes in a replay after a reconnect — the server restarted, the user
+// did not leave: it is not "missed". A page that went offline was away: what ended meanwhile is missed until acked.
+const watched = new Set();
+let wentOffline = false;
+const stats = { frames: 0, records: 0, tokens: 0, duplicates: 0, gaps: 0, snapshots: 0, connects: 0 };
 // For tests and the curious: read-only views of the page's state.
 window.__chat = { stats, sessionId, clientId, model: () => model, phase: () => phase };
 
@@ -41,8 +45,11 @@ function readJson(key) {
 
 function loadModel() {
   const stored = readJson(STATE_KEY);
-  if (stored?.model?.sessionId === sessionId && Number.isInteger(stored.model.lastSeq)) return stored.model;
-  return emptyModel(sessionId);
+  if (stored?.model?.sessionId !== sessionId || !Number.isInteger(stored.model.lastSeq)) return emptyModel(sessionId);
+  const loaded = stored.model;
+  // A model saved before token text was told apart: its overlay is all records.
+  if (loaded.overlay && loaded.overlay.durable === undefined) loaded.overlay.durable = loaded.overlay.text.length;
+  return loaded;
 }
 
 function saveSoon() {
@@ -62,131 +69,116 @@ function saveNow() {
 }
 addEventListener('pagehide', saveNow);
 
-// ---- the connection ------------------------------------------------------------------------------------------------
+// ---- the connection: one LiveClient, from the model's cursor -----------------------------------------------------------
 function connect() {
-  clearTimeout(reconnectTimer);
-  reconnectTimer = null;
   if (!navigator.onLine) return setPhase('offline');
-  const ws = new WebSocket(
-    `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws?session=${encodeURIComponent(sessionId)}`,
-  );
-  socket = ws;
   stats.connects += 1;
-  setPhase(attempt === 0 && model.lastSeq === null ? 'connecting' : 'reconnecting');
-  ws.onopen = () => {
-    if (socket !== ws) return;
-    // The epoch travels with the cursor (a model saved before epochs has none to send: the cursor alone then decides).
-    ws.send(JSON.stringify({ type: 'hello', sessionId, clientId, lastSeq: model.lastSeq, epoch: model.epoch }));
-  };
-  ws.onmessage = (event) => {
-    if (socket !== ws) return;
-    stats.frames += 1;
-    onFrame(JSON.parse(event.data));
-  };
-  ws.onclose = () => {
-    if (socket !== ws) return;
-    socket = null;
-    scheduleReconnect();
-  };
-}
-
-function dropConnection() {
-  const ws = socket;
-  socket = null;
-  if (ws !== null) ws.close();
-}
-
-function scheduleReconnect() {
-  if (!navigator.onLine) return setPhase('offline');
-  const delay = Math.min(BACKOFF_MAX_MS, BACKOFF_MS * 2 ** attempt) * (0.5 + Math.random() / 2);
-  attempt += 1;
-  reconnectAt = Date.now() + delay;
-  reconnectTimer = setTimeout(connect, delay);
-  setPhase('reconnecting');
+  const url = `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws?session=${encodeURIComponent(sessionId)}`;
+  const created = new LiveClient({
+    url,
+    clientId,
+    // The epoch travels with the cursor (a model saved before epochs has none: the cursor alone then decides).
+    cursor: { lastSeq: model.lastSeq, ...(model.epoch === undefined ? {} : { epoch: model.epoch }) },
+    backoffMs: BACKOFF_MS,
+    maxBackoffMs: BACKOFF_MAX_MS,
+    onEvent: (event) => {
+      if (client === created) onEvent(event);
+    },
+  });
+  client = created;
+  setPhase(model.lastSeq === null ? 'connecting' : 'reconnecting');
+  // A send the server has not confirmed (this page's, or one saved by a page that closed): the client keeps it and
+  // resends it with its requestId on every reconnect until the server answers (TJ-LIVE-055).
+  if (pending !== null) submit(pending);
 }
 
 // The browser's own network signal: a lost network does not always close a socket, and waiting for a timeout would
-// leave the user staring at a frozen answer. Going offline drops the socket; coming back reconnects at once.
+// leave the user staring at a frozen answer. Going offline drops the client; coming back connects a new one at once,
+// from the model's cursor.
 addEventListener('offline', () => {
-  clearTimeout(reconnectTimer);
-  dropConnection();
+  const closing = client;
+  client = null;
+  closing?.close();
+  wentOffline = true;
   setPhase('offline');
 });
 addEventListener('online', () => {
-  attempt = 0;
-  if (socket === null) connect();
-});
-document.addEventListener('visibilitychange', () => {
-  if (document.visibilityState === 'visible' && socket === null && reconnectTimer !== null) connect();
+  if (client === null) connect();
 });
 
-function send(frame) {
-  if (socket === null || socket.readyState !== WebSocket.OPEN || phase !== 'live') return false;
-  socket.send(JSON.stringify(frame));
-  return true;
-}
-
-function onFrame(frame) {
-  if (typeof frame.seq === 'number') return onRecord(frame);
-  switch (frame.type) {
+function onEvent(event) {
+  switch (event.kind) {
     case 'snapshot':
-      if (frame.mode !== 'resume') {
-        stats.snapshots += 1;
-        model = modelFromSnapshot(frame.payload, frame.runs);
-        saveSoon();
-      }
-      setPhase('replaying');
-      break;
-    case 'live':
-      attempt = 0;
-      setPhase('live');
-      flushPending();
-      break;
-    case 'chat.accepted':
-      if (pending?.requestId === frame.requestId) clearPending();
-      break;
-    case 'chat.rejected':
-      if (pending?.requestId === frame.requestId) {
-        const input = document.getElementById('input');
-        if (input.value === '') input.value = pending.content;
-        clearPending();
-      }
-      notice = frame.code === 'run_active' ? 'Wait for the answer to finish before sending.' : frame.message;
+      stats.frames += 1;
+      stats.snapshots += 1;
+      model = modelFromSnapshot(event.view, event.runs);
+      if (event.view.activeRun !== null) watched.add(event.view.activeRun.requestId);
+      saveSoon();
       render();
-      break;
+      return;
+    case 'record':
+      stats.frames += 1;
+      return onRecord(event.record);
+    case 'token':
+      stats.frames += 1;
+      stats.tokens += 1;
+      if (applyToken(model, event)) render();
+      return;
+    case 'state':
+      stats.duplicates = client?.duplicates ?? stats.duplicates;
+      stats.gaps = client?.gaps ?? stats.gaps;
+      if (event.state === 'closed') return;
+      setPhase(event.state === 'connecting' ? 'connecting' : event.state);
+      if (event.state === 'live') {
+        ackShown();
+        wentOffline = false;
+      }
+      return;
     case 'error':
-      notice = `Server: ${frame.message}`;
+      notice = `Server: ${event.message}`;
       render();
-      break;
+      return;
   }
 }
 
 function onRecord(record) {
   stats.records += 1;
-  const live = phase === 'live' && document.visibilityState === 'visible';
-  const result = applyRecord(model, record, { live, clientId });
+  const requestId = record.payload?.request_id;
+  if (record.type === 'chat.started') watched.add(requestId);
+  // Delivered: a run that ends while this page follows it live, or that this page saw running and whose end it shows
+  // now (a replay after a reconnect, a server restart included). Missed: it ended while the page was closed or hidden.
+  const shown =
+    document.visibilityState === 'visible' && (phase === 'live' || (watched.has(requestId) && !wentOffline));
+  const result = applyRecord(model, record, { live: shown, clientId });
   if (result === 'duplicate') {
     stats.duplicates += 1;
     return;
   }
   if (result === 'gap') {
-    // Never render around a hole: start over from a full view.
+    // The client never delivers around a hole; a model that disagrees with it starts over from a full view.
     stats.gaps += 1;
     model = emptyModel(sessionId);
-    dropConnection();
+    client?.close();
+    client = null;
     connect();
     return;
   }
-  const requestId = record.payload?.request_id;
-  // A run that finished while this page watched it is delivered: tell the server (seed 001's phase 2).
-  if (live && ['chat.done', 'chat.error', 'chat.cancelled'].includes(record.type)) ack(requestId);
+  if (shown && ['chat.done', 'chat.error', 'chat.cancelled'].includes(record.type)) ack(requestId);
   saveSoon();
   render();
 }
 
 function ack(requestId) {
-  if (acked.has(requestId)) return;
-  if (send({ type: 'ack', requestId, throughSeq: model.lastSeq })) acked.add(requestId);
+  if (acked.has(requestId) || client === null) return;
+  acked.add(requestId);
+  // Queued by the client until it is live again; through the last seq folded (the finishing record or later).
+  client.ack(requestId, model.lastSeq ?? undefined);
+}
+
+/** Acks the ends this page showed while it was not live (a replay after a reconnect). */
+function ackShown() {
+  for (const [requestId, run] of Object.entries(model.runs))
+    if (run.status !== 'running' && watched.has(requestId) && !model.missed.includes(requestId)) ack(requestId);
 }
 
 // ---- sending -------------------------------------------------------------------------------------------------------
@@ -196,26 +188,47 @@ function clearPending() {
   render();
 }
 
-function flushPending() {
-  // Resent even when its chat.started was replayed: the server's answer (created: false) is what confirms it.
-  if (pending === null) return;
-  send({ type: 'chat.send', requestId: pending.requestId, payload: { content: pending.content } });
+function submit(entry) {
+  client
+    ?.send(entry.content, { requestId: entry.requestId })
+    .then(() => {
+      if (pending?.requestId === entry.requestId) clearPending();
+    })
+    .catch((error) => {
+      // Closed before an answer (offline): the next client resends it. Refused: tell the user, give the text back.
+      if (error.code === 'client_closed' || error.code === 'invalid_request') return;
+      if (pending?.requestId === entry.requestId) {
+        const input = document.getElementById('input');
+        if (input.value === '') input.value = entry.content;
+        clearPending();
+      }
+      notice = error.code === 'run_active' ? 'Wait for the answer to finish before sending.' : error.message;
+      render();
+    });
 }
 
 function onSend(event) {
   event.preventDefault();
   notice = '';
-  // A send the server has not confirmed is resent with the same requestId: a double click or a retry after a
-  // reconnect is the same turn, never a second one (the server answers created: false).
-  if (pending === null) {
-    const input = document.getElementById('input');
-    const content = input.value.trim();
-    if (content === '' || activeRun() !== undefined) return;
-    pending = { requestId: newId('r'), content };
-    localStorage.setItem(PENDING_KEY, JSON.stringify(pending));
-    input.value = '';
-  }
-  flushPending();
+  // One send at a time: a double click or a retry while one is unconfirmed is the same turn, which the client keeps
+  // and resends with its requestId, never a second one.
+  if (pending !== null) return;
+  const input = document.getElementById('input');
+  const content = input.value.trim();
+  if (content === '' || activeRun() !== undefined) return;
+  pending = { requestId: newId('r'), content };
+  localStorage.setItem(PENDING_KEY, JSON.stringify(pending));
+  input.value = '';
+  submit(pending);
+  render();
+}
+
+/** Stop: cancels the active run by its id; the server keeps what was written as a partial message. */
+function onStop() {
+  const requestId = activeRun();
+  if (requestId === undefined || client === null) return;
+  client.cancel(requestId);
+  notice = 'Stopping…';
   render();
 }
 
@@ -287,9 +300,14 @@ function turnTail(requestId) {
     });
   }
   let note = null;
-  if (run.status === 'running') note = ['running', run.tool ? `Running tool ${run.tool}…` : 'Answering…'];
+  // While the server cannot be reached nothing is known to be answering: say so, never a frozen "Answering…".
+  if (run.status === 'running' && phase !== 'live')
+    note = ['running paused', 'Waiting for the server — the answer resumes here when it is back.'];
+  else if (run.status === 'running') note = ['running', run.tool ? `Running tool ${run.tool}…` : 'Answering…'];
   else if (run.status === 'cancelled' && (run.reason ?? 'server_startup_recovery') === 'server_startup_recovery')
     note = ['interrupted', 'Interrupted by a server restart. Nothing after the partial text above was generated.'];
+  else if (run.status === 'cancelled' && run.reason === 'client_cancelled')
+    note = ['interrupted', 'Stopped. The text above is what was written before the stop.'];
   else if (run.status === 'cancelled' || run.status === 'interrupted')
     note = ['interrupted', `Interrupted (${run.reason ?? 'no answer was recorded'}).`];
   else if (run.status === 'error') note = ['error', `The model failed: ${run.error ?? 'error'}`];
@@ -299,7 +317,7 @@ function turnTail(requestId) {
       sig: note.join(':'),
       build: () => {
         const node = el('div', `note ${note[0]}`, note[1]);
-        node.dataset.kind = note[0];
+        node.dataset.kind = note[0].split(' ')[0];
         node.dataset.request = requestId;
         return node;
       },
@@ -334,8 +352,7 @@ const nodes = new Map(); // key -> { sig, node }
 function render() {
   const status = document.getElementById('status');
   status.dataset.state = phase;
-  status.textContent =
-    PHASE_TEXT[phase] + (phase === 'reconnecting' && reconnectTimer !== null ? ` (${retryIn()})` : '');
+  status.textContent = PHASE_TEXT[phase];
   const transcript = document.getElementById('transcript');
   const wanted = items();
   const keep = new Set(wanted.map((item) => item.key));
@@ -364,20 +381,21 @@ function render() {
   missed.textContent = `${model.missed.length} turn${model.missed.length === 1 ? '' : 's'} ended while you were away.`;
   const busy = activeRun() !== undefined;
   document.getElementById('send').disabled = busy && pending === null;
+  // Stop cancels the run by id; it needs the connection (a cancel made while not live would wait for it).
+  document.getElementById('stop').hidden = !busy || phase !== 'live';
   document.getElementById('notice').textContent =
     pending !== null
       ? 'Sending…'
-      : busy
-        ? 'The assistant is answering; you can close this tab, it will be here.'
-        : notice;
+      : busy && phase !== 'live'
+        ? 'Connection lost — reconnecting.'
+        : busy
+          ? notice || 'The assistant is answering; you can close this tab, it will be here.'
+          : notice;
   document.getElementById('session').textContent = sessionId;
 }
 
-function retryIn() {
-  return `${Math.max(0, Math.ceil((reconnectAt - Date.now()) / 1000))} s`;
-}
-
 document.getElementById('composer').addEventListener('submit', onSend);
+document.getElementById('stop').addEventListener('click', onStop);
 document.getElementById('input').addEventListener('keydown', (event) => {
   if (event.key === 'Enter' && !event.shiftKey) onSend(event);
 });

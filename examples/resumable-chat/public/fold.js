@@ -15,9 +15,12 @@ export function emptyModel(sessionId) {
     epoch: null,
     // Committed transcript messages (user, assistant segments, tool results), as the event log holds them.
     messages: [],
-    // The open assistant segment: { requestId, messageId, text }, or null.
+    // The open assistant segment: { requestId, messageId, text, durable }, or null. `text` may run ahead of the records
+    // by the tokens the server sent as the model produced them (TJ-LIVE-060); `durable` is how much of it the records
+    // folded so far cover. Token text is provisional (TJ-LIVE-061): the segment's message replaces it.
     overlay: null,
-    // requestId -> { status: running|done|error|cancelled|interrupted, reason?, finishedSeq?, tool? }
+    // requestId -> { status: running|done|error|cancelled|interrupted, reason?, finishedSeq?, tool? } (tool: the name of
+    // the tool running now)
     runs: {},
     // requestIds of finished runs this client has not acknowledged (seed 001's "missed turn").
     missed: [],
@@ -30,9 +33,13 @@ export function modelFromSnapshot(payload, runs) {
   model.lastSeq = payload.lastSeq ?? -1;
   model.epoch = payload.epoch ?? null;
   model.messages = [...payload.messages];
-  model.overlay = payload.overlay === null ? null : { ...payload.overlay };
+  model.overlay = payload.overlay === null ? null : { ...payload.overlay, durable: payload.overlay.text.length };
   for (const [requestId, status] of Object.entries(runs ?? {})) model.runs[requestId] = { status };
-  if (payload.activeRun !== null) model.runs[payload.activeRun.requestId] = { status: 'running' };
+  if (payload.activeRun !== null) {
+    // A tool that runs now shows as running, as it does for a page that followed its tool.start (TJ-LIVE-063).
+    const running = (payload.activeRun.tools ?? []).filter((call) => call.endedAt === null).at(-1);
+    model.runs[payload.activeRun.requestId] = { status: 'running', ...(running ? { tool: running.tool } : {}) };
+  }
   for (const run of payload.undelivered) {
     model.runs[run.requestId] = {
       ...(model.runs[run.requestId] ?? {}),
@@ -68,11 +75,19 @@ export function applyRecord(model, record, { live, clientId }) {
       model.overlay = null;
       break;
     case 'assistant.segment.started':
-      model.overlay = { requestId, messageId: payload.message_id, text: '' };
+      // Tokens may have opened it already: their text stays.
+      if (model.overlay === null || model.overlay.messageId !== payload.message_id)
+        model.overlay = { requestId, messageId: payload.message_id, text: '', durable: 0 };
       break;
-    case 'chat.delta':
-      if (model.overlay !== null && model.overlay.messageId === payload.message_id) model.overlay.text += payload.text;
+    case 'chat.delta': {
+      const overlay = model.overlay;
+      if (overlay === null || overlay.messageId !== payload.message_id) break;
+      // The record covers its stretch of the text: tokens showed the same text there already, or less of it.
+      const start = overlay.durable ?? 0;
+      overlay.durable = start + payload.text.length;
+      if (overlay.durable > overlay.text.length) overlay.text = overlay.text.slice(0, start) + payload.text;
       break;
+    }
     case 'message_append':
       model.messages.push(payload.message);
       if (model.overlay !== null && model.overlay.messageId === payload.message.id) model.overlay = null;
@@ -113,6 +128,25 @@ export function applyRecord(model, record, { live, clientId }) {
       }
   }
   return 'applied';
+}
+
+/**
+ * Folds a token event (TJ-LIVE-060, TJ-LIVE-061): the open segment's text from `offset` on, ahead of its records. A
+ * segment not seen yet opens from offset 0; a token that starts past the text held is ignored (the next one from 0, or
+ * the records, bring it); text the model produced after a crash's last write is dropped by the run's end, which
+ * clears the overlay, and replaced by the partial message recovery commits. Returns whether the model changed.
+ */
+export function applyToken(model, token) {
+  let overlay = model.overlay;
+  if (overlay === null || overlay.messageId !== token.messageId) {
+    // A token of a segment whose message is committed already came late: the message is the text.
+    if (token.offset !== 0 || model.messages.some((message) => message.id === token.messageId)) return false;
+    overlay = { requestId: token.requestId, messageId: token.messageId, text: '', durable: 0 };
+    model.overlay = overlay;
+  }
+  if (token.offset > overlay.text.length || token.offset + token.text.length <= overlay.text.length) return false;
+  overlay.text = overlay.text.slice(0, token.offset) + token.text;
+  return true;
 }
 
 /** The transcript as plain text lines: what "the same conversation" means for tests and the load test. */

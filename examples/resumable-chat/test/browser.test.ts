@@ -261,7 +261,7 @@ describe('resumable chat in Chromium', () => {
     // The cursor travels with the epoch of its log (TJ-LIVE-022), as the log's first record holds it.
     const epoch = eventRecords(s.root, 's3')[0]?.epoch;
     expect(typeof epoch).toBe('string');
-    expect(resumed.sent[0]).toEqual({ type: 'hello', sessionId: 's3', clientId: expect.any(String), lastSeq, epoch });
+    expect(resumed.sent[0]).toEqual({ type: 'hello', clientId: expect.any(String), lastSeq, epoch });
     // Exactly the records after lastSeq, each once, in order, framed by the resume header and the live marker.
     const missed = eventRecords(s.root, 's3').filter((record) => record.seq > lastSeq);
     const recordFramesReceived = resumed.received.filter((f) => typeof f.seq === 'number');
@@ -284,9 +284,16 @@ describe('resumable chat in Chromium', () => {
     await sendAndHold(s, page, prompt);
     await s.server.kill();
     await page.waitForSelector('#status[data-state="reconnecting"]');
+    // While the server is down nothing answers: the page says so instead of a frozen "Answering…".
+    await page.waitForSelector('.note.paused');
+    expect(await page.textContent('.note.running')).toContain('Waiting for the server');
+    expect(await page.isHidden('#stop')).toBe(true);
     s.server = await startServer({ root: s.root, port: s.server.port });
     await page.waitForSelector('.note.interrupted');
     await waitLive(page);
+    // The tab stayed open and showed the run's end: not "ended while you were away", and acknowledged as shown.
+    expect(await page.$$('.note.missed')).toEqual([]);
+    expect(await page.isHidden('#missed')).toBe(true);
     const answer = fakeAnswer(prompt);
     expect(await transcript(page)).toEqual([
       { role: 'user', partial: false, streaming: false, text: prompt },
@@ -308,6 +315,8 @@ describe('resumable chat in Chromium', () => {
     expect(cancelled?.payload).toEqual({ request_id: crashed, reason: 'server_startup_recovery' });
     const partial = committedMessages(s.root, 's4').find((message) => message.partial === true);
     expect(partial?.content).toBe(heldText(prompt));
+    const acks = eventRecords(s.root, 's4').filter((record) => record.type === 'delivery.ack');
+    expect(acks.map((record) => record.payload?.request_id)).toContain(crashed);
     await page.screenshot({ path: join(SHOTS, '4-after-restart.png') });
     if (process.env.TJ_UPDATE_SCREENSHOT === '1')
       await page.screenshot({ path: join(EXAMPLE, 'screenshot.png'), fullPage: true });
@@ -345,11 +354,11 @@ describe('resumable chat in Chromium', () => {
       button.click();
     });
     await waitFinished(page, 1);
+    // The second click finds the first send unconfirmed: it is the same turn, kept by the client, not sent again.
     const sends = frames.flatMap((f) => f.sent).filter((f) => f.type === 'chat.send');
-    expect(sends).toHaveLength(2);
-    expect(sends[1]?.requestId).toBe(sends[0]?.requestId);
+    expect(sends).toHaveLength(1);
     const accepted = frames.flatMap((f) => f.received).filter((f) => f.type === 'chat.accepted');
-    expect(accepted.map((f) => f.created)).toEqual([true, false]);
+    expect(accepted.map((f) => f.created)).toEqual([true]);
 
     // The server takes the turn but the connection dies before its acceptance: the page resends the same requestId.
     await s.server.hook('drop-next-accept');
@@ -357,8 +366,8 @@ describe('resumable chat in Chromium', () => {
     await waitFinished(page, 2);
     await waitLive(page);
     const resends = frames.flatMap((f) => f.sent).filter((f) => f.type === 'chat.send');
-    expect(resends).toHaveLength(4);
-    expect(resends[3]?.requestId).toBe(resends[2]?.requestId);
+    expect(resends).toHaveLength(3);
+    expect(resends[2]?.requestId).toBe(resends[1]?.requestId);
     expect(frames.length).toBe(2); // the resend went out on the new connection
     expect((frames[1]?.received ?? []).find((f) => f.type === 'chat.accepted')).toMatchObject({ created: false });
     expect(await transcript(page)).toEqual([
@@ -366,7 +375,7 @@ describe('resumable chat in Chromium', () => {
       ...expectedTranscript('Lost acceptance'),
     ]);
     const ids = await requestIds(page);
-    expect(ids).toEqual([sends[0]?.requestId, resends[2]?.requestId]);
+    expect(ids).toEqual([sends[0]?.requestId, resends[1]?.requestId]);
     await expectJournals(
       s,
       's6',
@@ -443,4 +452,34 @@ describe('resumable chat in Chromium', () => {
       expect(model).toBe(epoch);
     },
   );
+
+  scenario('9 Stop cancels the run by id: the written text is kept as partial, the turn interrupted', async (s) => {
+    const prompt = '[hold] Stop me';
+    const page = await s.open('s9');
+    const frames = recordFrames(page);
+    await waitLive(page);
+    await sendAndHold(s, page, prompt);
+    expect(await page.isVisible('#stop')).toBe(true);
+    await page.click('#stop');
+    await page.waitForSelector('.note.interrupted');
+    expect(await page.textContent('.note.interrupted')).toContain('Stopped');
+    await s.server.hook('release'); // the parked worker sees its aborted signal and ends
+    await s.server.hook('idle');
+    await waitFinished(page, 1);
+    const answer = fakeAnswer(prompt);
+    expect(await transcript(page)).toEqual([
+      { role: 'user', partial: false, streaming: false, text: prompt },
+      { role: 'assistant', partial: false, streaming: false, text: answer.first },
+      { role: 'tool', partial: false, streaming: false, text: answer.tool },
+      { role: 'assistant', partial: true, streaming: false, text: heldText(prompt) },
+    ]);
+    expect(await page.isHidden('#stop')).toBe(true);
+    expect(await page.$$('.note.missed')).toEqual([]);
+    const [requestId] = await requestIds(page);
+    const cancels = frames.flatMap((f) => f.sent).filter((f) => f.type === 'chat.cancel');
+    expect(cancels).toEqual([{ type: 'chat.cancel', requestId }]);
+    await expectJournals(s, 's9', [[requestId as string, 'interrupted']]);
+    const cancelled = eventRecords(s.root, 's9').filter((record) => record.type === 'chat.cancelled');
+    expect(cancelled.map((record) => record.payload)).toEqual([{ request_id: requestId, reason: 'client_cancelled' }]);
+  });
 });

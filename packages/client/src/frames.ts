@@ -22,8 +22,18 @@ export interface ViewFrame {
   readonly sessionId: string;
   /** The committed transcript. */
   readonly messages: readonly Record<string, unknown>[];
-  /** The active run, or null. */
-  readonly activeRun: { readonly requestId: string } | null;
+  /** The active run, or null; `tools` lists its tool calls, `endedAt` null while one runs (TJ-LIVE-063). */
+  readonly activeRun: {
+    readonly requestId: string;
+    readonly tools?: readonly {
+      readonly toolCallId: string;
+      readonly tool: string;
+      readonly args?: unknown;
+      readonly startedAt: string;
+      readonly endedAt: string | null;
+      readonly isError?: boolean;
+    }[];
+  } | null;
   /** The streamed text of the open assistant segment, or null. */
   readonly overlay: Record<string, unknown> | null;
   /** The seq the view is consistent with, or null for an empty log. */
@@ -55,6 +65,18 @@ export type ClientEvent =
       readonly view: ViewFrame;
       /** The outcome of every turn of the view, by request id. */
       readonly runs: Readonly<Record<string, string>>;
+    }
+  | {
+      /**
+       * Text of the open segment as the worker produced it, ahead of its records (TJ-LIVE-060): the segment's text
+       * from `offset` on. Hold it as provisional (TJ-LIVE-061): the segment's `message_append` replaces it, and the
+       * run's finishing record drops what is left. It moves no cursor.
+       */
+      readonly kind: 'token';
+      readonly requestId: string;
+      readonly messageId: string;
+      readonly offset: number;
+      readonly text: string;
     }
   | {
       /** The connection's state changed. */

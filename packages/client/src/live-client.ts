@@ -261,6 +261,19 @@ export class LiveClient {
         if (this.#state !== 'live') this.#setState('replaying');
         return;
       }
+      case 'token': {
+        const { requestId, messageId, offset, text } = frame;
+        if (
+          typeof requestId !== 'string' ||
+          typeof messageId !== 'string' ||
+          typeof text !== 'string' ||
+          !Number.isSafeInteger(offset) ||
+          (offset as number) < 0
+        )
+          return;
+        this.#emit({ kind: 'token', requestId, messageId, offset: offset as number, text });
+        return;
+      }
       case 'live':
         this.#attempt = 0;
         this.#setState('live');

@@ -183,6 +183,37 @@ describe('LiveClient over the WebSocket transport', () => {
     },
   );
 
+  it.each(['websocket', 'sse'] as const)(
+    'hands on each token as produced, as a token event that moves no cursor, over %s (TJ-LIVE-060)',
+    async (transport) => {
+      let release = (): void => undefined;
+      const gate = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      const held = async ({ run }: RunStart): Promise<void> => {
+        await run.delta('one ');
+        await sleep(20);
+        await run.delta('two');
+        await gate;
+        await run.done();
+      };
+      const server = await startServer(tempRoot(), 0, held);
+      running.push(server);
+      const { client: c, events, records } = client(server.port, transport === 'sse' ? sseOptions(server.port) : {});
+      await c.send('go', { requestId: 'r1' });
+      const tokens = () => events.flatMap((event) => (event.kind === 'token' ? [event] : []));
+      // The run is parked before its end: the tokens came on their own, not with the run's end.
+      await until(() => tokens().reduce((text, t) => text.slice(0, t.offset) + t.text, '') === 'one two', 'tokens');
+      expect(tokens()[0]).toEqual({ kind: 'token', requestId: 'r1', messageId: 'r1.a1', offset: 0, text: 'one ' });
+      expect(records().some((r) => r.type === 'chat.done')).toBe(false);
+      const cursor = c.cursor.lastSeq;
+      expect(cursor).toBe(records().at(-1)?.seq);
+      release();
+      await until(() => records().some((r) => r.type === 'chat.done'), 'chat.done');
+      expect(records().map((r) => r.seq)).toEqual(records().map((_, i) => i));
+    },
+  );
+
   it('yields its events to an async iterator until closed, and rejects sends it cannot finish', async () => {
     const server = await startServer(tempRoot(), 0, echo);
     running.push(server);

@@ -13,6 +13,7 @@ import { LiveError } from './errors.js';
 import { type FanOut, InProcessFanOut } from './fanout.js';
 import { FollowerSession } from './follower-session.js';
 import { type LiveClock, ProcessTime, systemClock } from './live-clock.js';
+import type { TokenMode } from './records.js';
 import { reservedSessionIdRefusal } from './reserved-session-ids.js';
 import { type CloseOptions, LiveSession, type LiveSessionSettings } from './session.js';
 import { storeFanOut } from './store-fan-out.js';
@@ -64,6 +65,14 @@ export interface ConversationHubOptions {
   readonly subscriberLagBytes?: number;
   /** Longest a delta waits for its sync when no boundary comes first (TJ-LIVE-007); 20 ms by default. */
   readonly deltaFlushMs?: number;
+  /**
+   * What a run's tokens cost on disk (spec §18.2, TJ-LIVE-058): `durable` (the default) writes each as a `chat.delta`,
+   * made durable with the next sync, so a crash loses at most the last `deltaFlushMs`; `segments` writes no record per
+   * token, only the segment's text at a paragraph end, every 4,096 characters and at its close (TJ-LIVE-059), so a
+   * crash loses the open segment's text since its last paragraph. Subscribers that ask for tokens get each at once in
+   * both (TJ-LIVE-060).
+   */
+  readonly tokens?: TokenMode;
   /** Delivery window (TJ-LIVE-015): finished runs older than this count as delivered (`expired`); 48 h by default. */
   readonly deliveryWindowMs?: number;
   /** A session with no active run and no subscriber is closed after this idle time; 5 minutes by default. */
@@ -211,6 +220,7 @@ export class ConversationHub {
       subscriberLagMs: positive(options.subscriberLagMs, 30_000, 'subscriberLagMs'),
       subscriberLagBytes: positive(options.subscriberLagBytes, 64 * 1024 * 1024, 'subscriberLagBytes'),
       deltaFlushMs: positive(options.deltaFlushMs, 20, 'deltaFlushMs'),
+      tokens: tokenMode(options.tokens),
       deliveryWindowMs: positive(options.deliveryWindowMs, 48 * HOUR, 'deliveryWindowMs'),
       onFailure: (sessionId, error) => this.#report('session', error, sessionId),
     };
@@ -562,4 +572,12 @@ export function openConversationHub(options: ConversationHubOptions): Conversati
       'openConversationHub needs exactly one of { root } (a non-empty path) and { store }',
     );
   return new ConversationHub(options);
+}
+
+/** The hub's token mode, checked (TJ-LIVE-058). */
+function tokenMode(mode: TokenMode | undefined): TokenMode {
+  if (mode === undefined) return 'durable';
+  if (mode !== 'durable' && mode !== 'segments')
+    throw new LiveError('invalid_request', `tokens must be 'durable' or 'segments', got ${String(mode).slice(0, 40)}`);
+  return mode;
 }

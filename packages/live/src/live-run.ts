@@ -41,7 +41,19 @@ export class LiveRun {
     return this.#session._extension(this.requestId, type, payload);
   }
 
-  /** A tool call began; resolves once durable. */
+  /**
+   * Inserts a system message into the run's transcript (TJ-LIVE-062): closes the open segment, whose message comes
+   * first, and commits `text` as a `message_append` of role `system` with the run's `request_id`; resolves once
+   * durable. The next delta opens a new segment.
+   */
+  system(text: string): Promise<void> {
+    return this.#session._system(this.requestId, text);
+  }
+
+  /**
+   * A tool call began; resolves once durable. Until its `toolEnd`, the session's view lists it as running in the active
+   * run's `tools` (TJ-LIVE-063).
+   */
   toolStart(input: { readonly toolCallId: string; readonly tool: string; readonly args?: unknown }): Promise<void> {
     return this.#session._boundary(this.requestId, [
       [

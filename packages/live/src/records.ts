@@ -39,6 +39,27 @@ export interface LiveActiveRun extends ActiveRun {
   readonly startedAt: string;
   /** The `ts` of its last record. */
   readonly lastActivityAt: string;
+  /**
+   * The run's tool calls in the order they started (TJ-LIVE-063): a call whose `tool.end` has not come yet is running,
+   * so a client that connects while a tool runs shows it.
+   */
+  readonly tools: readonly LiveToolCall[];
+}
+
+/** A tool call of the active run, from its `tool.start` and `tool.end` records. */
+export interface LiveToolCall {
+  /** The call's id. */
+  readonly toolCallId: string;
+  /** The tool's name. */
+  readonly tool: string;
+  /** The call's arguments, when its `tool.start` carried them. */
+  readonly args?: unknown;
+  /** The `ts` of its `tool.start`. */
+  readonly startedAt: string;
+  /** The `ts` of its `tool.end`, or null while it runs. */
+  readonly endedAt: string | null;
+  /** True when its `tool.end` said it failed. */
+  readonly isError?: boolean;
 }
 
 /**
@@ -90,3 +111,37 @@ export type LiveEvent =
       /** The last seq it received: subscribe again with `after: cursor`. */
       readonly cursor: number;
     };
+
+/**
+ * What a run's tokens cost (spec §18.2, TJ-LIVE-058): `durable` writes each token as a `chat.delta` record, held and
+ * made durable with the next sync (TJ-LIVE-007); `segments` writes no record per token, only the segment's text at
+ * its boundaries — a paragraph end, {@link SEGMENT_CHUNK_CHARS} characters, a tool or system record, the run's end
+ * (TJ-LIVE-059). In both, subscribers that ask for tokens receive each one as soon as the worker produced it
+ * (TJ-LIVE-060).
+ */
+export type TokenMode = 'durable' | 'segments';
+
+/**
+ * In `segments` mode, the most characters of a segment's text held unwritten: once its unwritten text reaches this,
+ * it is written as one `chat.delta` (TJ-LIVE-059), so that a crash loses at most this much of it besides a paragraph.
+ */
+export const SEGMENT_CHUNK_CHARS = 4096;
+
+/**
+ * Text of the open assistant segment as the worker produced it, ahead of the records that make it durable
+ * (TJ-LIVE-060): it carries no seq and moves no cursor. `text` is the segment's text from character `offset` (UTF-16
+ * code units) on; a client keeps it provisional until the segment's `message_append` or the run's finishing record
+ * replaces it (TJ-LIVE-061).
+ */
+export interface LiveTokenEvent {
+  /** Token text ahead of the durable records. */
+  readonly kind: 'token';
+  /** The run. */
+  readonly requestId: string;
+  /** The open segment's `message_id`. */
+  readonly messageId: string;
+  /** Where `text` starts in the segment's text. */
+  readonly offset: number;
+  /** The segment's text from `offset` on, as far as the worker produced it. */
+  readonly text: string;
+}

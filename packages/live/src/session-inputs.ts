@@ -3,7 +3,7 @@ import type { Attachment } from '@turnjournal/schema';
 import type { FanOut } from './fanout.js';
 import type { ProcessTime } from './live-clock.js';
 import type { LiveRun } from './live-run.js';
-import type { LiveRunStatus } from './records.js';
+import type { LiveRunStatus, TokenMode } from './records.js';
 
 /** @internal Settings a hub gives each of its sessions (whose constructor is internal too). */
 export interface LiveSessionSettings {
@@ -19,6 +19,8 @@ export interface LiveSessionSettings {
   /** Most bytes the window holds while live subscribers still read what it holds (TJ-LIVE-030). */
   readonly subscriberLagBytes: number;
   readonly deltaFlushMs: number;
+  /** What a run's tokens cost (TJ-LIVE-058). */
+  readonly tokens: TokenMode;
   readonly deliveryWindowMs: number;
   /**
    * Told once, when the session fails for good (a write or sync of its journals failed, TJ-LIVE-019): the hub counts
@@ -100,6 +102,12 @@ export interface SubscribeOptions {
    * cursor of another history (TJ-LIVE-020). Leave it out only for a client that never stored one.
    */
   readonly epoch?: string | null;
+  /**
+   * Also yield the open segment's text as the worker produces it (`LiveTokenEvent`, TJ-LIVE-060), ahead of its
+   * records, whenever the subscription has every durable record; off by default. A follower has no tokens to give
+   * (its records come from the store) and yields records only.
+   */
+  readonly tokens?: boolean;
 }
 
 /** Options of {@link LiveSession.ack}. */

@@ -10,7 +10,14 @@ import { LiveError } from './errors.js';
 import { Listening, type LiveListener } from './fanout-listener.js';
 import type { FollowerSession } from './follower-session.js';
 import { LiveRun } from './live-run.js';
-import type { ConversationView, LiveEvent, LiveRecord, LiveRunStatus } from './records.js';
+import {
+  type ConversationView,
+  type LiveEvent,
+  type LiveRecord,
+  type LiveRunStatus,
+  type LiveTokenEvent,
+  SEGMENT_CHUNK_CHARS,
+} from './records.js';
 import { RecordRing } from './ring.js';
 import { grownSegmentBytes, type OpenSegment } from './segment-bound.js';
 import type {
@@ -50,7 +57,25 @@ interface ActiveState {
   /** Settles once the run's finishing record is durable or the session ended (what a draining close waits for). */
   readonly finished: { promise: Promise<void>; resolve: () => void };
   segment: OpenSegment | undefined;
+  /**
+   * `segments` mode (TJ-LIVE-059): how much of the open segment's text is written as `chat.delta` records, and
+   * whether its `assistant.segment.started` is (it is written with the first of them).
+   */
+  written: number;
+  segmentWritten: boolean;
+  /** `segments` mode: the open segment's text not written yet (at most about {@link SEGMENT_CHUNK_CHARS}). */
+  tail: string;
+  /**
+   * The open segment's last tokens (about {@link TOKEN_TAIL_CHARS} of text) and where each ends in its text, for
+   * subscribers (TJ-LIVE-060): one that is nearly caught up takes the text after its offset without copying the
+   * whole segment (slicing the segment's text flattened it at every token); one further behind, or new, takes a
+   * slice of the whole text once.
+   */
+  parts: string[];
+  ends: number[];
   segments: number;
+  /** System messages the run inserted: the next one's id is `<request_id>.system<n + 1>`. */
+  systems: number;
   assistantStarted: boolean;
   lastAssistantIndex: number | null;
 }
@@ -62,6 +87,9 @@ const SESSION_FAILURES: ReadonlySet<string> = new Set([
   'writer_poisoned',
   'journal_unlinked',
 ]);
+
+/** Text of the open segment's last tokens kept apart for subscribers (see `ActiveState.parts`): a bound on memory. */
+const TOKEN_TAIL_CHARS = 64 * 1024;
 
 /** The reason of the cancellation a server's shutdown writes for a run still active (TJ-LIVE-036). */
 const SHUTDOWN_REASON = 'server_shutdown';
@@ -102,7 +130,9 @@ export class LiveSession implements SubscriptionSource {
   readonly #settings: LiveSessionSettings;
   readonly #disk: DiskReader;
   readonly #ring: RecordRing;
-  readonly #subscribers = new Set<Subscription>();
+  readonly #subscribers = new Set<Subscription<LiveEvent | LiveTokenEvent>>();
+  /** Subscribers that take tokens (TJ-LIVE-060): a token wakes subscribers only when there are some. */
+  #tokenSubscribers = 0;
   readonly #fold: ViewFold;
   /** Appends, group commits and deliveries (the pending list, the delta timer, the durable seq). */
   readonly #pipeline: CommitPipeline;
@@ -335,7 +365,13 @@ export class LiveSession implements SubscriptionSource {
         abort: new AbortController(),
         finished: { promise: finished, resolve: resolveFinished },
         segment: undefined,
+        written: 0,
+        segmentWritten: false,
+        tail: '',
+        parts: [],
+        ends: [],
         segments: 0,
+        systems: 0,
         assistantStarted: false,
         lastAssistantIndex: null,
       };
@@ -442,10 +478,13 @@ export class LiveSession implements SubscriptionSource {
    * is ahead; a `reset` snapshot first when `epoch` is given and is not the log's (the cursor belongs to another
    * history of the session, TJ-LIVE-020); `cut_off` with the cursor when a live subscriber falls out of the window.
    */
-  subscribe(options: SubscribeOptions = {}): Subscription {
+  subscribe(options: SubscribeOptions & { readonly tokens: true }): Subscription<LiveEvent | LiveTokenEvent>;
+  subscribe(options?: SubscribeOptions): Subscription;
+  subscribe(options: SubscribeOptions = {}): Subscription<LiveEvent | LiveTokenEvent> {
     this.#usable();
-    const subscription = openSubscription(this, options, this.#fold.epoch);
+    const subscription = openSubscription<LiveEvent | LiveTokenEvent>(this, options, this.#fold.epoch);
     this.#subscribers.add(subscription);
+    if (subscription.wantsTokens) this.#tokenSubscribers += 1;
     this.#lastUsed = this.#settings.time.monotonic();
     return subscription;
   }
@@ -638,18 +677,23 @@ export class LiveSession implements SubscriptionSource {
     try {
       const active = this.#activeRun(requestId);
       if (typeof text !== 'string') throw new LiveError('invalid_request', 'a delta is a string');
+      const durable = this.#settings.tokens === 'durable';
       let segment = active.segment;
       if (segment === undefined) {
         active.segments += 1;
         const messageId = `${requestId}.a${active.segments}`;
-        const opened = this.#appendHeld(
-          'assistant.segment.started',
-          { request_id: requestId, message_id: messageId },
-          requestId.length + messageId.length + 32,
-        );
-        if (opened !== null) return opened.catch(this.#rethrowAnswer);
+        // In `segments` mode the start is written with the segment's first text (TJ-LIVE-059).
+        if (durable) {
+          const opened = this.#openSegmentRecord(requestId, messageId);
+          if (opened !== null) return opened.catch(this.#rethrowAnswer);
+        }
         segment = { messageId, text: '', bytes: 0, exact: false };
         active.segment = segment;
+        active.written = 0;
+        active.segmentWritten = durable;
+        active.tail = '';
+        active.parts = [];
+        active.ends = [];
         if (!active.assistantStarted) {
           active.assistantStarted = true;
           const index = messageCount(this.#log);
@@ -662,10 +706,30 @@ export class LiveSession implements SubscriptionSource {
       // started since the check above).
       const bytes = grownSegmentBytes(segment, requestId, text, this.#logPath);
       if (typeof bytes !== 'number') throw bytes;
-      const refused = this.#pipeline.appendDelta(requestId, segment.messageId, text, this.#settings.time.stamp());
-      if (refused !== null) return refused.catch(this.#rethrowAnswer);
-      segment.text += text;
+      if (durable) {
+        const refused = this.#pipeline.appendDelta(requestId, segment.messageId, text, this.#settings.time.stamp());
+        if (refused !== null) return refused.catch(this.#rethrowAnswer);
+        segment.text += text;
+      } else {
+        const refused = this.#segmentText(active, segment, text);
+        if (refused !== null) return refused.catch(this.#rethrowAnswer);
+      }
       segment.bytes = bytes;
+      if (text !== '') {
+        const { parts, ends } = active;
+        const end = segment.text.length;
+        parts.push(text);
+        ends.push(end);
+        // Past twice the tail, the older half goes at once (amortised: no shift per token).
+        if (end - ((ends[0] as number) - (parts[0] as string).length) > 2 * TOKEN_TAIL_CHARS) {
+          let drop = 0;
+          while ((ends[drop] as number) <= end - TOKEN_TAIL_CHARS) drop += 1;
+          parts.splice(0, drop);
+          ends.splice(0, drop);
+        }
+        // Subscribers get the token now, not when a sync made it durable (TJ-LIVE-060).
+        if (this.#tokenSubscribers > 0) this.#pipeline.wakeAll();
+      }
       return ACCEPTED;
     } catch (error) {
       return Promise.reject(error);
@@ -724,6 +788,21 @@ export class LiveSession implements SubscriptionSource {
       if (this.#log.lastSeq === before) break;
     }
     await Promise.all([...writes, this.#durable()]).catch(this.#rethrowAnswer);
+  }
+
+  /**
+   * @internal A system message of the run (TJ-LIVE-062): a boundary whose record is the message, so the open segment
+   * is committed before it and the next delta opens a new one.
+   */
+  async _system(requestId: string, text: string): Promise<void> {
+    if (typeof text !== 'string') throw new LiveError('invalid_request', 'a system message is a string');
+    const active = this.#activeRun(requestId);
+    // Counted before the write: two calls made at once get two ids (a refused one leaves its number unused).
+    active.systems += 1;
+    const id = `${requestId}.system${active.systems}`;
+    await this._boundary(requestId, [
+      ['message_append', { message: { role: 'system', content: text, id, request_id: requestId } }],
+    ]);
   }
 
   /** @internal Ends the run: segment, finishing record (durable), then the turn's terminal event (TJ-LIVE-005). */
@@ -803,14 +882,46 @@ export class LiveSession implements SubscriptionSource {
     return { event: { kind: 'snapshot', reason, view }, seq: view.lastSeq ?? -1 };
   }
 
+  /** @internal The open segment's text as the worker produced it, after `offset` of segment `messageId` (TJ-LIVE-060). */
+  tokensAfter(messageId: string, offset: number): LiveTokenEvent | undefined {
+    const active = this.#active;
+    const segment = active?.segment;
+    if (active === undefined || segment === undefined) return undefined;
+    const { parts, ends } = active;
+    const from = segment.messageId === messageId ? offset : 0;
+    const length = segment.text.length;
+    if (length <= from) return undefined;
+    const kept = parts.length === 0 ? length : (ends[0] as number) - (parts[0] as string).length;
+    if (from < kept)
+      return {
+        kind: 'token',
+        requestId: active.requestId,
+        messageId: segment.messageId,
+        offset: from,
+        text: segment.text.slice(from),
+      };
+    // The first token that ends after `from` (bisection: ends ascend).
+    let low = 0;
+    let high = ends.length - 1;
+    while (low < high) {
+      const middle = (low + high) >> 1;
+      if ((ends[middle] as number) > from) high = middle;
+      else low = middle + 1;
+    }
+    const first = parts[low] as string;
+    const start = (ends[low] as number) - first.length;
+    const text = first.slice(from - start) + parts.slice(low + 1).join('');
+    return { kind: 'token', requestId: active.requestId, messageId: segment.messageId, offset: from, text };
+  }
+
   /** @internal */
   changed(): Promise<void> {
     return this.#pipeline.changed();
   }
 
   /** @internal */
-  detach(subscription: Subscription): void {
-    this.#subscribers.delete(subscription);
+  detach(subscription: Subscription<LiveEvent | LiveTokenEvent>): void {
+    if (this.#subscribers.delete(subscription) && subscription.wantsTokens) this.#tokenSubscribers -= 1;
     this.#lastUsed = this.#settings.time.monotonic();
   }
 
@@ -883,6 +994,54 @@ export class LiveSession implements SubscriptionSource {
     if (active === undefined || active.requestId !== requestId)
       throw new LiveError('run_not_active', `run "${requestId}" is not the active run of "${this.sessionId}"`);
     return active;
+  }
+
+  /** Appends the held `assistant.segment.started` of segment `messageId`: null once accepted, else the refusal. */
+  #openSegmentRecord(requestId: string, messageId: string): Promise<void> | null {
+    return this.#appendHeld(
+      'assistant.segment.started',
+      { request_id: requestId, message_id: messageId },
+      requestId.length + messageId.length + 32,
+    );
+  }
+
+  /**
+   * `segments` mode (TJ-LIVE-059): adds `text` to the open segment and writes no record for it unless the segment's
+   * unwritten text now ends a paragraph (`\n\n`: written through the last one) or reaches
+   * {@link SEGMENT_CHUNK_CHARS} (written whole), as one held `chat.delta` — preceded by the segment's start when it is
+   * its first. Only the unwritten tail is kept apart and only the new text searched, so a long segment costs nothing
+   * more per token. Null once accepted, else the refusal (the text is then not added).
+   */
+  #segmentText(active: ActiveState, segment: OpenSegment, text: string): Promise<void> | null {
+    const tail = active.tail + text;
+    let cut = 0;
+    if (tail.length >= SEGMENT_CHUNK_CHARS) cut = tail.length;
+    // A paragraph end may straddle the token's first character and the tail before it.
+    else
+      for (
+        let at = tail.indexOf('\n\n', Math.max(0, active.tail.length - 1));
+        at >= 0;
+        at = tail.indexOf('\n\n', at + 1)
+      )
+        cut = at + 2;
+    if (cut > 0) {
+      if (!active.segmentWritten) {
+        const opened = this.#openSegmentRecord(active.requestId, segment.messageId);
+        if (opened !== null) return opened;
+        active.segmentWritten = true;
+      }
+      const refused = this.#pipeline.appendDelta(
+        active.requestId,
+        segment.messageId,
+        tail.slice(0, cut),
+        this.#settings.time.stamp(),
+      );
+      if (refused !== null) return refused;
+      active.written += cut;
+    }
+    active.tail = cut > 0 ? tail.slice(cut) : tail;
+    segment.text += text;
+    return null;
   }
 
   /** Commits the open segment as an assistant message (TJ-LIVE-004), marked partial when the run did not finish. */

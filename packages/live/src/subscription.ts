@@ -1,5 +1,5 @@
 import { LiveError } from './errors.js';
-import type { LiveEvent, LiveRecord } from './records.js';
+import type { LiveEvent, LiveRecord, LiveTokenEvent } from './records.js';
 
 /** What a subscription needs from its session: the durable head, the window, the store, a view, a wake-up. */
 export interface SubscriptionSource {
@@ -20,7 +20,13 @@ export interface SubscriptionSource {
   /** True once the session delivers no more records: closed, or failed. */
   readonly ended: boolean;
   /** Called when the subscription ends. */
-  detach(subscription: Subscription): void;
+  detach(subscription: Subscription<LiveEvent | LiveTokenEvent>): void;
+  /**
+   * The open assistant segment's text as the worker produced it, durable or not, from `offset` when it is segment
+   * `messageId` and from its start otherwise (TJ-LIVE-060); undefined when no segment is open or there is nothing
+   * after `offset`. Absent on a source that has no tokens to give (a follower).
+   */
+  tokensAfter?(messageId: string, offset: number): LiveTokenEvent | undefined;
 }
 
 /**
@@ -28,18 +34,21 @@ export interface SubscriptionSource {
  * a string or null. A cursor whose epoch is not `logEpoch` (the epoch of the durable records, TJ-LIVE-008) belongs to
  * another history: the subscription starts with a `reset` snapshot (TJ-LIVE-020).
  */
-export function openSubscription(
+export function openSubscription<E extends LiveEvent | LiveTokenEvent = LiveEvent>(
   source: SubscriptionSource,
-  options: { readonly after?: number; readonly epoch?: string | null },
+  options: { readonly after?: number; readonly epoch?: string | null; readonly tokens?: boolean },
   logEpoch: string | null,
-): Subscription {
+): Subscription<E> {
   const after = options.after ?? -1;
   if (!Number.isSafeInteger(after) || after < -1)
     throw new LiveError('invalid_request', `after must be an integer >= -1, got ${String(options.after)}`);
   const { epoch } = options;
   if (epoch !== undefined && epoch !== null && typeof epoch !== 'string')
     throw new LiveError('invalid_request', `epoch must be a string or null, got ${typeof epoch}`);
-  return new Subscription(source, after, epoch !== undefined && after >= 0 && epoch !== logEpoch);
+  const { tokens } = options;
+  if (tokens !== undefined && typeof tokens !== 'boolean')
+    throw new LiveError('invalid_request', `tokens must be a boolean, got ${typeof tokens}`);
+  return new Subscription<E>(source, after, epoch !== undefined && after >= 0 && epoch !== logEpoch, tokens === true);
 }
 
 /** Most records read from the store per batch: what a subscriber catching up from disk holds at most. */
@@ -55,7 +64,7 @@ const DISK_BATCH = 256;
  * its lag; one that streamed live and then fell out of the window, or that the session cut off because it stayed
  * behind for longer than the lag limit (TJ-LIVE-030), is ended with `cut_off` and its cursor (TJ-LIVE-011).
  */
-export class Subscription implements AsyncIterableIterator<LiveEvent> {
+export class Subscription<E extends LiveEvent | LiveTokenEvent = LiveEvent> implements AsyncIterableIterator<E> {
   readonly #source: SubscriptionSource;
   #cursor: number;
   #live = false;
@@ -69,17 +78,29 @@ export class Subscription implements AsyncIterableIterator<LiveEvent> {
 
   /** True until the `reset` snapshot of a cursor of another history is yielded (TJ-LIVE-020). */
   #reset: boolean;
+  /** Yield token events (TJ-LIVE-060). */
+  readonly #tokens: boolean;
+  /** The segment whose token text this subscriber was given, and how much of it. */
+  #tokenSegment = '';
+  #tokenLength = 0;
 
   /**
    * @param source the session
    * @param after the client's cursor: it holds every record up to this seq (-1: none)
    * @param reset true when the cursor belongs to another history (its epoch is not the log's): the first event is a
    *   `reset` snapshot, and the subscription continues after it
+   * @param tokens yield the open segment's token text whenever the subscriber has every durable record (TJ-LIVE-060)
    */
-  constructor(source: SubscriptionSource, after: number, reset = false) {
+  constructor(source: SubscriptionSource, after: number, reset = false, tokens = false) {
     this.#source = source;
     this.#cursor = after;
     this.#reset = reset;
+    this.#tokens = tokens;
+  }
+
+  /** @internal True when it yields token events: the session wakes it at every token. */
+  get wantsTokens(): boolean {
+    return this.#tokens;
   }
 
   /** The last seq this subscriber received (its `after` until it received one). */
@@ -92,7 +113,7 @@ export class Subscription implements AsyncIterableIterator<LiveEvent> {
     if (this.#done) return;
     this.#done = true;
     this.#batch = [];
-    this.#source.detach(this);
+    this.#source.detach(this as Subscription<LiveEvent | LiveTokenEvent>);
     this.#wake?.();
   }
 
@@ -147,12 +168,12 @@ export class Subscription implements AsyncIterableIterator<LiveEvent> {
     return events;
   }
 
-  [Symbol.asyncIterator](): AsyncIterableIterator<LiveEvent> {
+  [Symbol.asyncIterator](): AsyncIterableIterator<E> {
     return this;
   }
 
   /** Ends the iteration (a `break` out of `for await`). */
-  async return(): Promise<IteratorResult<LiveEvent>> {
+  async return(): Promise<IteratorResult<E>> {
     this.close();
     return { done: true, value: undefined };
   }
@@ -163,7 +184,11 @@ export class Subscription implements AsyncIterableIterator<LiveEvent> {
    * read from the store under way waits for it and takes from its batch (two reads of the same batch yielded it
    * twice).
    */
-  async next(): Promise<IteratorResult<LiveEvent>> {
+  async next(): Promise<IteratorResult<E>> {
+    return (await this.#next()) as IteratorResult<E>;
+  }
+
+  async #next(): Promise<IteratorResult<LiveEvent | LiveTokenEvent>> {
     const source = this.#source;
     for (;;) {
       if (this.#done) return { done: true, value: undefined };
@@ -225,6 +250,9 @@ export class Subscription implements AsyncIterableIterator<LiveEvent> {
         this.close();
         return { done: true, value: undefined };
       }
+      // Every durable record is out: the text the worker produced since is next (TJ-LIVE-060).
+      const token = this.#tokens ? this.#token() : undefined;
+      if (token !== undefined) return { done: false, value: token };
       await new Promise<void>((resolve) => {
         // Every call waiting is woken by close(), not only the last one (the calls woken by a record resume in the
         // order they waited, each clearing this before any of them waits again).
@@ -240,6 +268,19 @@ export class Subscription implements AsyncIterableIterator<LiveEvent> {
       });
       this.#wake = null;
     }
+  }
+
+  /**
+   * The open segment's text this subscriber was not given yet, or undefined. The text is read when the subscriber
+   * takes it, so a slow reader gets the tokens produced meanwhile as one event and holds nothing per token; a segment
+   * it has not seen starts at offset 0, the text so far.
+   */
+  #token(): LiveTokenEvent | undefined {
+    const token = this.#source.tokensAfter?.(this.#tokenSegment, this.#tokenLength);
+    if (token === undefined) return undefined;
+    this.#tokenSegment = token.messageId;
+    this.#tokenLength = token.offset + token.text.length;
+    return token;
   }
 
   #cutOffEvent(): IteratorResult<LiveEvent> {

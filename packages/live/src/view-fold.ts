@@ -1,7 +1,7 @@
 import type { EventLogSnapshot, ScannedRun } from '@turnjournal/reader';
 import { epochOf } from '@turnjournal/reader/_internals';
 import { EVENT_FINISHING_TYPES, EVENT_STREAM_TYPES, type Message, SEGMENT_CLOSING_TYPES } from '@turnjournal/schema';
-import type { ConversationView, LiveRecord, UndeliveredRun } from './records.js';
+import type { ConversationView, LiveRecord, LiveToolCall, UndeliveredRun } from './records.js';
 
 /** What the session knows of one run of its log. */
 export interface RunInfo {
@@ -31,6 +31,13 @@ export class ViewFold {
   readonly runs = new Map<string, RunInfo>();
   activeRequestId: string | undefined;
   segment: { requestId: string; messageId: string; text: string } | undefined;
+  /**
+   * The tool calls of the run that started last, by id, in start order (TJ-LIVE-063); only the active run's are
+   * shown. A fold seeded mid-run (a follower that opened while the run was active) lists the calls of the records it
+   * folded since.
+   */
+  tools = new Map<string, LiveToolCall>();
+  toolsOf: string | undefined;
 
   constructor(snapshot: EventLogSnapshot, scanned: ReadonlyMap<string, ScannedRun>) {
     this.messages = [...snapshot.messages];
@@ -117,6 +124,8 @@ export class ViewFold {
     const { type, seq, ts } = record;
     if (type === 'chat.started') {
       this.segment = undefined;
+      this.tools = new Map();
+      this.toolsOf = requestId;
       if (!this.runs.has(requestId))
         this.runs.set(requestId, {
           requestId,
@@ -133,6 +142,7 @@ export class ViewFold {
       this.activeRequestId = this.runs.get(requestId)?.finish === null ? requestId : undefined;
       return;
     }
+    if ((type === 'tool.start' || type === 'tool.end') && requestId === this.toolsOf) this.#tool(type, body, ts);
     if (type === 'assistant.segment.started') {
       this.segment = { requestId, messageId: body.message_id as string, text: '' };
     } else if (type === 'chat.delta' && this.segment !== undefined && body.message_id === this.segment.messageId) {
@@ -149,6 +159,28 @@ export class ViewFold {
       run.finishedTs = ts;
       if (this.activeRequestId === requestId) this.activeRequestId = undefined;
     }
+  }
+
+  /** A `tool.start` adds a running call; its `tool.end` marks it ended (a repeated or unknown one changes nothing). */
+  #tool(type: string, body: Record<string, unknown>, ts: string): void {
+    const toolCallId = body.tool_call_id;
+    if (typeof toolCallId !== 'string') return;
+    const known = this.tools.get(toolCallId);
+    if (type === 'tool.start') {
+      if (known !== undefined || typeof body.tool !== 'string') return;
+      this.tools.set(toolCallId, {
+        toolCallId,
+        tool: body.tool,
+        ...(body.args === undefined ? {} : { args: body.args }),
+        startedAt: ts,
+        endedAt: null,
+      });
+    } else if (known !== undefined && known.endedAt === null)
+      this.tools.set(toolCallId, {
+        ...known,
+        endedAt: ts,
+        ...(typeof body.is_error === 'boolean' ? { isError: body.is_error } : {}),
+      });
   }
 
   /** Whether a finished run's delivery expired: its finishing record is older than the window (TJ-LIVE-015). */
@@ -172,6 +204,7 @@ export class ViewFold {
             lastSeq: run.lastSeq,
             startedAt: run.startedTs,
             lastActivityAt: run.lastTs,
+            tools: this.toolsOf === run.requestId ? [...this.tools.values()] : [],
           };
     const segment = this.segment;
     const overlay =

@@ -1,6 +1,7 @@
 // One SSE stream: a GET that subscribes its client to the session and receives every frame as an event, the records
 // with `id: <seq>` so that a reconnect's `Last-Event-ID` is the client's exact cursor.
 import type { ServerResponse } from 'node:http';
+import type { LiveEvent, LiveTokenEvent } from '../records.js';
 import type { Subscription } from '../subscription.js';
 import { followSession, type Opening, type SubscriberSink } from '../transport/follow.js';
 import type { TransportHost } from '../transport/host.js';
@@ -20,7 +21,7 @@ export class SseStream implements SubscriberSink {
   readonly #sessionId: string;
   readonly #host: TransportHost;
   readonly #limits: StreamLimits;
-  #subscription: Subscription | null = null;
+  #subscription: Subscription<LiveEvent | LiveTokenEvent> | null = null;
   #closed = false;
   readonly #ended: Promise<void>;
 
@@ -72,7 +73,7 @@ export class SseStream implements SubscriberSink {
   }
 
   /** Takes the subscription now served, to close it with the stream. */
-  following(subscription: Subscription): void {
+  following(subscription: Subscription<LiveEvent | LiveTokenEvent>): void {
     this.#subscription = subscription;
   }
 
@@ -80,7 +81,7 @@ export class SseStream implements SubscriberSink {
    * Writes a subscription frame; when the response's buffer is past its high-water mark (`write` returned false),
    * waits for it to drain before the next is pulled, and cuts the client off after `slowClientMs` (TJ-LIVE-050).
    */
-  async forward(frame: Record<string, unknown>, seq: number): Promise<boolean> {
+  async forward(frame: Record<string, unknown>, seq: number | undefined): Promise<boolean> {
     if (this.#closed) return false;
     if (this.#response.write(eventText(frame, seq))) return true;
     if (await this.#drained()) return !this.#closed;

@@ -2,7 +2,7 @@
 // then every record and snapshot, forwarded only as fast as the connection takes them (TJ-LIVE-040).
 
 import type { HubSession } from '../hub.js';
-import type { ConversationView, LiveRecord } from '../records.js';
+import type { ConversationView, LiveEvent, LiveRecord, LiveTokenEvent } from '../records.js';
 import type { Subscription } from '../subscription.js';
 
 /** Where a subscription's frames go: a WebSocket, or an SSE response. */
@@ -10,17 +10,17 @@ export interface SubscriberSink {
   /** True once the connection closed or was cut off: the loop stops. */
   readonly closed: boolean;
   /**
-   * Sends a subscription frame (`seq`: the seq it brings the client's cursor to) once the connection can take it;
-   * resolves false when it was cut off or closed instead.
+   * Sends a subscription frame (`seq`: the seq it brings the client's cursor to; undefined for a token, which moves
+   * no cursor, TJ-LIVE-050) once the connection can take it; resolves false when it was cut off or closed instead.
    */
-  forward(frame: Record<string, unknown>, seq: number): Promise<boolean>;
+  forward(frame: Record<string, unknown>, seq: number | undefined): Promise<boolean>;
   /**
    * Sends a control frame at once (it never waits for the connection); `seq` is given for a frame that brings the
    * client's cursor to it (the opening's full snapshot), which the SSE transport sends as the event's id.
    */
   reply(frame: Record<string, unknown>, seq?: number): void;
   /** The subscription now served, so that a close of the connection closes it and a cut-off names its cursor. */
-  following(subscription: Subscription): void;
+  following(subscription: Subscription<LiveEvent | LiveTokenEvent>): void;
 }
 
 /** What a client asked to start from. */
@@ -50,7 +50,12 @@ export async function followSession(session: HubSession, opening: Opening, sink:
     sink.reply({ type: 'snapshot', mode: 'resume', after: lastSeq, head });
     after = lastSeq;
   }
-  let subscription = session.subscribe({ after, ...(lastSeq === null || epoch === undefined ? {} : { epoch }) });
+  // Tokens go out as the worker produces them (TJ-LIVE-060); a follower's subscription yields records only.
+  let subscription: Subscription<LiveEvent | LiveTokenEvent> = session.subscribe({
+    after,
+    tokens: true,
+    ...(lastSeq === null || epoch === undefined ? {} : { epoch }),
+  });
   sink.following(subscription);
   // The loop below pulls the next record only once the sink took the last one, so a slow client holds at most what
   // the sink's bound allows; a subscription the session cut off for lagging resumes from its cursor.
@@ -60,7 +65,11 @@ export async function followSession(session: HubSession, opening: Opening, sink:
     let resumeAfter: number | null = null;
     for await (const event of subscription) {
       if (sink.closed) break;
-      if (event.kind === 'record') {
+      if (event.kind === 'token') {
+        const { requestId, messageId, offset, text } = event;
+        const frame = { type: 'token', requestId, messageId, offset, text };
+        if (!(await sink.forward(frame, undefined))) return;
+      } else if (event.kind === 'record') {
         if (!(await sink.forward(recordFrame(event.record), event.record.seq))) return;
         if (!caughtUp && event.record.seq >= head) {
           caughtUp = true;
@@ -78,7 +87,7 @@ export async function followSession(session: HubSession, opening: Opening, sink:
       } else resumeAfter = event.cursor;
     }
     if (resumeAfter === null || sink.closed || session.ended) return;
-    subscription = session.subscribe({ after: resumeAfter });
+    subscription = session.subscribe({ after: resumeAfter, tokens: true });
     sink.following(subscription);
   }
 }

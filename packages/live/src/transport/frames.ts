@@ -39,7 +39,7 @@ export type ClientFrame =
       readonly clientId: string | undefined;
     };
 
-/** Longest client id a client may name: it is written into every `delivery.ack` of the client (TJ-LIVE-058). */
+/** Longest client id a client may name: it is written into every `delivery.ack` of the client (TJ-LIVE-057). */
 export const MAX_CLIENT_ID = 128;
 
 /** Checks a client id (1 to {@link MAX_CLIENT_ID} characters), or throws a {@link TransportRefusal} naming `field`. */

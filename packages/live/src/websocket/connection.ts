@@ -2,6 +2,7 @@
 // subscription, forwarded with backpressure.
 import type { WebSocket } from 'ws';
 import type { HubSession } from '../hub.js';
+import type { LiveEvent, LiveTokenEvent } from '../records.js';
 import type { Subscription } from '../subscription.js';
 import { followSession, type SubscriberSink } from '../transport/follow.js';
 import { type ClientFrame, errorReply, parseClientFrame, requestIdOf, TransportRefusal } from '../transport/frames.js';
@@ -29,7 +30,7 @@ export class Connection implements SubscriberSink {
   readonly #limits: ConnectionLimits;
   #clientId: string | null = null;
   #subscribed = false;
-  #subscription: Subscription | null = null;
+  #subscription: Subscription<LiveEvent | LiveTokenEvent> | null = null;
   #closed = false;
   /** Frames received and not yet served; served one at a time so a send after hello waits for the hello. */
   #queued = 0;
@@ -75,7 +76,7 @@ export class Connection implements SubscriberSink {
   }
 
   /** Takes the subscription now served, to close it with the connection. */
-  following(subscription: Subscription): void {
+  following(subscription: Subscription<LiveEvent | LiveTokenEvent>): void {
     this.#subscription = subscription;
   }
 
@@ -160,10 +161,11 @@ export class Connection implements SubscriberSink {
   }
 
   /** Sends a subscription frame once the socket drained below the high-water mark; false once cut off or closed. */
-  async forward(frame: Record<string, unknown>, seq: number): Promise<boolean> {
+  async forward(frame: Record<string, unknown>, seq: number | undefined): Promise<boolean> {
     const { highWaterBytes, slowClientMs } = this.#limits;
     if (this.#socket.bufferedAmount >= highWaterBytes && !(await this.#drained(slowClientMs))) {
-      this.#cutOff(seq - 1);
+      // A token moves no cursor: the client holds what its subscription was sent.
+      this.#cutOff(seq === undefined ? (this.#subscription?.cursor ?? -1) : seq - 1);
       return false;
     }
     if (this.#closed) return false;

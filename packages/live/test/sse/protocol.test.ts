@@ -153,3 +153,48 @@ describe('sse transport: a conversation', () => {
     expect(refused.status).toBe(503);
   });
 });
+
+describe('sse transport: tokens (TJ-LIVE-060)', () => {
+  it('sends each token at once as an event without id, ahead of its records, in segments mode', async () => {
+    let release = (): void => undefined;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const s = await server({
+      // Nothing is synced on a timer: only the tokens can bring the text before the end.
+      hub: { tokens: 'segments', deltaFlushMs: 600_000 },
+      transport: {
+        async run({ run }) {
+          await run.delta('one ');
+          await sleep(20);
+          await run.delta('two');
+          await held;
+          await run.done();
+        },
+      },
+    });
+    const stream = await openStream(s, { session: 'chat', clientId: 'tab-1' });
+    await stream.waitFor((f) => f.type === 'live', 'live');
+    await post(s, 'chat', { type: 'chat.send', requestId: 'r1', clientId: 'tab-1', payload: { content: 'hi' } });
+    await stream.waitFor(
+      () =>
+        stream.events
+          .filter((e) => e.frame.type === 'token')
+          .map((e) => e.frame.text)
+          .join('') === 'one two',
+      'both tokens',
+    );
+    const tokens = stream.events.filter((e) => e.frame.type === 'token');
+    expect(tokens.map((e) => e.frame)).toEqual([
+      { type: 'token', requestId: 'r1', messageId: 'r1.a1', offset: 0, text: 'one ' },
+      { type: 'token', requestId: 'r1', messageId: 'r1.a1', offset: 4, text: 'two' },
+    ]);
+    // A token moves no cursor: no id, so a reconnect's Last-Event-ID stays the last record's seq.
+    for (const event of tokens) expect(event.id).toBeUndefined();
+    // No record of the text yet (segments mode writes none before a boundary).
+    expect(stream.events.some((e) => e.frame.type === 'chat.delta')).toBe(false);
+    release();
+    await stream.waitFor((f) => f.type === 'chat.done', 'chat.done');
+    stream.destroy();
+  });
+});
