@@ -6,6 +6,7 @@ import type { EventLog } from '../event/event-log.js';
 import { openEventLog } from '../event/open-event-log.js';
 import type { FileSystem } from '../fs/file-system.js';
 import { openTurnJournal } from '../turn/open-turn-journal.js';
+import { type SettledFile, settleFilesAtRest } from './settle-at-rest.js';
 
 /** A turn being recovered, as the host hooks see it. */
 export interface RecoveringTurn {
@@ -79,6 +80,11 @@ export interface StoreRecovery {
    * runs closed with `chat.cancelled` (reason `server_startup_recovery`).
    */
   readonly eventLogs: readonly EventLogRecovery[];
+  /**
+   * Applied: the files whose writer is gone that were left plain JSONL at rest, their pre-allocated space truncated
+   * and their leftover lock removed (TJ-RECOV-014). Planned: empty.
+   */
+  readonly settled: readonly SettledFile[];
 }
 
 /** The unfinished runs of one event log whose writer is gone. */
@@ -96,8 +102,9 @@ export interface EventLogRecovery {
  * with no file held by a live writer) and, with `apply`, performs each turn's steps in order through the host hooks
  * (TJ-RECOV-003): restore the user message, add the interruption marker, then append `interrupted` with reason
  * `server_startup_recovery` durably (TJ-RECOV-006, TJ-RECOV-007). It never writes an assistant answer or calls a
- * provider (TJ-RECOV-004, TJ-RECOV-005), and never touches run files (TJ-RECOV-012). Event logs whose writer is gone
- * get `chat.cancelled` for every run that never finished (TJ-RECOV-011).
+ * provider (TJ-RECOV-004, TJ-RECOV-005), and never appends to run files (TJ-RECOV-012). Event logs whose writer is gone
+ * get `chat.cancelled` for every run that never finished (TJ-RECOV-011). Last, every file of the store whose writer is
+ * gone is left plain JSONL at rest: no pre-allocated space, no leftover lock (TJ-RECOV-014, see settleFilesAtRest).
  *
  * Safe to run twice and to crash at any point and rerun (TJ-RECOV-009): the hooks are idempotent, the append happens
  * last, and before appending the turn's journal is opened (taking its lock, repairing a torn tail, TJ-RECOV-010) and
@@ -119,6 +126,7 @@ export async function recoverStore(
       turns: [],
       heldFiles: audit.heldFiles,
       eventLogs: logs.map((file) => ({ file, cancelled: [] })),
+      settled: [],
     };
   const hooks = options.hooks;
   if (hooks === undefined)
@@ -149,7 +157,11 @@ export async function recoverStore(
   }
   const eventLogs: EventLogRecovery[] = [];
   for (const file of logs) eventLogs.push(await cancelUnfinishedRuns(file, options));
-  return { plan: audit.plan, turns, heldFiles: audit.heldFiles, eventLogs };
+  const atRest = await settleFilesAtRest(
+    audit.check.files.map((file) => file.path),
+    options.fs,
+  );
+  return { plan: audit.plan, turns, heldFiles: audit.heldFiles, eventLogs, settled: atRest.settled };
 }
 
 /** Every derived turn of the check, session after session, each in its session's order. */
