@@ -17,7 +17,8 @@ export type WriterErrorCode =
   | 'illegal_transition'
   | 'unknown_turn'
   | 'turn_id_conflict'
-  | 'run_ended';
+  | 'run_ended'
+  | 'foreign_lock_unavailable';
 
 /** Base class of every error the writer raises on purpose. */
 export class WriterError extends Error {
