@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { lstatSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { WriterError } from '../errors.js';
+import { JournalLockedError, WriterError } from '../errors.js';
 
 /** How long a rewrite waits for a foreign writer's flock (TJ-DUR-050): its appends take milliseconds. */
 export const FOREIGN_LOCK_WAIT_MS = 10_000;
@@ -36,7 +36,7 @@ const NOTHING_HELD: ForeignFlock = { held: false, release: () => Promise.resolve
  * never removing it), waits for the lock at most `waitMs`, then runs a shell that holds it until this process releases
  * it or dies (its stdin closes either way). A writer that appends under that flock (gptme) then waits for the rewrite.
  *
- * Rejects with `journal_locked` when another process held the flock for `waitMs`. Where flock(1) is not installed,
+ * Rejects with `JournalLockedError` (`journal_locked`) when another process held the flock for `waitMs`. Where flock(1) is not installed,
  * resolves holding nothing when the lock file does not exist (no writer of that convention has written the file), and
  * rejects with `foreign_lock_unavailable` when it does (TJ-DUR-053): rewriting without the lock could drop an append.
  */
@@ -97,10 +97,10 @@ export function holdForeignFlock(file: string, waitMs: number = FOREIGN_LOCK_WAI
       if (stdout.includes('held\n') || failedToStart) return;
       if (code === CONFLICT_EXIT_CODE)
         reject(
-          new WriterError(
-            'journal_locked',
-            `${file}: another process has held ${lock} (flock) for ${seconds} s; try again once it is done`,
+          new JournalLockedError(
             file,
+            undefined,
+            `another process has held ${lock} (flock) for ${seconds} s; try again once it is done`,
           ),
         );
       else reject(new WriterError('write_failed', `${file}: flock(1) on ${lock} exited with ${code}: ${stderr}`, file));
