@@ -143,6 +143,47 @@ describe("compactEventLog honours gptme's flock on .events.jsonl.lock (TJ-DUR-05
   });
 });
 
+describe('the flock of a compaction whose process dies (TJ-DUR-052)', () => {
+  it('is freed when the process holding it is killed with SIGKILL', async () => {
+    const file = await loggedConversation(tempDir());
+    const dist = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'dist', 'fs', 'foreign-flock.js');
+    const holder = spawn(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `const { holdForeignFlock } = await import(${JSON.stringify(dist)});
+         await holdForeignFlock(${JSON.stringify(file)});
+         process.stdout.write('held\\n');
+         setInterval(() => {}, 1000);`,
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let err = '';
+    holder.stderr.on('data', (chunk: Buffer) => {
+      err += chunk.toString();
+    });
+    const exited = new Promise((resolve) => holder.on('close', resolve));
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`the holder never held the flock: ${err}`)), 30_000);
+      holder.stdout.on('data', (chunk: Buffer) => {
+        if (chunk.toString().includes('held')) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+    });
+    // Held by that process's flock(1) child: a wait of 200 ms runs out.
+    await expect(holdForeignFlock(file, 200)).rejects.toBeInstanceOf(JournalLockedError);
+    holder.kill('SIGKILL');
+    await exited;
+    // Its flock(1) saw its stdin close and exited: the lock is free (a hang guard of 10 s, it takes milliseconds).
+    const next = await holdForeignFlock(file, 10_000);
+    expect(next.held).toBe(true);
+    await next.release();
+  });
+});
+
 describe('without flock(1) (TJ-DUR-053)', () => {
   /** Runs `body` with a PATH where no flock(1) is found (the test's own spawns are made before). */
   async function withoutFlock<T>(body: () => Promise<T>): Promise<T> {
