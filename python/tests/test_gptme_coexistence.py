@@ -121,6 +121,25 @@ class TheLocks(Base):
         self.assertEqual(refused.exception.code, "journal_locked")
         self.assertIn(".events.jsonl.lock", str(refused.exception))
 
+    def test_without_flock_a_log_with_a_foreign_lock_file_is_refused_and_one_without_is_compacted(self):
+        from turnjournal import TurnJournalError
+        from turnjournal._internals import foreign_lock
+        self.addCleanup(setattr, foreign_lock, "fcntl", foreign_lock.fcntl)
+        foreign_lock.fcntl = None  # a platform without flock
+        os.mkdir(os.path.join(self.dir, "a"))
+        os.mkdir(os.path.join(self.dir, "b"))
+        locked = gptme_log(os.path.join(self.dir, "a"), ["a", "b"])
+        open(foreign_lock.foreign_lock_path(locked), "w").close()
+        with open(locked, "rb") as f:
+            before = f.read()
+        with self.assertRaises(TurnJournalError) as refused:
+            compact_event_log(locked, retention_seconds=0, now=time.time() + 1)
+        self.assertEqual(refused.exception.code, "foreign_lock_unavailable")  # TJ-DUR-053
+        with open(locked, "rb") as f:
+            self.assertEqual(f.read(), before)
+        free = gptme_log(os.path.join(self.dir, "b"), ["a", "b"])
+        self.assertEqual(compact_event_log(free, retention_seconds=0, now=time.time() + 1)["removed_records"], 2)
+
 
 if __name__ == "__main__":
     unittest.main()

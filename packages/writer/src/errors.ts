@@ -20,7 +20,8 @@ export type WriterErrorCode =
   | 'turn_id_conflict'
   | 'run_ended'
   | 'target_not_empty'
-  | 'source_changed';
+  | 'source_changed'
+  | 'foreign_lock_unavailable';
 
 /** Base class of every error the writer raises on purpose. */
 export class WriterError extends Error {

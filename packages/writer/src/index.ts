@@ -63,6 +63,7 @@ export {
   recoverStore,
   type StoreRecovery,
 } from './recovery/recover-store.js';
+export type { SettledFile } from './recovery/settle-at-rest.js';
 export { DEFAULT_RETENTION_SECONDS } from './retention/retention-window.js';
 export {
   type SweepOptions,

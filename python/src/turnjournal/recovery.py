@@ -10,6 +10,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from ._internals.at_rest import settle_files_at_rest
 from ._internals.audit import audit
 from ._internals.discovery import discover
 from ._internals.event_fold import fold_event_log
@@ -66,6 +67,9 @@ class StoreRecovery:
     held_files: list[str] = field(default_factory=list)
     #: Event logs with a run that never finished: ``{"file", "cancelled": [{"request_id", "seq"}], "skipped"?}``.
     event_logs: list[dict[str, Any]] = field(default_factory=list)
+    #: Applied: the files whose writer is gone left plain JSONL at rest, their pre-allocated space truncated and
+    #: their leftover lock removed (TJ-RECOV-014): ``{"file", "trimmed_bytes", "removed_lock"}``. Not in ``to_json``.
+    settled: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def complete(self) -> bool:
@@ -137,7 +141,8 @@ def recover_store(root: str, hooks: RecoveryHooks | None) -> StoreRecovery:
     """Perform startup recovery of the turn journals under ``root``: for each planned turn, the host hooks first
     (``hooks`` None: a store without a host transcript, only the journals are closed), then the ``interrupted``
     record, appended under the journal's lock after checking the turn is still unfinished. Safe to run twice or to
-    run again after a crash (TJ-RECOV-007)."""
+    run again after a crash (TJ-RECOV-007). Last, every file under ``root`` whose writer is gone is left plain JSONL
+    at rest: no pre-allocated space after its lines, no leftover lock (TJ-RECOV-014, ``settled``)."""
     recovery = plan_recovery(root)
     recovery.applied = True
     for planned in recovery.plan:
@@ -179,6 +184,7 @@ def recover_store(root: str, hooks: RecoveryHooks | None) -> StoreRecovery:
             if error.code != "journal_locked":
                 raise
             log["skipped"] = str(error)
+    recovery.settled, _ = settle_files_at_rest(_store_root(root))
     return recovery
 
 

@@ -6,8 +6,8 @@ the measured figures are in python/README.md. From the repository root, after ``
     python3 python/tests/workers/gptme_compaction_race.py MODE [RUNS] [COUNT]
 
 MODE: ``python`` (the library's compaction, gptme's flock taken), ``python-before`` (the same with the flock and the
-change check of TJ-DUR-050/051 switched off, as the library was before), ``ts-cli`` (``turnjournal compact``),
-``ts-cli-flock`` (the same under ``flock(1)`` on gptme's lock file, 0.3 s between runs so that gptme gets its turn)."""
+change check of TJ-DUR-050/051 switched off, as the library was before), ``ts-cli`` (``turnjournal compact``, which
+takes the flock through flock(1) since TJ-DUR-052), ``ts-cli-flock`` (the same under ``flock(1)`` on gptme's lock file, 0.3 s between runs so that gptme gets its turn)."""
 
 import contextlib
 import os

@@ -5,6 +5,7 @@ import { AppendFile } from '../append/append-file.js';
 import { JournalWriteError, WriterError } from '../errors.js';
 import type { FileSystem } from '../fs/file-system.js';
 import { nodeFileSystem } from '../fs/file-system.js';
+import { holdForeignFlock } from '../fs/foreign-flock.js';
 import type { AcquireLockOptions } from '../fs/lock.js';
 import { DEFAULT_RETENTION_SECONDS } from '../retention/retention-window.js';
 
@@ -42,6 +43,11 @@ export interface CompactEventLogFileOptions extends CompactEventLogOptions {
   readonly lock?: AcquireLockOptions;
   /** Line-size limit in bytes; 16 MiB by default. */
   readonly maxLineBytes?: number;
+  /**
+   * How long to wait for a foreign writer's flock on `<dir>/.<name>.lock` (gptme's `.events.jsonl.lock`, spec
+   * TJ-DUR-050) before failing with `journal_locked`; 10,000 ms by default.
+   */
+  readonly foreignLockWaitMs?: number;
 }
 
 /**
@@ -406,6 +412,11 @@ export async function compactOpenFile(
  *
  * When no checkpoint qualifies, nothing is written and the report says why. After a compaction C is the first
  * record, so a replay from below its seq answers `compacted` (TJ-REPLAY-013).
+ *
+ * Throughout, it holds the flock that foreign writers take around their appends, `<dir>/.<name>.lock` (gptme's
+ * `.events.jsonl.lock`), through util-linux's flock(1) in a child process (TJ-DUR-050, TJ-DUR-052), so that such a
+ * writer's append waits and lands in the new file; without flock(1) it refuses a log whose lock file exists
+ * (`foreign_lock_unavailable`, TJ-DUR-053).
  */
 export async function compactEventLog(
   path: string,
@@ -421,15 +432,22 @@ export async function compactEventLog(
     // Any other failure of the look (EACCES, EIO) says nothing about the log's absence: it fails the compaction.
     throw new JournalWriteError(path, 'stat', error);
   }
-  const file = await AppendFile.open(path, {
-    durability: 'every',
-    fs,
-    ...(options.maxLineBytes === undefined ? {} : { maxLineBytes: options.maxLineBytes }),
-    ...(options.lock === undefined ? {} : { lock: options.lock }),
-  });
+  // Held from before the open (whose torn-tail repair truncates) to after the close, which follows the rename: a
+  // foreign writer that appends under this flock (gptme) waits, then appends to the new file (TJ-DUR-050, TJ-DUR-052).
+  const foreign = await holdForeignFlock(path, options.foreignLockWaitMs);
   try {
-    return await compactOpenFile(file, options, Date.now, options.maxLineBytes);
+    const file = await AppendFile.open(path, {
+      durability: 'every',
+      fs,
+      ...(options.maxLineBytes === undefined ? {} : { maxLineBytes: options.maxLineBytes }),
+      ...(options.lock === undefined ? {} : { lock: options.lock }),
+    });
+    try {
+      return await compactOpenFile(file, options, Date.now, options.maxLineBytes);
+    } finally {
+      await file.close();
+    }
   } finally {
-    await file.close();
+    await foreign.release();
   }
 }

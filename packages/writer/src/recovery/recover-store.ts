@@ -20,6 +20,7 @@ import type { EventLog } from '../event/event-log.js';
 import { openEventLog } from '../event/open-event-log.js';
 import type { FileSystem } from '../fs/file-system.js';
 import { openTurnJournal } from '../turn/open-turn-journal.js';
+import { type SettledFile, settleFilesAtRest } from './settle-at-rest.js';
 
 /** A turn being recovered, as the host hooks see it. */
 export interface RecoveringTurn {
@@ -93,6 +94,11 @@ export interface StoreRecovery {
    * runs closed with `chat.cancelled` (reason `server_startup_recovery`).
    */
   readonly eventLogs: readonly EventLogRecovery[];
+  /**
+   * Applied: the files whose writer is gone that were left plain JSONL at rest, their pre-allocated space truncated
+   * and their leftover lock removed (TJ-RECOV-014). Planned: empty.
+   */
+  readonly settled: readonly SettledFile[];
 }
 
 /** The unfinished runs of one event log whose writer is gone. */
@@ -111,8 +117,10 @@ export interface EventLogRecovery {
  * with no file held by a live writer) and, with `apply`, performs each turn's steps in order through the host hooks
  * (TJ-RECOV-003): restore the user message, add the interruption marker, then append `interrupted` with reason
  * `server_startup_recovery` durably (TJ-RECOV-006, TJ-RECOV-007). It never writes an assistant answer or calls a
- * provider (TJ-RECOV-004, TJ-RECOV-005), and never touches run files (TJ-RECOV-012). Event logs whose writer is gone
- * get `chat.cancelled` for every run that never finished (TJ-RECOV-011).
+ * provider (TJ-RECOV-004, TJ-RECOV-005), and never appends to run files (TJ-RECOV-012). Event logs whose writer is gone
+ * get `chat.cancelled` for every run that never finished (TJ-RECOV-011). Last, every file of the store whose writer is
+ * gone is left plain JSONL at rest: no pre-allocated space, no leftover lock (TJ-RECOV-014, see settleFilesAtRest); a
+ * record store keeps nothing beyond its journals' lines, so recovery through one settles nothing.
  *
  * Safe to run twice and to crash at any point and rerun (TJ-RECOV-009): the hooks are idempotent, the append happens
  * last, and before appending the turn's journal is opened (taking its lock, repairing a torn tail, TJ-RECOV-010) and
@@ -134,6 +142,7 @@ export async function recoverStore(source: CheckSource, options: RecoverStoreOpt
       turns: [],
       heldFiles: audit.heldFiles,
       eventLogs: logs.map((file) => ({ file, cancelled: [] })),
+      settled: [],
     };
   const hooks = options.hooks;
   if (hooks === undefined)
@@ -164,7 +173,8 @@ export async function recoverStore(source: CheckSource, options: RecoverStoreOpt
   }
   const eventLogs: EventLogRecovery[] = [];
   for (const file of logs) eventLogs.push(await cancelUnfinishedRuns(file, open));
-  return { plan: audit.plan, turns, heldFiles: audit.heldFiles, eventLogs };
+  const settled = await open.settle(audit.check.files.map((file) => file.path));
+  return { plan: audit.plan, turns, heldFiles: audit.heldFiles, eventLogs, settled };
 }
 
 /** Every derived turn of the check, session after session, each in its session's order. */
@@ -193,6 +203,8 @@ type OpenJournal = Awaited<ReturnType<typeof openTurnJournal>>;
 interface RecoveryOpeners {
   turnJournal(name: string, sessionId: string): Promise<OpenJournal>;
   eventLog(name: string): Promise<EventLog>;
+  /** Leaves the journals whose writer is gone as plain lines at rest (TJ-RECOV-014); what it did. */
+  settle(names: readonly string[]): Promise<readonly SettledFile[]>;
 }
 
 /** Recovery of the files under `paths`, opened with the file-system layer of the options. */
@@ -209,6 +221,7 @@ function diskRecovery(
     open: {
       turnJournal: (file, sessionId) => openTurnJournal({ file, sessionId, durability: 'group', ...layer }),
       eventLog: (file) => openEventLog({ file, ...layer }),
+      settle: async (files) => (await settleFilesAtRest(files, options.fs)).settled,
     },
   };
 }
@@ -243,6 +256,8 @@ function storeRecovery(
         const { sessionId } = locationOf(name, 'event') as { sessionId: string };
         return openEventLog({ store, sessionId, ...clock });
       },
+      // A store keeps its journals' lines and nothing beyond them: no pre-allocated space, no lock file to settle.
+      settle: async () => [],
     },
   };
 }

@@ -214,7 +214,8 @@ describe('compactEventLog (spec §14.2)', () => {
       firstRetainedSeq: 0,
     });
     await expect(compactEventLog(join(dir, 'missing.jsonl'))).rejects.toMatchObject({ code: 'invalid_option' });
-    expect(readdirSync(dir).sort()).toEqual(['events.jsonl']);
+    // Beside the log only the flock file of foreign writers, created for them and never removed (TJ-DUR-050).
+    expect(readdirSync(dir).sort()).toEqual(['.events.jsonl.lock', 'events.jsonl']);
   });
 
   it('replaces the file atomically and removes a stale temporary file of an earlier crash (TJ-DUR-009, TJ-DUR-010)', async () => {
@@ -234,7 +235,7 @@ describe('compactEventLog (spec §14.2)', () => {
     // The stale temporary is gone before the new one is written; the new one exists only until the rename.
     expect(during.filter((name) => name.endsWith('.tmp'))).toHaveLength(1);
     expect(during).not.toContain('.events.jsonl.0123456789ab.tmp');
-    expect(readdirSync(dir).sort()).toEqual(['events.jsonl']);
+    expect(readdirSync(dir).sort()).toEqual(['.events.jsonl.lock', 'events.jsonl']);
   });
 
   it('holds the writer lock: refused while a writer is open, and a writer is refused while it compacts (TJ-DUR-017, TJ-DUR-018)', async () => {

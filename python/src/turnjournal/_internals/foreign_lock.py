@@ -26,14 +26,20 @@ def foreign_lock_path(path):
 @contextlib.contextmanager
 def foreign_writers_excluded(path, wait_s=FOREIGN_LOCK_WAIT_S):
     """Hold ``flock(LOCK_EX)`` on ``foreign_lock_path(path)`` for the body (created when missing, never removed: a
-    foreign writer may hold it open). Yields False, holding nothing, where the platform has no flock. Raises
-    TurnJournalError ``journal_locked`` when another process holds it for ``wait_s`` seconds."""
+    foreign writer may hold it open). Where the platform has no flock, yields False, holding nothing, when the lock
+    file does not exist, and raises TurnJournalError ``foreign_lock_unavailable`` when it does: a writer appends under
+    it, and a rewrite without it could drop an append (TJ-DUR-053). Raises ``journal_locked`` when another process
+    holds it for ``wait_s`` seconds."""
     from .errors import TurnJournalError
 
+    lock = foreign_lock_path(path)
     if fcntl is None:
+        if os.path.lexists(lock):
+            raise TurnJournalError("foreign_lock_unavailable", "%s: another writer's lock %s is there, and this "
+                                   "platform has no flock to take it: stop that writer while this runs (TJ-DUR-053)"
+                                   % (path, lock))
         yield False
         return
-    lock = foreign_lock_path(path)
     fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o644)
     try:
         deadline = time.monotonic() + wait_s
