@@ -23,6 +23,8 @@ import { retentionChecks } from './retention.js';
 import { runAndStateChecks } from './run-and-state.js';
 import { shortWriteCheck } from './short-write.js';
 import { fifoCheck, symlinkCheck } from './special-paths.js';
+import { storeLinesRecorder } from './store-lines.js';
+import { claimsFeature } from './support.js';
 import { sweepRecheckCheck } from './sweep-recheck.js';
 import { preallocatedSpaceCheck, tornTailCheck } from './torn-tail.js';
 import { tracedOpenCloseChecks } from './traced-open-close.js';
@@ -61,7 +63,14 @@ export async function writerTier(claims: StartResult, settings: WriterTierSettin
     },
   );
   if (!usable) return;
-  const context: WriterContext = { ...settings, claims, modes, recorder };
+  const storeLines = claimsFeature(claims, 'store-lines');
+  const context: WriterContext = {
+    ...settings,
+    claims,
+    modes,
+    recorder: storeLines ? storeLinesRecorder(recorder, claims) : recorder,
+    storeLines,
+  };
   await killRoundChecks(context);
   await lockCheck(context);
   await tornTailCheck(context);
