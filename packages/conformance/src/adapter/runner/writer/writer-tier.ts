@@ -9,6 +9,7 @@ import { faultInjectionChecks } from './fault-injection.js';
 import { fencedCheck } from './fenced.js';
 import { foreignHostLockCheck } from './foreign-host-lock.js';
 import { fsyncBeforeAckCheck } from './fsync-before-ack.js';
+import { historiesCheck } from './histories.js';
 import { invalidRecordCheck, lineTooLongCheck } from './invalid-record.js';
 import { killRoundChecks } from './kill-rounds.js';
 import { lifecycleChecks } from './lifecycle.js';
@@ -72,6 +73,7 @@ export async function writerTier(claims: StartResult, settings: WriterTierSettin
     storeLines,
   };
   await killRoundChecks(context);
+  await historiesCheck(context);
   await lockCheck(context);
   await tornTailCheck(context);
   await preallocatedSpaceCheck(context);
