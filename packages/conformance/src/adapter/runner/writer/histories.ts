@@ -1,7 +1,8 @@
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { AdapterFailure, type AdapterProcess, truncate } from '../../process.js';
 import { Random } from '../../random.js';
+import { straceAvailable } from '../../strace.js';
 import { freshDir } from '../fresh-dir.js';
 import { answerCode, spawnAdapter, started, type WriterContext } from './context.js';
 import { catchProbability, roundsToCatch } from './race.js';
@@ -93,22 +94,65 @@ function startingState(family: Family, start: Start, random: Random): { records:
   return { records: records.map((r) => JSON.parse(JSON.stringify(r)) as Json), end };
 }
 
+/**
+ * A fault a history may meet once (strace `-P <file>.fault -e inject=…`, as the fault checks inject them): the harness
+ * renames the journal to `<file>.fault` for two pipelined appends. A failed sync poisons the writer (TJ-DUR-021), a
+ * one-shot one too although a retry would succeed; a failed write cancels what is queued behind it (TJ-DUR-030).
+ */
+interface HistoryFault {
+  readonly name: string;
+  readonly syscalls: string;
+  readonly errno: 'EIO' | 'ENOSPC';
+  readonly oneShot: boolean;
+  readonly poisons: boolean;
+}
+
+const FAULTS: readonly HistoryFault[] = [
+  { name: 'fdatasync EIO once', syscalls: 'fdatasync,fsync', errno: 'EIO', oneShot: true, poisons: true },
+  { name: 'fdatasync EIO', syscalls: 'fdatasync,fsync', errno: 'EIO', oneShot: false, poisons: true },
+  { name: 'write ENOSPC', syscalls: 'write,pwrite64,writev,pwritev', errno: 'ENOSPC', oneShot: false, poisons: false },
+];
+
+/** The strace command a history with `fault` runs every adapter process under. */
+function faultWrapper(file: string, fault: HistoryFault): string[] {
+  const when = fault.oneShot ? ':when=1' : '';
+  return [
+    'strace',
+    '-f',
+    '-qq',
+    '-o',
+    '/dev/null',
+    '-P',
+    `${file}.fault`,
+    '-e',
+    `trace=${fault.syscalls}`,
+    '-e',
+    `inject=${fault.syscalls}:error=${fault.errno}${when}`,
+    '--',
+  ];
+}
+
 /** One step of a history. */
 type Step =
   | { readonly kind: 'batch'; readonly count: number; readonly killAfter: number | null }
   | { readonly kind: 'reopen' }
   | { readonly kind: 'restart' }
   | { readonly kind: 'invalid' }
-  | { readonly kind: 'event-append' };
+  | { readonly kind: 'event-append' }
+  | { readonly kind: 'fault'; readonly fault: HistoryFault };
 
 function describeStep(step: Step): string {
   if (step.kind === 'batch')
     return `${step.count} appends${step.killAfter === null ? '' : `, SIGKILL after ${step.killAfter} acks`}`;
+  if (step.kind === 'fault') return `fault ${step.fault.name} for 2 appends`;
   return step.kind;
 }
 
-/** The steps of a history: three to six, with an event append of the writer's own where the claim allows one. */
-function generateSteps(random: Random, eventAppends: boolean): Step[] {
+/**
+ * The steps of a history: three to six, with an event append of the writer's own where the claim allows one, and in
+ * about two histories in five one fault where faults can be injected.
+ */
+function generateSteps(random: Random, eventAppends: boolean, faults: boolean): Step[] {
   const steps: Step[] = [];
   const length = random.int(3, 6);
   for (let i = 0; i < length; i++) {
@@ -123,6 +167,8 @@ function generateSteps(random: Random, eventAppends: boolean): Step[] {
   }
   if (eventAppends && !steps.some((s) => s.kind === 'event-append'))
     steps.splice(random.int(0, steps.length), 0, { kind: 'event-append' });
+  if (faults && random.chance(0.4))
+    steps.splice(random.int(0, steps.length), 0, { kind: 'fault', fault: random.pick(FAULTS) });
   return steps;
 }
 
@@ -151,6 +197,8 @@ interface Sent {
   /** `x_tj_seq` → the batch it was sent in; acknowledged ones are in `acked`. */
   readonly batchOf: Map<number, number>;
   readonly acked: Set<number>;
+  /** `x_tj_seq` of records refused after a failed sync: their bytes may be in the journal, or not (TJ-DUR-021). */
+  readonly unknown: Set<number>;
   /** `x_tj_seq` of records that must have been refused and must not be held. */
   readonly refused: Set<number>;
   /** The seq and type of each record the writer appended itself (`event_append`) and acknowledged. */
@@ -160,6 +208,7 @@ interface Sent {
 /** Runs one history; returns its failures (each prefixed by `label`). */
 async function runHistory(
   context: WriterContext,
+  faults: boolean,
   family: Family,
   start: Start,
   historySeed: number,
@@ -172,16 +221,19 @@ async function runHistory(
   const file = family === 'turn' ? join(dir, '_turn_journal', 's1.jsonl') : join(dir, 's1', 'events.jsonl');
   mkdirSync(dirname(file), { recursive: true });
   const eventAppends = family === 'event' && claimsFeature(context.claims, 'lifecycle');
-  const steps = generateSteps(random, eventAppends);
+  const steps = generateSteps(random, eventAppends, faults);
+  const fault = steps.find((s): s is Extract<Step, { kind: 'fault' }> => s.kind === 'fault')?.fault;
+  // Every process of a history with a fault runs under strace: the fault hits only while the journal is renamed.
+  const wrapper = fault === undefined ? undefined : faultWrapper(file, fault);
   const script = `${label}: ${steps.map(describeStep).join('; ')}`;
   // The adapter process and open handle of the moment (none after a kill or a restart); an object, so that the
   // helpers below and the steps see one state.
   const now: { process: AdapterProcess | null; handle: string | null } = { process: null, handle: null };
-  const sent: Sent = { batchOf: new Map(), acked: new Set(), refused: new Set(), ownRecords: [] };
+  const sent: Sent = { batchOf: new Map(), acked: new Set(), unknown: new Set(), refused: new Set(), ownRecords: [] };
   let nextId = 0;
   const durability = (): string => random.pick(context.modes);
   const live = async (): Promise<AdapterProcess> => {
-    now.process ??= await started(spawnAdapter(context));
+    now.process ??= await started(spawnAdapter(context, wrapper));
     return now.process;
   };
   const opened = async (): Promise<{ process: AdapterProcess; handle: string }> => {
@@ -279,6 +331,40 @@ async function runHistory(
         };
         const code = await answerCode(adapter.request('append', { handle: h, record: bad }));
         if (code !== 'bad_request') fail(`step ${index} (invalid record): answered ${code}, not bad_request`);
+      } else if (step.kind === 'fault') {
+        const first = lastSeq(await held()) + 1;
+        const { process: adapter, handle: h } = await opened();
+        const ids = [nextId++, nextId++];
+        for (const id of ids) sent.batchOf.set(id, index);
+        const what = `step ${index} (${describeStep(step)})`;
+        renameSync(file, `${file}.fault`);
+        let codes: string[];
+        try {
+          codes = await Promise.all(
+            ids.map((id, i) => answerCode(adapter.request('append', { handle: h, record: record(id, first + i) }))),
+          );
+        } finally {
+          renameSync(`${file}.fault`, file);
+        }
+        for (const [i, code] of codes.entries()) {
+          const id = ids[i] as number;
+          if (code === 'ok') {
+            sent.acked.add(id);
+            fail(`${what}: the ${i === 0 ? 'failing append' : 'append queued behind it'} was acknowledged`);
+          } else if (step.fault.poisons) sent.unknown.add(id);
+          else sent.refused.add(id);
+        }
+        if (step.fault.poisons) {
+          // Syncs work again: the writer must still refuse, until it is opened again (TJ-DUR-021).
+          const id = nextId++;
+          sent.refused.add(id);
+          const later = await answerCode(adapter.request('append', { handle: h, record: record(id, first + 2) }));
+          if (later === 'ok') fail(`${what}: an append after the failed sync was acknowledged`);
+          // The process is dropped, as a server would restart after such a failure.
+          await adapter.dispose();
+          now.process = null;
+          now.handle = null;
+        }
       } else {
         // The writer's own event append: the lifecycle writer opens the log itself, so the harness's handle closes.
         await closeHandle();
@@ -358,7 +444,7 @@ function judge(final: Buffer, start: Buffer, sent: Sent, family: Family, eventAp
   if (lost.length > 0) problems.push(`acknowledged records lost: x_tj_seq ${truncate(JSON.stringify(lost), 200)}`);
   const refused = seen.filter((id) => sent.refused.has(id));
   if (refused.length > 0) problems.push(`refused records held: x_tj_seq ${JSON.stringify(refused)}`);
-  const unknown = seen.filter((id) => !sent.batchOf.has(id) && !sent.refused.has(id));
+  const unknown = seen.filter((id) => !sent.batchOf.has(id) && !sent.refused.has(id) && !sent.unknown.has(id));
   if (unknown.length > 0) problems.push(`records never sent held: x_tj_seq ${JSON.stringify(unknown)}`);
   const outOfOrder = seen.findIndex((id, i) => i > 0 && id < (seen[i - 1] as number));
   if (outOfOrder >= 0)
@@ -393,10 +479,13 @@ export async function historiesCheck(context: WriterContext): Promise<void> {
     (s) => families.includes(s.family) && !(context.storeLines && (s.start === 'torn' || s.start === 'preallocated')),
   );
   const histories = historyCount(rounds, strata.length);
+  // Faults need strace and the `every` mode, as the fault checks; a store that is not files has no file to fault.
+  const faults =
+    !context.storeLines && context.strace !== 'never' && claims.durability.includes('every') && straceAvailable();
   const percent = (p: number) => `${Math.floor(p * 1000) / 10} %`;
   await recorder.record(
     'writer/histories',
-    `generated histories of appends, kills, closes and reopens from ${strata.length} starting states keep every acknowledged record once, in order, after the starting lines (${histories} histories, seed ${seed}: a defect shown by one history in ${Math.round(1 / DEFECT_SHARE)} is caught with probability ${percent(catchProbability(histories, DEFECT_SHARE))})`,
+    `generated histories of appends, kills, closes and reopens${faults ? ', one-shot and persistent faults' : ''} from ${strata.length} starting states keep every acknowledged record once, in order, after the starting lines (${histories} histories, seed ${seed}: a defect shown by one history in ${Math.round(1 / DEFECT_SHARE)} is caught with probability ${percent(catchProbability(histories, DEFECT_SHARE))})`,
     'writer',
     [
       'TJ-CONF-009',
@@ -412,6 +501,8 @@ export async function historiesCheck(context: WriterContext): Promise<void> {
       'TJ-STORE-002',
       'TJ-STORE-003',
       'TJ-STORE-004',
+      // Only when faults are injected (strace): a run without them shows nothing of these.
+      ...(faults ? ['TJ-DUR-021', 'TJ-DUR-030'] : []),
     ],
     async () => {
       if (histories === 0) return { skip: 'no rounds (--runs 0): not proven', unproven: true };
@@ -425,7 +516,7 @@ export async function historiesCheck(context: WriterContext): Promise<void> {
           const { family, start } = strata[i % strata.length] as (typeof strata)[number];
           const historySeed = (seed ^ 0x2545f491) + i * 7919;
           const label = `history ${i} (seed ${historySeed}, ${family} from ${start})`;
-          results[i] = await runHistory(context, family, start, historySeed, label);
+          results[i] = await runHistory(context, faults, family, start, historySeed, label);
         }
       };
       await Promise.all(Array.from({ length: Math.min(CONCURRENT_HISTORIES, histories) }, worker));
