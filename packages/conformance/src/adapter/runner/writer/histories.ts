@@ -160,7 +160,8 @@ function generateSteps(random: Random, eventAppends: boolean, faults: boolean): 
     if (roll < 0.5) {
       const count = random.int(1, 12);
       steps.push({ kind: 'batch', count, killAfter: random.chance(0.35) ? random.int(0, count) : null });
-    } else if (roll < 0.62) steps.push({ kind: 'reopen' });
+    } else if (roll < 0.68) steps.push({ kind: 'reopen' });
+    // A clean restart costs a process start, as a kill does; kills show more, so restarts are fewer.
     else if (roll < 0.74) steps.push({ kind: 'restart' });
     else if (roll < 0.86 || !eventAppends) steps.push({ kind: 'invalid' });
     else steps.push({ kind: 'event-append' });
@@ -281,8 +282,9 @@ async function runHistory(
 
     for (const [index, step] of steps.entries()) {
       if (step.kind === 'batch') {
-        const first = lastSeq(await held()) + 1;
+        // Opened first: with store-lines, `held` then asks this process, not a new one.
         const { process: adapter, handle: h } = await opened();
+        const first = lastSeq(await held()) + 1;
         const ids = Array.from({ length: step.count }, () => nextId++);
         for (const id of ids) sent.batchOf.set(id, index);
         if (step.killAfter === 0) void adapter.kill();
@@ -332,8 +334,9 @@ async function runHistory(
         const code = await answerCode(adapter.request('append', { handle: h, record: bad }));
         if (code !== 'bad_request') fail(`step ${index} (invalid record): answered ${code}, not bad_request`);
       } else if (step.kind === 'fault') {
-        const first = lastSeq(await held()) + 1;
+        // Opened first: with store-lines, `held` then asks this process, not a new one.
         const { process: adapter, handle: h } = await opened();
+        const first = lastSeq(await held()) + 1;
         const ids = [nextId++, nextId++];
         for (const id of ids) sent.batchOf.set(id, index);
         const what = `step ${index} (${describeStep(step)})`;
