@@ -25,7 +25,7 @@ export const BASE_MUTANTS: readonly Mutant[] = [
   reference('pid-across-namespaces', 'TJ-DUR-038'),
   reference('lease-never-expires', 'TJ-DUR-039'),
   reference('lease-takeover-in-place', 'TJ-DUR-041'),
-  reference('no-fencing', 'TJ-DUR-040'),
+  reference('no-fencing', 'TJ-DUR-040', 'TJ-STORE-008'),
   reference('sorted-members', 'TJ-FRAME-005', 'TJ-CONF-027'),
   reference('spaced-json', 'TJ-FRAME-005'),
   reference('bom', 'TJ-FRAME-008'),

@@ -12,6 +12,7 @@ import { READER_SHAPE_MUTANTS } from './reader-shapes.js';
 import { RECOVERY_MUTANTS } from './recovery.js';
 import { RETENTION_MUTANTS } from './retention.js';
 import { SIBLING_MUTANTS } from './siblings.js';
+import { STORE_MUTANTS } from './store.js';
 
 export type { Mutant } from './mutant.js';
 
@@ -26,4 +27,5 @@ export const MUTANTS: readonly Mutant[] = [
   ...RETENTION_MUTANTS,
   ...LIVE_MUTANTS,
   ...SIBLING_MUTANTS,
+  ...STORE_MUTANTS,
 ];

@@ -25,6 +25,6 @@ export const LIFECYCLE_MUTANTS: readonly Mutant[] = [
   reference('run-header-repeated', 'TJ-RUN-004'),
   reference('run-agent-seq-restarts', 'TJ-RUNSEM-010'),
   reference('run-response-own-seq', 'TJ-RUNSEM-011'),
-  reference('state-in-place', 'TJ-STATE-005', 'TJ-DUR-009'),
+  reference('state-in-place', 'TJ-STATE-005', 'TJ-DUR-009', 'TJ-STORE-006'),
   reference('refusal-as-failure', 'TJ-CONF-032'),
 ];

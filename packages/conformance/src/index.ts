@@ -39,6 +39,7 @@ export type {
   LiveSnapshotAnswer,
   LiveStep,
 } from './adapter/reference-live.js';
+export { referenceStoreLinesImplementation } from './adapter/reference-store-lines.js';
 export { CheckReport, type CheckStatus, ConformanceReport, ExpectedFailures } from './adapter/report.js';
 export { AdapterRequestError } from './adapter/request-error.js';
 // The conformance run and its report (spec §17, adapter.md).

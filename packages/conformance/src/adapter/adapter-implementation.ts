@@ -29,6 +29,11 @@ export interface AdapterImplementation {
   replay(file: string, after: number, epoch?: string | null): Promise<ReplayResult>;
   /** `open`: throws `JournalLockedError` (of @turnjournal/writer) when another writer holds the file. */
   open(file: string, durability: Durability): Promise<AdapterWriter>;
+  /**
+   * `lines` (feature `store-lines`): the exact bytes of each committed line of the journal `file` names, without its
+   * LF, in order; none for a journal the store does not hold.
+   */
+  readonly lines?: (file: string) => Promise<readonly Uint8Array[]>;
   /** The operations of feature `lifecycle` (adapter.md §5.4); absent when the feature is not claimed. */
   readonly lifecycle?: LifecycleOperations;
   /**

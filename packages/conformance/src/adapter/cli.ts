@@ -3,6 +3,7 @@ import { Compile } from 'typebox/compile';
 import { ConformanceError } from '../errors.js';
 import { CONFORMANCE_FORMATS, type ConformanceFormat, formatConformanceReport } from './format.js';
 import { runAdapter } from './reference-adapter.js';
+import { referenceStoreLinesImplementation } from './reference-store-lines.js';
 import { type ConformanceReport, ExpectedFailures } from './report.js';
 import { type ConformanceTier, runConformance } from './runner.js';
 
@@ -117,9 +118,12 @@ export async function conformanceCommand(values: ConformanceCommandOptions): Pro
   return conformanceExitStatus(report);
 }
 
-/** `turnjournal adapter`: the reference adapter over stdin/stdout; exits 0 after `stop`. */
-export async function adapterCommand(): Promise<number> {
-  await runAdapter(process.stdin, process.stdout);
+/**
+ * `turnjournal adapter`: the reference adapter over stdin/stdout; exits 0 after `stop`. With `storeLines`, its writer
+ * on a record store apart from the paths named (feature `store-lines`).
+ */
+export async function adapterCommand(storeLines = false): Promise<number> {
+  await runAdapter(process.stdin, process.stdout, storeLines ? referenceStoreLinesImplementation : undefined);
   // Stop reading: the harness may keep stdin open, and the adapter must exit after stop.
   process.stdin.destroy();
   return 0;

@@ -19,7 +19,9 @@ export const ADAPTER_DURABILITIES = ['every', 'group', 'none'] as const;
  * `lifecycle` (the writer's own decisions: turn submissions and transitions, event-log seqs and runs; adapter.md §5.4),
  * `recovery` (startup recovery of a store's turn journals, spec §12; adapter.md §5.5), `retention` (the sweep of turn
  * journals and the compaction of event logs, spec §14; adapter.md §5.6), `live` (live sessions, spec §18; adapter.md
- * §5.7), `representatives` (each turn's representative records in a `read` result, spec §10.4; adapter.md §4.2).
+ * §5.7), `representatives` (each turn's representative records in a `read` result, spec §10.4; adapter.md §4.2),
+ * `store-lines` (the writer keeps journals in a record store, not at the paths named: the harness reads back what it
+ * holds through `lines`; adapter.md §5.8).
  */
 export const ADAPTER_FEATURES = [
   'audit',
@@ -29,6 +31,7 @@ export const ADAPTER_FEATURES = [
   'retention',
   'live',
   'representatives',
+  'store-lines',
 ] as const;
 
 const Id = Type.Integer({ minimum: 0, description: 'Correlates a response with its request.' });
@@ -85,6 +88,15 @@ export const AppendRequest = Type.Object({
 });
 /** `close` (writer level): flush, close and release the lock. */
 export const CloseRequest = Type.Object({ id: Id, op: Type.Literal('close'), handle: Type.String({ minLength: 1 }) });
+/** `lines` (feature `store-lines`): the committed lines of the journal `file` names, as the store holds them. */
+export const LinesRequest = Type.Object({
+  id: Id,
+  op: Type.Literal('lines'),
+  file: Type.String({
+    minLength: 1,
+    description: 'The journal, named as `open` named it; its path ends in a location of the layout (spec §4.4).',
+  }),
+});
 const Identifier = Type.String({ minLength: 1 });
 /** `turn_submit` (feature `lifecycle`): submit a user turn through the implementation's turn-journal writer. */
 export const TurnSubmitRequest = Type.Object({
@@ -257,6 +269,7 @@ export const AdapterRequest = Type.Union([
   OpenRequest,
   AppendRequest,
   CloseRequest,
+  LinesRequest,
   TurnSubmitRequest,
   TurnEventRequest,
   EventAppendRequest,
@@ -300,6 +313,7 @@ export const StartResult = Type.Object({
         Type.Literal('retention'),
         Type.Literal('live'),
         Type.Literal('representatives'),
+        Type.Literal('store-lines'),
       ]),
     ),
   ),
@@ -362,6 +376,14 @@ export type ReplayResult = Static<typeof ReplayResult>;
 export const OpenResult = Type.Object({ handle: Type.String({ minLength: 1 }) });
 /** `open` result. */
 export type OpenResult = Static<typeof OpenResult>;
+
+/**
+ * `lines` result: every committed line of the journal, in order, each as the base64 (RFC 4648 §4, padded) of its exact
+ * bytes without the LF that ends it — any bytes, valid UTF-8 or not. A journal the store does not hold has none.
+ */
+export const LinesResult = Type.Object({
+  lines: Type.Array(Type.String({ pattern: '^[A-Za-z0-9+/]*={0,2}$' })),
+});
 
 /** The empty result of `append`, `close` and `stop`. */
 export const EmptyResult = Type.Object({});
@@ -426,6 +448,7 @@ export const RESULT_SCHEMAS = {
   open: OpenResult,
   append: EmptyResult,
   close: EmptyResult,
+  lines: LinesResult,
   turn_submit: TurnSubmitResult,
   turn_event: EmptyResult,
   event_append: EventAppendResult,

@@ -180,6 +180,12 @@ export async function runAdapter(
         await writer.close();
         return {};
       }
+      case 'lines': {
+        if (!(claims.features ?? []).includes('store-lines') || implementation.lines === undefined)
+          throw new AdapterRequestError('unsupported', 'feature store-lines is not supported');
+        const lines = await implementation.lines(request.file);
+        return { lines: lines.map((line) => Buffer.from(line).toString('base64')) };
+      }
       case 'turn_submit':
       case 'turn_event':
       case 'event_append':
@@ -253,6 +259,7 @@ export async function runAdapter(
         'open',
         'append',
         'close',
+        'lines',
         'turn_submit',
         'turn_event',
         'event_append',

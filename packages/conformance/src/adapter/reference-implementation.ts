@@ -122,7 +122,9 @@ export const referenceImplementation: AdapterImplementation = {
     levels: [...ADAPTER_LEVELS],
     families: [...ADAPTER_FAMILIES],
     durability: [...ADAPTER_DURABILITIES],
-    features: [...ADAPTER_FEATURES],
+    // Not `store-lines`: this writer keeps each journal at the path the harness names (referenceStoreLinesImplementation
+    // is the one that does not).
+    features: ADAPTER_FEATURES.filter((feature) => feature !== 'store-lines'),
   },
   lifecycle: referenceLifecycle,
   retention: referenceRetention,

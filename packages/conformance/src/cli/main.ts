@@ -107,6 +107,8 @@ Options:
                                   out says so; a hang fails at any scale.
   --only <prefix>[,<prefix>…]     conformance: run only the checks whose id starts with a prefix,
                                   e.g. reader/store/framing.json or writer/ (adapter/start always runs).
+  --store-lines                   adapter: a writer on a record store kept apart from the paths it is given,
+                                  read back through the op \`lines\` (feature store-lines, adapter.md §5.8).
   -h, --help                      Show this help.
   -v, --version                   Print the version.
 
@@ -295,14 +297,14 @@ async function migrateCommand(url: string): Promise<string> {
 async function protocolCommand(command: 'conformance' | 'adapter', parsed: ReturnType<typeof parse>): Promise<number> {
   const { values, positionals } = parsed;
   if (positionals.length > 1) throw usage(`${command}: unexpected argument "${positionals[1]}"`);
-  const allowed = command === 'conformance' ? CONFORMANCE_OPTIONS : [];
+  const allowed = command === 'conformance' ? CONFORMANCE_OPTIONS : ['store-lines'];
   const misplaced = Object.keys(values).filter(
     (option) => !allowed.includes(option) && option !== 'help' && option !== 'version',
   );
   if (misplaced.length > 0) throw usage(`--${misplaced.join(', --')} cannot be used with ${command}`);
   // Loaded on demand, so that the other commands do not pay for the adapter machinery at startup.
   const { adapterCommand, conformanceCommand } = await import('../adapter/cli.js');
-  if (command === 'adapter') return adapterCommand();
+  if (command === 'adapter') return adapterCommand(values['store-lines'] === true);
   return await conformanceCommand(values);
 }
 
@@ -330,6 +332,7 @@ const OPTION_COMMANDS: Readonly<Record<string, readonly string[]>> = {
   timeout: ['conformance'],
   'timeout-scale': ['conformance'],
   only: ['conformance'],
+  'store-lines': ['adapter'],
   mode: ['check', 'inspect', 'audit'],
   apply: ['recover'],
   hooks: ['recover'],
@@ -359,6 +362,7 @@ function parse(argv: readonly string[]) {
       timeout: { type: 'string' },
       'timeout-scale': { type: 'string' },
       only: { type: 'string' },
+      'store-lines': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
       version: { type: 'boolean', short: 'v' },
     },

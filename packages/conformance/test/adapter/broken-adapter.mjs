@@ -29,6 +29,7 @@ import { recoveryDefects } from './mutants/recovery.mjs';
 import { representativeDefects } from './mutants/representatives.mjs';
 import { retentionDefects } from './mutants/retention.mjs';
 import { spaceDefects } from './mutants/space.mjs';
+import { storeLinesDefects, storeLinesImplementation } from './mutants/store-lines.mjs';
 
 const defect = process.argv[2];
 const TURN_EVENTS = ['submitted', 'worker_started', 'assistant_started', 'completed', 'interrupted'];
@@ -659,8 +660,17 @@ Object.assign(implementations, {
 
 Object.assign(implementations, lifecycleDefects, recoveryDefects, retentionDefects, liveDefects, representativeDefects);
 Object.assign(implementations, spaceDefects(readTransformed));
+// The writer on a record store (feature store-lines) and its defects: each replaces the whole implementation.
+for (const name of Object.keys(storeLinesDefects)) implementations[name] = storeLinesImplementation(name);
 
 // Not a defect: the reference adapter claiming only the event family, so the writer tier's event path is exercised.
+// Not a defect either: the reference file adapter claiming store-lines too, whose feature checks read files at paths.
+implementations['claims-store-lines'] = {
+  capabilities: {
+    ...referenceImplementation.capabilities,
+    features: [...referenceImplementation.capabilities.features, 'store-lines'],
+  },
+};
 implementations['claim-event-only'] = {
   capabilities: { ...referenceImplementation.capabilities, families: ['event'], name: 'event-only' },
 };

@@ -1,8 +1,9 @@
-import { readFileSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { truncate } from '../../process.js';
 import { Random } from '../../random.js';
 import { freshDir } from '../fresh-dir.js';
 import { openHandle, type WriterContext, withAdapter } from './context.js';
+import { heldBytes } from './store-lines.js';
 import { target, writerRecord } from './support.js';
 
 /** The line a writer writes for `record`: compact JSON (members in order), U+2028/U+2029 escaped, one LF. */
@@ -39,7 +40,7 @@ export async function byteExactCheck(context: WriterContext): Promise<void> {
     'writer/byte-exact',
     'each append writes exactly the compact JSON of the record and one LF (bytes compared)',
     'writer',
-    ['TJ-FRAME-005', 'TJ-FRAME-006', 'TJ-FRAME-008', 'TJ-FRAME-009', 'TJ-FRAME-010', 'TJ-CONF-027'],
+    ['TJ-FRAME-005', 'TJ-FRAME-006', 'TJ-FRAME-008', 'TJ-FRAME-009', 'TJ-FRAME-010', 'TJ-CONF-027', 'TJ-CONF-052'],
     async () => writeAndCompare(context, 'tj-conf-bytes-', records(family, new Random(seed + 3))),
   );
   await recorder.record(
@@ -83,7 +84,7 @@ async function writeAndCompare(
       for (const record of appended) await process.request('append', { handle, record });
       await process.request('close', { handle });
       const expected = appended.map(expectedLine).join('');
-      const bytes = readFileSync(where.file);
+      const bytes = await heldBytes(context, where.file, process);
       let text: string;
       try {
         text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);

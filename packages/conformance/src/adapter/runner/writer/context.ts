@@ -2,6 +2,9 @@ import { AdapterFailure, AdapterProcess } from '../../process.js';
 import type { StartResult } from '../../protocol.js';
 import type { CheckRecorder } from '../record.js';
 
+/** What the writer checks record through: a {@link CheckRecorder}, or one that skips what an adapter's store cannot show. */
+export type WriterRecorder = Pick<CheckRecorder, 'record' | 'selected'>;
+
 /** What every writer-tier check needs: the claim, the run settings and a way to start fresh adapter processes. */
 export interface WriterContext {
   readonly claims: StartResult;
@@ -17,7 +20,12 @@ export interface WriterContext {
   readonly timeoutScale: number;
   /** `never`: strace-based checks are skipped on request. */
   readonly strace: 'auto' | 'never';
-  readonly recorder: CheckRecorder;
+  readonly recorder: WriterRecorder;
+  /**
+   * The adapter claims feature `store-lines`: it keeps journals in a record store, not at the paths named, and the
+   * harness reads back what a journal holds through `lines` (adapter.md §5.8).
+   */
+  readonly storeLines: boolean;
 }
 
 /** A new adapter process (not yet started). */

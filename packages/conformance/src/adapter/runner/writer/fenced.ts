@@ -18,7 +18,8 @@ export async function fencedCheck(context: WriterContext): Promise<void> {
     'writer/fenced',
     'an append after the lock changed hands is refused and not written',
     'writer',
-    ['TJ-DUR-040'],
+    // The file binding's fencing (TJ-DUR-040) is the seam's rule for a file store (TJ-STORE-008).
+    ['TJ-DUR-040', 'TJ-STORE-008'],
     async () => {
       const dir = freshDir('tj-conf-fenced-');
       const where = target(claims, dir);

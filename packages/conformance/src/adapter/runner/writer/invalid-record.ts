@@ -1,7 +1,8 @@
-import { readFileSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { Random } from '../../random.js';
 import { freshDir } from '../fresh-dir.js';
 import { answerCode, openHandle, type WriterContext, withAdapter } from './context.js';
+import { heldBytes } from './store-lines.js';
 import { target, writerRecord } from './support.js';
 
 /**
@@ -50,11 +51,11 @@ async function refusedAppends(
       const handle = await openHandle(process, where.file, context.modes[0] as string);
       const send = (record: Record<string, unknown>) => answerCode(process.request('append', { handle, record }));
       await process.request('append', { handle, record: writerRecord(where.family, 0, random) });
-      const before = readFileSync(where.file);
+      const before = await heldBytes(context, where.file, process);
       const failures = await refuse(send, where.family, random);
-      const after = readFileSync(where.file);
+      const after = await heldBytes(context, where.file, process);
       if (!after.equals(before))
-        failures.push(`the refused records changed the file: ${after.length - before.length} byte(s) written`);
+        failures.push(`the refused records changed the journal: ${after.length - before.length} byte(s) written`);
       const code = await send(writerRecord(where.family, 99, random));
       if (code !== 'ok') failures.push(`a valid append after the refused ones was answered ${code}`);
       await process.request('close', { handle });

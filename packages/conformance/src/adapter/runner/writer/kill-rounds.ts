@@ -5,7 +5,8 @@ import { AdapterFailure, truncate } from '../../process.js';
 import { Random } from '../../random.js';
 import { freshDir } from '../fresh-dir.js';
 import { spawnAdapter, started, type WriterContext } from './context.js';
-import { prefixProblems, survivors, target, writerRecord } from './support.js';
+import { heldSurvivors } from './store-lines.js';
+import { prefixProblems, target, writerRecord } from './support.js';
 
 /**
  * `writer/ack-oracle` and `writer/restart`: rounds of appends killed with SIGKILL at a random moment, then a second
@@ -51,7 +52,7 @@ export async function killRoundChecks(context: WriterContext): Promise<void> {
       await Promise.all(appends);
       await first.kill();
       for (const error of errors.slice(0, 3)) oracle.push(`${label}: append failed: ${error}`);
-      const after = await survivors(where.file);
+      const after = await heldSurvivors(context, where.file);
       const problems = [...prefixProblems(after.seqs), ...after.findings.map((f) => `damage: ${f}`)];
       const lost = [...acked].filter((seq) => !after.seqs.includes(seq));
       if (lost.length > 0)
@@ -74,13 +75,16 @@ export async function killRoundChecks(context: WriterContext): Promise<void> {
         await second.request('close', { handle: reopened.handle });
         const code = await second.stop();
         if (code !== 0) restart.push(`${label}: the adapter exited with ${code} after stop`);
-        const final = await survivors(where.file);
+        const final = await heldSurvivors(context, where.file);
         for (const p of prefixProblems(final.seqs, k + more)) restart.push(`${label}: after restart: ${p}`);
         if (final.torn) restart.push(`${label}: the file ends in a torn tail after close`);
         for (const f of final.findings) restart.push(`${label}: after restart: damage: ${f}`);
-        const errorsInStore = (await checkStore([where.root])).findings.filter(
-          (f) => FINDING_CODES[f.code as keyof typeof FINDING_CODES]?.severity === 'error',
-        );
+        // A store that is not files is judged by its lines alone (above): there is no directory to audit.
+        const errorsInStore = context.storeLines
+          ? []
+          : (await checkStore([where.root])).findings.filter(
+              (f) => FINDING_CODES[f.code as keyof typeof FINDING_CODES]?.severity === 'error',
+            );
         for (const f of errorsInStore.slice(0, 3)) restart.push(`${label}: after restart: ${f.code}: ${f.message}`);
       } catch (error) {
         restart.push(`${label}: after the kill: ${error instanceof Error ? error.message : String(error)}`);
@@ -98,7 +102,18 @@ export async function killRoundChecks(context: WriterContext): Promise<void> {
     'writer/ack-oracle',
     `after SIGKILL at a random moment (${rounds} rounds), every acknowledged record survives exactly once and survivors are a gap-free prefix`,
     'writer',
-    ['TJ-CONF-009', 'TJ-CONF-020', 'TJ-CONF-027', 'TJ-DUR-003', 'TJ-DUR-006', 'TJ-DUR-024'],
+    [
+      'TJ-CONF-009',
+      'TJ-CONF-020',
+      'TJ-CONF-027',
+      'TJ-CONF-052',
+      'TJ-DUR-003',
+      'TJ-DUR-006',
+      'TJ-DUR-024',
+      'TJ-STORE-002',
+      'TJ-STORE-003',
+      'TJ-STORE-004',
+    ],
     async () =>
       rounds === 0
         ? { skip: 'no rounds (--runs 0): not proven', unproven: true }

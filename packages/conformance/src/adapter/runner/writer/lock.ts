@@ -12,7 +12,7 @@ export async function lockCheck(context: WriterContext): Promise<void> {
     'writer/lock',
     'a second writer cannot open a file a live writer holds',
     'writer',
-    ['TJ-CONF-026', 'TJ-DUR-017', 'TJ-DUR-018'],
+    ['TJ-CONF-026', 'TJ-DUR-017', 'TJ-DUR-018', 'TJ-STORE-001'],
     async () => {
       const dir = freshDir('tj-conf-lock-');
       const where = target(claims, dir);

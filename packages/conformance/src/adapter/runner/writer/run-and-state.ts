@@ -110,7 +110,8 @@ async function stateReplaceCheck(context: WriterContext): Promise<void> {
     'writer/state-replace',
     'a state document is replaced by temporary file, fsync, rename and directory fsync (strace), and holds the new messages',
     'writer',
-    ['TJ-STATE-005', 'TJ-DUR-009'],
+    // Replacing by rename is how the file binding makes a document's replacement atomic (TJ-STORE-006).
+    ['TJ-STATE-005', 'TJ-DUR-009', 'TJ-STORE-006'],
     async () => {
       if (!claims(context, 'state')) return { skip: 'feature lifecycle or family state not claimed' };
       return withTracedAdapter(context, async ({ process, dir, trace }) => {

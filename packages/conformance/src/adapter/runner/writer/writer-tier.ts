@@ -9,6 +9,7 @@ import { faultInjectionChecks } from './fault-injection.js';
 import { fencedCheck } from './fenced.js';
 import { foreignHostLockCheck } from './foreign-host-lock.js';
 import { fsyncBeforeAckCheck } from './fsync-before-ack.js';
+import { historiesCheck } from './histories.js';
 import { invalidRecordCheck, lineTooLongCheck } from './invalid-record.js';
 import { killRoundChecks } from './kill-rounds.js';
 import { lifecycleChecks } from './lifecycle.js';
@@ -23,6 +24,8 @@ import { retentionChecks } from './retention.js';
 import { runAndStateChecks } from './run-and-state.js';
 import { shortWriteCheck } from './short-write.js';
 import { fifoCheck, symlinkCheck } from './special-paths.js';
+import { storeLinesRecorder } from './store-lines.js';
+import { claimsFeature } from './support.js';
 import { sweepRecheckCheck } from './sweep-recheck.js';
 import { preallocatedSpaceCheck, tornTailCheck } from './torn-tail.js';
 import { tracedOpenCloseChecks } from './traced-open-close.js';
@@ -61,8 +64,16 @@ export async function writerTier(claims: StartResult, settings: WriterTierSettin
     },
   );
   if (!usable) return;
-  const context: WriterContext = { ...settings, claims, modes, recorder };
+  const storeLines = claimsFeature(claims, 'store-lines');
+  const context: WriterContext = {
+    ...settings,
+    claims,
+    modes,
+    recorder: storeLines ? storeLinesRecorder(recorder, claims) : recorder,
+    storeLines,
+  };
   await killRoundChecks(context);
+  await historiesCheck(context);
   await lockCheck(context);
   await tornTailCheck(context);
   await preallocatedSpaceCheck(context);
