@@ -391,6 +391,15 @@ export class AppendFile implements WritableJournal {
       return Promise.reject(
         new WriterError('invalid_record', 'an appended line must contain exactly one LF, at its end', this.path),
       );
+    // The line-size limit holds at the seam too (TJ-DUR-028), not only for the records the writers above encode.
+    if (bytes.length - 1 > this.#maxLineBytes)
+      return Promise.reject(
+        new WriterError(
+          'line_too_long',
+          `a line of ${bytes.length - 1} bytes is over the ${this.#maxLineBytes}-byte line-size limit`,
+          this.path,
+        ),
+      );
     if (options?.hold === true && this.durability === 'none') return this.#hold(bytes);
     return this.#enqueue(bytes, null, bytes.length);
   }

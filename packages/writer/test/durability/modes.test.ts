@@ -311,6 +311,9 @@ describe('what a line looks like on disk (spec §3.1)', () => {
       code: 'invalid_record',
     });
     await expect(writer.appendLine(Buffer.from('{"a":1}'))).rejects.toMatchObject({ code: 'invalid_record' });
+    // An encoded line handed to the seam is held to the same limit (TJ-DUR-028): the exact one's bytes plus one.
+    const overLine = Buffer.concat([encodeRecord(exact).subarray(0, limit), Buffer.from('z\n')]);
+    await expect(writer.appendLine(overLine)).rejects.toMatchObject({ code: 'line_too_long', file });
     await writer.close();
     expect(statSync(file).size).toBe(limit + 1);
 
