@@ -11,6 +11,7 @@ import { liveFanout, liveReconnect } from './live-sessions.js';
 import { liveStreamCost } from './live-stream-cost.js';
 import { peakMemory } from './peak-memory.js';
 import { postgresAppend } from './postgres-append.js';
+import { postgresLive } from './postgres-live.js';
 import { readDerive } from './read-derive.js';
 import { sessions64 } from './sessions-64.js';
 import { startupAudit } from './startup-audit.js';
@@ -33,4 +34,5 @@ export const FIGURES: readonly Figure[] = [
   liveLongSession,
   aiSdkStreamCost,
   postgresAppend,
+  postgresLive,
 ];
