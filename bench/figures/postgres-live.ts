@@ -4,8 +4,9 @@ import { pathToFileURL } from 'node:url';
 import { type PostgresServer, startPostgres } from '@turnjournal/test-support/postgres-server';
 import { live } from '../lib/live.js';
 import { ShuffledSamples } from '../lib/order.js';
-import { median, quantile, round } from '../lib/stats.js';
+import { judge, median, nowMs, quantile, round } from '../lib/stats.js';
 import type { BenchContext, Figure, FigureRow } from '../lib/types.js';
+import { writer } from '../lib/writer.js';
 import { pendingRow } from './pending.js';
 
 type Postgres = typeof import('../../packages/postgres/dist/index.js');
@@ -62,7 +63,7 @@ export const postgresLive: Figure = {
           return store;
         },
       };
-      return [...(await committedMessages(context, database))];
+      return [...(await committedMessages(context, database)), ...(await sessions64(context, database))];
     } finally {
       server.stop();
     }
@@ -84,8 +85,25 @@ const MESSAGE_P99_ROW = {
   name: 'live committed message through the hub on PostgreSQL vs on the file store, p99',
 } as const;
 
+const SESSIONS = 64;
+const SESSIONS_ROW = {
+  id: 'postgres-live-sessions-64',
+  name: `PostgreSQL durable appends across ${SESSIONS} sessions (event logs, group), records/s`,
+  unit: 'records/s',
+  ratioDefinition: `value / floor (throughput); floor = ${SESSIONS} raw autocommit inserters of the same lines on ${SESSIONS} connections`,
+  direction: 'higher',
+  target: 'ratio >= 1',
+} as const;
+
+const SESSIONS_JOURNALS_ROW = {
+  ...SESSIONS_ROW,
+  id: 'postgres-live-sessions-64-journals',
+  name: `PostgreSQL durable appends across ${SESSIONS} bare store journals (group, same lines), records/s`,
+  target: 'none (reported)',
+} as const;
+
 /** The rows listed as skipped when the server cannot start. */
-const SKIPPABLE_ROWS = [MESSAGE_MEDIAN_ROW, MESSAGE_P99_ROW];
+const SKIPPABLE_ROWS = [MESSAGE_MEDIAN_ROW, MESSAGE_P99_ROW, SESSIONS_ROW, SESSIONS_JOURNALS_ROW];
 
 /**
  * What moving a session from files to the database costs a user: one committed message through the hub
@@ -171,4 +189,204 @@ async function startRun(hub: Hub): Promise<Run> {
   const sent = await session.send({ requestId: 'r1', content: 'hi' });
   if (!sent.created) throw new Error('expected a new run');
   return sent.run;
+}
+
+/**
+ * 64 sessions at once on PostgreSQL: 64 event logs (`openEventLog` on the store, `group`), each with one
+ * `appendMessage` awaited at a time, all 64 concurrently, the store's pool 64 connections wide; against 64 raw
+ * inserters on 64 connections, each inserting its session's lines one autocommit `INSERT` at a time. The floor inserts
+ * the very bytes the subject committed (read back from the store's table), so both write the same lines. To tell the
+ * event-log writer's share from the store's, the same lines are also appended by 64 bare store journals
+ * (`appendLine`, `group`). Rounds of the three, each on fresh sessions and tables; medians of the rates.
+ */
+async function sessions64(context: BenchContext, database: Database): Promise<FigureRow[]> {
+  const perSession = context.mode === 'quick' ? 30 : 150;
+  const rounds = context.mode === 'quick' ? 2 : 3;
+  const warmup = 3;
+  const { pg, server } = database;
+  const pool = new pg.Pool({ connectionString: server.connectionString, max: SESSIONS });
+  const subjectRates: number[] = [];
+  const journalRates: number[] = [];
+  const floorRates: number[] = [];
+  let records = 0;
+  let bytes = 0;
+  try {
+    for (let r = 0; r < rounds; r += 1) {
+      const lines = await eventLogRound(database, pool, `sessions-${r}`, perSession, warmup);
+      records = lines.reduce((sum, own) => sum + own.length, 0);
+      bytes = lines.reduce((sum, own) => sum + own.reduce((n, line) => n + line.length, 0), 0);
+      subjectRates.push(records / (lines.ms / 1000));
+      journalRates.push(records / ((await journalRound(database, pool, `journals-${r}`, lines)) / 1000));
+      floorRates.push(records / ((await rawInsertRound(pool, `bench_floor_sessions_${r}`, lines, warmup)) / 1000));
+    }
+  } finally {
+    await pool.end();
+  }
+  const subject = median(subjectRates);
+  const journals = median(journalRates);
+  const floor = median(floorRates);
+  const rates = (list: number[]) => list.map((rate) => Math.round(rate)).join(', ');
+  context.log(
+    `  ${SESSIONS} sessions: event logs ${rates(subjectRates)} records/s; bare journals ${rates(journalRates)}; ` +
+      `${SESSIONS} raw inserters ${rates(floorRates)} (${records} lines, ${bytes} B per round)`,
+  );
+  const details = {
+    sessions: SESSIONS,
+    perSession,
+    rounds,
+    records,
+    bytes,
+    eventLogRates: subjectRates.map((rate) => round(rate)),
+    journalRates: journalRates.map((rate) => round(rate)),
+    rawInserterRates: floorRates.map((rate) => round(rate)),
+  };
+  return [
+    {
+      ...SESSIONS_ROW,
+      value: round(subject),
+      floor: round(floor),
+      ...judge(subject / floor, 'higher', 1),
+      status: 'measured',
+      note: `${SESSIONS} event logs x ${perSession} awaited appendMessage each (after ${warmup} warm-up), the store's pool ${SESSIONS} connections; the floor inserts the ${records} lines the logs committed (${Math.round(bytes / records)} B each on average), INSERT INTO (session, position, line bytea) autocommit, one at a time per connection (after ${warmup} warm-up each); medians of ${rounds} rounds`,
+      details,
+    },
+    {
+      ...SESSIONS_JOURNALS_ROW,
+      value: round(journals),
+      floor: round(floor),
+      ratio: round(journals / floor, 3),
+      met: null,
+      status: 'info',
+      note: `the same lines through ${SESSIONS} store.openJournal(...).appendLine, group, one awaited at a time per journal: the store's share of the row above, without the event-log writer`,
+      details,
+    },
+  ];
+}
+
+/** Lines by session, and the time the timed appends took. */
+type SessionLines = Buffer[][] & { ms: number };
+
+/** One round of the subject on fresh sessions of store `name`: the lines committed while timed, and the time. */
+async function eventLogRound(
+  database: Database,
+  pool: InstanceType<Pg['Pool']>,
+  name: string,
+  perSession: number,
+  warmup: number,
+): Promise<SessionLines> {
+  const store = await database.open(name, { pool });
+  try {
+    const logs = await Promise.all(
+      Array.from({ length: SESSIONS }, (_, s) =>
+        writer.openEventLog({ store, sessionId: `s${s}`, durability: 'group', clock: store.clock }),
+      ),
+    );
+    const message = (s: number, i: number) => ({
+      role: 'user',
+      content: `session ${s} message ${i}: ${'z'.repeat(200)}`,
+      id: `m${s}.${i}`,
+    });
+    try {
+      for (let i = 0; i < warmup; i += 1) await Promise.all(logs.map((log, s) => log.appendMessage(message(s, i))));
+      const before = await linePositions(pool, name);
+      const start = nowMs();
+      await Promise.all(
+        logs.map(async (log, s) => {
+          for (let i = warmup; i < warmup + perSession; i += 1) await log.appendMessage(message(s, i));
+        }),
+      );
+      const ms = nowMs() - start;
+      return Object.assign(await linesAfter(pool, name, before), { ms });
+    } finally {
+      await Promise.all(logs.map((log) => log.close()));
+    }
+  } finally {
+    await store.close();
+  }
+}
+
+/** Milliseconds for 64 bare store journals of store `name` to append `lines`, one awaited at a time per journal. */
+async function journalRound(
+  database: Database,
+  pool: InstanceType<Pg['Pool']>,
+  name: string,
+  lines: Buffer[][],
+): Promise<number> {
+  const store = await database.open(name, { pool });
+  try {
+    const journals = await Promise.all(
+      lines.map((_, s) => store.openJournal({ family: 'event', sessionId: `s${s}` }, { durability: 'group' })),
+    );
+    try {
+      const start = nowMs();
+      await Promise.all(
+        journals.map(async (journal, s) => {
+          for (const line of lines[s] as Buffer[]) await journal.appendLine(line);
+        }),
+      );
+      return nowMs() - start;
+    } finally {
+      await Promise.all(journals.map((journal) => journal.close()));
+    }
+  } finally {
+    await store.close();
+  }
+}
+
+/** Milliseconds for 64 connections to insert `lines` into a fresh table, one autocommit INSERT at a time each. */
+async function rawInsertRound(
+  pool: InstanceType<Pg['Pool']>,
+  table: string,
+  lines: Buffer[][],
+  warmup: number,
+): Promise<number> {
+  await pool.query(`CREATE TABLE ${table} (session int, position int, line bytea, PRIMARY KEY (session, position))`);
+  const clients = await Promise.all(lines.map(() => pool.connect()));
+  const insert = `INSERT INTO ${table} (session, position, line) VALUES ($1, $2, $3)`;
+  try {
+    await Promise.all(
+      clients.map(async (client, s) => {
+        for (let i = 0; i < warmup; i += 1) await client.query(insert, [s, -1 - i, lines[s]?.[0]]);
+      }),
+    );
+    const start = nowMs();
+    await Promise.all(
+      clients.map(async (client, s) => {
+        const own = lines[s] as Buffer[];
+        for (let i = 0; i < own.length; i += 1) await client.query(insert, [s, i, own[i]]);
+      }),
+    );
+    return nowMs() - start;
+  } finally {
+    for (const client of clients) client.release();
+  }
+}
+
+/** Each stream's last line position in store `store`, by stream name (`s<n>/events.jsonl`). */
+async function linePositions(pool: InstanceType<Pg['Pool']>, store: string): Promise<Map<string, number>> {
+  const result = await pool.query<{ stream: string; last: string }>(
+    'SELECT stream, max(position) AS last FROM turnjournal_lines WHERE store = $1 GROUP BY stream',
+    [store],
+  );
+  return new Map(result.rows.map((row) => [row.stream, Number(row.last)]));
+}
+
+/** The lines each session's event log committed after `before`, in order, by session number (`s<n>`). */
+async function linesAfter(
+  pool: InstanceType<Pg['Pool']>,
+  store: string,
+  before: Map<string, number>,
+): Promise<Buffer[][]> {
+  const result = await pool.query<{ stream: string; position: string; line: Buffer }>(
+    'SELECT stream, position, line FROM turnjournal_lines WHERE store = $1 ORDER BY stream, position',
+    [store],
+  );
+  const bySession: Buffer[][] = Array.from({ length: SESSIONS }, () => []);
+  for (const row of result.rows) {
+    if (Number(row.position) <= (before.get(row.stream) ?? -1)) continue;
+    const session = /^s(\d+)\//.exec(row.stream);
+    if (session === null) throw new Error(`unexpected stream name ${row.stream}`);
+    bySession[Number(session[1])]?.push(row.line);
+  }
+  return bySession;
 }
