@@ -1,18 +1,20 @@
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { type PostgresServer, startPostgres } from '@turnjournal/test-support/postgres-server';
 import { live } from '../lib/live.js';
 import { ShuffledSamples } from '../lib/order.js';
 import { judge, median, nowMs, quantile, round } from '../lib/stats.js';
 import type { BenchContext, Figure, FigureRow } from '../lib/types.js';
-import { writer } from '../lib/writer.js';
+import { WRITER_PATH, writer } from '../lib/writer.js';
 import { pendingRow } from './pending.js';
 
 type Postgres = typeof import('../../packages/postgres/dist/index.js');
 type Pg = typeof import('../../packages/postgres/node_modules/@types/pg/index.js');
 type PostgresStore = ReturnType<Postgres['openPostgresRecordStore']>;
 type Hub = ReturnType<typeof live.openConversationHub>;
+type Session = Awaited<ReturnType<Hub['session']>>;
+type FileStoreEntry = typeof import('../../packages/writer/dist/file-store-entry.js');
 type Run = { toolResult(input: { toolCallId: string; output: string }): Promise<void> };
 
 /** What every part of the figure is given: the server, the store package and node-postgres as the store loads it. */
@@ -63,7 +65,11 @@ export const postgresLive: Figure = {
           return store;
         },
       };
-      return [...(await committedMessages(context, database)), ...(await sessions64(context, database))];
+      return [
+        ...(await committedMessages(context, database)),
+        ...(await sessions64(context, database)),
+        ...(await reconnectReplay(context, database)),
+      ];
     } finally {
       server.stop();
     }
@@ -102,8 +108,18 @@ const SESSIONS_JOURNALS_ROW = {
   target: 'none (reported)',
 } as const;
 
+const REPLAY_ROW = {
+  id: 'postgres-live-reconnect',
+  name: 'PostgreSQL reconnect replay: subscribe(after: head-100) to its 100th record, big session vs 1 k-record one',
+  unit: 'ms',
+  floorUnit: 'ms on a 1,000-record session',
+  ratioDefinition: 'value / floor (latency); floor = the same on a 1,000-record session',
+  direction: 'lower',
+  target: 'ratio <= 1.5',
+} as const;
+
 /** The rows listed as skipped when the server cannot start. */
-const SKIPPABLE_ROWS = [MESSAGE_MEDIAN_ROW, MESSAGE_P99_ROW, SESSIONS_ROW, SESSIONS_JOURNALS_ROW];
+const SKIPPABLE_ROWS = [MESSAGE_MEDIAN_ROW, MESSAGE_P99_ROW, SESSIONS_ROW, SESSIONS_JOURNALS_ROW, REPLAY_ROW];
 
 /**
  * What moving a session from files to the database costs a user: one committed message through the hub
@@ -389,4 +405,125 @@ async function linesAfter(
     bySession[Number(session[1])]?.push(row.line);
   }
   return bySession;
+}
+
+/** Deltas per run of a replay session: its records are nearly all `chat.delta`s, as a long agent session's are. */
+const DELTAS_PER_RUN = 1000;
+
+/**
+ * Writes session `s1` of about `records` records under `root` with the event-log writer (`none` mode, one flush):
+ * runs of a user message and {@link DELTAS_PER_RUN} short deltas, each finished and acknowledged. Returns its last seq.
+ */
+async function writeReplaySession(root: string, records: number): Promise<number> {
+  const log = await writer.openEventLog({ root, sessionId: 's1', durability: 'none' });
+  try {
+    for (let r = 0; (log.lastSeq ?? -1) + 1 < records; r += 1) {
+      const requestId = `run-${r}`;
+      log.chatStarted({ requestId, content: `question ${r}` });
+      log.appendMessage({ role: 'user', content: `question ${r}`, id: `${requestId}.user` });
+      log.segmentStarted({ requestId, messageId: `${requestId}.a1` });
+      const deltas = Math.min(DELTAS_PER_RUN, Math.max(1, records - (log.lastSeq ?? -1) - 3));
+      for (let d = 0; d < deltas; d += 1) log.delta({ requestId, messageId: `${requestId}.a1`, text: `token ${d} ` });
+      log.chatDone({ requestId });
+      await log.ack(requestId, { clientId: 'bench' });
+    }
+    await log.flush();
+    return log.lastSeq ?? -1;
+  } finally {
+    await log.close();
+  }
+}
+
+/** Milliseconds from `subscribe({after})` until its 100th record, `after + 100`, arrives. */
+async function replayMs(session: Session, after: number): Promise<number> {
+  const begin = nowMs();
+  const subscription = session.subscribe({ after });
+  try {
+    for (let expected = after + 1; expected <= after + 100; expected += 1) {
+      const next = await subscription.next();
+      if (next.done === true || next.value.kind !== 'record' || next.value.record.seq !== expected)
+        throw new Error(`expected record ${expected}, got ${JSON.stringify(next.value).slice(0, 200)}`);
+    }
+    return nowMs() - begin;
+  } finally {
+    subscription.close();
+  }
+}
+
+/**
+ * Reconnect replay on PostgreSQL (issue 36): a hub on the database serves `subscribe({after: head - 100})` up to its
+ * 100th record from the store (its window is empty after opening), on a big session against a 1,000-record one; O(tail)
+ * keeps the ratio near 1. The sessions are written as files by the event-log writer, then imported with `copyStore`
+ * (batched multi-row INSERTs): 1 M records in a full run, 50 k in a quick one.
+ */
+async function reconnectReplay(context: BenchContext, database: Database): Promise<FigureRow[]> {
+  const bigRecords = context.mode === 'quick' ? 50_000 : 1_000_000;
+  const smallRecords = 1000;
+  const samples = context.mode === 'quick' ? 15 : 41;
+  const fileStores: FileStoreEntry = await import(
+    pathToFileURL(join(dirname(WRITER_PATH), 'file-store-entry.js')).href
+  );
+  const load = async (name: string, records: number) => {
+    const root = join(context.workDir, name);
+    const begin = nowMs();
+    const lastSeq = await writeReplaySession(root, records);
+    const written = nowMs();
+    const store = await database.open(name);
+    await writer.copyStore(fileStores.openFileRecordStore({ root }), store);
+    context.log(
+      `  ${name}: ${lastSeq + 1} records written in ${((written - begin) / 1000).toFixed(1)} s, imported in ${((nowMs() - written) / 1000).toFixed(1)} s`,
+    );
+    const hub = live.openConversationHub({ store, clock: store.clock, retention: false, ringRecords: 512 });
+    const openBegin = nowMs();
+    const session = await hub.session('s1');
+    const openMs = nowMs() - openBegin;
+    const head = session.durableSeq;
+    if (head !== lastSeq) throw new Error(`${name}: the hub opened at seq ${head}, the writer wrote ${lastSeq}`);
+    await replayMs(session, head - 100);
+    return { store, hub, session, head, openMs, samples: [] as number[] };
+  };
+  const small = await load('replay-small', smallRecords);
+  let big: Awaited<ReturnType<typeof load>> | undefined;
+  try {
+    big = await load('replay-big', bigRecords);
+    const shuffled = new ShuffledSamples(2);
+    for (let i = 0; i < samples; i += 1) {
+      const [s, b] = (await shuffled.sample([
+        () => replayMs(small.session, small.head - 100),
+        () => replayMs((big as NonNullable<typeof big>).session, (big as NonNullable<typeof big>).head - 100),
+      ])) as [number, number];
+      small.samples.push(s);
+      big.samples.push(b);
+    }
+  } finally {
+    for (const side of big === undefined ? [small] : [small, big]) {
+      await side.hub.close();
+      await side.store.close();
+    }
+  }
+  const bigMs = median(big.samples);
+  const smallMs = median(small.samples);
+  const bigCount = big.head + 1;
+  context.log(
+    `  replay of 100 records: ${bigMs.toFixed(3)} ms on ${bigCount} records vs ${smallMs.toFixed(3)} ms on ${small.head + 1}; ` +
+      `session open ${big.openMs.toFixed(1)} ms vs ${small.openMs.toFixed(1)} ms`,
+  );
+  return [
+    {
+      ...REPLAY_ROW,
+      name: `PostgreSQL reconnect replay: subscribe(after: head-100) to its 100th record, ${bigCount.toLocaleString('en-US')}-record session vs 1 k-record one`,
+      value: round(bigMs),
+      floor: round(smallMs),
+      ...judge(bigMs / smallMs, 'lower', 1.5),
+      status: 'measured',
+      note: `median of ${samples} subscribes to each session after one warm-up, sampled in a shuffled order; each session written by the event-log writer as a file, imported with copyStore; the hub's window empty after opening, so the records come from the database${context.mode === 'quick' ? `; quick run: ${bigCount.toLocaleString('en-US')} records instead of 1 M` : ''}; p90 ${round(quantile(big.samples, 0.9), 3)} ms vs ${round(quantile(small.samples, 0.9), 3)} ms; session open ${round(big.openMs, 3)} ms vs ${round(small.openMs, 3)} ms`,
+      details: {
+        bigRecords: bigCount,
+        smallRecords: small.head + 1,
+        samples,
+        bigOpenMs: round(big.openMs),
+        smallOpenMs: round(small.openMs),
+      },
+    },
+  ];
 }
