@@ -1,3 +1,5 @@
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -252,16 +254,29 @@ async function sessions64(context: BenchContext, database: Database): Promise<Fi
   const subjectRates: number[] = [];
   const journalRates: number[] = [];
   const floorRates: number[] = [];
+  const cpu: { eventLogs: Timed['cpu']; journals: Timed['cpu']; rawInserters: Timed['cpu'] }[] = [];
   let records = 0;
   let bytes = 0;
   try {
-    for (let r = 0; r < rounds; r += 1) {
-      const lines = await eventLogRound(database, pool, `sessions-${r}`, perSession, warmup);
+    // Round -1 is an untimed warm-up of all three (the compiler, and each pooled connection preparing the store's
+    // statements): in a first timed round the event logs took 1,011 ms where the next took 253 ms.
+    for (let r = -1; r < rounds; r += 1) {
+      const tag = r < 0 ? 'warm' : String(r);
+      const lines = await eventLogRound(database, pool, `sessions-${tag}`, perSession, warmup);
+      const journals = await journalRound(database, pool, `journals-${tag}`, lines);
+      const raw = await rawInsertRound(database.server, pool, `bench_floor_sessions_${tag}`, lines, warmup);
+      if (r < 0) continue;
       records = lines.reduce((sum, own) => sum + own.length, 0);
       bytes = lines.reduce((sum, own) => sum + own.reduce((n, line) => n + line.length, 0), 0);
       subjectRates.push(records / (lines.ms / 1000));
-      journalRates.push(records / ((await journalRound(database, pool, `journals-${r}`, lines)) / 1000));
-      floorRates.push(records / ((await rawInsertRound(pool, `bench_floor_sessions_${r}`, lines, warmup)) / 1000));
+      journalRates.push(records / (journals.ms / 1000));
+      floorRates.push(records / (raw.ms / 1000));
+      cpu.push({ eventLogs: lines.cpu, journals: journals.cpu, rawInserters: raw.cpu });
+      const part = (label: string, timed: Timed) =>
+        `${label} ${timed.ms.toFixed(0)} ms wall, CPU ${timed.cpu.clientMs.toFixed(0)} ms here + ${timed.cpu.serverMs?.toFixed(0) ?? '?'} ms server`;
+      context.log(
+        `  round ${r}: ${part('event logs', lines)}; ${part('bare journals', journals)}; ${part('raw inserters', raw)}`,
+      );
     }
   } finally {
     await pool.end();
@@ -270,6 +285,15 @@ async function sessions64(context: BenchContext, database: Database): Promise<Fi
   const journals = median(journalRates);
   const floor = median(floorRates);
   const rates = (list: number[]) => list.map((rate) => Math.round(rate)).join(', ');
+  // Where the time goes: CPU per record, this process and the server, medians over the rounds.
+  const perRecord = (pick: (round: (typeof cpu)[number]) => Timed['cpu']) => {
+    const client = median(cpu.map((round) => pick(round).clientMs));
+    const server = cpu.every((round) => pick(round).serverMs !== null)
+      ? median(cpu.map((round) => pick(round).serverMs as number))
+      : null;
+    return `${Math.round((client * 1000) / records)} + ${server === null ? '?' : Math.round((server * 1000) / records)} µs`;
+  };
+  const cpuNote = `CPU per record (this process + the server): event logs ${perRecord((round) => round.eventLogs)}, bare journals ${perRecord((round) => round.journals)}, raw inserters ${perRecord((round) => round.rawInserters)}`;
   context.log(
     `  ${SESSIONS} sessions: event logs ${rates(subjectRates)} records/s; bare journals ${rates(journalRates)}; ` +
       `${SESSIONS} raw inserters ${rates(floorRates)} (${records} lines, ${bytes} B per round)`,
@@ -283,6 +307,7 @@ async function sessions64(context: BenchContext, database: Database): Promise<Fi
     eventLogRates: subjectRates.map((rate) => round(rate)),
     journalRates: journalRates.map((rate) => round(rate)),
     rawInserterRates: floorRates.map((rate) => round(rate)),
+    cpuByRound: cpu,
   };
   return [
     {
@@ -291,7 +316,7 @@ async function sessions64(context: BenchContext, database: Database): Promise<Fi
       floor: round(floor),
       ...judge(subject / floor, 'higher', 1),
       status: 'measured',
-      note: `${SESSIONS} event logs x ${perSession} awaited appendMessage each (after ${warmup} warm-up), the store's pool ${SESSIONS} connections; the floor inserts the ${records} lines the logs committed (${Math.round(bytes / records)} B each on average), INSERT INTO (session, position, line bytea) autocommit, one at a time per connection (after ${warmup} warm-up each); medians of ${rounds} rounds`,
+      note: `${SESSIONS} event logs x ${perSession} awaited appendMessage each (after ${warmup} warm-up), the store's pool ${SESSIONS} connections; the floor inserts the ${records} lines the logs committed (${Math.round(bytes / records)} B each on average), INSERT INTO (session, position, line bytea) autocommit, one at a time per connection (after ${warmup} warm-up each); medians of ${rounds} rounds after an untimed one; ${cpuNote}`,
       details,
     },
     {
@@ -308,7 +333,13 @@ async function sessions64(context: BenchContext, database: Database): Promise<Fi
 }
 
 /** Lines by session, and the time the timed appends took. */
-type SessionLines = Buffer[][] & { ms: number };
+type SessionLines = Buffer[][] & Timed;
+
+/** How long a timed part took, and the CPU the client and the server used meanwhile. */
+interface Timed {
+  readonly ms: number;
+  readonly cpu: { clientMs: number; serverMs: number | null };
+}
 
 /** One round of the subject on fresh sessions of store `name`: the lines committed while timed, and the time. */
 async function eventLogRound(
@@ -333,6 +364,7 @@ async function eventLogRound(
     try {
       for (let i = 0; i < warmup; i += 1) await Promise.all(logs.map((log, s) => log.appendMessage(message(s, i))));
       const before = await linePositions(pool, name);
+      const cpuBefore = cpuNow(database.server);
       const start = nowMs();
       await Promise.all(
         logs.map(async (log, s) => {
@@ -340,7 +372,8 @@ async function eventLogRound(
         }),
       );
       const ms = nowMs() - start;
-      return Object.assign(await linesAfter(pool, name, before), { ms });
+      const cpu = cpuSince(cpuBefore, cpuNow(database.server));
+      return Object.assign(await linesAfter(pool, name, before), { ms, cpu });
     } finally {
       await Promise.all(logs.map((log) => log.close()));
     }
@@ -355,20 +388,21 @@ async function journalRound(
   pool: InstanceType<Pg['Pool']>,
   name: string,
   lines: Buffer[][],
-): Promise<number> {
+): Promise<Timed> {
   const store = await database.open(name, { pool });
   try {
     const journals = await Promise.all(
       lines.map((_, s) => store.openJournal({ family: 'event', sessionId: `s${s}` }, { durability: 'group' })),
     );
     try {
+      const cpuBefore = cpuNow(database.server);
       const start = nowMs();
       await Promise.all(
         journals.map(async (journal, s) => {
           for (const line of lines[s] as Buffer[]) await journal.appendLine(line);
         }),
       );
-      return nowMs() - start;
+      return { ms: nowMs() - start, cpu: cpuSince(cpuBefore, cpuNow(database.server)) };
     } finally {
       await Promise.all(journals.map((journal) => journal.close()));
     }
@@ -379,11 +413,12 @@ async function journalRound(
 
 /** Milliseconds for 64 connections to insert `lines` into a fresh table, one autocommit INSERT at a time each. */
 async function rawInsertRound(
+  server: PostgresServer,
   pool: InstanceType<Pg['Pool']>,
   table: string,
   lines: Buffer[][],
   warmup: number,
-): Promise<number> {
+): Promise<Timed> {
   await pool.query(`CREATE TABLE ${table} (session int, position int, line bytea, PRIMARY KEY (session, position))`);
   const clients = await Promise.all(lines.map(() => pool.connect()));
   const insert = `INSERT INTO ${table} (session, position, line) VALUES ($1, $2, $3)`;
@@ -393,6 +428,7 @@ async function rawInsertRound(
         for (let i = 0; i < warmup; i += 1) await client.query(insert, [s, -1 - i, lines[s]?.[0]]);
       }),
     );
+    const cpuBefore = cpuNow(server);
     const start = nowMs();
     await Promise.all(
       clients.map(async (client, s) => {
@@ -400,7 +436,7 @@ async function rawInsertRound(
         for (let i = 0; i < own.length; i += 1) await client.query(insert, [s, i, own[i]]);
       }),
     );
-    return nowMs() - start;
+    return { ms: nowMs() - start, cpu: cpuSince(cpuBefore, cpuNow(server)) };
   } finally {
     for (const client of clients) client.release();
   }
@@ -662,4 +698,87 @@ async function crossHostFanOut(context: BenchContext, database: Database): Promi
     details,
   });
   return [row(FANOUT_P50_ROW, r50), row(FANOUT_P99_ROW, r99)];
+}
+
+/** CPU time (ms) used so far by this process and by the server's processes (postmaster, backends, its helpers). */
+interface CpuReading {
+  readonly client: number;
+  readonly server: number | null;
+}
+
+/** Clock ticks per second of `/proc/<pid>/stat`'s times, read once; null off Linux. */
+let ticksPerSecond: number | null | undefined;
+
+/** Reads the CPU time this process and the server have used; `server` is null where `/proc` cannot tell. */
+function cpuNow(server: PostgresServer): CpuReading {
+  const usage = process.cpuUsage();
+  return { client: (usage.user + usage.system) / 1000, server: serverCpuMs(server) };
+}
+
+/**
+ * The server's CPU time: the postmaster's own and its reaped children's, plus every live child's (backends, WAL
+ * writer, checkpointer). A backend that exits between two readings moves from the second term to the first.
+ */
+function serverCpuMs(server: PostgresServer): number | null {
+  if (ticksPerSecond === undefined) {
+    try {
+      ticksPerSecond = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || null;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      ticksPerSecond = null;
+    }
+  }
+  if (ticksPerSecond === null) return null;
+  let postmaster: number;
+  try {
+    postmaster = Number(readFileSync(join(server.socketDir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT' && (error as NodeJS.ErrnoException).code !== 'EACCES')
+      throw error;
+    return null;
+  }
+  // Fields after the command name (which may hold spaces): state ppid … utime stime cutime cstime at 14–17.
+  const fields = (pid: string): string[] | null => {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    } catch (error) {
+      // A process that exits while the directory is listed.
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'ESRCH')
+        return null;
+      throw error;
+    }
+  };
+  const own = fields(String(postmaster));
+  if (own === null) return null;
+  // Live processes by their scheduler run time (exact, ns), reaped children by the postmaster's tick counts: the tick
+  // counts of live backends lagged by hundreds of ms on the benchmark machine.
+  let ms = ((Number(own[13]) + Number(own[14])) * 1000) / ticksPerSecond;
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    const child = pid === String(postmaster) ? own : fields(pid);
+    if (child === null || (pid !== String(postmaster) && Number(child[1]) !== postmaster)) continue;
+    const runNs = schedulerRunNs(pid);
+    if (runNs !== null) ms += runNs / 1e6;
+  }
+  return ms;
+}
+
+/** Nanoseconds process `pid` has run on a CPU (`/proc/<pid>/schedstat`), or null when it has exited. */
+function schedulerRunNs(pid: string): number | null {
+  try {
+    return Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'ESRCH')
+      return null;
+    throw error;
+  }
+}
+
+/** CPU used between two readings, ms. */
+function cpuSince(before: CpuReading, after: CpuReading): { clientMs: number; serverMs: number | null } {
+  return {
+    clientMs: round(after.client - before.client),
+    serverMs: before.server === null || after.server === null ? null : round(after.server - before.server),
+  };
 }
