@@ -116,7 +116,7 @@ const SESSIONS_JOURNALS_ROW = {
 
 const REPLAY_ROW = {
   id: 'postgres-live-reconnect',
-  name: 'PostgreSQL reconnect replay: subscribe(after: head-100) to its 100th record, big session vs 1 k-record one',
+  name: 'PostgreSQL reconnect replay: subscribe(after: head-100) to its 100th record, big session vs 1 k-record one (analysed)',
   unit: 'ms',
   floorUnit: 'ms on a 1,000-record session',
   ratioDefinition: 'value / floor (latency); floor = the same on a 1,000-record session',
@@ -138,6 +138,12 @@ const FANOUT_P99_ROW = {
   ...FANOUT_P50_ROW,
   id: 'postgres-live-cross-host-p99',
   name: 'PostgreSQL cross-host fan-out: committed on the owner hub → delivered by a follower hub on another store instance, p99',
+} as const;
+
+const REPLAY_IMPORTED_ROW = {
+  ...REPLAY_ROW,
+  id: 'postgres-live-reconnect-imported',
+  name: 'PostgreSQL reconnect replay: subscribe(after: head-100) to its 100th record, big session vs 1 k-record one (just imported)',
 } as const;
 
 /** The rows listed as skipped when the server cannot start. */
@@ -518,7 +524,7 @@ async function replayMs(session: Session, after: number): Promise<number> {
 async function readerReplayMs(
   reader: Awaited<ReturnType<PostgresStore['openReader']>>,
   after: number,
-): Promise<{ endMs: number; seekMs: number; readMs: number }> {
+): Promise<ReaderParts> {
   const begin = nowMs();
   const end = await reader.end();
   const ended = nowMs();
@@ -570,35 +576,46 @@ async function reconnectReplay(context: BenchContext, database: Database): Promi
     if (head !== lastSeq) throw new Error(`${name}: the hub opened at seq ${head}, the writer wrote ${lastSeq}`);
     await replayMs(session, head - 100);
     const reader = await store.openReader({ family: 'event', sessionId: 's1' });
-    return {
-      store,
-      hub,
-      session,
-      head,
-      openMs,
-      reader,
-      samples: [] as number[],
-      parts: [] as { endMs: number; seekMs: number; readMs: number }[],
-    };
+    return { store, hub, session, head, openMs, reader };
   };
-  const small = await load('replay-small', smallRecords);
-  let big: Awaited<ReturnType<typeof load>> | undefined;
-  try {
-    big = await load('replay-big', bigRecords);
+  type Side = Awaited<ReturnType<typeof load>>;
+  // One series: the hub's replay on both sessions in a shuffled order, then the store reader's, timed in parts.
+  const series = async (small: Side, big: Side) => {
+    const hub = { small: [] as number[], big: [] as number[] };
+    const parts = { small: [] as ReaderParts[], big: [] as ReaderParts[] };
     const shuffled = new ShuffledSamples(2);
     for (let i = 0; i < samples; i += 1) {
       const [s, b] = (await shuffled.sample([
         () => replayMs(small.session, small.head - 100),
-        () => replayMs((big as NonNullable<typeof big>).session, (big as NonNullable<typeof big>).head - 100),
+        () => replayMs(big.session, big.head - 100),
       ])) as [number, number];
-      small.samples.push(s);
-      big.samples.push(b);
+      hub.small.push(s);
+      hub.big.push(b);
     }
-    // Where the time goes: the same replay through the store's reader, timed in parts.
     for (let i = 0; i < samples; i += 1) {
-      small.parts.push(await readerReplayMs(small.reader, small.head - 100));
-      big.parts.push(await readerReplayMs(big.reader, big.head - 100));
+      parts.small.push(await readerReplayMs(small.reader, small.head - 100));
+      parts.big.push(await readerReplayMs(big.reader, big.head - 100));
     }
+    return { hub, parts };
+  };
+  const small = await load('replay-small', smallRecords);
+  let big: Side | undefined;
+  let imported: Awaited<ReturnType<typeof series>>;
+  let analysed: Awaited<ReturnType<typeof series>>;
+  let statistics: { before: string; after: string };
+  let plans: { imported: string; analysed: string };
+  try {
+    big = await load('replay-big', bigRecords);
+    // Right after a bulk import the table has no statistics until autovacuum analyses it (within about a minute of
+    // the load): the planner's choice for seekSeq differs before and after, so both are measured.
+    const before = await lastAnalysed(database);
+    const importedPlan = await seekPlan(database, 'replay-big', big.head - 99);
+    imported = await series(small, big);
+    statistics = { before, after: await lastAnalysed(database) };
+    await runAnalyze(database);
+    const analysedPlan = await seekPlan(database, 'replay-big', big.head - 99);
+    analysed = await series(small, big);
+    plans = { imported: importedPlan, analysed: analysedPlan };
   } finally {
     for (const side of big === undefined ? [small] : [small, big]) {
       await side.reader.close();
@@ -606,34 +623,111 @@ async function reconnectReplay(context: BenchContext, database: Database): Promi
       await side.store.close();
     }
   }
-  const bigMs = median(big.samples);
-  const smallMs = median(small.samples);
   const bigCount = big.head + 1;
-  const parts = (side: typeof big) =>
-    `end ${round(median(side.parts.map((p) => p.endMs)), 3)} ms, seekSeq ${round(median(side.parts.map((p) => p.seekMs)), 3)} ms, read ${round(median(side.parts.map((p) => p.readMs)), 3)} ms`;
-  const partsNote = `through the store's reader (medians): ${parts(big)} on the big session; ${parts(small)} on the small one`;
-  context.log(
-    `  replay of 100 records: ${bigMs.toFixed(3)} ms on ${bigCount} records vs ${smallMs.toFixed(3)} ms on ${small.head + 1}; ` +
-      `session open ${big.openMs.toFixed(1)} ms vs ${small.openMs.toFixed(1)} ms; ${partsNote}`,
-  );
-  return [
-    {
-      ...REPLAY_ROW,
-      name: `PostgreSQL reconnect replay: subscribe(after: head-100) to its 100th record, ${bigCount.toLocaleString('en-US')}-record session vs 1 k-record one`,
+  const quickNote =
+    context.mode === 'quick' ? `; quick run: ${bigCount.toLocaleString('en-US')} records instead of 1 M` : '';
+  const row = (
+    taken: Awaited<ReturnType<typeof series>>,
+    base: typeof REPLAY_ROW | typeof REPLAY_IMPORTED_ROW,
+    state: string,
+    plan: string,
+  ): FigureRow => {
+    const bigMs = median(taken.hub.big);
+    const smallMs = median(taken.hub.small);
+    const parts = (list: ReaderParts[]) =>
+      `end ${round(median(list.map((p) => p.endMs)), 3)} ms, seekSeq ${round(median(list.map((p) => p.seekMs)), 3)} ms, read ${round(median(list.map((p) => p.readMs)), 3)} ms`;
+    const partsNote = `through the store's reader (medians): ${parts(taken.parts.big)} on the big session; ${parts(taken.parts.small)} on the small one`;
+    context.log(
+      `  replay of 100 records ${state}: ${bigMs.toFixed(3)} ms on ${bigCount} records vs ${smallMs.toFixed(3)} ms on ${small.head + 1}; ${partsNote}; plan: ${plan}`,
+    );
+    return {
+      ...base,
+      name: `${base.name.replace('big session', `${bigCount.toLocaleString('en-US')}-record session`)}`,
       value: round(bigMs),
       floor: round(smallMs),
       ...judge(bigMs / smallMs, 'lower', 1.5),
       status: 'measured',
-      note: `median of ${samples} subscribes to each session after one warm-up, sampled in a shuffled order; each session written by the event-log writer as a file, imported with copyStore; the hub's window empty after opening, so the records come from the database${context.mode === 'quick' ? `; quick run: ${bigCount.toLocaleString('en-US')} records instead of 1 M` : ''}; p90 ${round(quantile(big.samples, 0.9), 3)} ms vs ${round(quantile(small.samples, 0.9), 3)} ms; session open ${round(big.openMs, 3)} ms vs ${round(small.openMs, 3)} ms; ${partsNote}`,
+      note: `${state}; median of ${samples} subscribes to each session, sampled in a shuffled order; each session written by the event-log writer as a file, imported with copyStore; the hub's window empty after opening, so the records come from the database${quickNote}; p90 ${round(quantile(taken.hub.big, 0.9), 3)} ms vs ${round(quantile(taken.hub.small, 0.9), 3)} ms; ${partsNote}; seekSeq's plan on the big session: ${plan}`,
       details: {
         bigRecords: bigCount,
         smallRecords: small.head + 1,
         samples,
-        bigOpenMs: round(big.openMs),
+        bigOpenMs: round((big as Side).openMs),
         smallOpenMs: round(small.openMs),
+        lastAnalysedBeforeImportedSeries: statistics.before,
+        lastAnalysedAfterImportedSeries: statistics.after,
       },
-    },
+    };
+  };
+  return [
+    row(analysed, REPLAY_ROW, 'after ANALYZE turnjournal_lines (the statistics autovacuum keeps)', plans.analysed),
+    row(
+      imported,
+      REPLAY_IMPORTED_ROW,
+      `right after the import, before the table was analysed (last analysed: ${statistics.before} before the series, ${statistics.after} after it)`,
+      plans.imported,
+    ),
   ];
+}
+
+/** The parts of one replay through the store's reader, ms. */
+interface ReaderParts {
+  readonly endMs: number;
+  readonly seekMs: number;
+  readonly readMs: number;
+}
+
+/** When `turnjournal_lines` was last analysed (by autovacuum or by hand), or `never`. */
+async function lastAnalysed(database: Database): Promise<string> {
+  const client = new database.pg.Client({ connectionString: database.server.connectionString });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ at: Date | null }>(
+      "SELECT greatest(last_analyze, last_autoanalyze) AS at FROM pg_stat_user_tables WHERE relname = 'turnjournal_lines'",
+    );
+    const at = rows[0]?.at;
+    return at === null || at === undefined ? 'never' : at.toISOString();
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * The plan PostgreSQL chooses for the store's seekSeq query (`seekCommittedSeq` in packages/postgres, copied here as
+ * it stands) on session `s1` of store `store`: the indexes it scans and how many rows its filters removed, in one
+ * line for the row's note.
+ */
+async function seekPlan(database: Database, store: string, target: number): Promise<string> {
+  const client = new database.pg.Client({ connectionString: database.server.connectionString });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ 'QUERY PLAN': string }>(
+      `EXPLAIN (ANALYZE) SELECT LEAST(
+         (SELECT min(start) FROM turnjournal_lines
+           WHERE store = $1 AND stream = $2 AND seq >= $3 AND start < $4),
+         (SELECT min(start) FROM turnjournal_lines
+           WHERE store = $1 AND stream = $2 AND seq IS NULL AND start < $4)) AS cursor`,
+      [store, 's1/events.jsonl', target, Number.MAX_SAFE_INTEGER],
+    );
+    return rows
+      .map((row) => row['QUERY PLAN'].trim())
+      .filter((line) => /Scan using|Rows Removed|Execution Time/.test(line))
+      .map((line) => line.replace(/^->\s*/, '').replace(/\s*\(cost=.*$/, ''))
+      .join('; ');
+  } finally {
+    await client.end();
+  }
+}
+
+/** Gathers the statistics of `turnjournal_lines`, as autovacuum does on its own after enough rows changed. */
+async function runAnalyze(database: Database): Promise<void> {
+  const client = new database.pg.Client({ connectionString: database.server.connectionString });
+  await client.connect();
+  try {
+    await client.query('ANALYZE turnjournal_lines');
+  } finally {
+    await client.end();
+  }
 }
 
 /** When each record reached a subscriber (`nowMs()`), by seq; `delivered(seq)` waits for one. */
