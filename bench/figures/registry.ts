@@ -13,6 +13,7 @@ import { liveStreamCost } from './live-stream-cost.js';
 import { liveTokenLatency } from './live-token-latency.js';
 import { peakMemory } from './peak-memory.js';
 import { postgresAppend } from './postgres-append.js';
+import { postgresLive } from './postgres-live.js';
 import { readDerive } from './read-derive.js';
 import { sessions64 } from './sessions-64.js';
 import { startupAudit } from './startup-audit.js';
@@ -39,4 +40,5 @@ export const FIGURES: readonly Figure[] = [
   liveFanoutPeers,
   aiSdkStreamCost,
   postgresAppend,
+  postgresLive,
 ];
