@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { type PostgresServer, startPostgres } from '@turnjournal/test-support/postgres-server';
+import { SEEK_SEQ_SQL } from '../../packages/postgres/dist/line-rows.js';
 import { live } from '../lib/live.js';
 import { ShuffledSamples } from '../lib/order.js';
 import { judge, median, nowMs, quantile, round } from '../lib/stats.js';
@@ -701,14 +702,12 @@ async function seekPlan(database: Database, store: string, target: number): Prom
   const client = new database.pg.Client({ connectionString: database.server.connectionString });
   await client.connect();
   try {
-    const { rows } = await client.query<{ 'QUERY PLAN': string }>(
-      `EXPLAIN (ANALYZE) SELECT LEAST(
-         (SELECT min(start) FROM turnjournal_lines
-           WHERE store = $1 AND stream = $2 AND seq >= $3 AND start < $4),
-         (SELECT min(start) FROM turnjournal_lines
-           WHERE store = $1 AND stream = $2 AND seq IS NULL AND start < $4)) AS cursor`,
-      [store, 's1/events.jsonl', target, Number.MAX_SAFE_INTEGER],
-    );
+    const { rows } = await client.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE) ${SEEK_SEQ_SQL}`, [
+      store,
+      's1/events.jsonl',
+      target,
+      Number.MAX_SAFE_INTEGER,
+    ]);
     return rows
       .map((row) => row['QUERY PLAN'].trim())
       .filter((line) => /Scan using|Rows Removed|Execution Time/.test(line))
