@@ -15,6 +15,7 @@ import {
   type StoreRecovery,
   type SweepReport,
   sweepTurnJournals,
+  WriterError,
 } from '@turnjournal/writer';
 import { ConformanceError } from '../errors.js';
 import type { CompactOutput, RecoverOutput } from './output-schemas.js';
@@ -125,6 +126,11 @@ export function streamedRecoveryJson(
       cancelled: log.cancelled.map((run) => ({ request_id: run.requestId, seq: run.seq })),
       ...(log.skipped === undefined ? {} : { skipped: log.skipped }),
     })),
+    settled: result.settled.map((file) => ({
+      file: file.file,
+      trimmed_bytes: file.trimmedBytes,
+      removed_lock: file.removedLock,
+    })),
   };
 }
 
@@ -172,6 +178,12 @@ export function* recoveryTextChunks(result: StoreRecovery, applied: boolean): Ge
     else yield textLine(`${log.file}: cancelled ${log.cancelled.map((run) => run.requestId).join(', ') || 'nothing'}`);
   }
   for (const file of result.heldFiles) yield textLine(`held by a live writer, left alone: ${file}`);
+  for (const { file, trimmedBytes, removedLock } of result.settled) {
+    const what = [trimmedBytes > 0 ? `${trimmedBytes} byte(s) of space cut` : '', removedLock ? 'its lock removed' : '']
+      .filter(Boolean)
+      .join(', ');
+    yield textLine(`left plain JSONL at rest: ${file} (${what})`);
+  }
   if (!applied && (result.plan.length > 0 || result.eventLogs.length > 0))
     yield textLine('Plan only; run with --apply to perform it.');
   if (applied && !recoveryComplete(result))
@@ -227,7 +239,12 @@ export async function compactCommand(
       try {
         eventLogs.push({ file, ...(await compactEventLog(file, { retentionSeconds })) });
       } catch (error) {
-        // A live server holds this log: skip it and say so, rather than fail the whole run (issue 15).
+        // A live server holds this log: skip it and say so, rather than fail the whole run (issue 15). So does a log
+        // whose foreign writer's lock (gptme's) cannot be taken here: compacting it could drop that writer's appends.
+        if (error instanceof WriterError && error.code === 'foreign_lock_unavailable') {
+          eventLogs.push({ file, skipped: error.message });
+          continue;
+        }
         if (!(error instanceof JournalLockedError)) throw error;
         const holder =
           error.holder === undefined ? 'another process' : `pid ${error.holder.pid} on ${error.holder.host}`;

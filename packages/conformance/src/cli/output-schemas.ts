@@ -67,6 +67,22 @@ export const RecoverOutput = Type.Object(
       ),
       { description: 'Event logs with a run that never finished (TJ-RECOV-011).' },
     ),
+    settled: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            file: Type.String(),
+            trimmed_bytes: Type.Integer({ minimum: 0, description: 'Pre-allocated space (and a torn tail) cut off.' }),
+            removed_lock: Type.Boolean({ description: 'A lock left by a writer that is gone, removed.' }),
+          },
+          { additionalProperties: false },
+        ),
+        {
+          description:
+            'Applied: files whose writer is gone, left plain JSONL at rest (TJ-RECOV-014); empty without --apply.',
+        },
+      ),
+    ),
   },
   {
     $id: 'https://turnjournal.dev/spec/v1/recover.schema.json',
