@@ -18,7 +18,7 @@ export function seededRandom(seed: number): RandomSource {
 }
 
 /** The name of one call of the writer's `FileSystem` (of `@turnjournal/writer`) layer. */
-export type SimulatedOperation = Exclude<keyof FileSystem, 'touch'>;
+export type SimulatedOperation = Exclude<keyof FileSystem, 'touch' | 'hostPaths'>;
 
 /** Every call of the layer, in the order of the interface. */
 export const SIMULATED_OPERATIONS: readonly SimulatedOperation[] = FILE_SYSTEM_OPERATIONS;

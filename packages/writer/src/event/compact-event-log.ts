@@ -434,7 +434,11 @@ export async function compactEventLog(
   }
   // Held from before the open (whose torn-tail repair truncates) to after the close, which follows the rename: a
   // foreign writer that appends under this flock (gptme) waits, then appends to the new file (TJ-DUR-050, TJ-DUR-052).
-  const foreign = await holdForeignFlock(path, options.foreignLockWaitMs);
+  // Only on this host's files: a simulated file system's paths are no file a foreign writer could lock.
+  const foreign =
+    fs.hostPaths === true
+      ? await holdForeignFlock(path, options.foreignLockWaitMs)
+      : { release: async () => undefined };
   try {
     const file = await AppendFile.open(path, {
       durability: 'every',

@@ -106,10 +106,16 @@ export interface FileSystem {
    * without it takes locks with no lease.
    */
   touch?(path: string): Promise<void>;
+  /**
+   * True when paths name files of this host's file system ({@link nodeFileSystem}, and a wrapper made by spreading
+   * it): a compaction then also takes the flock foreign writers take on them (spec TJ-DUR-052), which only a host
+   * process can. A simulated file system leaves it out.
+   */
+  readonly hostPaths?: boolean;
 }
 
-/** The name of one required call of the {@link FileSystem} layer (the optional `touch` is not one). */
-export type FileSystemOperation = Exclude<keyof FileSystem, 'touch'>;
+/** The name of one required call of the {@link FileSystem} layer (the optional `touch` and `hostPaths` are not). */
+export type FileSystemOperation = Exclude<keyof FileSystem, 'touch' | 'hostPaths'>;
 
 /**
  * Every call of the layer, in the order of the interface: for wrappers (fault injection, recording, simulation) that
@@ -317,6 +323,7 @@ const writeNow: SynchronousWrite = (fd, buffer, offset, length, position) =>
  * so many files syncing together are not queued behind 4 threads.
  */
 export const nodeFileSystem: FileSystem = {
+  hostPaths: true,
   open: (path, mode) => openRegular(path, OPEN_FLAGS[mode]),
   write: (fd, buffer, offset, length, position, options) =>
     options?.awaited === true && length <= SYNC_WRITE_MAX_BYTES

@@ -150,6 +150,8 @@ export function faultyFileSystem(base: FileSystem, plan: readonly Fault[] = []):
 
   const fs: FaultyFileSystem = {
     ...wrapAll(wrap),
+    // A wrapper of the host's file system names the host's files (see FileSystem.hostPaths).
+    ...(base.hostPaths === undefined ? {} : { hostPaths: base.hostPaths }),
     inject(...faults: Fault[]) {
       armed.push(...faults.map((fault) => ({ fault, seen: 0 })));
     },
@@ -247,6 +249,7 @@ export function recordingFileSystem(base: FileSystem): RecordingFileSystem {
   };
   const fs: RecordingFileSystem = {
     ...wrapAll(wrap),
+    ...(base.hostPaths === undefined ? {} : { hostPaths: base.hostPaths }),
     calls,
     now: () => tick,
     count: (op: FsOperation, path?: string) =>
