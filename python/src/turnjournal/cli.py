@@ -99,6 +99,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     out["held_files"] = [shown(f) for f in out["held_files"]]
     for log in out["event_logs"]:
         log["file"] = shown(log["file"])
+    for done in out["settled"]:
+        done["file"] = shown(done["file"])
     if args.format == "json":
         print(_dump(out))
     else:
@@ -107,4 +109,6 @@ def main(argv: Sequence[str] | None = None) -> int:
                                          p["state"], ", ".join(a["kind"] for a in p["actions"])))
         for held in out["held_files"]:
             print("held by a live writer, left alone: %s" % held)
+        for done in out["settled"]:
+            print("left plain JSONL at rest: %s" % done["file"])
     return 0 if not args.apply or out["complete"] else 1

@@ -83,7 +83,8 @@ class StoreRecovery:
                 "plan": [{"session_id": p.session_id, "turn_id": p.turn_id, "state": p.state, "actions": p.actions}
                          for p in self.plan],
                 "turns": list(self.turns), "held_files": list(self.held_files),
-                "event_logs": [dict(log) for log in self.event_logs]}
+                "event_logs": [dict(log) for log in self.event_logs],
+                "settled": [dict(done) for done in self.settled]}
 
 
 def _store_root(path: str) -> str:

@@ -92,7 +92,7 @@ export function ensureInterruptionMarker(turn) { appendFileSync(${JSON.stringify
     expect(out.subarray(0, 200).toString()).toMatch(
       /^\{\n {2}"command": "recover",\n {2}"applied": false,\n {2}"complete": true,\n {2}"plan": \[\n/,
     );
-    expect(out.subarray(out.length - 200).toString()).toMatch(/"event_logs": \[\]\n\}\n$/);
+    expect(out.subarray(out.length - 200).toString()).toMatch(/"event_logs": \[\],\n {2}"settled": \[\]\n\}\n$/);
     expect(out.indexOf('"turn_id": "t149"')).toBeGreaterThan(0);
   }, 120_000);
 
