@@ -52,8 +52,8 @@ export function recordStoreContents(store: RecordStore, only: ListOptions = {}):
     },
     async *journal(file, options) {
       const reader = await store.openReader(locationOf(file.path));
-      const kept = new Map<number, Uint8Array>();
-      turnRecords.set(file.path, kept);
+      // Made on the journal's first turn record: an event log or a run file keeps nothing here.
+      let kept: Map<number, Uint8Array> | undefined;
       try {
         for await (const batch of reader.records({
           ...(options.mode === undefined ? {} : { mode: options.mode }),
@@ -63,7 +63,12 @@ export function recordStoreContents(store: RecordStore, only: ListOptions = {}):
             if (item.kind !== 'record') continue;
             const { validation, bytesOffset, bytes } = item.record;
             // A copy: the record's bytes may be a view of the reader's whole buffer.
-            if (validation.classification.family === 'turn') kept.set(bytesOffset, Uint8Array.from(bytes));
+            if (validation.classification.family !== 'turn') continue;
+            if (kept === undefined) {
+              kept = new Map();
+              turnRecords.set(file.path, kept);
+            }
+            kept.set(bytesOffset, Uint8Array.from(bytes));
           }
           yield batch;
         }
