@@ -4,14 +4,15 @@ import { isStoreUrl, withoutPassword } from '../cli/store-target.js';
 import { ConformanceError } from '../errors.js';
 import { CONFORMANCE_FORMATS, type ConformanceFormat, formatConformanceReport } from './format.js';
 import { runAdapter } from './reference-adapter.js';
-import {
-  referenceStoreLinesImplementation,
-  type StoreLinesImplementation,
-  storeLinesImplementation,
-} from './reference-store-lines.js';
+import { type StoreLinesImplementation, storeLinesImplementation } from './reference-store-lines.js';
 import { type ConformanceReport, ExpectedFailures } from './report.js';
 import { type ConformanceTier, runConformance } from './runner.js';
-import { postgresStoreLinesBinding, type StoreLinesBinding, StoreLinesUrlError } from './store-lines-bindings.js';
+import {
+  fileStoreLinesBinding,
+  postgresStoreLinesBinding,
+  type StoreLinesBinding,
+  StoreLinesUrlError,
+} from './store-lines-bindings.js';
 
 /** Options of the `conformance` command as parsed by the CLI. */
 export interface ConformanceCommandOptions {
@@ -142,7 +143,7 @@ export async function adapterCommand(storeLines: boolean | string = false): Prom
 /** The store-lines implementation the option asks for, or undefined for the reference adapter on files. */
 async function storeLinesOf(storeLines: boolean | string): Promise<StoreLinesImplementation | undefined> {
   if (storeLines === false) return undefined;
-  if (storeLines === true) return referenceStoreLinesImplementation;
+  if (storeLines === true) return storeLinesImplementation(fileStoreLinesBinding);
   if (!isStoreUrl(storeLines))
     throw new ConformanceError(
       'usage',

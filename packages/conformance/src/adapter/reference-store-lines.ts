@@ -254,5 +254,4 @@ export function storeLinesImplementation(binding: StoreLinesBinding): StoreLines
 }
 
 /** The reference adapter's writer on a file record store under `<root>/.store-lines/` (feature `store-lines`). */
-export const referenceStoreLinesImplementation: StoreLinesImplementation =
-  storeLinesImplementation(fileStoreLinesBinding);
+export const referenceStoreLinesImplementation: AdapterImplementation = storeLinesImplementation(fileStoreLinesBinding);
