@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { type PostgresServer, startPostgres } from '@turnjournal/test-support/postgres-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AdapterFailure, AdapterProcess, runConformance } from '../support/internals.js';
-import { bin } from './support.js';
+import { bin, brokenAdapter } from './support.js';
 
 // The writer tier on the reference adapter whose private store is a PostgreSQL database (feature `store-lines`,
 // adapter.md §5.8, `turnjournal adapter --store-lines=postgres://…`): kill rounds whose killed adapter's advisory lock
@@ -123,6 +123,29 @@ describe('feature store-lines on PostgreSQL: the writer tier through the databas
       rmSync(root, { recursive: true, force: true });
     }
   }, 60_000);
+
+  it('a PostgreSQL binding that acknowledges before the commit fails the ack oracle; the same binding unbroken passes it (TJ-STORE-022)', async () => {
+    const verdicts: Record<string, string | undefined> = {};
+    for (const [defect, rounds] of [
+      ['store-pg', 3],
+      ['store-pg-ack-before-commit', 5],
+    ] as const) {
+      const report = await runConformance({
+        adapter: `TJ_MUTANT_POSTGRES_URL=${server.connectionString} ${brokenAdapter(defect)}`,
+        tier: 'writer',
+        runs: rounds,
+        writerRounds: rounds,
+        only: ['writer/ack-oracle'],
+      });
+      const oracle = report.checks.find((c) => c.id === 'writer/ack-oracle');
+      const lost = oracle?.details.some((d) => d.includes('acknowledged records lost')) === true;
+      verdicts[defect] = `${oracle?.status}${lost ? ' (acknowledged records lost)' : ''}`;
+    }
+    expect(verdicts).toEqual({
+      'store-pg': 'passed',
+      'store-pg-ack-before-commit': 'failed (acknowledged records lost)',
+    });
+  }, 300_000);
 
   it('refuses a URL that names a store, and a target that is no database URL, in one line (exit 2)', () => {
     for (const [value, message] of [
