@@ -86,12 +86,16 @@ class StoresByRoot {
   }
 
   #release(entry: StoreInUse): void {
-    const releasing = entry.opened
-      .then((bound) => bound.release())
-      .catch((error: unknown) => {
-        // Not swallowed: close() reports it.
-        this.#failures.push(error);
-      });
+    const releasing = entry.opened.then(
+      (bound) =>
+        bound.release().catch((error: unknown) => {
+          // Not swallowed: close() reports it.
+          this.#failures.push(error);
+        }),
+      // A store that failed to open holds nothing: its error went to the requests that asked for it (a release at the
+      // end of input may come while they are still in flight).
+      () => undefined,
+    );
     this.#releasing.add(releasing);
     void releasing.then(() => this.#releasing.delete(releasing));
   }

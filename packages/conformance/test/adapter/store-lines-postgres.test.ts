@@ -147,6 +147,33 @@ describe('feature store-lines on PostgreSQL: the writer tier through the databas
     });
   }, 300_000);
 
+  it('a database it cannot reach fails each request with the connection error, and the adapter still exits 0 at the end of its input', () => {
+    const file = '/tmp/tj-unreachable/_turn_journal/s1.jsonl';
+    const requests = [
+      { id: 1, op: 'start', protocol: 1 },
+      { id: 2, op: 'open', file, durability: 'every' },
+      { id: 3, op: 'lines', file },
+      { id: 4, op: 'stop' },
+    ];
+    // Port 1 of the loopback refuses at once. The input ends while the requests are in flight.
+    const run = spawnSync(process.execPath, [bin, 'adapter', '--store-lines=postgres://nobody@127.0.0.1:1/db'], {
+      encoding: 'utf8',
+      input: requests.map((r) => `${JSON.stringify(r)}\n`).join(''),
+      timeout: 30_000,
+    });
+    const answers = run.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { id: number; ok: boolean; error?: { code: string; message: string } });
+    expect(answers.map((a) => [a.id, a.ok, a.error?.code, a.error?.message])).toEqual([
+      [1, true, undefined, undefined],
+      [2, false, 'failed', 'connect ECONNREFUSED 127.0.0.1:1'],
+      [3, false, 'failed', 'connect ECONNREFUSED 127.0.0.1:1'],
+      [4, true, undefined, undefined],
+    ]);
+    expect(run.status).toBe(0);
+  });
+
   it('refuses a URL that names a store, and a target that is no database URL, in one line (exit 2)', () => {
     for (const [value, message] of [
       [`${server.connectionString}?store=x`, /names one store per harness root itself/],
