@@ -78,6 +78,14 @@ export interface ConversationHubOptions {
   /** A session with no active run and no subscriber is closed after this idle time; 5 minutes by default. */
   readonly idleCloseMs?: number;
   /**
+   * Most sessions open at once (TJ-LIVE-065); 1,000 by default. Each open session holds its journals' file handles
+   * (two on a file store), so this bounds the handles a flood of sessions can take. When an open would pass it, the
+   * idle session used least recently (no active run, no subscriber) is closed first, and opened again, recovered, by
+   * its next `hub.session()`; a session with a run or a subscriber is never closed for room. When every open session
+   * is busy, the open is refused with `too_many_sessions`.
+   */
+  readonly maxOpenSessions?: number;
+  /**
    * The in-process retention job: every `intervalMs` (1 hour by default) it compacts the event log of every open
    * session (one whose run is streaming is left to the next pass, see {@link ConversationHub.runRetention}) and
    * sweeps the store's turn journals with a `windowMs` window (48 h by default). `false` turns it off.
@@ -130,6 +138,10 @@ export interface HubFailure {
 export interface HubMetrics {
   /** Every failure reported. */
   readonly failures: number;
+  /** Idle sessions closed to make room for another under `maxOpenSessions` (TJ-LIVE-065). */
+  readonly evictions: number;
+  /** Opens refused with `too_many_sessions`: every open session was busy (TJ-LIVE-065). */
+  readonly refusedOpens: number;
   /** Failures per task. */
   readonly failuresByTask: Readonly<Record<HubTask, number>>;
   /** Failures per error code (see {@link HubFailure.code}). */
@@ -183,6 +195,11 @@ export class ConversationHub {
   /** The session each open resolved to, so that `close` reaches open sessions at once, not a tick later. */
   readonly #opened = new WeakMap<Promise<HubSession>, HubSession>();
   readonly #timers: ReturnType<typeof setInterval>[] = [];
+  readonly #maxOpenSessions: number;
+  /** Sessions the hub let go and is still closing: a reopen waits for their locks to be released. */
+  readonly #closing = new Map<string, Promise<void>>();
+  #evictions = 0;
+  #refusedOpens = 0;
   /** Sessions whose compaction the last retention pass left for a streaming run (see `runRetention`). */
   #deferred = new Set<string>();
   #closed = false;
@@ -226,6 +243,7 @@ export class ConversationHub {
     };
     if (options.onError !== undefined && typeof options.onError !== 'function')
       throw new LiveError('invalid_request', 'onError must be a function');
+    this.#maxOpenSessions = positive(options.maxOpenSessions, 1000, 'maxOpenSessions');
     const idle = positive(options.idleCloseMs, 5 * 60_000, 'idleCloseMs');
     this.#every(Math.max(1000, Math.floor(idle / 2)), 'idle_close', () => this.#closeIdle(idle));
     if (options.retention !== false) {
@@ -239,6 +257,8 @@ export class ConversationHub {
     const failuresByTask = { ...this.#failuresByTask };
     return {
       failures: Object.values(failuresByTask).reduce((sum, count) => sum + count, 0),
+      evictions: this.#evictions,
+      refusedOpens: this.#refusedOpens,
       failuresByTask,
       failuresByCode: Object.fromEntries(this.#failuresByCode),
     };
@@ -278,9 +298,17 @@ export class ConversationHub {
         return this.session(sessionId);
       });
     }
-    const opening = this.#open(sessionId).catch((error: unknown) => {
-      throw reopenFailure(sessionId, error);
-    });
+    let room: Promise<void>;
+    try {
+      room = this.#makeRoom();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const opening = room
+      .then(() => this.#open(sessionId))
+      .catch((error: unknown) => {
+        throw reopenFailure(sessionId, error);
+      });
     this.#sessions.set(sessionId, opening);
     // The caller of this open receives its failure; here it only frees the slot for the next try.
     opening.then(
@@ -290,6 +318,37 @@ export class ConversationHub {
       },
     );
     return opening;
+  }
+
+  /**
+   * Makes room for one more open under `maxOpenSessions` (TJ-LIVE-065): when the hub is full, lets go of the idle
+   * session used least recently (a retired one first) and resolves once its journals are closed; throws
+   * `too_many_sessions` at once when every session is busy or still opening. Synchronous up to the close, so that
+   * opens started together never take the same room.
+   */
+  #makeRoom(): Promise<void> {
+    if (this.#sessions.size < this.#maxOpenSessions) return Promise.resolve();
+    let victim: HubSession | undefined;
+    for (const opening of this.#sessions.values()) {
+      const session = this.#opened.get(opening);
+      if (session === undefined) continue;
+      if (session.retired) {
+        victim = session;
+        break;
+      }
+      if (session.busy) continue;
+      if (victim === undefined || session.lastUsed < victim.lastUsed) victim = session;
+    }
+    if (victim === undefined) {
+      this.#refusedOpens += 1;
+      throw new LiveError(
+        'too_many_sessions',
+        `the hub has ${this.#maxOpenSessions} sessions open (maxOpenSessions), each with a run or a subscriber; retry once one is idle`,
+      );
+    }
+    this.#evictions += 1;
+    this.#sessions.delete(victim.sessionId);
+    return this.#letGo(victim, 'idle_close');
   }
 
   /** Ids of the sessions open now. */
@@ -389,6 +448,8 @@ export class ConversationHub {
         return open !== undefined ? closeOne(open) : opening.then(closeOne, () => undefined);
       }),
     );
+    // Sessions let go before (idle, evicted) are closing on their own; their failures went to onError.
+    await Promise.all([...this.#closing.values()]);
     const failures = settled.flatMap((result) => (result.status === 'rejected' ? [result.reason] : []));
     if (failures.length === 1) throw failures[0];
     if (failures.length > 1) throw new AggregateError(failures, `${failures.length} sessions failed to close`);
@@ -401,6 +462,8 @@ export class ConversationHub {
   }
 
   async #open(sessionId: string): Promise<HubSession> {
+    // The same session let go a moment ago (idle, or evicted for room) holds its locks until its close ends.
+    await this.#closing.get(sessionId);
     const stampRef: { value: number | undefined } = { value: undefined };
     let journals: Awaited<ReturnType<typeof openSessionJournals>>;
     try {
@@ -448,8 +511,18 @@ export class ConversationHub {
         (session.activeRequestId === undefined && session.subscriberCount === 0 && now - session.lastUsed > idleMs);
       if (!idle) continue;
       if (this.#sessions.get(sessionId) === opening) this.#sessions.delete(sessionId);
-      await this.#closeReported(session, 'idle_close');
+      await this.#letGo(session, 'idle_close');
     }
+  }
+
+  /** Closes a session the hub no longer hands out, marking it as closing so that a reopen waits for its locks. */
+  #letGo(session: HubSession, task: HubTask): Promise<void> {
+    const { sessionId } = session;
+    const closing = this.#closeReported(session, task).finally(() => {
+      if (this.#closing.get(sessionId) === closing) this.#closing.delete(sessionId);
+    });
+    this.#closing.set(sessionId, closing);
+    return closing;
   }
 
   /** Closes a session the hub lets go of; its failure goes to `onError`, as no caller waits for it. */

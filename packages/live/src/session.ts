@@ -246,6 +246,14 @@ export class LiveSession implements SubscriptionSource {
     return this.#active?.requestId;
   }
 
+  /**
+   * @internal True while the hub must not close the session to make room (TJ-LIVE-065): a run is active or starting,
+   * or a subscriber is attached.
+   */
+  get busy(): boolean {
+    return this.#active !== undefined || this.#startingSend !== undefined || this.#subscribers.size > 0;
+  }
+
   /** Subscribers currently attached. */
   get subscriberCount(): number {
     return this.#subscribers.size;

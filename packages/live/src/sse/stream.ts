@@ -4,6 +4,7 @@
 import type { LiveEvent, LiveTokenEvent } from '../records.js';
 import type { Subscription } from '../subscription.js';
 import { followSession, type Opening, type SubscriberSink } from '../transport/follow.js';
+import { errorReply } from '../transport/frames.js';
 import type { SessionHost } from '../transport/host.js';
 import type { SseOutput } from './output.js';
 
@@ -45,10 +46,19 @@ export class SseStream implements SubscriberSink {
   start(opening: Opening): void {
     this.#host.hub
       .session(this.#sessionId)
-      .then((session) => {
-        if (this.#closed) return;
-        return followSession(session, opening, this);
-      })
+      .then(
+        (session) => {
+          if (this.#closed) return;
+          return followSession(session, opening, this);
+        },
+        (error: unknown) => {
+          // The session could not be opened (every slot busy, a failed reopen): the client is told the code, and its
+          // EventSource retries with the same cursor.
+          const reply = errorReply(error);
+          if (reply.reported) this.#host.report(error, { sessionId: this.#sessionId, op: 'hello' });
+          this.reply({ type: 'error', op: 'hello', code: reply.code, message: reply.message });
+        },
+      )
       .then(
         // The session closed or failed: ending the stream makes the client reconnect with its Last-Event-ID.
         () => this.end(),

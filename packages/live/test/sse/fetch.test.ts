@@ -111,6 +111,28 @@ describe('fetch sse transport: a conversation (TJ-LIVE-064)', () => {
   });
 });
 
+describe('sse transport: a hub with every session busy (TJ-LIVE-065)', () => {
+  it('tells a stream too_many_sessions as an error event and ends it, and serves it once there is room', async () => {
+    const s = await server({ hub: { maxOpenSessions: 1 } });
+    const first = await openStream(s, { session: 'a', clientId: 'c' });
+    await first.waitFor((f) => f.type === 'live', 'live');
+    const a = await s.hub.session('a');
+    const second = await openStream(s, { session: 'b', clientId: 'c' });
+    expect(await second.waitFor((f) => f.type === 'error', 'the refusal')).toMatchObject({
+      op: 'hello',
+      code: 'too_many_sessions',
+    });
+    await second.ended;
+    expect(s.reported).toEqual([]);
+    first.destroy();
+    await until(() => s.transport.connections === 0, 'the first stream to close');
+    await until(() => a.subscriberCount === 0, 'the subscriber to leave');
+    const again = await openStream(s, { session: 'b', clientId: 'c' });
+    await again.waitFor((f) => f.type === 'live', 'live');
+    again.destroy();
+  });
+});
+
 describe('fetch sse transport: hostile streams (TJ-LIVE-064)', () => {
   it('refuses bad cursors with 400 invalid_frame before opening anything, and keeps serving', async () => {
     const s = await server();
