@@ -106,6 +106,16 @@ export interface ConversationHubOptions {
   readonly onError?: (failure: HubFailure) => void;
 }
 
+/** Options of {@link ConversationHub.session}. */
+export interface HubSessionOptions {
+  /**
+   * The token mode of this session's runs (spec §18.2, TJ-LIVE-066), instead of the hub's `tokens`: kept by the hub
+   * for the session (also when it is closed for idleness or room and opened again) until another call names another
+   * mode, which applies from the session's next run; a run keeps the mode it started in (TJ-LIVE-058).
+   */
+  readonly tokens?: TokenMode;
+}
+
 /** The background work of a hub a {@link HubFailure} comes from. */
 export type HubTask =
   /** A retention pass run by the hub's timer: one session's compaction, or the store's turn-journal sweep. */
@@ -196,6 +206,8 @@ export class ConversationHub {
   readonly #opened = new WeakMap<Promise<HubSession>, HubSession>();
   readonly #timers: ReturnType<typeof setInterval>[] = [];
   readonly #maxOpenSessions: number;
+  /** Token modes given by `session(id, { tokens })`, kept across closes and reopens of the session. */
+  readonly #tokenModes = new Map<string, TokenMode>();
   /** Sessions the hub let go and is still closing: a reopen waits for their locks to be released. */
   readonly #closing = new Map<string, Promise<void>>();
   #evictions = 0;
@@ -275,7 +287,7 @@ export class ConversationHub {
    * snapshots and run status as the owner's, every write refused with `not_owner`; once that owner is gone, the next
    * call opens it as owner.
    */
-  session(sessionId: string): Promise<HubSession> {
+  session(sessionId: string, options: HubSessionOptions = {}): Promise<HubSession> {
     if (this.#closed) return Promise.reject(new LiveError('session_closed', 'the hub is closed'));
     if (typeof sessionId !== 'string' || !isValidIdentifier(sessionId))
       return Promise.reject(
@@ -283,11 +295,30 @@ export class ConversationHub {
       );
     const reserved = reservedSessionIdRefusal(sessionId);
     if (reserved !== null) return Promise.reject(reserved);
+    if (typeof options !== 'object' || options === null)
+      return Promise.reject(new LiveError('invalid_request', 'hub.session options must be an object'));
+    if (options.tokens !== undefined) {
+      let mode: TokenMode;
+      try {
+        mode = tokenMode(options.tokens);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      // Bounded like the open sessions: a mode equal to the hub's needs no entry.
+      if (mode === this.#settings.tokens) this.#tokenModes.delete(sessionId);
+      else this.#tokenModes.set(sessionId, mode);
+    }
+    return this.#session(sessionId);
+  }
+
+  #session(sessionId: string): Promise<HubSession> {
+    if (this.#closed) return Promise.reject(new LiveError('session_closed', 'the hub is closed'));
     const existing = this.#sessions.get(sessionId);
     if (existing !== undefined) {
       return existing.then(async (session) => {
         if (!session.retired && this.#sessions.get(sessionId) === existing && !(await this.#ownerGone(session))) {
           session.touch();
+          if (session.role === 'owner') session.useTokens(this.#tokensOf(sessionId));
           return session;
         }
         if (this.#sessions.get(sessionId) === existing) this.#sessions.delete(sessionId);
@@ -295,7 +326,7 @@ export class ConversationHub {
         // locks released, and opened again, which recovers what its files hold. Its close failing is no reason to
         // refuse the caller the reopened session (whose open fails on its own if the locks stayed): it is reported.
         await this.#closeReported(session, 'close');
-        return this.session(sessionId);
+        return this.#session(sessionId);
       });
     }
     let room: Promise<void>;
@@ -474,13 +505,19 @@ export class ConversationHub {
       return FollowerSession.open(sessionId, this.#settings.store, this.#settings);
     }
     try {
-      return await LiveSession.open(sessionId, journals, this.#settings, stampRef);
+      const settings = { ...this.#settings, tokens: this.#tokensOf(sessionId) };
+      return await LiveSession.open(sessionId, journals, settings, stampRef);
     } catch (error) {
       // The caller receives the open's failure; a failure to release the journals too (their locks may stay) is
       // reported apart, not dropped.
       await journals.close().catch((closeError: unknown) => this.#report('close', closeError, sessionId));
       throw error;
     }
+  }
+
+  /** The token mode of `sessionId`'s next runs: the one `session(id, { tokens })` gave it, or the hub's. */
+  #tokensOf(sessionId: string): TokenMode {
+    return this.#tokenModes.get(sessionId) ?? this.#settings.tokens;
   }
 
   #openJournals(sessionId: string, stampRef: { value: number | undefined }) {
