@@ -551,14 +551,33 @@ export class PostgresJournal implements WritableJournal {
     let committing = false;
     try {
       await client.query('BEGIN');
+      // The lines given were read from the journal as its owner committed it: they replace exactly that, so the row
+      // must still carry the owner's epoch and end (TJ-STORE-027). The row's lock, taken here, holds off a takeover
+      // until the transaction ends.
       const owner = await client.query(
         `UPDATE turnjournal_streams SET end_cursor = $4, line_count = $5
-          WHERE store = $1 AND stream = $2 AND epoch = $3 RETURNING 1`,
-        [this.#key.store, this.#key.stream, this.#epoch, bytes.length, ends.length],
+          WHERE store = $1 AND stream = $2 AND epoch = $3 AND end_cursor = $6 AND line_count = $7 RETURNING 1`,
+        [
+          this.#key.store,
+          this.#key.stream,
+          this.#epoch,
+          bytes.length,
+          ends.length,
+          this.#committedEnd,
+          this.#committedLines,
+        ],
       );
       if (owner.rowCount !== 1) {
         await client.query('ROLLBACK');
-        this.#fence(new Error(`the stream's epoch is no longer ${this.#epoch}`));
+        const row = await this.#streamRow();
+        if (row === undefined || row.epoch !== this.#epoch)
+          this.#fence(new Error(`the stream's epoch is no longer ${this.#epoch}`));
+        else
+          this.#poison(
+            new Error(
+              `the stream ends at ${row.end} (${row.lines} lines), not at ${this.#committedEnd} (${this.#committedLines}) as its owner wrote it: a rewrite would drop lines it never read`,
+            ),
+          );
         throw this.#refusal();
       }
       await client.query('DELETE FROM turnjournal_lines WHERE store = $1 AND stream = $2', [
@@ -579,7 +598,9 @@ export class PostgresJournal implements WritableJournal {
     } catch (error) {
       // Before COMMIT, the transaction is rolled back and the journal is as it was: the writer goes on. A failed
       // COMMIT leaves the outcome unknown to this owner, which can no longer say where its journal ends.
-      if (!committing && !(error instanceof WriterError && error.code === 'journal_fenced'))
+      const refused =
+        error instanceof WriterPoisonedError || (error instanceof WriterError && error.code === 'journal_fenced');
+      if (!committing && !refused)
         await client.query('ROLLBACK').catch(reportCleanupFailure(`rolling back the rewrite of ${this.name}`));
       client.release(error instanceof Error ? error : true);
       if (committing) {
