@@ -66,7 +66,7 @@ async function outcome(promise: Promise<unknown>): Promise<string> {
 
 describe('TJ-STORE-028: journals appending at once share transactions, each checked on its own', () => {
   it('the commits that wait while one is in flight go in one transaction, every line once and in order', async () => {
-    const { store, journals } = await threeJournals('shared');
+    const { journals } = await threeJournals('shared');
     // One tick: s0's commit starts at once (nothing in flight); s1's and s2's wait for it, then go together.
     const appends = journals.map((journal, i) => journal.appendLine(event(1, `second of s${i}`)));
     expect(await Promise.all(appends.map(outcome))).toEqual(['acknowledged', 'acknowledged', 'acknowledged']);
@@ -76,7 +76,6 @@ describe('TJ-STORE-028: journals appending at once share transactions, each chec
     expect(s1, 's1 and s2 in one transaction').toBe(s2);
     expect(s0, 's0 in one of its own').not.toBe(s1);
     for (const journal of journals) await journal.close();
-    await store.close();
   });
 
   it('a fenced journal in a shared transaction adds nothing and is refused; the others commit', async () => {
