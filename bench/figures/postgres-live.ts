@@ -323,7 +323,7 @@ async function sessions64(context: BenchContext, database: Database): Promise<Fi
       floor: round(floor),
       ...judge(subject / floor, 'higher', 1),
       status: 'measured',
-      note: `${SESSIONS} event logs x ${perSession} awaited appendMessage each (after ${warmup} warm-up), the store's pool ${SESSIONS} connections; the floor inserts the ${records} lines the logs committed (${Math.round(bytes / records)} B each on average), INSERT INTO (session, position, line bytea) autocommit, one at a time per connection (after ${warmup} warm-up each); medians of ${rounds} rounds after an untimed one; ${cpuNote}`,
+      note: `${SESSIONS} event logs x ${perSession} awaited appendMessage each (after ${warmup} warm-up), the store's pool ${SESSIONS} connections, its commits at most 4 transactions at once (maxConcurrentCommits' default: the sessions' commits that wait share the next); the floor inserts the ${records} lines the logs committed (${Math.round(bytes / records)} B each on average), INSERT INTO (session, position, line bytea) autocommit, one at a time per connection (after ${warmup} warm-up each); medians of ${rounds} rounds after an untimed one; ${cpuNote}`,
       details,
     },
     {

@@ -33,17 +33,21 @@ const STATIC = {
 };
 
 /**
- * Starts the chat server. Options: root (the store), host, port, model, testHooks (the /test/* endpoints and the
- * model's "[hold]" gate), log (one JSON object per line), hub (extra hub options).
+ * Starts the chat server. Options: root (a directory: the file store) or store (a record store, e.g. PostgreSQL's),
+ * host, port, model, testHooks (the /test/* endpoints and the model's "[hold]" gate), log (one JSON object per line),
+ * hub (extra hub options).
  * Resolves to { url, port, hub, close }.
  */
 export async function startChatServer(options) {
-  const { root, host = '127.0.0.1', port = 8787, model, testHooks = false } = options;
+  const { root, store, host = '127.0.0.1', port = 8787, model, testHooks = false } = options;
   const log = options.log ?? ((entry) => process.stdout.write(`${JSON.stringify(entry)}\n`));
   // Failures of the hub's background work (retention, idle close) are logged; hub.metrics() counts them.
   const onError = ({ task, sessionId, code, error }) =>
     log({ event: 'hub_error', task, sessionId, code, error: String(error?.message ?? error) });
-  const hub = openConversationHub({ root, onError, ...(options.hub ?? {}) });
+  // On a shared store, records are stamped and aged by the database's clock, so that every host agrees (TJ-STORE-026).
+  const journals =
+    store === undefined ? { root } : { store, ...(store.clock === undefined ? {} : { clock: store.clock }) };
+  const hub = openConversationHub({ ...journals, onError, ...(options.hub ?? {}) });
   const runs = new Set(); // in-flight model runs: { promise }
   const hooks = { dropNextAccept: false };
 

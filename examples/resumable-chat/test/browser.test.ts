@@ -1,11 +1,13 @@
 /// <reference lib="dom" />
-// The resumable chat in a real browser (Debian's chromium, driven by playwright-core): the seven scenarios of issue 16.
+// The resumable chat in a real browser (Debian's chromium, driven by playwright-core): the scenarios of issue 16, and
+// "tab closed mid-stream" again with two servers on one PostgreSQL database behind a round-robin proxy (issue 36).
 // Each asserts what the user sees (the DOM) and what the journals hold (`turnjournal check` clean, one turn per send).
 // Synchronisation is on DOM states and server events (test hooks that answer when the event happened), never sleeps.
 // (The DOM library is referenced for the functions that page.evaluate runs in the browser.)
 import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { type PostgresServer, startPostgres } from '@turnjournal/test-support/postgres-server';
 import { type Browser, type BrowserContext, chromium, type Page, type WebSocket } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fakeAnswer, fakeScript } from '../lib/fake-model.mjs';
@@ -16,8 +18,10 @@ import {
   committedMessages,
   EXAMPLE,
   eventRecords,
+  journalDirectory,
   startServer,
 } from './harness.js';
+import { type RoundRobinProxy, startRoundRobinProxy } from './round-robin-proxy.js';
 
 const SHOTS = mkdtempSync(join(tmpdir(), 'tj-chat-browser-'));
 const WORK = mkdtempSync(join(tmpdir(), 'tj-chat-stores-'));
@@ -29,7 +33,42 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await browser?.close();
+  postgres?.stop();
 });
+
+/** The throwaway PostgreSQL of the scenarios that run on a database, started by the first of them. */
+let postgres: PostgresServer | undefined;
+
+/**
+ * Two chat servers on one PostgreSQL store, behind a round-robin proxy: the browser sees one address and each of its
+ * connections reaches the next server. Test hooks go to both servers: `held` answers from the one whose model is
+ * parked (the session's owner), `release` and `idle` ask both.
+ */
+async function startCluster(store: string): Promise<{ server: ChatServer; proxy: RoundRobinProxy; root: string }> {
+  postgres ??= startPostgres();
+  const root = `${postgres.connectionString}?store=${store}`;
+  const servers = [await startServer({ root }), await startServer({ root })];
+  const proxy = await startRoundRobinProxy(servers.map((server) => server.port));
+  const server: ChatServer = {
+    url: proxy.url,
+    port: Number(new URL(proxy.url).port),
+    root,
+    process: (servers[0] as ChatServer).process,
+    hook: (path) =>
+      path === 'held'
+        ? Promise.race(servers.map((one) => one.hook(path)))
+        : Promise.all(servers.map((one) => one.hook(path))).then((answers) => answers[0]),
+    async kill() {
+      await Promise.all(servers.map((one) => one.kill()));
+      await proxy.close();
+    },
+    async stop() {
+      await Promise.all(servers.map((one) => one.stop()));
+      await proxy.close();
+    },
+  };
+  return { server, proxy, root };
+}
 
 interface Scenario {
   server: ChatServer;
@@ -39,12 +78,25 @@ interface Scenario {
   open(sessionId: string): Promise<Page>;
 }
 
-/** Runs one scenario with its own store, server and browser context; screenshots every open page at the end. */
-function scenario(name: string, body: (s: Scenario) => Promise<void>) {
+/**
+ * Runs one scenario with its own store, server and browser context; screenshots every open page at the end. With
+ * `cluster`, the store is a PostgreSQL store of that name and the server two servers behind a round-robin proxy, whose
+ * record `cluster.check` receives once the body passed.
+ */
+function scenario(
+  name: string,
+  body: (s: Scenario) => Promise<void>,
+  cluster?: { readonly store: string; check(proxy: RoundRobinProxy): void },
+) {
   it(name, async () => {
-    const root = join(WORK, name.replace(/\W+/g, '-'));
-    mkdirSync(root);
-    const server = await startServer({ root });
+    let root: string;
+    let server: ChatServer;
+    let proxy: RoundRobinProxy | undefined;
+    if (cluster === undefined) {
+      root = join(WORK, name.replace(/\W+/g, '-'));
+      mkdirSync(root);
+      server = await startServer({ root });
+    } else ({ root, server, proxy } = await startCluster(cluster.store));
     const context = await browser.newContext({ viewport: { width: 900, height: 760 } });
     context.setDefaultTimeout(20_000);
     const pages: Page[] = [];
@@ -62,6 +114,7 @@ function scenario(name: string, body: (s: Scenario) => Promise<void>) {
     let failed = false;
     try {
       await body(s);
+      if (cluster !== undefined) cluster.check(proxy as RoundRobinProxy);
     } catch (error) {
       failed = true;
       throw error;
@@ -157,7 +210,9 @@ async function expectJournals(s: Scenario, sessionId: string, turns: [string, st
   expect(session?.turns.map((turn): [string, string] => [turn.turn_id, turn.state]).sort(byId)).toEqual(
     [...turns].sort(byId),
   );
-  const starts = eventRecords(s.root, sessionId).filter((record) => record.type === 'chat.started');
+  const starts = eventRecords(await journalDirectory(s.root), sessionId).filter(
+    (record) => record.type === 'chat.started',
+  );
   expect(starts.map((record) => record.payload?.request_id)).toEqual(turns.map(([id]) => id));
   return report;
 }
@@ -176,6 +231,38 @@ function recordFrames(page: Page) {
     socket.on('framereceived', (frame) => entry.received.push(JSON.parse(String(frame.payload))));
   });
   return sockets;
+}
+
+/**
+ * Scenario 2's body: a tab closed mid-stream and reopened resumes from its saved cursor and shows the whole answer
+ * once. `sessionId` names the session (and the store's screenshot).
+ */
+async function closeTabMidStream(s: Scenario, sessionId: string) {
+  const prompt = '[hold] Close the tab';
+  const first = await s.open(sessionId);
+  await waitLive(first);
+  await sendAndHold(s, first, prompt);
+  await first.close();
+  const again = await s.context.newPage();
+  const frames = recordFrames(again);
+  await again.goto(`${s.server.url}?session=${sessionId}&backoff=100`);
+  await waitLive(again);
+  // The reopened tab rendered its saved transcript and asked only for what came after it.
+  const hello = frames[0]?.sent[0] as { type: string; lastSeq: number | null };
+  expect(hello.type).toBe('hello');
+  expect(typeof hello.lastSeq).toBe('number');
+  expect(frames[0]?.received[0]).toMatchObject({ type: 'snapshot', mode: 'resume' });
+  await s.server.hook('release');
+  await waitFinished(again, 1);
+  expect(await transcript(again)).toEqual(expectedTranscript(prompt));
+  const stats = await again.evaluate(() => (window as unknown as { __chat: { stats: object } }).__chat.stats);
+  expect(stats).toMatchObject({ duplicates: 0, gaps: 0, snapshots: 0 });
+  const seqs = (frames[0]?.received ?? []).flatMap((f) => (typeof f.seq === 'number' ? [f.seq] : []));
+  expect(seqs).toEqual(seqs.map((_, i) => (seqs[0] as number) + i)); // consecutive: no gap, no repeat
+  expect(seqs[0]).toBe((hello.lastSeq as number) + 1);
+  const [requestId] = await requestIds(again);
+  await expectJournals(s, sessionId, [[requestId as string, 'completed']]);
+  await again.screenshot({ path: join(SHOTS, `2-reopened-${sessionId}.png`) });
 }
 
 describe('resumable chat in Chromium', () => {
@@ -211,33 +298,21 @@ describe('resumable chat in Chromium', () => {
     );
   });
 
-  scenario('2 close the tab mid-stream, reopen: the whole answer, once', async (s) => {
-    const prompt = '[hold] Close the tab';
-    const first = await s.open('s2');
-    await waitLive(first);
-    await sendAndHold(s, first, prompt);
-    await first.close();
-    const again = await s.context.newPage();
-    const frames = recordFrames(again);
-    await again.goto(`${s.server.url}?session=s2&backoff=100`);
-    await waitLive(again);
-    // The reopened tab rendered its saved transcript and asked only for what came after it.
-    const hello = frames[0]?.sent[0] as { type: string; lastSeq: number | null };
-    expect(hello.type).toBe('hello');
-    expect(typeof hello.lastSeq).toBe('number');
-    expect(frames[0]?.received[0]).toMatchObject({ type: 'snapshot', mode: 'resume' });
-    await s.server.hook('release');
-    await waitFinished(again, 1);
-    expect(await transcript(again)).toEqual(expectedTranscript(prompt));
-    const stats = await again.evaluate(() => (window as unknown as { __chat: { stats: object } }).__chat.stats);
-    expect(stats).toMatchObject({ duplicates: 0, gaps: 0, snapshots: 0 });
-    const seqs = (frames[0]?.received ?? []).flatMap((f) => (typeof f.seq === 'number' ? [f.seq] : []));
-    expect(seqs).toEqual(seqs.map((_, i) => (seqs[0] as number) + i)); // consecutive: no gap, no repeat
-    expect(seqs[0]).toBe((hello.lastSeq as number) + 1);
-    const [requestId] = await requestIds(again);
-    await expectJournals(s, 's2', [[requestId as string, 'completed']]);
-    await again.screenshot({ path: join(SHOTS, '2-reopened.png') });
-  });
+  scenario('2 close the tab mid-stream, reopen: the whole answer, once', (s) => closeTabMidStream(s, 's2'));
+
+  scenario(
+    '2b close the tab mid-stream, reopen on the other server (PostgreSQL, two servers, round-robin): the whole answer, once',
+    (s) => closeTabMidStream(s, 's2b'),
+    {
+      store: 'tab_closed',
+      check(proxy) {
+        // The first tab's socket reached one server (which owns the session and runs the model); the reopened tab's
+        // the other, which served the resume and the rest of the answer as a follower, from the database.
+        expect(proxy.webSockets).toEqual([0, 1]);
+        expect(proxy.unexpectedErrors).toEqual([]);
+      },
+    },
+  );
 
   scenario('3 offline mid-stream and back: only the missed events are sent', async (s) => {
     const prompt = '[hold] Go offline';

@@ -1,7 +1,8 @@
 // Test harness of the resumable chat: the server as a real child process (so it can be SIGKILLed), its test hooks,
 // the journals it wrote, and the system Chromium.
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -16,6 +17,7 @@ export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export interface ChatServer {
   readonly url: string;
   readonly port: number;
+  /** Where its journals are: a directory, or a `postgres://…?store=` URL. */
   readonly root: string;
   readonly process: ChildProcess;
   /** Calls a test hook; resolves with its JSON answer once the server-side event happened. */
@@ -26,11 +28,14 @@ export interface ChatServer {
   stop(): Promise<void>;
 }
 
-/** Starts `server.mjs` with test hooks on `root` (and `port`, 0 for any); resolves once it listens. */
+/**
+ * Starts `server.mjs` with test hooks on `root` (a directory, or a PostgreSQL store's URL given as `--store`; and
+ * `port`, 0 for any); resolves once it listens.
+ */
 export async function startServer(options: { root: string; port?: number; tokenMs?: number }): Promise<ChatServer> {
   const args = [
     join(EXAMPLE, 'server.mjs'),
-    '--root',
+    /^postgres(ql)?:\/\//.test(options.root) ? '--store' : '--root',
     options.root,
     '--port',
     String(options.port ?? 0),
@@ -84,14 +89,30 @@ export interface CheckReport {
   findings: unknown[];
 }
 
-/** `turnjournal check --format json <root>` through the built CLI; rejects unless it exits 0. */
-export function checkStore(root: string): Promise<CheckReport> {
+/** `turnjournal <args>` through the built CLI; resolves with its output, rejects unless it exits 0. */
+function turnjournal(args: readonly string[]): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [CLI, 'check', '--format', 'json', root], (error, stdout, stderr) => {
-      if (error !== null) reject(new Error(`turnjournal check exited ${error.code}: ${stdout}${stderr}`));
-      else resolve(JSON.parse(stdout) as CheckReport);
+    execFile(process.execPath, [CLI, ...args], (error, stdout, stderr) => {
+      if (error !== null) reject(new Error(`turnjournal ${args[0]} exited ${error.code}: ${stdout}${stderr}`));
+      else resolve(stdout);
     });
   });
+}
+
+/** `turnjournal check --format json <root>` (a directory or a store URL) through the built CLI. */
+export async function checkStore(root: string): Promise<CheckReport> {
+  return JSON.parse(await turnjournal(['check', '--format', 'json', root])) as CheckReport;
+}
+
+/**
+ * A directory holding the journals of `root`: the directory itself, or for a store URL a fresh copy made by
+ * `turnjournal export` (byte for byte), which the file readers below then read as they read a server's directory.
+ */
+export async function journalDirectory(root: string): Promise<string> {
+  if (!/^postgres(ql)?:\/\//.test(root)) return root;
+  const dir = mkdtempSync(join(tmpdir(), 'tj-chat-export-'));
+  await turnjournal(['export', root, dir]);
+  return dir;
 }
 
 export interface EventRecord {

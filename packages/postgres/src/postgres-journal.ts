@@ -9,6 +9,7 @@ import type {
 } from '@turnjournal/reader/record-store';
 import { AppendCancelledError, WriterError, WriterPoisonedError } from '@turnjournal/writer';
 import type pg from 'pg';
+import type { CommitQueue } from './commit-queue.js';
 import { isConnectionLoss, reportCleanupFailure } from './connection-errors.js';
 import { readCommittedBytes } from './line-rows.js';
 import { PostgresJournalReader } from './postgres-journal-reader.js';
@@ -45,38 +46,6 @@ const BATCH_BYTES = 4 * 1024 * 1024;
  */
 const REREAD_PAUSES_MS = [0, 200, 1000];
 
-/** The owner's check and the stream row's new end, shared by both appends: it matches no row once fenced. */
-const OWNER_CTE = `WITH owner AS (
-    UPDATE turnjournal_streams SET end_cursor = $4, line_count = $5
-     WHERE store = $1 AND stream = $2 AND epoch = $3 AND end_cursor = $6 AND line_count = $7
-    RETURNING 1)`;
-
-/**
- * Adds lines to the stream if, and only if, the stream's epoch is still the owner's and it ends where the owner
- * believes: one statement, so one transaction and one round trip, in which the UPDATE of the stream's row comes first
- * (it takes the row's lock, so an owner bumping the epoch waits for this commit or fences it) and the INSERT adds
- * nothing when it matched no row. The row count tells which. Both are named prepared statements, parsed and planned
- * once per connection: what a commit costs beyond the database's own INSERT is then mostly the stream row's update.
- */
-const APPEND_MANY = {
-  name: 'turnjournal_append_many',
-  text: `${OWNER_CTE}
-  INSERT INTO turnjournal_lines (store, stream, position, start, line, seq, type)
-  SELECT $1, $2, l.position, l.start, l.line, l.seq, l.type
-    FROM owner, unnest($8::bigint[], $9::bigint[], $10::bytea[], $11::bigint[], $12::text[])
-      AS l(position, start, line, seq, type)`,
-};
-/**
- * The same for one line (an append awaited alone): its bytes go as one binary parameter, not in an array's text, and
- * it lands where the owner's check says the stream ends ($6, $7).
- */
-const APPEND_ONE = {
-  name: 'turnjournal_append_one',
-  text: `${OWNER_CTE}
-  INSERT INTO turnjournal_lines (store, stream, position, start, line, seq, type)
-  SELECT $1, $2, $7::bigint, $6::bigint, $8::bytea, $9::bigint, $10::text FROM owner`,
-};
-
 /**
  * A journal of a {@link PostgresRecordStore} opened by its one owner: the session-level advisory lock held on
  * `lockClient` says who the owner is (the database frees it when that connection dies), and the epoch this owner
@@ -88,6 +57,7 @@ export class PostgresJournal implements WritableJournal {
   readonly durability: JournalDurability;
   readonly opened: JournalOpenReport;
   readonly #pool: pg.Pool;
+  readonly #commits: CommitQueue;
   readonly #lockClient: pg.Client;
   readonly #key: StreamKey;
   /** The fencing token every commit checks: set at open, taken anew by the re-read of a failed commit. */
@@ -120,6 +90,7 @@ export class PostgresJournal implements WritableJournal {
   constructor(
     name: string,
     pool: pg.Pool,
+    commits: CommitQueue,
     lockClient: pg.Client,
     key: StreamKey,
     stream: OpenedStream,
@@ -127,6 +98,7 @@ export class PostgresJournal implements WritableJournal {
   ) {
     this.name = name;
     this.#pool = pool;
+    this.#commits = commits;
     this.#lockClient = lockClient;
     this.#key = key;
     this.#epoch = stream.epoch;
@@ -290,23 +262,15 @@ export class PostgresJournal implements WritableJournal {
     const rows = rowsOf(batch);
     let added: number;
     try {
-      const owner = [
-        this.#key.store,
-        this.#key.stream,
-        this.#epoch,
-        end,
-        lines,
-        this.#committedEnd,
-        this.#committedLines,
-      ];
-      const result =
-        rows.positions.length === 1
-          ? await this.#pool.query({ ...APPEND_ONE, values: [...owner, rows.lines[0], rows.seqs[0], rows.types[0]] })
-          : await this.#pool.query({
-              ...APPEND_MANY,
-              values: [...owner, rows.positions, rows.starts, rows.lines, rows.seqs, rows.types],
-            });
-      added = result.rowCount ?? 0;
+      added = await this.#commits.commit({
+        stream: this.#key.stream,
+        epoch: this.#epoch,
+        fromEnd: this.#committedEnd,
+        fromLines: this.#committedLines,
+        toEnd: end,
+        toLines: lines,
+        ...rows,
+      });
     } catch (error) {
       // The commit's outcome may be unknown (the connection was lost after COMMIT was sent): the stream's row says.
       await this.#settleFailure(batch, error, end, lines);
@@ -551,14 +515,33 @@ export class PostgresJournal implements WritableJournal {
     let committing = false;
     try {
       await client.query('BEGIN');
+      // The lines given were read from the journal as its owner committed it: they replace exactly that, so the row
+      // must still carry the owner's epoch and end (TJ-STORE-027). The row's lock, taken here, holds off a takeover
+      // until the transaction ends.
       const owner = await client.query(
         `UPDATE turnjournal_streams SET end_cursor = $4, line_count = $5
-          WHERE store = $1 AND stream = $2 AND epoch = $3 RETURNING 1`,
-        [this.#key.store, this.#key.stream, this.#epoch, bytes.length, ends.length],
+          WHERE store = $1 AND stream = $2 AND epoch = $3 AND end_cursor = $6 AND line_count = $7 RETURNING 1`,
+        [
+          this.#key.store,
+          this.#key.stream,
+          this.#epoch,
+          bytes.length,
+          ends.length,
+          this.#committedEnd,
+          this.#committedLines,
+        ],
       );
       if (owner.rowCount !== 1) {
         await client.query('ROLLBACK');
-        this.#fence(new Error(`the stream's epoch is no longer ${this.#epoch}`));
+        const row = await this.#streamRow();
+        if (row === undefined || row.epoch !== this.#epoch)
+          this.#fence(new Error(`the stream's epoch is no longer ${this.#epoch}`));
+        else
+          this.#poison(
+            new Error(
+              `the stream ends at ${row.end} (${row.lines} lines), not at ${this.#committedEnd} (${this.#committedLines}) as its owner wrote it: a rewrite would drop lines it never read`,
+            ),
+          );
         throw this.#refusal();
       }
       await client.query('DELETE FROM turnjournal_lines WHERE store = $1 AND stream = $2', [
@@ -579,7 +562,9 @@ export class PostgresJournal implements WritableJournal {
     } catch (error) {
       // Before COMMIT, the transaction is rolled back and the journal is as it was: the writer goes on. A failed
       // COMMIT leaves the outcome unknown to this owner, which can no longer say where its journal ends.
-      if (!committing && !(error instanceof WriterError && error.code === 'journal_fenced'))
+      const refused =
+        error instanceof WriterPoisonedError || (error instanceof WriterError && error.code === 'journal_fenced');
+      if (!committing && !refused)
         await client.query('ROLLBACK').catch(reportCleanupFailure(`rolling back the rewrite of ${this.name}`));
       client.release(error instanceof Error ? error : true);
       if (committing) {

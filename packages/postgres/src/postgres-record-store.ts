@@ -9,6 +9,7 @@ import type {
 import { type StoreLocation, safeParseStorePath, storePathSegments } from '@turnjournal/reader/store-format';
 import { WriterError } from '@turnjournal/writer';
 import pg, { type Pool } from 'pg';
+import { CommitQueue } from './commit-queue.js';
 import { reportCleanupFailure } from './connection-errors.js';
 import { DatabaseClock } from './database-clock.js';
 import { readCommittedBytes, requireCommittedEnd } from './line-rows.js';
@@ -32,6 +33,12 @@ export type PostgresRecordStoreOptions = {
   readonly setup?: boolean;
   /** Line-size limit in bytes without the LF for journals that do not set one; 16 MiB by default. */
   readonly maxLineBytes?: number;
+  /**
+   * Most transactions of lines the store runs at once; the commits of the journals that wait meanwhile share the next
+   * one. 4 by default (or the pool's size, when smaller): with 64 sessions appending at once on a 2-core server, 64 in
+   * flight cost the server 130 µs per line and 4 cost 35 µs (the same lines, in transactions of about 16).
+   */
+  readonly maxConcurrentCommits?: number;
 } & (
   | {
       /** The pool appends, reads and documents go through; the store never ends it. */
@@ -89,6 +96,12 @@ export function openPostgresRecordStore(options: PostgresRecordStoreOptions): Po
   const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
   if (!Number.isSafeInteger(maxLineBytes) || maxLineBytes < 1)
     throw new WriterError('invalid_option', `maxLineBytes must be a positive integer, got ${String(maxLineBytes)}`);
+  const concurrency = options.maxConcurrentCommits;
+  if (concurrency !== undefined && (!Number.isSafeInteger(concurrency) || concurrency < 1))
+    throw new WriterError(
+      'invalid_option',
+      `maxConcurrentCommits must be a positive integer, got ${String(concurrency)}`,
+    );
   let pool: pg.Pool;
   let ownsPool: boolean;
   if (options.pool instanceof pg.Pool) {
@@ -108,6 +121,8 @@ export function openPostgresRecordStore(options: PostgresRecordStoreOptions): Po
   const keyOf = (location: StoreLocation): StreamKey => ({ store, stream: storePathSegments(location).join('/') });
   const nameOf = (key: StreamKey) => `${name}/${key.stream}`;
 
+  const maxConcurrentCommits = options.maxConcurrentCommits ?? Math.min(4, pool.options.max ?? 10);
+  const commits = new CommitQueue(pool, store, maxConcurrentCommits);
   const clock = new DatabaseClock(pool);
   let ready: Promise<void> | null = null;
   const setup = async (): Promise<void> => {
@@ -174,6 +189,7 @@ export function openPostgresRecordStore(options: PostgresRecordStoreOptions): Po
         const writable = new PostgresJournal(
           nameOf(key),
           pool,
+          commits,
           lockClient,
           key,
           {

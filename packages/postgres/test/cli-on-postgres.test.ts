@@ -118,6 +118,36 @@ describe('turnjournal on postgres:// (spec §19.1)', () => {
     ]);
   });
 
+  it("TJ-STORE-026: compact ages a store's turns by the database's clock, not by the machine's, 30 days ahead", async () => {
+    const pg = openPostgresRecordStore({ connectionString: server.connectionString, store: 'skewed' });
+    try {
+      await pg.setup();
+      const hourAgo = () => pg.clock() - 3_600_000;
+      const turns = await openTurnJournal({ store: pg, sessionId: 'sess', shard: 'host-a', clock: hourAgo });
+      await turns.submit({ content: 'answered an hour ago', turnId: 't-recent' });
+      await turns.complete('t-recent');
+      await turns.close();
+    } finally {
+      await pg.close();
+    }
+    // The CLI's process believes it is 30 days later: by its own clock the turn is far past a one-day window.
+    const ahead = `data:text/javascript,const now=Date.now.bind(Date);Date.now=()=>now()+${30 * DAY}`;
+    const result = spawnSync(
+      process.execPath,
+      ['--import', ahead, bin, 'compact', urlOf('skewed'), '--retention', '1d', '--format', 'json'],
+      {
+        encoding: 'utf8',
+        timeout: 120_000,
+      },
+    );
+    expect(result.stderr).toBe('');
+    expect(result.status).toBe(0);
+    const compacted = JSON.parse(result.stdout) as {
+      sweeps: { sessions: { session_id: string; pruned_turn_ids: string[] }[] }[];
+    };
+    expect(compacted.sweeps.flatMap((sweep) => sweep.sessions.flatMap((one) => one.pruned_turn_ids))).toEqual([]);
+  });
+
   it('answers usage errors in one line: no store name, a URL with paths, validate of a URL', () => {
     const bare = turnjournal('check', server.connectionString);
     expect(bare.status).toBe(2);
