@@ -35,7 +35,7 @@ export interface ConversationHubOptions {
   readonly fs?: FileSystem;
   /**
    * The clocks (spec §18.6): `{ now, monotonic }`, or a wall clock alone (the monotonic one is then `performance.now`);
-   * the system's by default. Records are stamped and aged by the wall clock as TJ-LIVE-031 and TJ-LIVE-032 bound it;
+   * by default the record store's own clock when it has one (a database's, TJ-STORE-026), else the system's. Records are stamped and aged by the wall clock as TJ-LIVE-031 and TJ-LIVE-032 bound it;
    * idle time and a subscriber's lag are measured on the monotonic clock.
    */
   readonly clock?: LiveClock | (() => number);
@@ -242,7 +242,7 @@ export class ConversationHub {
     this.#fanOut = options.fanOut ?? new InProcessFanOut();
     this.#settings = {
       store,
-      time: new ProcessTime(liveClock(options.clock)),
+      time: new ProcessTime(liveClock(options.clock ?? options.store?.clock)),
       fanOut: storeFanOut(this.#fanOut, store.channel, (sessionId, error) => this.#report('channel', error, sessionId)),
       ringRecords: positive(options.ringRecords, 4096, 'ringRecords'),
       ringBytes: positive(options.ringBytes, 4 * 1024 * 1024, 'ringBytes'),

@@ -1,6 +1,8 @@
 // TJ-STORE-026: hosts sharing a PostgreSQL store stamp and age records by the database's clock, not their own. A host
 // whose clock is 30 days ahead (Date.now made so in this process) compacts a log another host wrote: by its own clock
 // every run would be weeks old and its delivery expired; by the database's, nothing is.
+
+import { openConversationHub } from '@turnjournal/live';
 import { type PostgresServer, startPostgres } from '@turnjournal/test-support/postgres-server';
 import { openEventLog } from '@turnjournal/writer';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -73,7 +75,8 @@ describe("TJ-STORE-026: the database's clock", () => {
     skewHostClock(30 * DAY_MS);
     const compactor = open();
     await compactor.setup();
-    const logB = await openEventLog({ store: compactor, sessionId: 's1', durability: 'group', clock: compactor.clock });
+    // No `clock` given: a writer on a store with a clock of its own takes it by default.
+    const logB = await openEventLog({ store: compactor, sessionId: 's1', durability: 'group' });
     const compaction = await logB.compact({ deliveryWindowSeconds: 48 * 3600, retentionSeconds: 48 * 3600 });
     expect(compaction.expiredRuns, 'the run finished seconds ago by the database’s clock').toEqual([]);
     expect(compaction.futureStampedRecords).toBe(0);
@@ -90,5 +93,30 @@ describe("TJ-STORE-026: the database's clock", () => {
     await reader.close();
     expect(stamps).toHaveLength(2);
     expect((stamps[1] as number) - (stamps[0] as number)).toBeLessThan(60_000);
+  });
+
+  it("a hub on the store, given no clock, stamps its records by the database's clock", async () => {
+    skewHostClock(30 * DAY_MS);
+    const store = open();
+    await store.setup();
+    const hub = openConversationHub({ store, retention: false });
+    try {
+      await (await hub.session('hub-clock')).send({ requestId: 'r1', content: 'hello' });
+    } finally {
+      await hub.close();
+    }
+    const reader = await store.openReader({ family: 'event', sessionId: 'hub-clock' });
+    const stamps: number[] = [];
+    for await (const batch of reader.records())
+      for (const item of batch)
+        if (item.kind === 'record' && typeof item.record.value.ts === 'string')
+          stamps.push(Date.parse(item.record.value.ts));
+    await reader.close();
+    expect(stamps.length).toBeGreaterThan(0);
+    const server = await store.databaseNow();
+    for (const stamped of stamps) {
+      expect(Math.abs(stamped - server), 'stamped by the server’s time').toBeLessThan(60_000);
+      expect(Date.now() - stamped, 'not by this host’s clock, 30 days ahead').toBeGreaterThan(29 * DAY_MS);
+    }
   });
 });

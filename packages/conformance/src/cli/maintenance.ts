@@ -263,25 +263,17 @@ async function compactStore(
   options: { readonly retentionSeconds?: number; readonly dryRun: boolean },
 ): Promise<CompactResult> {
   const retentionSeconds = options.retentionSeconds ?? DEFAULT_RETENTION_SECONDS;
-  // Hosts sharing a store age records by its clock (a PostgreSQL store's is the database server's), not their own:
-  // a CLI run on a machine whose clock is off must not prune what the servers still keep (TJ-STORE-026).
-  const clock = storeClock(store);
-  const sweep = await sweepTurnJournals(store, {
-    retentionSeconds,
-    dryRun: options.dryRun,
-    ...(clock === undefined ? {} : { clock }),
-  });
+  // The sweep and the logs opened on the store age records by the store's own clock (a PostgreSQL store's is the
+  // database server's), not this machine's: a CLI run whose clock is off must not prune what the servers still keep
+  // (TJ-STORE-026).
+  const sweep = await sweepTurnJournals(store, { retentionSeconds, dryRun: options.dryRun });
   const eventLogs: CompactResult['eventLogs'][number][] = [];
   if (!options.dryRun)
     for await (const entry of store.list({ family: 'event' })) {
       if (entry.location.family !== 'event') continue;
       let log: Awaited<ReturnType<typeof openEventLog>>;
       try {
-        log = await openEventLog({
-          store,
-          sessionId: entry.location.sessionId,
-          ...(clock === undefined ? {} : { clock }),
-        });
+        log = await openEventLog({ store, sessionId: entry.location.sessionId });
       } catch (error) {
         // A live server owns this log: its own retention job compacts it (TJ-RET-008).
         if ((error as { code?: unknown }).code !== 'journal_locked') throw error;
@@ -295,12 +287,6 @@ async function compactStore(
       }
     }
   return { sweeps: sweep.sessions.length === 0 ? [] : [sweep], eventLogs };
-}
-
-/** The clock a store offers its hosts (`clock()`, epoch ms), when it has one. */
-function storeClock(store: RecordStore): (() => number) | undefined {
-  const clock = (store as { clock?: unknown }).clock;
-  return typeof clock === 'function' ? () => (clock as () => number).call(store) : undefined;
 }
 
 /** Text output of `compact`. */

@@ -210,4 +210,9 @@ export interface RecordStore {
   replaceDocument(location: StoreLocation & { readonly family: 'state' }, bytes: Uint8Array): Promise<void>;
   /** The store's notification channel. */
   readonly channel: StoreChannel;
+  /**
+   * The wall clock (epoch ms) every host sharing the store stamps and ages records by (TJ-STORE-026), when the store
+   * has one of its own (a database server's); a hub or a sweep on the store uses it unless given another clock.
+   */
+  readonly clock?: () => number;
 }

@@ -11,6 +11,8 @@ export interface WriterOptionsInput {
   readonly clock?: (() => number) | undefined;
   readonly maxLineBytes?: number | undefined;
   readonly lock?: AcquireLockOptions | undefined;
+  /** A record store whose own clock (a database's, TJ-STORE-026) is the default when `clock` is not given. */
+  readonly store?: { readonly clock?: (() => number) | undefined } | undefined;
 }
 
 /** The shared options with their defaults applied and checked. */
@@ -23,7 +25,7 @@ export interface WriterOptions {
 }
 
 /**
- * The one option resolver of the writers: applies the defaults (`every`, the real file system, `Date.now`, the 16 MiB
+ * The one option resolver of the writers: applies the defaults (`every`, the real file system, the store's clock or `Date.now`, the 16 MiB
  * line-size limit) and refuses, with `invalid_option`, a durability mode outside `allowed`, a clock that is not a
  * function and a line-size limit that is not a positive integer. `why` explains a refused mode the family forbids.
  */
@@ -38,7 +40,7 @@ export function resolveWriterOptions(
       'invalid_option',
       `durability "${String(durability)}" is not allowed: use ${allowed.map((mode) => `"${mode}"`).join(' or ')}${why}`,
     );
-  const clock = options.clock ?? Date.now;
+  const clock = options.clock ?? options.store?.clock ?? Date.now;
   if (typeof clock !== 'function') throw new WriterError('invalid_option', '`clock` must be a function');
   const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
   if (!Number.isSafeInteger(maxLineBytes) || maxLineBytes < 1)

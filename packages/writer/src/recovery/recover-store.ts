@@ -63,7 +63,7 @@ export interface RecoverStoreOptions {
   readonly apply?: boolean;
   /** The file-system layer used to append to files under paths; the real one by default. Not used with a store. */
   readonly fs?: FileSystem;
-  /** Wall clock in epoch milliseconds for `created_at`; `Date.now` by default. */
+  /** Wall clock in epoch milliseconds for `created_at`; a record store's own clock or `Date.now` by default. */
   readonly clock?: () => number;
 }
 
@@ -232,7 +232,9 @@ function storeRecovery(
   options: RecoverStoreOptions,
 ): { contents: StoreContents; open: RecoveryOpeners } {
   const contents: RecordStoreContents = recordStoreContents(store);
-  const clock = options.clock === undefined ? {} : { clock: options.clock };
+  // A shared store's own clock (a database's) stamps what recovery writes unless the caller gave one (TJ-STORE-026).
+  const storeClock = options.clock ?? store.clock;
+  const clock = storeClock === undefined ? {} : { clock: storeClock };
   const locationOf = (name: string, family: 'turn' | 'event') => {
     const location = contents.locationOf(name);
     if (location?.family !== family)

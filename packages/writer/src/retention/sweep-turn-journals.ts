@@ -27,7 +27,7 @@ export const SWEEP_LOCK_NAME = '.turnjournal-sweep.lock';
 export interface SweepOptions {
   /** Retention window in seconds; 48 hours by default (TJ-RET-001). */
   readonly retentionSeconds?: number;
-  /** Wall clock in epoch milliseconds; `Date.now` by default. */
+  /** Wall clock in epoch milliseconds; by default a record store's own clock when it has one, else `Date.now`. */
   readonly clock?: () => number;
   /**
    * Whether the host delivered a terminal turn to its client (seed 001). Without it every terminal turn counts as
@@ -102,7 +102,10 @@ export async function sweepTurnJournals(
 }
 
 /** The sweep of a record store's turn journals (see {@link sweepTurnJournals}). */
-async function sweepRecordStore(store: RecordStore, options: SweepOptions): Promise<SweepReport> {
+async function sweepRecordStore(store: RecordStore, given: SweepOptions): Promise<SweepReport> {
+  // Ages on a shared store are measured by the store's clock when it has one (TJ-STORE-026).
+  const clock = given.clock ?? store.clock;
+  const options = clock === undefined ? given : { ...given, clock };
   const contents = recordStoreContents(store, { family: 'turn' });
   const before = new Map<string, number>();
   for await (const entry of store.list({ family: 'turn' })) {
