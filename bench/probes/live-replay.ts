@@ -20,6 +20,8 @@ const args = new Map(
 const dir = resolve(args.get('dir') ?? 'bench/.work/replay-probe');
 const records = Number(args.get('records') ?? 1_000_000);
 const samples = Number(args.get('samples') ?? 41);
+// A full collection before each sample (the default) or none (`--no-gc`, as `live-replay-peers` samples).
+const collect = !args.has('no-gc');
 const SESSION = 's1';
 
 /** The log of the `live-replay-peers` figure: runs of 1,000 deltas of 100 characters. */
@@ -36,7 +38,7 @@ const after = session.durableSeq - 100;
 const first: number[] = [];
 const cpu: number[] = [];
 for (let i = 0; i < samples + 1; i += 1) {
-  gc();
+  if (collect) gc();
   const usage = process.cpuUsage();
   const ms = await firstRecordMs(session, after);
   const used = process.cpuUsage(usage);
@@ -47,7 +49,8 @@ for (let i = 0; i < samples + 1; i += 1) {
 }
 await hub.close();
 
-const open = (root: string) => coldOpenMs(root, SESSION);
+// `--no-open` leaves out the cold opens, so that a profile (`--cpu-prof`) holds the replays alone.
+const open = (root: string) => (args.has('no-open') ? Promise.resolve(0) : coldOpenMs(root, SESSION));
 const big: number[] = [];
 const small: number[] = [];
 await open(bigRoot);

@@ -314,6 +314,38 @@ export function synchronousWrite(fs: FileSystem): SynchronousWrite | undefined {
 const writeNow: SynchronousWrite = (fd, buffer, offset, length, position) =>
   fs.writeSync(fd, buffer, offset, length, position);
 
+/** Where a file system keeps the synchronous twin of its `read` (see {@link synchronousRead}); as `STAT_NOW`. */
+const READ_NOW = Symbol('turnjournal.readNow');
+
+/** A synchronous positional read: returns the bytes read, throws what `read` rejects with. */
+export type SynchronousRead = (
+  fd: number,
+  buffer: Uint8Array,
+  offset: number,
+  length: number,
+  position: number,
+) => number;
+
+/**
+ * @internal Gives `fs` a synchronous twin of its `read`, which must do what that call does. Not copied by an object
+ * spread, as `STAT_NOW`.
+ */
+export function withSynchronousRead<T extends FileSystem>(fs: T, readNow: SynchronousRead): T {
+  Object.defineProperty(fs, READ_NOW, { value: readNow, enumerable: false });
+  return fs;
+}
+
+/**
+ * @internal The synchronous twin of `fs.read`, when `fs` has one: what the file store's reader uses for the tail of a
+ * journal a reconnecting subscriber reads (cached pages: a thread-pool trip would cost more than the read, issue 39).
+ */
+export function synchronousRead(fs: FileSystem): SynchronousRead | undefined {
+  return (fs as { [READ_NOW]?: SynchronousRead })[READ_NOW];
+}
+
+const readNow: SynchronousRead = (fd, buffer, offset, length, position) =>
+  fs.readSync(fd, buffer, offset, length, position);
+
 /**
  * The real file system (Node.js `fs` on raw descriptors). Callback APIs are used rather than `FileHandle`: they cost
  * one thread-pool hop per call and no handle object, which matters on the durable append path. Calls the kernel
@@ -357,6 +389,7 @@ export const nodeFileSystem: FileSystem = {
 };
 withSynchronousStat(nodeFileSystem, statNow);
 withSynchronousWrite(nodeFileSystem, writeNow);
+withSynchronousRead(nodeFileSystem, readNow);
 
 /**
  * The real file system with `fdatasync` and `fsync` made on the calling thread, as better-sqlite3 commits: a durable
@@ -374,3 +407,4 @@ export const blockingSyncFileSystem: FileSystem = {
 };
 withSynchronousStat(blockingSyncFileSystem, statNow);
 withSynchronousWrite(blockingSyncFileSystem, writeNow);
+withSynchronousRead(blockingSyncFileSystem, readNow);
