@@ -35,6 +35,8 @@ const line = Buffer.alloc(753, 0x61);
 line[752] = 0x0a;
 const pre: number[] = [];
 const toWrite: number[] = [];
+const toWriteStart: number[] = [];
+const writeCall: number[] = [];
 const sync: number[] = [];
 const post: number[] = [];
 const total: number[] = [];
@@ -70,6 +72,8 @@ for (let n = 0; n < messages + 20; n += 1) {
       if (n >= 20) {
         pre.push((stamps.syncIssued - t0) * 1000);
         toWrite.push((stamps.writeDone - t0) * 1000);
+        toWriteStart.push((stamps.writeStart - t0) * 1000);
+        writeCall.push((stamps.writeDone - stamps.writeStart) * 1000);
         sync.push((stamps.syncDone - stamps.syncIssued) * 1000);
         post.push((t1 - stamps.syncDone) * 1000);
         total.push((t1 - t0) * 1000);
@@ -106,7 +110,9 @@ const p99 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length
 const f = (x: number) => x.toFixed(1).padStart(7);
 console.log(`messages ${messages}, writes per message ${(writesPerMessage / (messages + 20)).toFixed(2)}`);
 console.log('            pre     sync     post    total   (µs; median, then p99)');
-console.log(`call → write done: ${f(med(toWrite))} µs median`);
+console.log(
+  `call → write done: ${f(med(toWrite))} µs median (call → write issued ${f(med(toWriteStart))}, the write ${f(med(writeCall))})`,
+);
 console.log(`hub    ${f(med(pre))}  ${f(med(sync))}  ${f(med(post))}  ${f(med(total))}`);
 console.log(`floor  ${f(med(fPre))}  ${f(med(fSync))}  ${f(med(fPost))}  ${f(med(fTotal))}`);
 console.log(`hub99  ${f(p99(pre))}  ${f(p99(sync))}  ${f(p99(post))}  ${f(p99(total))}`);
