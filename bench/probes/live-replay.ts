@@ -4,6 +4,7 @@
  * Not a figure of `pnpm bench` (`live-replay-peers` is): it writes the session's log once into `--dir` and keeps it,
  * so that alternated runs of two builds (swap `packages/reader/dist` or set `TJ_BENCH_LIVE`) read the same file, and
  * prints the median time from `subscribe({after: lastSeq - 100})` to the first record and of a cold `hub.session`.
+ * `--written` has the session write a run first (its log then ends in pre-allocated space, as a live session's does).
  */
 import { existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -34,6 +35,12 @@ if (!existsSync(join(smallRoot, SESSION, 'events.jsonl'))) await writeSessionLog
 
 const hub = live.openConversationHub({ root: bigRoot, retention: false, ringRecords: 512 });
 const session = await hub.session(SESSION);
+// `--written`: the session writes a run first, as a live one has, so its log ends in pre-allocated space (NULs).
+if (args.has('written')) {
+  const sent = await session.send({ requestId: `probe-${Date.now()}`, content: 'hi' });
+  if (sent.created) await sent.run.done();
+  await session.flush();
+}
 const after = session.durableSeq - 100;
 const first: number[] = [];
 const cpu: number[] = [];

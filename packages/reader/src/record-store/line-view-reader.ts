@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { ReaderError } from '../errors.js';
 import { type BackwardLine, readLinesBackward } from '../event/read-lines-backward.js';
 import { findEventSeq, seekEventSeq } from '../event/seek-event-seq.js';
@@ -20,6 +21,7 @@ export interface LineView extends JournalSource {
 }
 
 const CHUNK_BYTES = 64 * 1024;
+const LF = 0x0a;
 
 /**
  * How far back from the end a read is made at once through {@link LineView.readNow}: the tail a reconnect a little
@@ -38,6 +40,8 @@ export class LineViewReader implements JournalReader {
   readonly name: string;
   readonly #view: LineView;
   #closed = false;
+  /** The last bytes of the journal, read by {@link LineViewReader.recordsFromSeq} to find where its lines end. */
+  #tail: Buffer = Buffer.alloc(0);
 
   constructor(name: string, view: LineView) {
     this.name = name;
@@ -66,22 +70,41 @@ export class LineViewReader implements JournalReader {
    */
   async *recordsFromSeq(target: number, options: SeqReadOptions = {}): AsyncGenerator<JournalItem[]> {
     const to = options.to ?? (await this.end());
-    const source = this.#tailNow(bounded(this, to), to);
+    const linesEnd = this.#linesEndNow(to);
+    const source = this.#tailNow(bounded(this, to), linesEnd - TAIL_NOW_BYTES, to);
     if (this.seekSeq !== LineViewReader.prototype.seekSeq) {
       yield* this.#read(source, await this.seekSeq(target, { to }), options);
       return;
     }
-    const found = await findEventSeq(target, { source, size: to });
+    const found = await findEventSeq(target, { source, size: linesEnd });
     yield* this.#read(startingWith(source, found.offset, found.following), found.offset, options);
   }
 
-  /** `source`, with its reads of the last {@link TAIL_NOW_BYTES} before `to` made at once where the view can. */
-  #tailNow(source: JournalSource, to: number): JournalSource {
+  /**
+   * Where the lines before `to` end, by one read at once of the last {@link TAIL_NOW_BYTES} (where the view can; `to`
+   * otherwise): after the last LF in them. A journal being written ends in pre-allocated space (NULs, up to 64 KiB,
+   * TJ-DUR-035), which the end includes: a seek from that end spent its first read on NULs, and the records a
+   * reconnect wants lay before the tail read at once. Bytes after the last LF hold no line (pre-allocated space, or a
+   * line not yet whole), so a seek within the lines answers as one within all the bytes would. No LF in those bytes
+   * (a line longer than them): `to`.
+   */
+  #linesEndNow(to: number): number {
+    const readNow = this.#view.readNow;
+    if (readNow === undefined || this.#closed || to <= 0) return to;
+    const length = Math.min(TAIL_NOW_BYTES, to);
+    if (this.#tail.length < length) this.#tail = Buffer.allocUnsafe(TAIL_NOW_BYTES);
+    const read = readNow.call(this.#view, this.#tail, 0, length, to - length);
+    const lf = this.#tail.subarray(0, read).lastIndexOf(LF);
+    return lf < 0 ? to : to - length + lf + 1;
+  }
+
+  /** `source`, with its reads from `from` to `to` made at once where the view can. */
+  #tailNow(source: JournalSource, from: number, to: number): JournalSource {
     const readNow = this.#view.readNow?.bind(this.#view);
     if (readNow === undefined) return source;
     return {
       read: (buffer, offset, length, position) => {
-        if (position < to - TAIL_NOW_BYTES || position >= to) return source.read(buffer, offset, length, position);
+        if (position < from || position >= to) return source.read(buffer, offset, length, position);
         if (this.#closed) return Promise.reject(closedError(this.name));
         try {
           return Promise.resolve(readNow(buffer, offset, Math.min(length, to - position), position));

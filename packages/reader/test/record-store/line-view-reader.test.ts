@@ -120,7 +120,17 @@ describe('LineViewReader.recordsFromSeq (TJ-STORE-005)', () => {
 
     const now = viewOf(content, true);
     expect(await seqs(new LineViewReader('log', now).recordsFromSeq(records - 100))).toEqual(wanted);
-    expect({ reads: now.reads, readsNow: now.readsNow }).toEqual({ reads: 0, readsNow: 1 });
+    // Where the lines end (the last LF of the last 64 KiB), the seek's read, then the pre-allocated space after them.
+    expect({ reads: now.reads, readsNow: now.readsNow }).toEqual({ reads: 0, readsNow: 3 });
+
+    // A journal being written ends in up to 64 KiB of pre-allocated space: the records before it are read at once too.
+    const written = logOf(
+      Array.from({ length: 50_000 }, () => ({ kind: 'record', pad: 200 })),
+      64 * 1024 - 1,
+    );
+    const spaced = viewOf(written.content, true);
+    expect(await seqs(new LineViewReader('log', spaced).recordsFromSeq(written.records - 100))).toEqual(wanted);
+    expect(spaced.reads).toBe(0);
 
     // A target far back reads asynchronously: only the tail is read at once.
     const far = viewOf(content, true);
