@@ -5,20 +5,23 @@
  * and measured in the same run, on the same bytes, in one Node process. Ratios are hub ÷ peer: below 1 the hub is
  * faster.
  */
-import { closeSync, createReadStream, fdatasync, mkdirSync, openSync, statSync, writeSync } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import {
+  type CommittedSamples,
+  LinesFollower,
+  type MessageSeries,
+  openFloorFile,
+  sampleCommittedMessages,
+} from '../lib/committed-messages.js';
 import { live } from '../lib/live.js';
 import { ShuffledSamples } from '../lib/order.js';
 import { type PostgresPeer, type RedisPeer, startPostgresPeer, startRedisPeer } from '../lib/peer-servers.js';
 import type { Peer } from '../lib/peers.js';
+import { coldOpenMs, firstRecordMs, writeSessionLog } from '../lib/replay.js';
 import { gc, judge, median, nowMs, quantile, round } from '../lib/stats.js';
 import type { BenchContext, Figure, FigureRow } from '../lib/types.js';
-import { writer } from '../lib/writer.js';
-import { LinesFollower } from './live-stream-cost.js';
-
-type Hub = ReturnType<typeof live.openConversationHub>;
-type Session = Awaited<ReturnType<Hub['session']>>;
 
 const SESSION = 's1';
 
@@ -103,12 +106,8 @@ export const liveMessagePeers: Figure = {
     logPeer(context, 'PostgreSQL', postgres);
     const root = join(context.workDir, 'hub');
     const hub = live.openConversationHub({ root, retention: false });
-    const asyncFd = openSync(join(context.workDir, 'async-floor.jsonl'), 'a');
-    const hubMs: number[] = [];
-    const redisMs: number[] = [];
-    const postgresMs: number[] = [];
-    const floorMs: number[] = [];
-    let messageBytes = 0;
+    const floorFile = openFloorFile(join(context.workDir, 'async-floor.jsonl'));
+    let sampled: CommittedSamples;
     try {
       if (postgres.ok)
         await postgres.value.client.query(
@@ -118,54 +117,29 @@ export const liveMessagePeers: Figure = {
       const sent = await session.send({ requestId: 'r1', content: 'hi' });
       if (!sent.created) throw new Error('expected a new run');
       await session.flush();
-      const lines = new LinesFollower(join(root, SESSION, 'events.jsonl'));
-      let before = lines.next();
-      // The peers store what the hub's previous message added (the first sample, before it is known, is a warm-up).
-      let payload = 'x';
-      const asyncSync = () =>
-        new Promise<void>((resolve, reject) => fdatasync(asyncFd, (error) => (error ? reject(error) : resolve())));
-      const shuffled = new ShuffledSamples(4);
-      try {
-        for (let i = 0; i < messages + 10; i += 1) {
-          const id = String(i).padStart(6, '0');
-          const bytes = Buffer.from(`${payload}\n`);
-          const series: (() => unknown)[] = [
-            () => sent.run.toolResult({ toolCallId: `c${id}`, output: `result ${id}: ${'y'.repeat(200)}` }),
-            () => (redis.ok ? redis.value.client.xadd('chat:s1', '*', 'line', payload) : undefined),
-            () =>
-              postgres.ok
-                ? postgres.value.client.query({
-                    name: 'insert-message',
-                    text: 'INSERT INTO chat_messages (session_id, seq, line) VALUES ($1, $2, $3)',
-                    values: [SESSION, i, payload],
-                  })
-                : undefined,
-            () => {
-              writeSync(asyncFd, bytes);
-              return asyncSync();
-            },
-          ];
-          const [h, r, p, f] = await shuffled.sample(series);
-          const after = lines.next();
-          messageBytes = after - before;
-          before = after;
-          if (payload.length + 1 !== messageBytes) payload = 'a'.repeat(messageBytes - 1);
-          if (i >= 10) {
-            hubMs.push(h as number);
-            redisMs.push(r as number);
-            postgresMs.push(p as number);
-            floorMs.push(f as number);
-          }
-        }
-      } finally {
-        lines.close();
-      }
+      let seq = 0;
+      const others: MessageSeries[] = [floorFile.nonBlocking];
+      if (redis.ok) others.push(({ text }) => redis.value.client.xadd('chat:s1', '*', 'line', text));
+      if (postgres.ok)
+        others.push(({ text }) => {
+          seq += 1;
+          return postgres.value.client.query({
+            name: 'insert-message',
+            text: 'INSERT INTO chat_messages (session_id, seq, line) VALUES ($1, $2, $3)',
+            values: [SESSION, seq, text],
+          });
+        });
+      sampled = await sampleCommittedMessages(sent.run, join(root, SESSION, 'events.jsonl'), messages, others);
       await sent.run.done();
     } finally {
-      closeSync(asyncFd);
+      floorFile.close();
       await hub.close();
       await stopAll(redis, postgres);
     }
+    const { hub: hubMs, messageBytes } = sampled;
+    const [floorMs = [], ...peerMs] = sampled.others;
+    const redisMs = redis.ok ? (peerMs.shift() ?? []) : [];
+    const postgresMs = postgres.ok ? (peerMs.shift() ?? []) : [];
     const h50 = median(hubMs);
     const h99 = quantile(hubMs, 0.99);
     const f50 = median(floorMs);
@@ -231,32 +205,11 @@ export const liveMessagePeers: Figure = {
 
 // ---- replay from disk and cold open -------------------------------------------------------------------------------
 
-/** Deltas per run of the generated session: few runs, so the checkpoints (the whole message list) stay small. */
-const DELTAS_PER_RUN = 1000;
-
 /**
- * Writes session `s1`'s event log of about `records` records under `root` through the writer (`none` mode, then one
- * flush): finished runs of a user message and {@link DELTAS_PER_RUN} deltas of 100 characters, acknowledged.
+ * The generated session: runs of a user message and 1,000 deltas of 100 characters, few runs, so the checkpoints (the
+ * whole message list) stay small.
  */
-async function writeSessionLog(root: string, records: number): Promise<{ size: number; lastSeq: number }> {
-  mkdirSync(join(root, SESSION), { recursive: true });
-  const log = await writer.openEventLog({ root, sessionId: SESSION, durability: 'none', checkpointInterval: 1000 });
-  const text = 'token '.repeat(16).slice(0, 100);
-  for (let r = 0; (log.lastSeq ?? -1) + 1 < records; r += 1) {
-    const requestId = `run-${r}`;
-    log.chatStarted({ requestId, content: `question ${r}` });
-    log.appendMessage({ role: 'user', content: `question ${r}`, id: `${requestId}.user` });
-    log.segmentStarted({ requestId, messageId: `${requestId}.a1` });
-    const deltas = Math.min(DELTAS_PER_RUN, Math.max(1, records - (log.lastSeq ?? -1) - 4));
-    for (let d = 0; d < deltas; d += 1) log.delta({ requestId, messageId: `${requestId}.a1`, text });
-    log.chatDone({ requestId });
-    await log.ack(requestId, { clientId: 'bench' });
-  }
-  await log.flush();
-  const lastSeq = log.lastSeq ?? -1;
-  await log.close();
-  return { size: statSync(join(root, SESSION, 'events.jsonl')).size, lastSeq };
-}
+const replayLog = (records: number) => ({ deltaText: 'token '.repeat(16).slice(0, 100), deltasPerRun: 1000, records });
 
 /** Each line of the log with its seq, in batches, for loading the same bytes into a peer. */
 async function* logLines(file: string, batch: number): AsyncGenerator<{ seqs: number[]; lines: string[] }> {
@@ -274,18 +227,6 @@ async function* logLines(file: string, batch: number): AsyncGenerator<{ seqs: nu
     }
   }
   if (seqs.length > 0) yield { seqs, lines };
-}
-
-/** Milliseconds from `subscribe({after})` to its first record. */
-async function firstRecordMs(session: Session, after: number): Promise<number> {
-  const begin = nowMs();
-  const subscription = session.subscribe({ after });
-  const next = await subscription.next();
-  const ms = nowMs() - begin;
-  subscription.close();
-  if (next.done === true || next.value.kind !== 'record' || next.value.record.seq !== after + 1)
-    throw new Error(`expected record ${after + 1}, got ${JSON.stringify(next.value).slice(0, 200)}`);
-  return ms;
 }
 
 /** Redis stream ids of the loaded log: `<seq + 1>-0`, so that a cursor maps to an exclusive `XRANGE` start. */
@@ -311,8 +252,8 @@ export const liveReplayPeers: Figure = {
     const openSamples = quick ? 3 : 9;
     const bigRoot = join(context.workDir, 'big');
     const smallRoot = join(context.workDir, 'small');
-    const big = await writeSessionLog(bigRoot, records);
-    const small = await writeSessionLog(smallRoot, 1000);
+    const big = await writeSessionLog(bigRoot, SESSION, replayLog(records));
+    const small = await writeSessionLog(smallRoot, SESSION, replayLog(1000));
     const file = join(bigRoot, SESSION, 'events.jsonl');
     context.log(`  log of ${big.lastSeq + 1} records, ${(big.size / 1e6).toFixed(1)} MB`);
     const redis = await startRedisPeer({ appendfsync: 'everysec' });
@@ -322,6 +263,7 @@ export const liveReplayPeers: Figure = {
     const hubMs: number[] = [];
     const redisMs: number[] = [];
     const postgresMs: number[] = [];
+    const writtenMs: number[] = [];
     const openBig: number[] = [];
     const openSmall: number[] = [];
     const hub = live.openConversationHub({ root: bigRoot, retention: false, ringRecords: 512 });
@@ -370,23 +312,20 @@ export const liveReplayPeers: Figure = {
         redisMs.push(r as number);
         postgresMs.push(p as number);
       }
-      // Cold opens: a new hub each time, so nothing of the session is in memory; the page cache stays warm.
-      const coldOpen = async (root: string) => {
-        const cold = live.openConversationHub({ root, retention: false });
-        try {
-          gc();
-          const begin = nowMs();
-          await cold.session(SESSION);
-          return nowMs() - begin;
-        } finally {
-          await cold.close();
-        }
-      };
+      // A live session has written since it opened, so its log ends in pre-allocated space (NULs, up to 64 KiB,
+      // TJ-DUR-035) that the reader's end includes: the same replay once one run has been written.
+      const sent = await session.send({ requestId: 'bench-written', content: 'hi' });
+      if (!sent.created) throw new Error('expected a new run');
+      await sent.run.done();
+      await session.flush();
+      const writtenAfter = session.durableSeq - 100;
+      for (let i = 0; i < warmUps; i += 1) await firstRecordMs(session, writtenAfter);
+      for (let i = 0; i < samples; i += 1) writtenMs.push(await firstRecordMs(session, writtenAfter));
       await hub.close();
       const opens = new ShuffledSamples(2);
-      await opens.sample([() => coldOpen(bigRoot), () => coldOpen(smallRoot)]);
+      await opens.sample([() => coldOpenMs(bigRoot, SESSION), () => coldOpenMs(smallRoot, SESSION)]);
       for (let i = 0; i < openSamples; i += 1) {
-        const [b, s] = await opens.sample([() => coldOpen(bigRoot), () => coldOpen(smallRoot)]);
+        const [b, s] = await opens.sample([() => coldOpenMs(bigRoot, SESSION), () => coldOpenMs(smallRoot, SESSION)]);
         openBig.push(b as number);
         openSmall.push(s as number);
       }
@@ -399,7 +338,7 @@ export const liveReplayPeers: Figure = {
     const s50 = median(openSmall);
     const size = quick ? '100 k-record' : '1 M-record';
     context.log(
-      `  first record: hub ${h50.toFixed(3)} ms, Redis ${median(redisMs).toFixed(3)}, PostgreSQL ${median(postgresMs).toFixed(3)}; cold open ${b50.toFixed(1)} ms vs ${s50.toFixed(1)} ms`,
+      `  first record: hub ${h50.toFixed(3)} ms (${median(writtenMs).toFixed(3)} ms once written), Redis ${median(redisMs).toFixed(3)}, PostgreSQL ${median(postgresMs).toFixed(3)}; cold open ${b50.toFixed(1)} ms vs ${s50.toFixed(1)} ms`,
     );
     const scaled = quick ? ' (quick run: 100 k records instead of 1 M)' : '';
     const note = `cursor lastSeq-100 on a log of ${big.lastSeq + 1} records (${(big.size / 1e6).toFixed(1)} MB)${scaled}; median of ${samples} samples of each, shuffled, after ${warmUps} untimed rounds; peers hold the same lines`;
@@ -422,6 +361,15 @@ export const liveReplayPeers: Figure = {
         peer: postgres.ok ? median(postgresMs) : null,
         maxRatio: 0.6,
         note: `primary key (session_id, seq), prepared, over the Unix socket; p90 ${round(quantile(postgresMs, 0.9), 3)} ms`,
+      }),
+      peerRow(redis, {
+        id: 'live-replay-written-vs-redis',
+        name: `live reconnect replay from disk, ${size} session that has written since it opened (log ends in pre-allocated space), first record vs Redis XRANGE`,
+        unit: 'ms',
+        hub: median(writtenMs),
+        peer: redis.ok ? median(redisMs) : null,
+        maxRatio: null,
+        note: `after one run written through the hub and flushed; ${samples} samples of the hub alone after ${warmUps} untimed, against the Redis median above`,
       }),
       {
         id: 'live-cold-open',

@@ -1,53 +1,14 @@
-import { mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { live } from '../lib/live.js';
 import { ShuffledSamples } from '../lib/order.js';
+import { firstRecordMs, writeSessionLog } from '../lib/replay.js';
 import { gc, judge, median, nowMs, quantile, round } from '../lib/stats.js';
 import type { Figure, FigureRow } from '../lib/types.js';
-import { writer } from '../lib/writer.js';
-
-type Hub = ReturnType<typeof live.openConversationHub>;
-type Session = Awaited<ReturnType<Hub['session']>>;
 
 const SESSION = 's1';
 
-/**
- * Writes a session's event log of about `bytes` through the writer (`none` mode, then one flush): finished runs of a
- * user message and 60 deltas of 4 KiB each, acknowledged, so that opening it recovers nothing. The file is the one the
- * hub opens for session `s1` under `root` (the store layout of spec §4.4).
- */
-async function writeSessionLog(root: string, bytes: number): Promise<{ size: number; lastSeq: number }> {
-  mkdirSync(join(root, SESSION), { recursive: true });
-  const log = await writer.openEventLog({ root, sessionId: SESSION, durability: 'none', checkpointInterval: 1000 });
-  const text = 'x'.repeat(4096);
-  let written = 0;
-  for (let r = 0; written < bytes; r += 1) {
-    const requestId = `run-${r}`;
-    log.chatStarted({ requestId, content: `question ${r}` });
-    log.appendMessage({ role: 'user', content: `question ${r}`, id: `${requestId}.user` });
-    log.segmentStarted({ requestId, messageId: `${requestId}.a1` });
-    for (let d = 0; d < 60; d += 1) log.delta({ requestId, messageId: `${requestId}.a1`, text });
-    log.chatDone({ requestId });
-    const ack = await log.ack(requestId, { clientId: 'bench' });
-    written = ack.cursor + ack.length;
-  }
-  await log.flush();
-  const lastSeq = log.lastSeq ?? -1;
-  await log.close();
-  return { size: statSync(join(root, SESSION, 'events.jsonl')).size, lastSeq };
-}
-
-/** Milliseconds from `subscribe({after})` to its first record. */
-async function firstRecordMs(session: Session, after: number): Promise<number> {
-  const begin = nowMs();
-  const subscription = session.subscribe({ after });
-  const next = await subscription.next();
-  const ms = nowMs() - begin;
-  subscription.close();
-  if (next.done === true || next.value.kind !== 'record' || next.value.record.seq !== after + 1)
-    throw new Error(`expected record ${after + 1}, got ${JSON.stringify(next.value).slice(0, 200)}`);
-  return ms;
-}
+/** A session log of about `bytes`: runs of 60 deltas of 4 KiB each. */
+const bigDeltas = (bytes: number) => ({ deltaText: 'x'.repeat(4096), deltasPerRun: 60, bytes });
 
 /**
  * Reconnect (issue 15): `subscribe({after: lastSeq - 100})` to its first record on a ~200 MB log against the same on a
@@ -61,7 +22,7 @@ export const liveReconnect: Figure = {
     const bigBytes = context.mode === 'quick' ? 50e6 : 200e6;
     const samples = context.mode === 'quick' ? 15 : 41;
     const open = async (root: string, bytes: number) => {
-      const built = await writeSessionLog(root, bytes);
+      const built = await writeSessionLog(root, SESSION, bigDeltas(bytes));
       gc();
       const hub = live.openConversationHub({ root, retention: false, ringRecords: 512 });
       const openBegin = nowMs();

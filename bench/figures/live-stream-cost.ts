@@ -1,71 +1,12 @@
-import { closeSync, constants, fdatasync, fdatasyncSync, openSync, readSync, statSync, writeSync } from 'node:fs';
+import { closeSync, fdatasyncSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { linesEnd, openFloorFile, sampleCommittedMessages } from '../lib/committed-messages.js';
 import { live } from '../lib/live.js';
-import { ShuffledSamples } from '../lib/order.js';
 import { gc, judge, latencyInfoRow, median, nowMs, quantile, round } from '../lib/stats.js';
 import type { Figure, FigureRow } from '../lib/types.js';
 import { writer } from '../lib/writer.js';
 
 const SESSION = 's1';
-
-/**
- * Where the lines of an open journal end: its size less the pre-allocated space after its last line (spec §3.8; at
- * most 64 KiB, TJ-DUR-035), which a flushed live event log keeps, so the file size alone overstates what was written.
- */
-function linesEnd(file: string): number {
-  const size = statSync(file).size;
-  const tail = Buffer.alloc(Math.min(size, 128 * 1024));
-  const fd = openSync(file, 'r');
-  try {
-    readSync(fd, tail, 0, tail.length, size - tail.length);
-  } finally {
-    closeSync(fd);
-  }
-  return size - tail.length + tail.lastIndexOf(0x0a) + 1;
-}
-
-/**
- * Follows where the lines of a journal the hub is writing end, from message to message, without changing what the
- * hub's next sync costs. `linesEnd` did that with a `stat` and a read of the file before each timed call, and both
- * made the hub's sync dearer, not the floor's (whose file nobody looks at): on Linux 6.18, ext4, `relatime`, a
- * committed message cost more after a `stat` or a read of the hub's file, and no more after a read with `O_NOATIME`
- * and no `stat` (bench/results/history.md, "The live committed message: what the figure measured"). The likely
- * mechanism, not traced in the kernel: a read after a write updates the access time, and since Linux 6.13 a `stat`
- * makes the next write take a fine-grained modification time; either way the write dirties the inode, and the
- * `fdatasync` that a write into pre-allocated space (spec §11.6) gets cheaply then costs what an appending one does. So this reads forward from the
- * last known end, through a descriptor opened once with `O_NOATIME`, up to the first NUL byte (where the pre-allocated
- * space starts: a line never holds one, JSON escapes it) or the file's end.
- */
-export class LinesFollower {
-  readonly #fd: number;
-  readonly #chunk = Buffer.alloc(4096);
-  #end: number;
-
-  constructor(file: string) {
-    // The one `stat`, before the first (untimed) message.
-    this.#end = linesEnd(file);
-    this.#fd = openSync(file, constants.O_RDONLY | (constants.O_NOATIME ?? 0));
-  }
-
-  /** Where the lines end now. */
-  next(): number {
-    let position = this.#end;
-    for (;;) {
-      const got = readSync(this.#fd, this.#chunk, 0, this.#chunk.length, position);
-      const data = this.#chunk.subarray(0, got);
-      const nul = data.indexOf(0);
-      const lines = nul < 0 ? data : data.subarray(0, nul);
-      const lf = lines.lastIndexOf(0x0a);
-      if (lf >= 0) this.#end = position + lf + 1;
-      if (nul >= 0 || got < this.#chunk.length) return this.#end;
-      position += got;
-    }
-  }
-
-  close(): void {
-    closeSync(this.#fd);
-  }
-}
 
 /**
  * Streaming cost (issue 15): the amortised cost of one delta through the hub (`run.delta` awaited, the 20 ms group
@@ -226,9 +167,8 @@ interface CommittedMessages {
 }
 
 /**
- * `messages` awaited `run.toolResult()` calls (after 10 untimed), each sampled with the durable floor of the bytes a
- * message adds to `file` (`writeSync` + `fdatasyncSync` to `floorPath`) in a shuffled order, so both see the same
- * disk; the bytes are found by a {@link LinesFollower}, which leaves the hub's syncs as they are. With
+ * `messages` awaited `run.toolResult()` calls, each sampled with the durable floor of the bytes a message adds to
+ * `file` (`writeSync` + `fdatasyncSync` to `floorPath`) in a shuffled order, so both see the same disk. With
  * `asyncFloorPath`, the non-blocking floor of those bytes joins the shuffle: `writeSync`, then `fdatasync` through
  * libuv's thread pool, awaited (as `durable-submit-async-floor` measures it for a turn record).
  */
@@ -239,58 +179,17 @@ async function committedMessages(
   messages: number,
   asyncFloorPath?: string,
 ): Promise<CommittedMessages> {
-  const messageFd = openSync(floorPath, 'a');
-  const asyncFd = asyncFloorPath === undefined ? -1 : openSync(asyncFloorPath, 'a');
-  const asyncSync = () =>
-    new Promise<void>((resolve, reject) => fdatasync(asyncFd, (error) => (error ? reject(error) : resolve())));
-  const subject: number[] = [];
-  const floor: number[] = [];
-  const asyncFloor: number[] = [];
-  const lines = new LinesFollower(file);
-  let before = lines.next();
-  // The floors write as many bytes as the hub's previous message added: ids and outputs are of fixed width, so every
-  // message adds the same count, but for the rare one the writer follows with a checkpoint (TJ-EVENT-007), whose
-  // bytes the next floor sample then writes too. The first sample, before any count is known, is a warm-up one.
-  let messageBytes = 0;
-  let floorBytes = Buffer.from('\n');
-  // One sample of each series per message, in an order shuffled afresh each time (`ShuffledSamples`), so neither the
-  // disk's drift nor the place in the loop favours one of them.
-  const shuffled = new ShuffledSamples(asyncFd >= 0 ? 3 : 2);
+  const durable = openFloorFile(floorPath);
+  const nonBlocking = asyncFloorPath === undefined ? undefined : openFloorFile(asyncFloorPath);
   try {
-    for (let i = 0; i < messages + 10; i += 1) {
-      const id = String(i).padStart(6, '0');
-      const series: (() => unknown)[] = [
-        () => run.toolResult({ toolCallId: `c${id}`, output: `result ${id}: ${'y'.repeat(200)}` }),
-        () => {
-          writeSync(messageFd, floorBytes);
-          fdatasyncSync(messageFd);
-        },
-      ];
-      if (asyncFd >= 0)
-        series.push(() => {
-          writeSync(asyncFd, floorBytes);
-          return asyncSync();
-        });
-      const [s, f, a] = (await shuffled.sample(series)) as number[];
-      const after = lines.next();
-      messageBytes = after - before;
-      before = after;
-      if (floorBytes.length !== messageBytes) {
-        floorBytes = Buffer.alloc(messageBytes, 0x61);
-        floorBytes[floorBytes.length - 1] = 0x0a;
-      }
-      if (i >= 10) {
-        subject.push(s as number);
-        floor.push(f as number);
-        if (asyncFd >= 0) asyncFloor.push(a as number);
-      }
-    }
+    const others = nonBlocking === undefined ? [durable.durable] : [durable.durable, nonBlocking.nonBlocking];
+    const sampled = await sampleCommittedMessages(run, file, messages, others);
+    const [floor = [], asyncFloor = []] = sampled.others;
+    return { subject: sampled.hub, floor, asyncFloor, messageBytes: sampled.messageBytes };
   } finally {
-    closeSync(messageFd);
-    if (asyncFd >= 0) closeSync(asyncFd);
-    lines.close();
+    durable.close();
+    nonBlocking?.close();
   }
-  return { subject, floor, asyncFloor, messageBytes };
 }
 
 /** The row of a series of committed messages: the median against the floor's, and both p99s. */

@@ -1,14 +1,9 @@
-import { createRequire } from 'node:module';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { type PostgresServer, startPostgres } from '@turnjournal/test-support/postgres-server';
+import type { PostgresServer } from '@turnjournal/test-support/postgres-server';
 import { ShuffledSamples } from '../lib/order.js';
+import { type Pg, type Postgres, withPostgresServer } from '../lib/postgres-figure.js';
 import { judge, median, nowMs, quantile, round } from '../lib/stats.js';
 import type { BenchContext, Figure, FigureRow } from '../lib/types.js';
 import { pendingRow } from './pending.js';
-
-type Postgres = typeof import('../../packages/postgres/dist/index.js');
-type Pg = typeof import('../../packages/postgres/node_modules/@types/pg/index.js');
 
 /** 100 appenders on one stream, each awaiting its append before the next. */
 const APPENDERS = 100;
@@ -34,33 +29,19 @@ function eventLine(i: number): Buffer {
 export const postgresAppend: Figure = {
   id: 'postgres-append',
   title: 'PostgreSQL store: durable append vs raw INSERT; 100 concurrent appends to one stream',
-  async run(context): Promise<FigureRow[]> {
-    let server: PostgresServer;
-    try {
-      server = startPostgres();
-    } catch (error) {
-      const reason = `skipped: ${error instanceof Error ? error.message : String(error)}`;
-      context.log(`  ${reason}`);
-      return [
+  run(context): Promise<FigureRow[]> {
+    return withPostgresServer(
+      context,
+      (reason) => [
         pendingRow({ ...MEDIAN_ROW, floor: null, reason }),
         pendingRow({ ...P99_ROW, floor: null, reason }),
         pendingRow({ ...CONCURRENT_ROW, floor: null, reason }),
-      ];
-    }
-    try {
-      const root = context.root;
-      const postgres: Postgres = await import(
-        pathToFileURL(join(root, 'packages', 'postgres', 'dist', 'index.js')).href
-      );
-      // node-postgres as the store resolves it: the same client library for subject and floor.
-      const pg = createRequire(join(root, 'packages', 'postgres', 'package.json'))('pg') as Pg;
-      return [
+      ],
+      async ({ server, postgres, pg }) => [
         ...(await singleAppends(context, server, postgres, pg)),
         await concurrentAppends(context, server, postgres, pg),
-      ];
-    } finally {
-      server.stop();
-    }
+      ],
+    );
   },
 };
 

@@ -1,19 +1,17 @@
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { type PostgresServer, startPostgres } from '@turnjournal/test-support/postgres-server';
+import type { PostgresServer } from '@turnjournal/test-support/postgres-server';
 import { SEEK_SEQ_SQL } from '../../packages/postgres/dist/line-rows.js';
 import { live } from '../lib/live.js';
 import { ShuffledSamples } from '../lib/order.js';
+import { type Pg, type Postgres, withPostgresServer } from '../lib/postgres-figure.js';
 import { judge, median, nowMs, quantile, round } from '../lib/stats.js';
 import type { BenchContext, Figure, FigureRow } from '../lib/types.js';
 import { WRITER_PATH, writer } from '../lib/writer.js';
 import { pendingRow } from './pending.js';
 
-type Postgres = typeof import('../../packages/postgres/dist/index.js');
-type Pg = typeof import('../../packages/postgres/node_modules/@types/pg/index.js');
 type PostgresStore = ReturnType<Postgres['openPostgresRecordStore']>;
 type Hub = ReturnType<typeof live.openConversationHub>;
 type Session = Awaited<ReturnType<Hub['session']>>;
@@ -43,43 +41,32 @@ interface Database {
 export const postgresLive: Figure = {
   id: 'postgres-live',
   title: 'live hub on PostgreSQL: committed message vs files, 64 sessions, replay of 1 M records, cross-host fan-out',
-  async run(context): Promise<FigureRow[]> {
-    let server: PostgresServer;
-    try {
-      server = startPostgres();
-    } catch (error) {
-      const reason = `skipped: ${error instanceof Error ? error.message : String(error)}`;
-      context.log(`  ${reason}`);
-      return SKIPPABLE_ROWS.map((row) => pendingRow({ ...row, floor: null, reason }));
-    }
-    try {
-      const postgres: Postgres = await import(
-        pathToFileURL(join(context.root, 'packages', 'postgres', 'dist', 'index.js')).href
-      );
-      // node-postgres as the store resolves it: the same client library for subject and floor.
-      const pg = createRequire(join(context.root, 'packages', 'postgres', 'package.json'))('pg') as Pg;
-      const database: Database = {
-        server,
-        postgres,
-        pg,
-        async open(name, options = {}) {
-          const store =
-            options.pool === undefined
-              ? postgres.openPostgresRecordStore({ connectionString: server.connectionString, store: name })
-              : postgres.openPostgresRecordStore({ pool: options.pool, store: name });
-          await store.setup();
-          return store;
-        },
-      };
-      return [
-        ...(await committedMessages(context, database)),
-        ...(await sessions64(context, database)),
-        ...(await reconnectReplay(context, database)),
-        ...(await crossHostFanOut(context, database)),
-      ];
-    } finally {
-      server.stop();
-    }
+  run(context): Promise<FigureRow[]> {
+    return withPostgresServer(
+      context,
+      (reason) => SKIPPABLE_ROWS.map((row) => pendingRow({ ...row, floor: null, reason })),
+      async ({ server, postgres, pg }) => {
+        const database: Database = {
+          server,
+          postgres,
+          pg,
+          async open(name, options = {}) {
+            const store =
+              options.pool === undefined
+                ? postgres.openPostgresRecordStore({ connectionString: server.connectionString, store: name })
+                : postgres.openPostgresRecordStore({ pool: options.pool, store: name });
+            await store.setup();
+            return store;
+          },
+        };
+        return [
+          ...(await committedMessages(context, database)),
+          ...(await sessions64(context, database)),
+          ...(await reconnectReplay(context, database)),
+          ...(await crossHostFanOut(context, database)),
+        ];
+      },
+    );
   },
 };
 

@@ -13,8 +13,9 @@ import {
 export interface FileSystemStamps {
   syncIssued: number;
   syncDone: number;
-  /** Synchronous writes so far. */
+  /** Synchronous writes so far, and their bytes. */
   writes: number;
+  bytes: number;
   /** When the last synchronous write began and returned. */
   writeStart: number;
   writeDone: number;
@@ -39,11 +40,12 @@ export function withRealTwins(fs: FileSystem, write?: SynchronousWrite): FileSys
  * call at the issue and the completion of its sync.
  */
 export function timedFileSystem(): { readonly fs: FileSystem; readonly stamps: FileSystemStamps } {
-  const stamps: FileSystemStamps = { syncIssued: 0, syncDone: 0, writes: 0, writeStart: 0, writeDone: 0 };
+  const stamps: FileSystemStamps = { syncIssued: 0, syncDone: 0, writes: 0, bytes: 0, writeStart: 0, writeDone: 0 };
   const writeNow = synchronousWrite(nodeFileSystem);
   if (writeNow === undefined) throw new Error('the real file system has a synchronous write');
   const stampedWrite: SynchronousWrite = (...args) => {
     stamps.writes += 1;
+    stamps.bytes += args[3];
     stamps.writeStart = performance.now();
     const written = writeNow(...args);
     stamps.writeDone = performance.now();

@@ -4,12 +4,13 @@
  * Not a figure of `pnpm bench` (`live-replay-peers` is): it writes the session's log once into `--dir` and keeps it,
  * so that alternated runs of two builds (swap `packages/reader/dist` or set `TJ_BENCH_LIVE`) read the same file, and
  * prints the median time from `subscribe({after: lastSeq - 100})` to the first record and of a cold `hub.session`.
+ * `--written` has the session write a run first (its log then ends in pre-allocated space, as a live session's does).
  */
-import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { live } from '../lib/live.js';
-import { gc, median, nowMs } from '../lib/stats.js';
-import { writer } from '../lib/writer.js';
+import { coldOpenMs, firstRecordMs, writeSessionLog } from '../lib/replay.js';
+import { gc, median } from '../lib/stats.js';
 
 const args = new Map(
   process.argv.slice(2).map((arg) => {
@@ -20,46 +21,34 @@ const args = new Map(
 const dir = resolve(args.get('dir') ?? 'bench/.work/replay-probe');
 const records = Number(args.get('records') ?? 1_000_000);
 const samples = Number(args.get('samples') ?? 41);
+// A full collection before each sample (the default) or none (`--no-gc`, as `live-replay-peers` samples).
+const collect = !args.has('no-gc');
 const SESSION = 's1';
 
-async function writeLog(root: string, count: number): Promise<void> {
-  mkdirSync(join(root, SESSION), { recursive: true });
-  const log = await writer.openEventLog({ root, sessionId: SESSION, durability: 'none', checkpointInterval: 1000 });
-  const text = 'token '.repeat(16).slice(0, 100);
-  for (let r = 0; (log.lastSeq ?? -1) + 1 < count; r += 1) {
-    const requestId = `run-${r}`;
-    log.chatStarted({ requestId, content: `question ${r}` });
-    log.appendMessage({ role: 'user', content: `question ${r}`, id: `${requestId}.user` });
-    log.segmentStarted({ requestId, messageId: `${requestId}.a1` });
-    for (let d = 0; d < 1000; d += 1) log.delta({ requestId, messageId: `${requestId}.a1`, text });
-    log.chatDone({ requestId });
-    await log.ack(requestId, { clientId: 'bench' });
-  }
-  await log.flush();
-  await log.close();
-}
+/** The log of the `live-replay-peers` figure: runs of 1,000 deltas of 100 characters. */
+const shape = (count: number) => ({ deltaText: 'token '.repeat(16).slice(0, 100), deltasPerRun: 1000, records: count });
 
 const bigRoot = join(dir, `big-${records}`);
 const smallRoot = join(dir, 'small');
-if (!existsSync(join(bigRoot, SESSION, 'events.jsonl'))) await writeLog(bigRoot, records);
-if (!existsSync(join(smallRoot, SESSION, 'events.jsonl'))) await writeLog(smallRoot, 1000);
+if (!existsSync(join(bigRoot, SESSION, 'events.jsonl'))) await writeSessionLog(bigRoot, SESSION, shape(records));
+if (!existsSync(join(smallRoot, SESSION, 'events.jsonl'))) await writeSessionLog(smallRoot, SESSION, shape(1000));
 
 const hub = live.openConversationHub({ root: bigRoot, retention: false, ringRecords: 512 });
 const session = await hub.session(SESSION);
+// `--written`: the session writes a run first, as a live one has, so its log ends in pre-allocated space (NULs).
+if (args.has('written')) {
+  const sent = await session.send({ requestId: `probe-${Date.now()}`, content: 'hi' });
+  if (sent.created) await sent.run.done();
+  await session.flush();
+}
 const after = session.durableSeq - 100;
 const first: number[] = [];
 const cpu: number[] = [];
 for (let i = 0; i < samples + 1; i += 1) {
-  gc();
+  if (collect) gc();
   const usage = process.cpuUsage();
-  const begin = nowMs();
-  const subscription = session.subscribe({ after });
-  const next = await subscription.next();
-  const ms = nowMs() - begin;
+  const ms = await firstRecordMs(session, after);
   const used = process.cpuUsage(usage);
-  subscription.close();
-  if (next.done === true || next.value.kind !== 'record' || next.value.record.seq !== after + 1)
-    throw new Error(`expected record ${after + 1}`);
   if (i > 0) {
     first.push(ms);
     cpu.push((used.user + used.system) / 1000);
@@ -67,17 +56,8 @@ for (let i = 0; i < samples + 1; i += 1) {
 }
 await hub.close();
 
-const open = async (root: string) => {
-  const cold = live.openConversationHub({ root, retention: false });
-  try {
-    gc();
-    const begin = nowMs();
-    await cold.session(SESSION);
-    return nowMs() - begin;
-  } finally {
-    await cold.close();
-  }
-};
+// `--no-open` leaves out the cold opens, so that a profile (`--cpu-prof`) holds the replays alone.
+const open = (root: string) => (args.has('no-open') ? Promise.resolve(0) : coldOpenMs(root, SESSION));
 const big: number[] = [];
 const small: number[] = [];
 await open(bigRoot);

@@ -1,3 +1,4 @@
+import type { JournalItem } from '@turnjournal/reader';
 import type { JournalReader } from '@turnjournal/reader/record-store';
 import { isAcceptedRecord } from '@turnjournal/schema';
 import type { LiveRecord } from './records.js';
@@ -22,7 +23,8 @@ const BATCH_BYTES = 4 * 1024 * 1024;
 /**
  * Reads a session's event log from the store for subscribers whose cursor is older than the in-memory window
  * (TJ-LIVE-012), and for followers (TJ-LIVE-042): finds where the records after the cursor start by the store's seek
- * (TJ-STORE-005; a file store bisects on byte offsets, since seq grows with the offset), then reads forward from there.
+ * (TJ-STORE-005; a file store bisects on byte offsets, since seq grows with the offset), then reads forward from there,
+ * starting with the bytes the seek read last where the store can (`JournalReader.recordsFromSeq`).
  * It reads through the record store's reader of the log, by its location: the hub never builds a path.
  */
 export class DiskReader {
@@ -68,12 +70,11 @@ export class DiskReader {
     }
     const reader = await this.#reader;
     const end = await reader.end();
-    const start = await reader.seekSeq(after + 1, { to: end });
     const records: LiveRecord[] = [];
     const sizes: number[] = [];
     let last = after;
     let bytes = 0;
-    reading: for await (const batch of reader.records({ from: start, to: end })) {
+    reading: for await (const batch of recordsFromSeq(reader, after + 1, end)) {
       for (const item of batch) {
         if (item.kind !== 'record') continue;
         const { validation, value } = item.record;
@@ -94,6 +95,12 @@ export class DiskReader {
     }
     return { kind: 'records', records, sizes };
   }
+}
+
+/** The records from where `reader`'s seek to `target` lands, through `to`: in one read where the store can. */
+async function* recordsFromSeq(reader: JournalReader, target: number, to: number): AsyncGenerator<JournalItem[]> {
+  if (reader.recordsFromSeq !== undefined) yield* reader.recordsFromSeq(target, { to });
+  else yield* reader.records({ from: await reader.seekSeq(target, { to }), to });
 }
 
 /** The settled value of a reader whose open failed: its failure was answered to the read that opened it. */

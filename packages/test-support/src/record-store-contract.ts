@@ -162,6 +162,25 @@ export function describeRecordStoreContract(label: string, setUp: () => Promise<
       await journal.close();
     });
 
+    it('TJ-STORE-005: recordsFromSeq, where a reader has it, yields what a read from seekSeq yields', async () => {
+      const store = (await start()).open();
+      const journal = await store.openJournal(events('seek-read'), { durability: 'group' });
+      for (let seq = 0; seq < 300; seq++) await journal.appendLine(event(seq, { pad: 'z'.repeat((seq * 7919) % 700) }));
+      const lock = await store.openReader(events('seek-read'));
+      for (const reader of [journal.reader(), lock]) {
+        if (reader.recordsFromSeq === undefined) continue;
+        for (const target of [0, 1, 150, 199, 200, 299, 300, 500]) {
+          const read: string[] = [];
+          for await (const batch of reader.recordsFromSeq(target))
+            for (const item of batch)
+              read.push(item.kind === 'record' ? `${text(item.record.bytes)}\n` : `finding ${item.finding.code}`);
+          expect(read, `target ${target}`).toEqual(await recordLines(reader, await reader.seekSeq(target)));
+        }
+      }
+      await lock.close();
+      await journal.close();
+    });
+
     it('TJ-STORE-003: `none` lines are readable by their owner at once and durable after flush; close keeps them', async () => {
       const backing = await start();
       const store = backing.open();

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { parseJsonText } from '../framing/parse-line-text.js';
 import type { JournalSource } from '../framing/read-journal.js';
 
@@ -36,6 +37,23 @@ const LF = 0x0a;
  * start of those 64 KiB made every reconnect parse and validate some 280 records it then skipped (issue 39).
  */
 export async function seekEventSeq(target: number, options: SeekEventSeqOptions): Promise<number> {
+  return (await findEventSeq(target, options)).offset;
+}
+
+/** Where {@link findEventSeq} found the target's line, and the bytes from there that its last read holds. */
+export interface FoundEventSeq {
+  /** What {@link seekEventSeq} answers. */
+  readonly offset: number;
+  /** The bytes at `offset` that the search read last (up to the end of that read; maybe none): a forward read's start. */
+  readonly following: Uint8Array;
+}
+
+/**
+ * {@link seekEventSeq}, with the bytes after the answer that its last read holds: a reconnect a little behind finds
+ * its line in the one 64 KiB read of the search's first step, and a forward read that starts with those bytes reads
+ * the log once, not twice (issue 39).
+ */
+export async function findEventSeq(target: number, options: SeekEventSeqOptions): Promise<FoundEventSeq> {
   const { source, size } = options;
   const probe = new Probe(source, Math.max(1024, options.windowBytes ?? DEFAULT_WINDOW));
   let lo = 0;
@@ -58,14 +76,17 @@ export async function seekEventSeq(target: number, options: SeekEventSeqOptions)
     if (found === null || found.seq >= target) hi = mid;
     else lo = found.lineStart;
   }
-  return probe.lineOf(target, lo, hi, size);
+  const offset = await probe.lineOf(target, lo, hi, size);
+  return { offset, following: probe.bytesFrom(offset) };
 }
 
 /** Positional reads of the first record after a point, into a buffer that grows only for long lines. */
 class Probe {
   readonly #source: JournalSource;
   readonly #window: number;
-  #buffer = new Uint8Array(FIRST_PROBE_BYTES);
+  // A Buffer, not a bare Uint8Array: its indexOf is a native search, where a Uint8Array's looked for the line ends of a
+  // 64 KiB read in 52 µs against 14 µs (issue 39). Not zero-filled: only the bytes read are ever looked at.
+  #buffer = Buffer.allocUnsafe(FIRST_PROBE_BYTES);
   /** Where the bytes in the buffer were read from, and how many were read. */
   #bufferAt = -1;
   #bufferLength = 0;
@@ -84,7 +105,7 @@ class Probe {
    */
   async lineOf(target: number, lo: number, hi: number, size: number): Promise<number> {
     let extra = FIRST_PROBE_BYTES;
-    let bytes: Uint8Array;
+    let bytes: Buffer;
     for (;;) {
       const length = Math.min(size - lo, hi - lo + extra);
       let read: number;
@@ -124,9 +145,16 @@ class Probe {
     return lo + (low < starts.length ? (starts[low] as number) : bytes.length);
   }
 
+  /** The bytes of the last read from `position` on (none when it did not reach `position`); the probe reads no more. */
+  bytesFrom(position: number): Uint8Array {
+    const start = position - this.#bufferAt;
+    if (this.#bufferAt < 0 || start < 0 || start > this.#bufferLength) return new Uint8Array(0);
+    return this.#buffer.subarray(start, this.#bufferLength);
+  }
+
   /** Reads `length` bytes at `position` into the buffer (grown when needed) and remembers where they came from. */
   async #read(length: number, position: number): Promise<number> {
-    if (this.#buffer.length < length) this.#buffer = new Uint8Array(length);
+    if (this.#buffer.length < length) this.#buffer = Buffer.allocUnsafe(length);
     this.#bufferAt = -1;
     const read = await readFully(this.#source, this.#buffer, length, position);
     this.#bufferAt = position;

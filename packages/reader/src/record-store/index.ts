@@ -18,6 +18,7 @@ export type {
   ListOptions,
   OpenJournalOptions,
   RecordStore,
+  SeqReadOptions,
   StoreChannel,
   StoreEntry,
   WritableJournal,

@@ -28,6 +28,9 @@ export interface JournalReadOptions {
   readonly maxLineBytes?: number;
 }
 
+/** Options of {@link JournalReader.recordsFromSeq}: where the read ends, and how it reads. */
+export type SeqReadOptions = Omit<JournalReadOptions, 'from'>;
+
 /**
  * A lock-free reader of one journal's committed lines (spec §16, TJ-STORE-001, TJ-STORE-002). Every backend holds
  * the exact bytes of each line, so one codec (spec §3) reads them all: records, findings and line numbers are the same
@@ -52,6 +55,11 @@ export interface JournalReader extends JournalSource {
    * before it has a smaller seq. It may be earlier than the first such record, never later.
    */
   seekSeq(target: number, options?: { readonly to?: JournalCursor }): Promise<JournalCursor>;
+  /**
+   * Optional: `records({ from: await seekSeq(target, { to }), to })` in one call, which a backend may answer with
+   * fewer reads (the file store serves the first lines from the bytes its seek read last).
+   */
+  recordsFromSeq?(target: number, options?: SeqReadOptions): AsyncGenerator<JournalItem[]>;
   /** The committed lines before `options.to` (the end by default), last first; the caller stops by leaving the loop. */
   readBackward(options?: { readonly to?: JournalCursor; readonly maxLineBytes?: number }): AsyncGenerator<BackwardLine>;
   /** Releases what the reader holds; later calls fail. */

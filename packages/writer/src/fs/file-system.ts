@@ -249,22 +249,35 @@ function settled<T>(call: () => T): Promise<T> {
 }
 
 /**
- * Where a file system keeps the synchronous twin of its `stat` (see {@link synchronousStat}). A symbol-keyed,
- * non-enumerable property: an object spread (`{ ...nodeFileSystem, stat: counted }`, the way tests and users wrap the
- * layer) does not copy it, so a wrapper never has a twin that bypasses its own `stat`.
+ * Where a file system keeps the synchronous twin of one of its calls: a symbol-keyed, non-enumerable property. An
+ * object spread (`{ ...nodeFileSystem, stat: counted }`, the way tests and users wrap the layer) does not copy it, so
+ * a wrapper never has a twin that bypasses its own call.
  */
-const STAT_NOW = Symbol('turnjournal.statNow');
+function twinSlot<F>(name: string): {
+  attach<T extends FileSystem>(fs: T, twin: F): T;
+  of(fs: FileSystem): F | undefined;
+} {
+  const key = Symbol(`turnjournal.${name}`);
+  return {
+    attach(fs, twin) {
+      Object.defineProperty(fs, key, { value: twin, enumerable: false });
+      return fs;
+    },
+    of: (fs) => (fs as unknown as { [key]?: F })[key],
+  };
+}
 
 /** A synchronous `stat`: returns what the file system's `stat` resolves with, throws what it rejects with. */
 export type SynchronousStat = (path: string) => FileStat;
+
+const STAT_NOW = twinSlot<SynchronousStat>('statNow');
 
 /**
  * @internal Gives `fs` a synchronous twin of its `stat`, which must return what `fs.stat` resolves with and throw what
  * it rejects with. The real file systems have one; a test's wrapper that counts calls can have one too.
  */
 export function withSynchronousStat<T extends FileSystem>(fs: T, statNow: SynchronousStat): T {
-  Object.defineProperty(fs, STAT_NOW, { value: statNow, enumerable: false });
-  return fs;
+  return STAT_NOW.attach(fs, statNow);
 }
 
 /**
@@ -275,30 +288,25 @@ export function withSynchronousStat<T extends FileSystem>(fs: T, statNow: Synchr
  * benchmark machine right after an `fdatasync` (cold caches), where the `stat` itself costs about 5.
  */
 export function synchronousStat(fs: FileSystem): SynchronousStat | undefined {
-  return (fs as { [STAT_NOW]?: SynchronousStat })[STAT_NOW];
+  return STAT_NOW.of(fs);
 }
 
 const statNow: SynchronousStat = (path) => toStat(fs.statSync(path));
 
-/** Where a file system keeps the synchronous twin of its awaited `write` (see {@link synchronousWrite}); as `STAT_NOW`. */
-const WRITE_NOW = Symbol('turnjournal.writeNow');
+/** A synchronous positional call (`writeSync`, `readSync`): returns the bytes moved (may be fewer), throws its error. */
+type PositionalCall = (fd: number, buffer: Uint8Array, offset: number, length: number, position: number) => number;
 
 /** A synchronous awaited `write`: returns the bytes written (may be short), throws what `write` rejects with. */
-export type SynchronousWrite = (
-  fd: number,
-  buffer: Uint8Array,
-  offset: number,
-  length: number,
-  position: number,
-) => number;
+export type SynchronousWrite = PositionalCall;
+
+const WRITE_NOW = twinSlot<SynchronousWrite>('writeNow');
 
 /**
  * @internal Gives `fs` a synchronous twin of its awaited `write` (one with `{ awaited: true }`) of at most
- * {@link SYNC_WRITE_MAX_BYTES}, which must do what that call does. Not copied by an object spread, as `STAT_NOW`.
+ * {@link SYNC_WRITE_MAX_BYTES}, which must do what that call does.
  */
 export function withSynchronousWrite<T extends FileSystem>(fs: T, writeNow: SynchronousWrite): T {
-  Object.defineProperty(fs, WRITE_NOW, { value: writeNow, enumerable: false });
-  return fs;
+  return WRITE_NOW.attach(fs, writeNow);
 }
 
 /**
@@ -308,11 +316,32 @@ export function withSynchronousWrite<T extends FileSystem>(fs: T, writeNow: Sync
  * promise reactions later (after each `await` of the write loop), and the sync is issued only then.
  */
 export function synchronousWrite(fs: FileSystem): SynchronousWrite | undefined {
-  return (fs as { [WRITE_NOW]?: SynchronousWrite })[WRITE_NOW];
+  return WRITE_NOW.of(fs);
 }
 
 const writeNow: SynchronousWrite = (fd, buffer, offset, length, position) =>
   fs.writeSync(fd, buffer, offset, length, position);
+
+/** A synchronous positional read: returns the bytes read, throws what `read` rejects with. */
+export type SynchronousRead = PositionalCall;
+
+const READ_NOW = twinSlot<SynchronousRead>('readNow');
+
+/** @internal Gives `fs` a synchronous twin of its `read`, which must do what that call does. */
+export function withSynchronousRead<T extends FileSystem>(fs: T, readNow: SynchronousRead): T {
+  return READ_NOW.attach(fs, readNow);
+}
+
+/**
+ * @internal The synchronous twin of `fs.read`, when `fs` has one: what the file store's reader uses for the tail of a
+ * journal a reconnecting subscriber reads (cached pages: a thread-pool trip would cost more than the read, issue 39).
+ */
+export function synchronousRead(fs: FileSystem): SynchronousRead | undefined {
+  return READ_NOW.of(fs);
+}
+
+const readNow: SynchronousRead = (fd, buffer, offset, length, position) =>
+  fs.readSync(fd, buffer, offset, length, position);
 
 /**
  * The real file system (Node.js `fs` on raw descriptors). Callback APIs are used rather than `FileHandle`: they cost
@@ -357,6 +386,7 @@ export const nodeFileSystem: FileSystem = {
 };
 withSynchronousStat(nodeFileSystem, statNow);
 withSynchronousWrite(nodeFileSystem, writeNow);
+withSynchronousRead(nodeFileSystem, readNow);
 
 /**
  * The real file system with `fdatasync` and `fsync` made on the calling thread, as better-sqlite3 commits: a durable
@@ -374,3 +404,4 @@ export const blockingSyncFileSystem: FileSystem = {
 };
 withSynchronousStat(blockingSyncFileSystem, statNow);
 withSynchronousWrite(blockingSyncFileSystem, writeNow);
+withSynchronousRead(blockingSyncFileSystem, readNow);

@@ -1,7 +1,7 @@
 import { ReaderError } from '@turnjournal/reader';
 import { LineViewReader } from '@turnjournal/reader/_internals';
 import type { JournalReader } from '@turnjournal/reader/record-store';
-import type { FileSystem } from '../fs/file-system.js';
+import { type FileSystem, synchronousRead } from '../fs/file-system.js';
 
 /**
  * A lock-free reader of the journal file at `path`, through `fs`: the file's bytes are its line view, and its size
@@ -17,8 +17,12 @@ export async function openFileJournalReader(fs: FileSystem, path: string): Promi
       throw new ReaderError('not_found', `${path} does not exist`, { file: path }, { cause: error });
     throw error;
   }
+  const readNow = synchronousRead(fs);
   return new LineViewReader(path, {
     read: (buffer, offset, length, position) => fs.read(fd, buffer, offset, length, position),
+    ...(readNow === undefined
+      ? {}
+      : { readNow: (buffer, offset, length, position) => readNow(fd, buffer, offset, length, position) }),
     end: async () => (await fs.fstat(fd)).size,
     close: () => fs.close(fd),
   });

@@ -1,0 +1,162 @@
+/**
+ * The live committed message as the figures sample it: `run.toolResult()` awaited (`tool.result` and its
+ * `message_append`, durable before it resolves), one sample of it and of every other series per message in an order
+ * shuffled afresh each time, every other series storing the bytes the hub's previous message added to its log.
+ */
+import { closeSync, constants, fdatasync, fdatasyncSync, openSync, readSync, statSync, writeSync } from 'node:fs';
+import { ShuffledSamples } from './order.js';
+
+/**
+ * Where the lines of an open journal end: its size less the pre-allocated space after its last line (spec §3.8; at
+ * most 64 KiB, TJ-DUR-035), which a flushed live event log keeps, so the file size alone overstates what was written.
+ */
+export function linesEnd(file: string): number {
+  const size = statSync(file).size;
+  const tail = Buffer.alloc(Math.min(size, 128 * 1024));
+  const fd = openSync(file, 'r');
+  try {
+    readSync(fd, tail, 0, tail.length, size - tail.length);
+  } finally {
+    closeSync(fd);
+  }
+  return size - tail.length + tail.lastIndexOf(0x0a) + 1;
+}
+
+/**
+ * Follows where the lines of a journal the hub is writing end, from message to message, without changing what the
+ * hub's next sync costs. `linesEnd` did that with a `stat` and a read of the file before each timed call, and both
+ * made the hub's sync dearer, not the floor's (whose file nobody looks at): on Linux 6.18, ext4, `relatime`, a
+ * committed message cost more after a `stat` or a read of the hub's file, and no more after a read with `O_NOATIME`
+ * and no `stat` (bench/results/history.md, "The live committed message: what the figure measured"). The likely
+ * mechanism, not traced in the kernel: a read after a write updates the access time, and since Linux 6.13 a `stat`
+ * makes the next write take a fine-grained modification time; either way the write dirties the inode, and the
+ * `fdatasync` that a write into pre-allocated space (spec §11.6) gets cheaply then costs what an appending one does.
+ * So this reads forward from the last known end, through a descriptor opened once with `O_NOATIME`, up to the first
+ * NUL byte (where the pre-allocated space starts: a line never holds one, JSON escapes it) or the file's end.
+ */
+export class LinesFollower {
+  readonly #fd: number;
+  readonly #chunk = Buffer.alloc(4096);
+  #end: number;
+
+  constructor(file: string) {
+    // The one `stat`, before the first (untimed) message.
+    this.#end = linesEnd(file);
+    this.#fd = openSync(file, constants.O_RDONLY | (constants.O_NOATIME ?? 0));
+  }
+
+  /** Where the lines end now. */
+  next(): number {
+    let position = this.#end;
+    for (;;) {
+      const got = readSync(this.#fd, this.#chunk, 0, this.#chunk.length, position);
+      const data = this.#chunk.subarray(0, got);
+      const nul = data.indexOf(0);
+      const lines = nul < 0 ? data : data.subarray(0, nul);
+      const lf = lines.lastIndexOf(0x0a);
+      if (lf >= 0) this.#end = position + lf + 1;
+      if (nul >= 0 || got < this.#chunk.length) return this.#end;
+      position += got;
+    }
+  }
+
+  close(): void {
+    closeSync(this.#fd);
+  }
+}
+
+/** The bytes a message added to the hub's log, as a line (with its LF) and as text (without). */
+export interface MessageBytes {
+  readonly line: Buffer;
+  readonly text: string;
+}
+
+/** A series sampled beside the hub: stores `message` once per call, resolving when it is durable. */
+export type MessageSeries = (message: MessageBytes) => unknown;
+
+/** The samples of {@link sampleCommittedMessages}: the hub's, each other series' (in order), and the message size. */
+export interface CommittedSamples {
+  readonly hub: number[];
+  readonly others: number[][];
+  readonly messageBytes: number;
+}
+
+/** Untimed messages before the samples: the first, before any size is known, and the compiler's warm-up. */
+const WARM_UP = 10;
+
+/**
+ * `messages` awaited `run.toolResult()` calls (after {@link WARM_UP} untimed), each sampled with every series of
+ * `others` in a shuffled order; each series stores as many bytes as the hub's previous message added to `file`, found
+ * by a {@link LinesFollower}, which leaves the hub's syncs as they are. Ids and outputs are of fixed width, so every
+ * message adds the same count, but for the rare one the writer follows with a checkpoint (TJ-EVENT-007), whose bytes
+ * the next sample of the others then stores too.
+ */
+export async function sampleCommittedMessages(
+  run: { toolResult(input: { toolCallId: string; output: string }): Promise<void> },
+  file: string,
+  messages: number,
+  others: readonly MessageSeries[],
+): Promise<CommittedSamples> {
+  const hub: number[] = [];
+  const samples = others.map(() => [] as number[]);
+  const lines = new LinesFollower(file);
+  let before = lines.next();
+  let messageBytes = 0;
+  let message = bytesOf(1);
+  // One sample of each series per message, in an order shuffled afresh each time (`ShuffledSamples`), so neither the
+  // disk's drift nor the place in the loop favours one of them.
+  const shuffled = new ShuffledSamples(others.length + 1);
+  try {
+    for (let i = 0; i < messages + WARM_UP; i += 1) {
+      const id = String(i).padStart(6, '0');
+      const current = message;
+      const series: (() => unknown)[] = [
+        () => run.toolResult({ toolCallId: `c${id}`, output: `result ${id}: ${'y'.repeat(200)}` }),
+        ...others.map((other) => () => other(current)),
+      ];
+      const [h, ...rest] = (await shuffled.sample(series)) as number[];
+      const after = lines.next();
+      messageBytes = after - before;
+      before = after;
+      if (message.line.length !== messageBytes) message = bytesOf(messageBytes);
+      if (i >= WARM_UP) {
+        hub.push(h as number);
+        for (const [k, ms] of rest.entries()) samples[k]?.push(ms);
+      }
+    }
+  } finally {
+    lines.close();
+  }
+  return { hub, others: samples, messageBytes };
+}
+
+function bytesOf(length: number): MessageBytes {
+  const line = Buffer.alloc(length, 0x61);
+  line[length - 1] = 0x0a;
+  return { line, text: 'a'.repeat(length - 1) };
+}
+
+/** A file the floors append to, opened once; `close` when done. */
+export interface FloorFile {
+  /** `writeSync` of the message, then `fdatasyncSync`: the durable append floor. */
+  readonly durable: MessageSeries;
+  /** `writeSync` of the message, then `fdatasync` through libuv's thread pool, awaited: the non-blocking floor. */
+  readonly nonBlocking: MessageSeries;
+  close(): void;
+}
+
+/** Opens `path` for appending as the floors' file. */
+export function openFloorFile(path: string): FloorFile {
+  const fd = openSync(path, 'a');
+  return {
+    durable: ({ line }) => {
+      writeSync(fd, line);
+      fdatasyncSync(fd);
+    },
+    nonBlocking: ({ line }) => {
+      writeSync(fd, line);
+      return new Promise<void>((resolve, reject) => fdatasync(fd, (error) => (error ? reject(error) : resolve())));
+    },
+    close: () => closeSync(fd),
+  };
+}
