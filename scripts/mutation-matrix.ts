@@ -20,6 +20,7 @@ import { join } from 'node:path';
 import type { ConformanceReport } from '../packages/conformance/src/adapter/report.js';
 import { GENERATED_REQUIREMENTS } from '../packages/conformance/src/adapter/runner/reader-tier.js';
 import { runConformance } from '../packages/conformance/src/adapter/runner.js';
+import { startPostgres } from '../packages/test-support/src/postgres-server.js';
 import { MUTANTS } from './mutants/index.js';
 
 const root = join(import.meta.dirname, '..');
@@ -122,6 +123,19 @@ if (!Number.isInteger(jobs) || jobs < 1) {
   process.exit(2);
 }
 const queue = MUTANTS.filter((mutant) => selected === undefined || selected.has(mutant.name));
+// Mutants on a PostgreSQL store need a database: a throwaway server, started here (one clear line when it cannot be)
+// and stopped when the process exits, whichever way it does.
+if (queue.some((mutant) => mutant.postgres === true)) {
+  let server: ReturnType<typeof startPostgres>;
+  try {
+    server = startPostgres();
+  } catch (error) {
+    process.stderr.write(`mutation-matrix: ${(error as Error).message}\n`);
+    process.exit(1);
+  }
+  process.on('exit', () => server.stop());
+  process.env.TJ_MUTANT_POSTGRES_URL = server.connectionString;
+}
 const settle: ((verdict: Promise<Verdict>) => void)[] = [];
 const verdicts = queue.map(() => new Promise<Verdict>((resolve) => settle.push(resolve)));
 let next = 0;

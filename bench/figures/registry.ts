@@ -7,6 +7,7 @@ import { eventAppend } from './event-append.js';
 import { eventRecovery } from './event-recovery.js';
 import { groupCommit } from './group-commit.js';
 import { liveLongSession } from './live-long-session.js';
+import { liveMemory } from './live-memory.js';
 import { liveFanoutPeers, liveMessagePeers, liveReplayPeers } from './live-peers.js';
 import { liveFanout, liveReconnect } from './live-sessions.js';
 import { liveStreamCost } from './live-stream-cost.js';
@@ -34,6 +35,7 @@ export const FIGURES: readonly Figure[] = [
   liveFanout,
   liveStreamCost,
   liveTokenLatency,
+  liveMemory,
   liveLongSession,
   liveMessagePeers,
   liveReplayPeers,

@@ -15,6 +15,11 @@ export interface Mutant {
    * one of them would otherwise wait the full default before the check fails.
    */
   readonly timeoutMs?: number;
+  /**
+   * True for a mutant on a PostgreSQL store: the matrix starts a throwaway server and names it in
+   * `TJ_MUTANT_POSTGRES_URL` (packages/conformance/test/adapter/mutants/store-postgres.mjs).
+   */
+  readonly postgres?: boolean;
 }
 
 /** The reference adapter with one defect (packages/conformance/test/adapter/broken-adapter.mjs <defect>). */
@@ -33,3 +38,6 @@ export const py = (defect: string, ...requirements: string[]): Mutant => ({
 
 /** `mutant` with a shorter per-request timeout (see {@link Mutant.timeoutMs}). */
 export const withTimeout = (mutant: Mutant, timeoutMs: number): Mutant => ({ ...mutant, timeoutMs });
+
+/** `mutant` on the PostgreSQL server the matrix starts (see {@link Mutant.postgres}). */
+export const onPostgres = (mutant: Mutant): Mutant => ({ ...mutant, postgres: true });

@@ -1,4 +1,4 @@
-import { type Mutant, reference } from './mutant.js';
+import { type Mutant, onPostgres, reference } from './mutant.js';
 
 /**
  * Record-store writers that break one rule of the seam (spec §19.1), on the reference writer with feature
@@ -10,4 +10,6 @@ export const STORE_MUTANTS: readonly Mutant[] = [
   reference('store-lines-drops-last', 'TJ-STORE-002', 'TJ-CONF-052'),
   reference('store-ack-before-append', 'TJ-STORE-003'),
   reference('store-appends-reordered', 'TJ-STORE-004'),
+  // The same adapter on PostgreSQL (`--store-lines=postgres://…`), on a server the matrix starts.
+  onPostgres(reference('store-pg-ack-before-commit', 'TJ-STORE-022')),
 ];

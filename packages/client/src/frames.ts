@@ -1,4 +1,8 @@
-// The frames of the WebSocket transport as the client sees them (packages/live/README.md, "WebSocket transport").
+// The frames of the WebSocket transport as the client sees them (packages/live/README.md, "WebSocket transport"). The
+// shapes the server declares too (tool calls, missed runs, tokens, snapshot modes) come from wire.ts, their one source.
+import type { SnapshotMode, TokenEvent, ToolCall, UndeliveredRun } from './wire.js';
+
+export type { SnapshotMode } from './wire.js';
 
 /** A durable record of the session's log, as the transport sends it (a checkpoint comes without its payload). */
 export interface RecordFrame {
@@ -25,14 +29,7 @@ export interface ViewFrame {
   /** The active run, or null; `tools` lists its tool calls, `endedAt` null while one runs (TJ-LIVE-063). */
   readonly activeRun: {
     readonly requestId: string;
-    readonly tools?: readonly {
-      readonly toolCallId: string;
-      readonly tool: string;
-      readonly args?: unknown;
-      readonly startedAt: string;
-      readonly endedAt: string | null;
-      readonly isError?: boolean;
-    }[];
+    readonly tools?: readonly ToolCall[];
   } | null;
   /** The streamed text of the open assistant segment, or null. */
   readonly overlay: Record<string, unknown> | null;
@@ -41,15 +38,8 @@ export interface ViewFrame {
   /** The epoch of the log through `lastSeq`, or null. */
   readonly epoch: string | null;
   /** Finished runs this client has not acknowledged. */
-  readonly undelivered: readonly {
-    readonly requestId: string;
-    readonly status: string;
-    readonly finishedSeq: number;
-  }[];
+  readonly undelivered: readonly UndeliveredRun[];
 }
-
-/** Why a snapshot replaces the client's state: a first connect, records compacted away, a cursor ahead, a new history. */
-export type SnapshotMode = 'full' | 'compacted' | 'ahead' | 'reset';
 
 /** What a {@link LiveClient} hands the app, in order. */
 export type ClientEvent =
@@ -66,18 +56,8 @@ export type ClientEvent =
       /** The outcome of every turn of the view, by request id. */
       readonly runs: Readonly<Record<string, string>>;
     }
-  | {
-      /**
-       * Text of the open segment as the worker produced it, ahead of its records (TJ-LIVE-060): the segment's text
-       * from `offset` on. Hold it as provisional (TJ-LIVE-061): the segment's `message_append` replaces it, and the
-       * run's finishing record drops what is left. It moves no cursor.
-       */
-      readonly kind: 'token';
-      readonly requestId: string;
-      readonly messageId: string;
-      readonly offset: number;
-      readonly text: string;
-    }
+  /** Text of the open segment as the worker produced it, ahead of its records; it moves no cursor. */
+  | TokenEvent
   | {
       /** The connection's state changed. */
       readonly kind: 'state';

@@ -4,3 +4,4 @@ export { ClientError, type ClientErrorCode } from './errors.js';
 export type { ClientEvent, ConnectionState, RecordFrame, SnapshotMode, ViewFrame } from './frames.js';
 export type { FetchFunction, WebSocketConstructor, WebSocketLike } from './links.js';
 export { type ClientCursor, LiveClient, type LiveClientOptions, type SendAnswer } from './live-client.js';
+export type { RunStatus, TokenEvent, ToolCall, UndeliveredRun } from './wire.js';

@@ -11,6 +11,11 @@ export type LiveErrorCode =
   | 'session_failed'
   | 'request_id_conflict'
   | 'reserved_session_id'
+  /**
+   * The hub has `maxOpenSessions` sessions open and every one is busy (a run or a subscriber): the open is refused
+   * until one is idle (TJ-LIVE-065).
+   */
+  | 'too_many_sessions'
   /** The session is served here as a follower: another process owns it and writes its records (TJ-LIVE-043). */
   | 'not_owner';
 

@@ -108,6 +108,11 @@ export class FollowerSession implements SubscriptionSource {
     return this.ended;
   }
 
+  /** @internal True while the hub must not close the follower to make room: it has subscribers, or its owner a run. */
+  get busy(): boolean {
+    return this.subscriberCount > 0 || this.activeRequestId !== undefined;
+  }
+
   /** @internal The hub handed the session out. */
   touch(): void {
     this.#lastUsed = this.#settings.time.monotonic();

@@ -78,6 +78,14 @@ export interface ConversationHubOptions {
   /** A session with no active run and no subscriber is closed after this idle time; 5 minutes by default. */
   readonly idleCloseMs?: number;
   /**
+   * Most sessions open at once (TJ-LIVE-065); 1,000 by default. Each open session holds its journals' file handles
+   * (two on a file store), so this bounds the handles a flood of sessions can take. When an open would pass it, the
+   * idle session used least recently (no active run, no subscriber) is closed first, and opened again, recovered, by
+   * its next `hub.session()`; a session with a run or a subscriber is never closed for room. When every open session
+   * is busy, the open is refused with `too_many_sessions`.
+   */
+  readonly maxOpenSessions?: number;
+  /**
    * The in-process retention job: every `intervalMs` (1 hour by default) it compacts the event log of every open
    * session (one whose run is streaming is left to the next pass, see {@link ConversationHub.runRetention}) and
    * sweeps the store's turn journals with a `windowMs` window (48 h by default). `false` turns it off.
@@ -96,6 +104,16 @@ export interface ConversationHubOptions {
    * failure is emitted as a process warning (code `TURNJOURNAL_BACKGROUND_FAILURE`), never dropped.
    */
   readonly onError?: (failure: HubFailure) => void;
+}
+
+/** Options of {@link ConversationHub.session}. */
+export interface HubSessionOptions {
+  /**
+   * The token mode of this session's runs (spec §18.2, TJ-LIVE-066), instead of the hub's `tokens`: kept by the hub
+   * for the session (also when it is closed for idleness or room and opened again) until another call names another
+   * mode, which applies from the session's next run; a run keeps the mode it started in (TJ-LIVE-058).
+   */
+  readonly tokens?: TokenMode;
 }
 
 /** The background work of a hub a {@link HubFailure} comes from. */
@@ -130,6 +148,10 @@ export interface HubFailure {
 export interface HubMetrics {
   /** Every failure reported. */
   readonly failures: number;
+  /** Idle sessions closed to make room for another under `maxOpenSessions` (TJ-LIVE-065). */
+  readonly evictions: number;
+  /** Opens refused with `too_many_sessions`: every open session was busy (TJ-LIVE-065). */
+  readonly refusedOpens: number;
   /** Failures per task. */
   readonly failuresByTask: Readonly<Record<HubTask, number>>;
   /** Failures per error code (see {@link HubFailure.code}). */
@@ -183,6 +205,13 @@ export class ConversationHub {
   /** The session each open resolved to, so that `close` reaches open sessions at once, not a tick later. */
   readonly #opened = new WeakMap<Promise<HubSession>, HubSession>();
   readonly #timers: ReturnType<typeof setInterval>[] = [];
+  readonly #maxOpenSessions: number;
+  /** Token modes given by `session(id, { tokens })`, kept across closes and reopens of the session. */
+  readonly #tokenModes = new Map<string, TokenMode>();
+  /** Sessions the hub let go and is still closing: a reopen waits for their locks to be released. */
+  readonly #closing = new Map<string, Promise<void>>();
+  #evictions = 0;
+  #refusedOpens = 0;
   /** Sessions whose compaction the last retention pass left for a streaming run (see `runRetention`). */
   #deferred = new Set<string>();
   #closed = false;
@@ -226,6 +255,7 @@ export class ConversationHub {
     };
     if (options.onError !== undefined && typeof options.onError !== 'function')
       throw new LiveError('invalid_request', 'onError must be a function');
+    this.#maxOpenSessions = positive(options.maxOpenSessions, 1000, 'maxOpenSessions');
     const idle = positive(options.idleCloseMs, 5 * 60_000, 'idleCloseMs');
     this.#every(Math.max(1000, Math.floor(idle / 2)), 'idle_close', () => this.#closeIdle(idle));
     if (options.retention !== false) {
@@ -239,6 +269,8 @@ export class ConversationHub {
     const failuresByTask = { ...this.#failuresByTask };
     return {
       failures: Object.values(failuresByTask).reduce((sum, count) => sum + count, 0),
+      evictions: this.#evictions,
+      refusedOpens: this.#refusedOpens,
       failuresByTask,
       failuresByCode: Object.fromEntries(this.#failuresByCode),
     };
@@ -255,7 +287,7 @@ export class ConversationHub {
    * snapshots and run status as the owner's, every write refused with `not_owner`; once that owner is gone, the next
    * call opens it as owner.
    */
-  session(sessionId: string): Promise<HubSession> {
+  session(sessionId: string, options: HubSessionOptions = {}): Promise<HubSession> {
     if (this.#closed) return Promise.reject(new LiveError('session_closed', 'the hub is closed'));
     if (typeof sessionId !== 'string' || !isValidIdentifier(sessionId))
       return Promise.reject(
@@ -263,11 +295,30 @@ export class ConversationHub {
       );
     const reserved = reservedSessionIdRefusal(sessionId);
     if (reserved !== null) return Promise.reject(reserved);
+    if (typeof options !== 'object' || options === null)
+      return Promise.reject(new LiveError('invalid_request', 'hub.session options must be an object'));
+    if (options.tokens !== undefined) {
+      let mode: TokenMode;
+      try {
+        mode = tokenMode(options.tokens);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      // Bounded like the open sessions: a mode equal to the hub's needs no entry.
+      if (mode === this.#settings.tokens) this.#tokenModes.delete(sessionId);
+      else this.#tokenModes.set(sessionId, mode);
+    }
+    return this.#session(sessionId);
+  }
+
+  #session(sessionId: string): Promise<HubSession> {
+    if (this.#closed) return Promise.reject(new LiveError('session_closed', 'the hub is closed'));
     const existing = this.#sessions.get(sessionId);
     if (existing !== undefined) {
       return existing.then(async (session) => {
         if (!session.retired && this.#sessions.get(sessionId) === existing && !(await this.#ownerGone(session))) {
           session.touch();
+          if (session.role === 'owner') session.useTokens(this.#tokensOf(sessionId));
           return session;
         }
         if (this.#sessions.get(sessionId) === existing) this.#sessions.delete(sessionId);
@@ -275,12 +326,20 @@ export class ConversationHub {
         // locks released, and opened again, which recovers what its files hold. Its close failing is no reason to
         // refuse the caller the reopened session (whose open fails on its own if the locks stayed): it is reported.
         await this.#closeReported(session, 'close');
-        return this.session(sessionId);
+        return this.#session(sessionId);
       });
     }
-    const opening = this.#open(sessionId).catch((error: unknown) => {
-      throw reopenFailure(sessionId, error);
-    });
+    let room: Promise<void>;
+    try {
+      room = this.#makeRoom();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const opening = room
+      .then(() => this.#open(sessionId))
+      .catch((error: unknown) => {
+        throw reopenFailure(sessionId, error);
+      });
     this.#sessions.set(sessionId, opening);
     // The caller of this open receives its failure; here it only frees the slot for the next try.
     opening.then(
@@ -290,6 +349,37 @@ export class ConversationHub {
       },
     );
     return opening;
+  }
+
+  /**
+   * Makes room for one more open under `maxOpenSessions` (TJ-LIVE-065): when the hub is full, lets go of the idle
+   * session used least recently (a retired one first) and resolves once its journals are closed; throws
+   * `too_many_sessions` at once when every session is busy or still opening. Synchronous up to the close, so that
+   * opens started together never take the same room.
+   */
+  #makeRoom(): Promise<void> {
+    if (this.#sessions.size < this.#maxOpenSessions) return Promise.resolve();
+    let victim: HubSession | undefined;
+    for (const opening of this.#sessions.values()) {
+      const session = this.#opened.get(opening);
+      if (session === undefined) continue;
+      if (session.retired) {
+        victim = session;
+        break;
+      }
+      if (session.busy) continue;
+      if (victim === undefined || session.lastUsed < victim.lastUsed) victim = session;
+    }
+    if (victim === undefined) {
+      this.#refusedOpens += 1;
+      throw new LiveError(
+        'too_many_sessions',
+        `the hub has ${this.#maxOpenSessions} sessions open (maxOpenSessions), each with a run or a subscriber; retry once one is idle`,
+      );
+    }
+    this.#evictions += 1;
+    this.#sessions.delete(victim.sessionId);
+    return this.#letGo(victim, 'idle_close');
   }
 
   /** Ids of the sessions open now. */
@@ -389,6 +479,8 @@ export class ConversationHub {
         return open !== undefined ? closeOne(open) : opening.then(closeOne, () => undefined);
       }),
     );
+    // Sessions let go before (idle, evicted) are closing on their own; their failures went to onError.
+    await Promise.all([...this.#closing.values()]);
     const failures = settled.flatMap((result) => (result.status === 'rejected' ? [result.reason] : []));
     if (failures.length === 1) throw failures[0];
     if (failures.length > 1) throw new AggregateError(failures, `${failures.length} sessions failed to close`);
@@ -401,6 +493,8 @@ export class ConversationHub {
   }
 
   async #open(sessionId: string): Promise<HubSession> {
+    // The same session let go a moment ago (idle, or evicted for room) holds its locks until its close ends.
+    await this.#closing.get(sessionId);
     const stampRef: { value: number | undefined } = { value: undefined };
     let journals: Awaited<ReturnType<typeof openSessionJournals>>;
     try {
@@ -411,13 +505,19 @@ export class ConversationHub {
       return FollowerSession.open(sessionId, this.#settings.store, this.#settings);
     }
     try {
-      return await LiveSession.open(sessionId, journals, this.#settings, stampRef);
+      const settings = { ...this.#settings, tokens: this.#tokensOf(sessionId) };
+      return await LiveSession.open(sessionId, journals, settings, stampRef);
     } catch (error) {
       // The caller receives the open's failure; a failure to release the journals too (their locks may stay) is
       // reported apart, not dropped.
       await journals.close().catch((closeError: unknown) => this.#report('close', closeError, sessionId));
       throw error;
     }
+  }
+
+  /** The token mode of `sessionId`'s next runs: the one `session(id, { tokens })` gave it, or the hub's. */
+  #tokensOf(sessionId: string): TokenMode {
+    return this.#tokenModes.get(sessionId) ?? this.#settings.tokens;
   }
 
   #openJournals(sessionId: string, stampRef: { value: number | undefined }) {
@@ -448,8 +548,18 @@ export class ConversationHub {
         (session.activeRequestId === undefined && session.subscriberCount === 0 && now - session.lastUsed > idleMs);
       if (!idle) continue;
       if (this.#sessions.get(sessionId) === opening) this.#sessions.delete(sessionId);
-      await this.#closeReported(session, 'idle_close');
+      await this.#letGo(session, 'idle_close');
     }
+  }
+
+  /** Closes a session the hub no longer hands out, marking it as closing so that a reopen waits for its locks. */
+  #letGo(session: HubSession, task: HubTask): Promise<void> {
+    const { sessionId } = session;
+    const closing = this.#closeReported(session, task).finally(() => {
+      if (this.#closing.get(sessionId) === closing) this.#closing.delete(sessionId);
+    });
+    this.#closing.set(sessionId, closing);
+    return closing;
   }
 
   /** Closes a session the hub lets go of; its failure goes to `onError`, as no caller waits for it. */

@@ -1,3 +1,10 @@
+import type {
+  RunStatus,
+  SnapshotMode,
+  TokenEvent,
+  ToolCall,
+  UndeliveredRun as WireUndeliveredRun,
+} from '@turnjournal/client';
 import type { ActiveRun, SegmentOverlay } from '@turnjournal/reader';
 import type { Message } from '@turnjournal/schema';
 
@@ -19,19 +26,10 @@ export interface LiveRecord {
 }
 
 /** How a run ended, or that it has not (spec §6.3), or `interrupted` for a turn that never got a run. */
-export type LiveRunStatus = 'running' | 'done' | 'error' | 'cancelled' | 'interrupted';
+export type LiveRunStatus = RunStatus;
 
-/** A finished run the client has not acknowledged (seed 001's "missed turn"). */
-export interface UndeliveredRun {
-  /** The run (and turn) id. */
-  readonly requestId: string;
-  /** How it ended. */
-  readonly status: 'done' | 'error' | 'cancelled';
-  /** The seq of its finishing record: acknowledge with `throughSeq` at least this. */
-  readonly finishedSeq: number;
-  /** The `ts` of its finishing record. */
-  readonly finishedAt: string;
-}
+/** A finished run the client has not acknowledged (seed 001's "missed turn"); its wire shape is the client's. */
+export type UndeliveredRun = WireUndeliveredRun;
 
 /** The active run of a live snapshot: spec §15.3's `active_run` plus seed 003's times. */
 export interface LiveActiveRun extends ActiveRun {
@@ -46,21 +44,8 @@ export interface LiveActiveRun extends ActiveRun {
   readonly tools: readonly LiveToolCall[];
 }
 
-/** A tool call of the active run, from its `tool.start` and `tool.end` records. */
-export interface LiveToolCall {
-  /** The call's id. */
-  readonly toolCallId: string;
-  /** The tool's name. */
-  readonly tool: string;
-  /** The call's arguments, when its `tool.start` carried them. */
-  readonly args?: unknown;
-  /** The `ts` of its `tool.start`. */
-  readonly startedAt: string;
-  /** The `ts` of its `tool.end`, or null while it runs. */
-  readonly endedAt: string | null;
-  /** True when its `tool.end` said it failed. */
-  readonly isError?: boolean;
-}
+/** A tool call of the active run, from its `tool.start` and `tool.end` records; its wire shape is the client's. */
+export type LiveToolCall = ToolCall;
 
 /**
  * Seed 003's ConversationView (spec §18.4): what a client renders on (re)connect. Consistent with `lastSeq`
@@ -101,7 +86,7 @@ export type LiveEvent =
        */
       readonly kind: 'snapshot';
       /** Why a snapshot came instead of records (TJ-LIVE-010, TJ-LIVE-020). */
-      readonly reason: 'compacted' | 'ahead' | 'reset';
+      readonly reason: Exclude<SnapshotMode, 'full'>;
       /** The view; the subscription continues after its `lastSeq`. */
       readonly view: ConversationView;
     }
@@ -129,19 +114,6 @@ export const SEGMENT_CHUNK_CHARS = 4096;
 
 /**
  * Text of the open assistant segment as the worker produced it, ahead of the records that make it durable
- * (TJ-LIVE-060): it carries no seq and moves no cursor. `text` is the segment's text from character `offset` (UTF-16
- * code units) on; a client keeps it provisional until the segment's `message_append` or the run's finishing record
- * replaces it (TJ-LIVE-061).
+ * (TJ-LIVE-060, TJ-LIVE-061); its wire shape is the client's.
  */
-export interface LiveTokenEvent {
-  /** Token text ahead of the durable records. */
-  readonly kind: 'token';
-  /** The run. */
-  readonly requestId: string;
-  /** The open segment's `message_id`. */
-  readonly messageId: string;
-  /** Where `text` starts in the segment's text. */
-  readonly offset: number;
-  /** The segment's text from `offset` on, as far as the worker produced it. */
-  readonly text: string;
-}
+export type LiveTokenEvent = TokenEvent;

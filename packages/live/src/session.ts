@@ -17,6 +17,7 @@ import {
   type LiveRunStatus,
   type LiveTokenEvent,
   SEGMENT_CHUNK_CHARS,
+  type TokenMode,
 } from './records.js';
 import { RecordRing } from './ring.js';
 import { grownSegmentBytes, type OpenSegment } from './segment-bound.js';
@@ -52,6 +53,8 @@ const EXTENSION_TYPE = /^x\.[A-Za-z0-9_-]+\.[A-Za-z0-9_.-]+$/;
 
 interface ActiveState {
   readonly requestId: string;
+  /** The token mode the run started in, kept for the whole run (TJ-LIVE-058) whatever the session's later mode. */
+  readonly tokens: TokenMode;
   /** Aborted when the run is cancelled by id or by the server's shutdown: what the worker's `run.signal` is. */
   readonly abort: AbortController;
   /** Settles once the run's finishing record is durable or the session ended (what a draining close waits for). */
@@ -128,6 +131,8 @@ export class LiveSession implements SubscriptionSource {
   readonly #log: EventLog;
   readonly #turns: TurnJournal;
   readonly #settings: LiveSessionSettings;
+  /** The token mode of the runs started from now on (TJ-LIVE-058, TJ-LIVE-066). */
+  #tokens: TokenMode;
   readonly #disk: DiskReader;
   readonly #ring: RecordRing;
   readonly #subscribers = new Set<Subscription<LiveEvent | LiveTokenEvent>>();
@@ -163,6 +168,7 @@ export class LiveSession implements SubscriptionSource {
     this.#turns = journals.turns;
     this.#fold = fold;
     this.#settings = settings;
+    this.#tokens = settings.tokens;
     this.#disk = new DiskReader(() => settings.store.openReader({ family: 'event', sessionId }));
     this.#ring = new RecordRing(settings.ringRecords, settings.ringBytes, settings.subscriberLagBytes);
     this.#pipeline = new CommitPipeline(sessionId, journals.events, fold, this.#ring, settings, stampRef, (now) =>
@@ -244,6 +250,27 @@ export class LiveSession implements SubscriptionSource {
   /** The active run's id, or undefined. */
   get activeRequestId(): string | undefined {
     return this.#active?.requestId;
+  }
+
+  /**
+   * The token mode of the runs this session starts from now on (spec §18.2, TJ-LIVE-066): the hub's `tokens`, or the
+   * mode `hub.session(id, { tokens })` gave it. A run keeps the mode it started in (TJ-LIVE-058).
+   */
+  get tokens(): TokenMode {
+    return this.#tokens;
+  }
+
+  /** @internal Sets the mode of the runs started from now on; an active run keeps its own. */
+  useTokens(mode: TokenMode): void {
+    this.#tokens = mode;
+  }
+
+  /**
+   * @internal True while the hub must not close the session to make room (TJ-LIVE-065): a run is active or starting,
+   * or a subscriber is attached.
+   */
+  get busy(): boolean {
+    return this.#active !== undefined || this.#startingSend !== undefined || this.#subscribers.size > 0;
   }
 
   /** Subscribers currently attached. */
@@ -362,6 +389,7 @@ export class LiveSession implements SubscriptionSource {
       });
       const state: ActiveState = {
         requestId,
+        tokens: this.#tokens,
         abort: new AbortController(),
         finished: { promise: finished, resolve: resolveFinished },
         segment: undefined,
@@ -677,7 +705,7 @@ export class LiveSession implements SubscriptionSource {
     try {
       const active = this.#activeRun(requestId);
       if (typeof text !== 'string') throw new LiveError('invalid_request', 'a delta is a string');
-      const durable = this.#settings.tokens === 'durable';
+      const durable = active.tokens === 'durable';
       let segment = active.segment;
       if (segment === undefined) {
         active.segments += 1;

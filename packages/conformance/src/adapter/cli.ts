@@ -1,11 +1,18 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Compile } from 'typebox/compile';
+import { isStoreUrl, withoutPassword } from '../cli/store-target.js';
 import { ConformanceError } from '../errors.js';
 import { CONFORMANCE_FORMATS, type ConformanceFormat, formatConformanceReport } from './format.js';
 import { runAdapter } from './reference-adapter.js';
-import { referenceStoreLinesImplementation } from './reference-store-lines.js';
+import { type StoreLinesImplementation, storeLinesImplementation } from './reference-store-lines.js';
 import { type ConformanceReport, ExpectedFailures } from './report.js';
 import { type ConformanceTier, runConformance } from './runner.js';
+import {
+  fileStoreLinesBinding,
+  postgresStoreLinesBinding,
+  type StoreLinesBinding,
+  StoreLinesUrlError,
+} from './store-lines-bindings.js';
 
 /** Options of the `conformance` command as parsed by the CLI. */
 export interface ConformanceCommandOptions {
@@ -120,11 +127,39 @@ export async function conformanceCommand(values: ConformanceCommandOptions): Pro
 
 /**
  * `turnjournal adapter`: the reference adapter over stdin/stdout; exits 0 after `stop`. With `storeLines`, its writer
- * on a record store apart from the paths named (feature `store-lines`).
+ * on a record store apart from the paths named (feature `store-lines`): `true` for a file store beside them, a
+ * `postgres://` URL for a PostgreSQL database (one store per harness root).
  */
-export async function adapterCommand(storeLines = false): Promise<number> {
-  await runAdapter(process.stdin, process.stdout, storeLines ? referenceStoreLinesImplementation : undefined);
+export async function adapterCommand(storeLines: boolean | string = false): Promise<number> {
+  const implementation = await storeLinesOf(storeLines);
+  await runAdapter(process.stdin, process.stdout, implementation);
   // Stop reading: the harness may keep stdin open, and the adapter must exit after stop.
   process.stdin.destroy();
+  // The stores' connections keep the process alive until they are released.
+  await implementation?.close();
   return 0;
+}
+
+/** The store-lines implementation the option asks for, or undefined for the reference adapter on files. */
+async function storeLinesOf(storeLines: boolean | string): Promise<StoreLinesImplementation | undefined> {
+  if (storeLines === false) return undefined;
+  if (storeLines === true) return storeLinesImplementation(fileStoreLinesBinding);
+  if (!isStoreUrl(storeLines))
+    throw new ConformanceError(
+      'usage',
+      `adapter: --store-lines=<url> takes a postgres:// URL, got "${withoutPassword(storeLines)}"`,
+    );
+  let binding: StoreLinesBinding;
+  try {
+    binding = await postgresStoreLinesBinding(storeLines);
+  } catch (error) {
+    if ((error as { code?: unknown }).code === 'ERR_MODULE_NOT_FOUND')
+      throw new ConformanceError(
+        'usage',
+        'adapter: --store-lines=postgres://… needs the @turnjournal/postgres package installed beside @turnjournal/conformance',
+      );
+    if (error instanceof StoreLinesUrlError) throw new ConformanceError('usage', `adapter: ${error.message}`);
+    throw error;
+  }
+  return storeLinesImplementation(binding);
 }

@@ -1,7 +1,7 @@
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { LiveError } from '@turnjournal/live';
-import { JournalLockedError, WriterError } from '@turnjournal/writer';
+import { WriterError } from '@turnjournal/writer';
 import { Compile } from 'typebox/compile';
 import type { AdapterImplementation, AdapterWriter, LifecycleOperations } from './adapter-implementation.js';
 import { type AdapterErrorCode, AdapterRequest } from './protocol.js';
@@ -310,7 +310,8 @@ export async function runAdapter(
         const code: AdapterErrorCode =
           error instanceof AdapterRequestError
             ? error.code
-            : error instanceof JournalLockedError
+            : // A record store's owner refusal is a WriterError of that code, not the file lock's JournalLockedError.
+              error instanceof WriterError && error.code === 'journal_locked'
               ? 'journal_locked'
               : (error instanceof WriterError && BAD_REQUESTS.has(error.code)) ||
                   (error instanceof LiveError && error.code === 'invalid_request')

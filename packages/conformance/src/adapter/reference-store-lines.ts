@@ -1,24 +1,18 @@
-import { join } from 'node:path';
 import { ReaderError } from '@turnjournal/reader';
 import type { RecordStore } from '@turnjournal/reader/record-store';
 import { type StoreLocation, safeParseStorePath, storePathSegments } from '@turnjournal/reader/store-format';
 import { isAcceptedRecord, validateRecord } from '@turnjournal/schema';
-import { openFileRecordStore } from '@turnjournal/writer/file-store';
 import type { AdapterImplementation } from './adapter-implementation.js';
 import { AdapterRequestError } from './request-error.js';
+import { type BoundStore, fileStoreLinesBinding, type StoreLinesBinding } from './store-lines-bindings.js';
 
-// The reference writer as a record-store adapter (feature `store-lines`, adapter.md §5.8): journals live in a file
-// record store under `<root>/.store-lines/`, never at the path the harness names, so the harness can only see what it
-// wrote through `lines`. A harness that read the path would find nothing there: this is what keeps its store path
-// honest in `npm test`.
+// The reference writer as a record-store adapter (feature `store-lines`, adapter.md §5.8): journals live in a record
+// store of their own — a file store under `<root>/.store-lines/`, or a PostgreSQL database — never at the path the
+// harness names, so the harness can only see what it wrote through `lines`. A harness that read the path would find
+// nothing there: this is what keeps its store path honest in `npm test`.
 
-/** The directory of the private store, beside the layout the harness names. */
-const PRIVATE_STORE = '.store-lines';
-
-const stores = new Map<string, RecordStore>();
-
-/** The store and location a harness path names: the layout location its path ends in (spec §4.4). */
-function locate(file: string): { readonly store: RecordStore; readonly location: StoreLocation } {
+/** The harness root a path names and the layout location it ends in (spec §4.4). */
+function locate(file: string): { readonly root: string; readonly location: StoreLocation } {
   const segments = file.split('/');
   const location = safeParseStorePath(segments);
   if (location === undefined || location.family === 'state')
@@ -35,13 +29,95 @@ function locate(file: string): { readonly store: RecordStore; readonly location:
       throw new AdapterRequestError('bad_request', error.message);
     throw error;
   }
-  const root = join(segments.slice(0, -depth).join('/') || '/', PRIVATE_STORE);
-  let store = stores.get(root);
-  if (store === undefined) {
-    store = openFileRecordStore({ root });
-    stores.set(root, store);
+  return { root: segments.slice(0, -depth).join('/') || '/', location };
+}
+
+/** A store in use by an adapter process: how many open journals and reads hold it now. */
+interface StoreInUse {
+  readonly opened: Promise<BoundStore>;
+  users: number;
+}
+
+/**
+ * The stores of the harness roots an adapter process reaches, opened on first use. A harness works in a fresh root per
+ * round (hundreds in a run), so a store nothing holds is released as soon as another root is used: a database store
+ * then keeps no idle connections for the roots of rounds long past.
+ */
+class StoresByRoot {
+  readonly #binding: StoreLinesBinding;
+  readonly #stores = new Map<string, StoreInUse>();
+  readonly #releasing = new Set<Promise<void>>();
+  /** Releases that failed, reported by {@link StoresByRoot.close}. */
+  readonly #failures: unknown[] = [];
+
+  constructor(binding: StoreLinesBinding) {
+    this.#binding = binding;
   }
-  return { store, location };
+
+  /** The store of `root`, held until `done` is called (once). */
+  async acquire(root: string): Promise<{ readonly store: RecordStore; done(): void }> {
+    let entry = this.#stores.get(root);
+    if (entry === undefined) {
+      this.#releaseIdle();
+      const created: StoreInUse = { opened: this.#binding.open(root), users: 0 };
+      this.#stores.set(root, created);
+      entry = created;
+    }
+    const held = entry;
+    held.users += 1;
+    let store: RecordStore;
+    try {
+      store = (await held.opened).store;
+    } catch (error) {
+      held.users -= 1;
+      // A store that failed to open is not kept: the next request tries again.
+      if (this.#stores.get(root) === held) this.#stores.delete(root);
+      throw error;
+    }
+    let released = false;
+    return {
+      store,
+      done: () => {
+        if (released) return;
+        released = true;
+        held.users -= 1;
+      },
+    };
+  }
+
+  #release(entry: StoreInUse): void {
+    const releasing = entry.opened.then(
+      (bound) =>
+        bound.release().catch((error: unknown) => {
+          // Not swallowed: close() reports it.
+          this.#failures.push(error);
+        }),
+      // A store that failed to open holds nothing: its error went to the requests that asked for it (a release at the
+      // end of input may come while they are still in flight).
+      () => undefined,
+    );
+    this.#releasing.add(releasing);
+    void releasing.then(() => this.#releasing.delete(releasing));
+  }
+
+  #releaseIdle(): void {
+    for (const [root, entry] of this.#stores) {
+      if (entry.users > 0) continue;
+      this.#stores.delete(root);
+      this.#release(entry);
+    }
+  }
+
+  /** Releases every store; fails when a release failed, here or earlier. */
+  async close(): Promise<void> {
+    for (const [root, entry] of this.#stores) {
+      this.#stores.delete(root);
+      this.#release(entry);
+    }
+    await Promise.all([...this.#releasing]);
+    const failures = this.#failures.splice(0);
+    if (failures.length > 0) throw new AggregateError(failures, `releasing ${failures.length} record store(s) failed`);
+  }
 }
 
 const encoder = new TextEncoder();
@@ -110,40 +186,76 @@ async function committedLines(store: RecordStore, location: StoreLocation): Prom
   }
 }
 
+/** The store-lines adapter: an {@link AdapterImplementation}, and the release of every store it opened. */
+export interface StoreLinesImplementation extends AdapterImplementation {
+  /** Releases every store (a database's connections); called once the adapter answered `stop`. */
+  close(): Promise<void>;
+}
+
 /**
- * The reference adapter's writer on a record store (feature `store-lines`): `open`, `append`, `close` and `lines`
- * reach the journal only through the record-store seam (`@turnjournal/reader/record-store`), on a file store kept
- * apart from the paths the harness names. Writer level only: the reader tier reads files the harness wrote.
+ * The reference adapter's writer on the record stores `binding` opens (feature `store-lines`): `open`, `append`,
+ * `close` and `lines` reach the journal only through the record-store seam (`@turnjournal/reader/record-store`), on a
+ * store kept apart from the paths the harness names, one per harness root. Writer level only: the reader tier reads
+ * files the harness wrote.
  */
-export const referenceStoreLinesImplementation: AdapterImplementation = {
-  capabilities: {
-    name: '@turnjournal/reference (store-lines)',
-    version: '0.0.0',
-    language: `node ${process.versions.node}`,
-    protocol: 1,
-    levels: ['writer'],
-    families: ['turn', 'event'],
-    durability: ['every', 'group', 'none'],
-    features: ['store-lines'],
-  },
-  read() {
-    return Promise.reject(new AdapterRequestError('unsupported', 'not a reader'));
-  },
-  replay() {
-    return Promise.reject(new AdapterRequestError('unsupported', 'feature replay is not supported'));
-  },
-  async open(file, durability) {
-    const { store, location } = locate(file);
-    const journal = await store.openJournal(location, { durability });
-    return {
-      append: async (record) => {
-        await journal.appendLine(encodeLine(record));
-      },
-      close: () => journal.close(),
-    };
-  },
-  async lines(file) {
-    const { store, location } = locate(file);
-    return committedLines(store, location);
-  },
-};
+export function storeLinesImplementation(binding: StoreLinesBinding): StoreLinesImplementation {
+  const stores = new StoresByRoot(binding);
+  return {
+    capabilities: {
+      name:
+        binding === fileStoreLinesBinding
+          ? '@turnjournal/reference (store-lines)'
+          : `@turnjournal/reference (store-lines on ${binding.kind})`,
+      version: '0.0.0',
+      language: `node ${process.versions.node}`,
+      protocol: 1,
+      levels: ['writer'],
+      families: ['turn', 'event'],
+      durability: ['every', 'group', 'none'],
+      features: ['store-lines'],
+    },
+    read() {
+      return Promise.reject(new AdapterRequestError('unsupported', 'not a reader'));
+    },
+    replay() {
+      return Promise.reject(new AdapterRequestError('unsupported', 'feature replay is not supported'));
+    },
+    async open(file, durability) {
+      const { root, location } = locate(file);
+      // The store stays held while the journal is open, so that it is not released under it.
+      const { store, done } = await stores.acquire(root);
+      let journal: Awaited<ReturnType<RecordStore['openJournal']>>;
+      try {
+        journal = await store.openJournal(location, { durability });
+      } catch (error) {
+        done();
+        throw error;
+      }
+      return {
+        append: async (record) => {
+          await journal.appendLine(encodeLine(record));
+        },
+        close: async () => {
+          try {
+            await journal.close();
+          } finally {
+            done();
+          }
+        },
+      };
+    },
+    async lines(file) {
+      const { root, location } = locate(file);
+      const { store, done } = await stores.acquire(root);
+      try {
+        return await committedLines(store, location);
+      } finally {
+        done();
+      }
+    },
+    close: () => stores.close(),
+  };
+}
+
+/** The reference adapter's writer on a file record store under `<root>/.store-lines/` (feature `store-lines`). */
+export const referenceStoreLinesImplementation: AdapterImplementation = storeLinesImplementation(fileStoreLinesBinding);

@@ -107,8 +107,10 @@ Options:
                                   out says so; a hang fails at any scale.
   --only <prefix>[,<prefix>…]     conformance: run only the checks whose id starts with a prefix,
                                   e.g. reader/store/framing.json or writer/ (adapter/start always runs).
-  --store-lines                   adapter: a writer on a record store kept apart from the paths it is given,
-                                  read back through the op \`lines\` (feature store-lines, adapter.md §5.8).
+  --store-lines[=<url>]           adapter: a writer on a record store kept apart from the paths it is given,
+                                  read back through the op \`lines\` (feature store-lines, adapter.md §5.8): a
+                                  file store under <root>/.store-lines, or with =postgres://… a PostgreSQL
+                                  database (one store per harness root; needs @turnjournal/postgres).
   -h, --help                      Show this help.
   -v, --version                   Print the version.
 
@@ -304,7 +306,10 @@ async function protocolCommand(command: 'conformance' | 'adapter', parsed: Retur
   if (misplaced.length > 0) throw usage(`--${misplaced.join(', --')} cannot be used with ${command}`);
   // Loaded on demand, so that the other commands do not pay for the adapter machinery at startup.
   const { adapterCommand, conformanceCommand } = await import('../adapter/cli.js');
-  if (command === 'adapter') return adapterCommand(values['store-lines'] === true);
+  if (command === 'adapter') {
+    const storeLines = values['store-lines'];
+    return adapterCommand(storeLines === undefined ? false : storeLines === '' ? true : storeLines);
+  }
   return await conformanceCommand(values);
 }
 
@@ -341,9 +346,19 @@ const OPTION_COMMANDS: Readonly<Record<string, readonly string[]>> = {
   'dry-run': ['compact'],
 };
 
+/**
+ * The arguments as parseArgs takes them: `--store-lines` is a flag or `--store-lines=<url>`, and parseArgs has no
+ * option of an optional value, so the bare flag becomes `--store-lines=` (an empty value). Arguments after `--` are
+ * positionals and stay as they are.
+ */
+function withOptionalValues(argv: readonly string[]): string[] {
+  const end = argv.indexOf('--');
+  return argv.map((arg, i) => (arg === '--store-lines' && (end === -1 || i < end) ? '--store-lines=' : arg));
+}
+
 function parse(argv: readonly string[]) {
   return parseArgs({
-    args: [...argv],
+    args: withOptionalValues(argv),
     allowPositionals: true,
     options: {
       format: { type: 'string' },
@@ -362,7 +377,7 @@ function parse(argv: readonly string[]) {
       timeout: { type: 'string' },
       'timeout-scale': { type: 'string' },
       only: { type: 'string' },
-      'store-lines': { type: 'boolean' },
+      'store-lines': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
       version: { type: 'boolean', short: 'v' },
     },

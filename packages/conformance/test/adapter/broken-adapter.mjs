@@ -31,6 +31,7 @@ import { representativeDefects } from './mutants/representatives.mjs';
 import { retentionDefects } from './mutants/retention.mjs';
 import { spaceDefects } from './mutants/space.mjs';
 import { storeLinesDefects, storeLinesImplementation } from './mutants/store-lines.mjs';
+import { postgresDefects, postgresImplementation } from './mutants/store-postgres.mjs';
 
 const defect = process.argv[2];
 const TURN_EVENTS = ['submitted', 'worker_started', 'assistant_started', 'completed', 'interrupted'];
@@ -663,6 +664,9 @@ Object.assign(implementations, lifecycleDefects, recoveryDefects, retentionDefec
 Object.assign(implementations, spaceDefects(readTransformed));
 // The writer on a record store (feature store-lines) and its defects: each replaces the whole implementation.
 for (const name of Object.keys(storeLinesDefects)) implementations[name] = storeLinesImplementation(name);
+// A PostgreSQL defect is built only when it is the one asked for: it needs a database, the others do not.
+for (const name of Object.keys(postgresDefects))
+  implementations[name] = name === defect ? await postgresImplementation(name) : {};
 
 // Not a defect: the reference adapter claiming only the event family, so the writer tier's event path is exercised.
 // Not a defect either: the reference file adapter claiming store-lines too, whose feature checks read files at paths.
@@ -689,3 +693,5 @@ await runAdapter(process.stdin, process.stdout, {
   ...broken,
 });
 process.stdin.destroy();
+// A store-lines implementation releases its stores (a database's connections, which keep the process alive).
+await broken.close?.();

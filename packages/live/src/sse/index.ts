@@ -3,14 +3,20 @@
 // browser's EventSource resumes by itself; sends, cancels and acks go up as POSTs of the WebSocket transport's frames.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ConversationHub } from '../hub.js';
-import { errorReply, parseClientFrame, parseClientId, requestIdOf, TransportRefusal } from '../transport/frames.js';
-import { positive, type RunStart, TransportHost } from '../transport/host.js';
-import { httpStatusOf, sendJson } from '../transport/http-replies.js';
-import { serveCall } from '../transport/serve.js';
-import { SseStream } from './stream.js';
+import type { RunStart } from '../transport/host.js';
+import { sendJson } from '../transport/http-replies.js';
+import { refusal, type SseAnswer, type SseBody, SseEndpoint } from './endpoint.js';
+import { NodeSseOutput } from './output.js';
+import { SSE_HEADERS } from './stream.js';
 
 export type { TransportErrorCode as SseErrorCode } from '../transport/frames.js';
 export type { RunStart } from '../transport/host.js';
+export {
+  createFetchSseTransport,
+  type FetchSseRefusal,
+  type FetchSseTransport,
+  type FetchSseTransportOptions,
+} from './fetch.js';
 
 /** An `authorize` refusal: the request is answered with this HTTP status and message. */
 export interface SseRefusal {
@@ -74,26 +80,8 @@ export interface SseTransport {
  * `handle(request, response)` the app's request listener calls.
  */
 export function createSseTransport(options: SseTransportOptions): SseTransport {
-  const host = new TransportHost(options, 'createSseTransport');
+  const endpoint = new SseEndpoint<IncomingMessage>(options, 'createSseTransport');
   const path = options.path ?? '/sse';
-  const limits = {
-    maxPayloadBytes: positive(options.maxPayloadBytes, 1 << 20, 'maxPayloadBytes'),
-    maxConnections: positive(options.maxConnections, 10_000, 'maxConnections'),
-    maxPendingRequests: positive(options.maxPendingRequests, 256, 'maxPendingRequests'),
-    bodyTimeoutMs: positive(options.bodyTimeoutMs, 10_000, 'bodyTimeoutMs'),
-    heartbeatMs: positive(options.heartbeatMs, 15_000, 'heartbeatMs'),
-    slowClientMs: positive(options.slowClientMs, 10_000, 'slowClientMs'),
-    maxBufferedBytes: positive(options.maxBufferedBytes, 4 << 20, 'maxBufferedBytes'),
-  };
-  const streams = new Set<SseStream>();
-  let opening = 0;
-  let pending = 0;
-  let closed = false;
-
-  const heartbeat = setInterval(() => {
-    for (const stream of streams) stream.heartbeat();
-  }, limits.heartbeatMs);
-  heartbeat.unref();
 
   function handle(request: IncomingMessage, response: ServerResponse): boolean {
     let pathname: string;
@@ -108,176 +96,53 @@ export function createSseTransport(options: SseTransportOptions): SseTransport {
     else if (request.method === 'POST') serveFrame(request, response);
     else {
       response.setHeader('Allow', 'GET, POST');
-      sendJson(response, 405, refusalBody('request', 'invalid_request', 'GET opens the stream, POST sends a frame'));
+      sendJson(
+        response,
+        405,
+        refusal(405, 'request', 'invalid_request', 'GET opens the stream, POST sends a frame').body,
+      );
     }
     return true;
   }
 
   function openStream(request: IncomingMessage, response: ServerResponse): void {
-    if (closed || streams.size + opening >= limits.maxConnections) {
-      sendJson(
-        response,
-        503,
-        refusalBody('hello', 'too_many_connections', closed ? 'server stopping' : 'too many streams'),
-      );
-      return;
-    }
-    let cursor: ReturnType<typeof streamOpening>;
-    try {
-      cursor = streamOpening(request);
-    } catch (error) {
-      if (!(error instanceof TransportRefusal)) throw error;
-      sendJson(response, 400, refusalBody('hello', error.code, error.message));
-      return;
-    }
-    opening += 1;
-    decide(request, response, 'hello')
-      .then((sessionId) => {
-        if (sessionId === null) return;
-        if (closed) return sendJson(response, 503, refusalBody('hello', 'too_many_connections', 'server stopping'));
-        if (!host.claimSubscriber(sessionId))
-          return sendJson(
-            response,
-            429,
-            refusalBody('hello', 'too_many_subscribers', 'the session has as many subscribers as the server allows'),
-          );
-        const stream = new SseStream(response, sessionId, host, limits);
-        streams.add(stream);
-        void stream.ended.then(() => streams.delete(stream));
-        stream.start(cursor);
+    const header = request.headers['last-event-id'];
+    const asked = { url: request.url ?? '/', lastEventId: typeof header === 'string' ? header : undefined };
+    void endpoint
+      .openStream(request, asked, () => {
+        response.writeHead(200, SSE_HEADERS);
+        response.flushHeaders();
+        return new NodeSseOutput(response);
       })
-      .finally(() => {
-        opening -= 1;
+      .then((answer) => {
+        if (answer !== null) sendJson(response, answer.status, answer.body);
       });
   }
 
   function serveFrame(request: IncomingMessage, response: ServerResponse): void {
-    if (closed) {
-      refuseBody(request, response, 503, refusalBody('frame', 'session_closed', 'server stopping'));
-      return;
-    }
-    if (pending >= limits.maxPendingRequests) {
-      refuseBody(request, response, 429, refusalBody('frame', 'too_many_requests', 'too many requests in flight'));
-      return;
-    }
     const declared = Number(request.headers['content-length'] ?? 0);
-    if (declared > limits.maxPayloadBytes) {
-      refuseBody(request, response, 413, tooLarge(limits.maxPayloadBytes));
-      return;
-    }
-    pending += 1;
-    served(request, response)
-      .catch((error: unknown) => {
-        const reply = errorReply(error);
-        if (reply.reported) host.report(error, { sessionId: null, op: 'frame' });
-        sendJson(response, httpStatusOf(reply.code), refusalBody('frame', reply.code, reply.message));
-      })
-      .finally(() => {
-        pending -= 1;
+    void endpoint
+      .serveFrame(request, Number.isFinite(declared) ? declared : 0, (max, ms) => readBody(request, max, ms))
+      .then((answer) => {
+        if (answer !== null) answerFrame(request, response, answer);
       });
-  }
-
-  async function served(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const sessionId = await decide(request, response, 'frame');
-    if (sessionId === null) return;
-    const body = await readBody(request, limits.maxPayloadBytes, limits.bodyTimeoutMs);
-    if (body.kind === 'too_large') return refuseBody(request, response, 413, tooLarge(limits.maxPayloadBytes));
-    if (body.kind === 'timeout')
-      return refuseBody(
-        request,
-        response,
-        408,
-        refusalBody('frame', 'invalid_request', 'the body did not arrive in time'),
-      );
-    if (body.kind === 'aborted') return;
-    let op = 'frame';
-    try {
-      const frame = parseClientFrame(body.text);
-      op = frame.type;
-      if (frame.type === 'hello')
-        throw new TransportRefusal('invalid_frame', 'hello is the GET stream; POST chat.send, chat.cancel or ack');
-      // A POST has no hello: it names its client itself.
-      const clientId = parseClientId(frame.clientId, `${frame.type}.clientId`);
-      const reply = await serveCall(host, sessionId, clientId, frame);
-      if (reply === null) sendJson(response, 200, { type: 'ok', op, requestId: frame.requestId });
-      else sendJson(response, reply.type === 'chat.rejected' ? httpStatusOf(String(reply.code)) : 200, reply);
-    } catch (error) {
-      const reply = errorReply(error);
-      if (reply.reported) host.report(error, { sessionId, op });
-      sendJson(response, httpStatusOf(reply.code), {
-        ...refusalBody(op, reply.code, reply.message),
-        ...requestIdOf(body.text),
-      });
-    }
-  }
-
-  /** The authorized session id, or null once `response` was answered with the refusal. */
-  async function decide(request: IncomingMessage, response: ServerResponse, op: string): Promise<string | null> {
-    let decision: string | SseRefusal;
-    try {
-      decision = await host.authorized(request);
-    } catch (error) {
-      host.report(error, { sessionId: null, op: 'authorize' });
-      refuseBody(request, response, 500, refusalBody(op, 'internal', 'authorization failed'));
-      return null;
-    }
-    if (typeof decision === 'string') return decision;
-    const status =
-      Number.isInteger(decision.status) && decision.status >= 400 && decision.status < 600 ? decision.status : 403;
-    refuseBody(
-      request,
-      response,
-      status,
-      refusalBody(op, 'unauthorized', String(decision.message ?? 'refused').slice(0, 200)),
-    );
-    return null;
   }
 
   return {
     handle,
     get connections() {
-      return streams.size;
+      return endpoint.connections;
     },
-    async close() {
-      closed = true;
-      clearInterval(heartbeat);
-      const open = [...streams];
-      for (const stream of open) stream.end();
-      await Promise.all(open.map((stream) => stream.ended));
-    },
+    close: () => endpoint.close(),
   };
 }
 
-/** The cursor and client a GET asks to start from: `Last-Event-ID` (a reconnect) wins over `?lastSeq=`. */
-function streamOpening(request: IncomingMessage): {
-  clientId: string;
-  lastSeq: number | null;
-  epoch: string | undefined;
-} {
-  const query = new URL(request.url ?? '/', 'http://localhost').searchParams;
-  const clientId = parseClientId(query.get('clientId') ?? undefined, 'the clientId query parameter');
-  const header = request.headers['last-event-id'];
-  const raw = typeof header === 'string' ? header : query.get('lastSeq');
-  let lastSeq: number | null = null;
-  if (raw !== null && raw !== '') {
-    lastSeq = /^-?\d{1,16}$/.test(raw.trim()) ? Number(raw.trim()) : Number.NaN;
-    if (!Number.isSafeInteger(lastSeq) || lastSeq < -1)
-      throw new TransportRefusal('invalid_frame', 'Last-Event-ID (or lastSeq) is an integer seq >= -1');
-  }
-  const epoch = query.get('epoch');
-  if (epoch !== null && epoch.length > 128)
-    throw new TransportRefusal('invalid_frame', 'epoch is at most 128 characters');
-  return { clientId, lastSeq, epoch: epoch ?? undefined };
-}
-
-type Body = { kind: 'text'; text: string } | { kind: 'too_large' } | { kind: 'timeout' } | { kind: 'aborted' };
-
 /** Reads a request body of at most `max` bytes within `ms`; never holds more than `max` bytes of it. */
-function readBody(request: IncomingMessage, max: number, ms: number): Promise<Body> {
+function readBody(request: IncomingMessage, max: number, ms: number): Promise<SseBody> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    const done = (body: Body): void => {
+    const done = (body: SseBody): void => {
       clearTimeout(timer);
       request.off('data', onData);
       request.off('end', onEnd);
@@ -300,27 +165,14 @@ function readBody(request: IncomingMessage, max: number, ms: number): Promise<Bo
 }
 
 /**
- * Answers a request whose body is not read (refused, too large, too slow) and closes its connection, so that the
- * rest of the body is never read or buffered.
+ * Answers a POST; a request whose body was not read whole (refused, too large, too slow) gets its connection closed,
+ * so that the rest of the body is never read or buffered.
  */
-function refuseBody(
-  request: IncomingMessage,
-  response: ServerResponse,
-  status: number,
-  body: Record<string, unknown>,
-): void {
+function answerFrame(request: IncomingMessage, response: ServerResponse, answer: SseAnswer): void {
   const unread = !request.complete;
-  sendJson(response, status, body, unread);
+  sendJson(response, answer.status, answer.body, unread);
   if (unread) {
     request.pause();
     response.once('finish', () => request.socket.destroySoon());
   }
-}
-
-function refusalBody(op: string, code: string, message: string): Record<string, unknown> {
-  return { type: 'error', op, code, message };
-}
-
-function tooLarge(max: number): Record<string, unknown> {
-  return refusalBody('frame', 'payload_too_large', `a POST body is at most ${max} bytes`);
 }

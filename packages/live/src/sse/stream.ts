@@ -1,10 +1,12 @@
 // One SSE stream: a GET that subscribes its client to the session and receives every frame as an event, the records
-// with `id: <seq>` so that a reconnect's `Last-Event-ID` is the client's exact cursor.
-import type { ServerResponse } from 'node:http';
+// with `id: <seq>` so that a reconnect's `Last-Event-ID` is the client's exact cursor. The bytes go to an
+// {@link SseOutput}, a `node:http` response or a Fetch `Response`'s body, with the same bounds on both.
 import type { LiveEvent, LiveTokenEvent } from '../records.js';
 import type { Subscription } from '../subscription.js';
 import { followSession, type Opening, type SubscriberSink } from '../transport/follow.js';
-import type { TransportHost } from '../transport/host.js';
+import { errorReply } from '../transport/frames.js';
+import type { SessionHost } from '../transport/host.js';
+import type { SseOutput } from './output.js';
 
 /** The limits a stream applies. */
 export interface StreamLimits {
@@ -12,46 +14,51 @@ export interface StreamLimits {
   readonly maxBufferedBytes: number;
 }
 
-/** Longest wait for a cut-off or closed stream's last bytes before its socket is destroyed. */
-const END_GRACE_MS = 1000;
+/** The response headers of an SSE stream. */
+export const SSE_HEADERS: Readonly<Record<string, string>> = {
+  'Content-Type': 'text/event-stream; charset=utf-8',
+  'Cache-Control': 'no-cache, no-transform',
+  Connection: 'keep-alive',
+  // Proxies that buffer responses (nginx) would hold the events back.
+  'X-Accel-Buffering': 'no',
+};
 
 /** One SSE response, streaming one subscription; the sink of {@link followSession}. */
 export class SseStream implements SubscriberSink {
-  readonly #response: ServerResponse;
+  readonly #output: SseOutput;
   readonly #sessionId: string;
-  readonly #host: TransportHost;
+  readonly #host: SessionHost;
   readonly #limits: StreamLimits;
   #subscription: Subscription<LiveEvent | LiveTokenEvent> | null = null;
   #closed = false;
-  readonly #ended: Promise<void>;
+  #ending = false;
+  #stalledSince: number | null = null;
 
-  constructor(response: ServerResponse, sessionId: string, host: TransportHost, limits: StreamLimits) {
-    this.#response = response;
+  constructor(output: SseOutput, sessionId: string, host: SessionHost, limits: StreamLimits) {
+    this.#output = output;
     this.#sessionId = sessionId;
     this.#host = host;
     this.#limits = limits;
-    this.#ended = new Promise((resolve) => response.once('close', resolve));
-    response.once('close', () => this.#release());
-    // A socket error is followed by 'close'; without a listener it would be thrown by the emitter.
-    response.on('error', () => undefined);
+    void output.closed.then(() => this.#release());
   }
 
-  /** Writes the headers and streams the subscription until the client leaves or the session ends. */
+  /** Streams the subscription until the client leaves or the session ends (the headers are the caller's). */
   start(opening: Opening): void {
-    this.#response.writeHead(200, {
-      'Content-Type': 'text/event-stream; charset=utf-8',
-      'Cache-Control': 'no-cache, no-transform',
-      Connection: 'keep-alive',
-      // Proxies that buffer responses (nginx) would hold the events back.
-      'X-Accel-Buffering': 'no',
-    });
-    this.#response.flushHeaders();
     this.#host.hub
       .session(this.#sessionId)
-      .then((session) => {
-        if (this.#closed) return;
-        return followSession(session, opening, this);
-      })
+      .then(
+        (session) => {
+          if (this.#closed) return;
+          return followSession(session, opening, this);
+        },
+        (error: unknown) => {
+          // The session could not be opened (every slot busy, a failed reopen): the client is told the code, and its
+          // EventSource retries with the same cursor.
+          const reply = errorReply(error);
+          if (reply.reported) this.#host.report(error, { sessionId: this.#sessionId, op: 'hello' });
+          this.reply({ type: 'error', op: 'hello', code: reply.code, message: reply.message });
+        },
+      )
       .then(
         // The session closed or failed: ending the stream makes the client reconnect with its Last-Event-ID.
         () => this.end(),
@@ -67,9 +74,9 @@ export class SseStream implements SubscriberSink {
     return this.#closed;
   }
 
-  /** Resolves once the response closed. */
+  /** Resolves once the output closed. */
   get ended(): Promise<void> {
-    return this.#ended;
+    return this.#output.closed;
   }
 
   /** Takes the subscription now served, to close it with the stream. */
@@ -78,13 +85,13 @@ export class SseStream implements SubscriberSink {
   }
 
   /**
-   * Writes a subscription frame; when the response's buffer is past its high-water mark (`write` returned false),
+   * Writes a subscription frame; when the output's buffer is past its high-water mark (`write` returned false),
    * waits for it to drain before the next is pulled, and cuts the client off after `slowClientMs` (TJ-LIVE-050).
    */
   async forward(frame: Record<string, unknown>, seq: number | undefined): Promise<boolean> {
     if (this.#closed) return false;
-    if (this.#response.write(eventText(frame, seq))) return true;
-    if (await this.#drained()) return !this.#closed;
+    if (this.#output.write(eventText(frame, seq))) return true;
+    if (await this.#output.drained(this.#limits.slowClientMs)) return !this.#closed;
     this.#cutOff();
     return false;
   }
@@ -92,66 +99,38 @@ export class SseStream implements SubscriberSink {
   /** Writes a control frame at once; a stream whose unsent bytes are past the hard bound is cut off instead. */
   reply(frame: Record<string, unknown>, seq?: number): void {
     if (this.#closed) return;
-    if (this.#response.writableLength >= this.#limits.maxBufferedBytes) {
+    if (this.#output.bufferedBytes >= this.#limits.maxBufferedBytes) {
       this.#cutOff();
       return;
     }
-    this.#response.write(eventText(frame, seq));
+    this.#output.write(eventText(frame, seq));
   }
 
   /** Writes a heartbeat comment; a stream that has not drained for `slowClientMs` is a dead or stalled peer. */
   heartbeat(): void {
     if (this.#closed) return;
-    if (this.#response.writableNeedDrain) {
+    if (this.#output.stalled()) {
       if (this.#stalledSince === null) this.#stalledSince = performance.now();
       else if (performance.now() - this.#stalledSince >= this.#limits.slowClientMs) this.#cutOff();
       return;
     }
     this.#stalledSince = null;
-    this.#response.write(': heartbeat\n\n');
+    this.#output.write(': heartbeat\n\n');
   }
-
-  #stalledSince: number | null = null;
 
   /** Ends the stream; the client reconnects with its Last-Event-ID. */
   end(): void {
-    if (this.#closed && this.#response.writableEnded) return;
+    if (this.#ending) return;
+    this.#ending = true;
     this.#release();
-    this.#finish();
+    this.#output.end();
   }
 
-  /** Resolves true once the response drained, false after `slowClientMs` or on close. */
-  #drained(): Promise<boolean> {
-    return new Promise((resolve) => {
-      const done = (drained: boolean): void => {
-        clearTimeout(timer);
-        this.#response.off('drain', onDrain);
-        this.#response.off('close', onClose);
-        resolve(drained);
-      };
-      const onDrain = (): void => done(true);
-      const onClose = (): void => done(false);
-      const timer = setTimeout(() => done(false), this.#limits.slowClientMs);
-      timer.unref();
-      this.#response.once('drain', onDrain);
-      this.#response.once('close', onClose);
-    });
-  }
-
-  /** Cuts off a client that does not read: what it has not received is dropped with the socket, not kept. */
+  /** Cuts off a client that does not read: what it has not received is dropped with the stream, not kept. */
   #cutOff(): void {
     if (this.#closed) return;
     this.#release();
-    this.#response.destroy();
-  }
-
-  #finish(): void {
-    if (this.#response.destroyed) return;
-    this.#response.end();
-    // A client that stopped reading would hold the end (and everything before it) in memory: it gets a grace period.
-    const timer = setTimeout(() => this.#response.destroy(), END_GRACE_MS);
-    timer.unref();
-    this.#response.once('close', () => clearTimeout(timer));
+    this.#output.destroy();
   }
 
   #release(): void {

@@ -132,6 +132,12 @@ export function errorReply(error: unknown): { code: string; message: string; rep
     return { code: error.code, message: error.message, reported: false };
   if (error instanceof LiveError && error.code === 'session_closed')
     return { code: error.code, message: 'the session is closed; reconnect', reported: false };
+  if (error instanceof LiveError && error.code === 'too_many_sessions')
+    return {
+      code: error.code,
+      message: 'the server has as many busy sessions open as it allows; retry later',
+      reported: false,
+    };
   if (error instanceof LiveError && error.code === 'session_failed')
     return { code: error.code, message: 'the session failed; reconnect, which reopens it', reported: true };
   const code = (error as { code?: unknown } | null)?.code;

@@ -15,9 +15,9 @@ export interface TransportRefusalResponse {
   readonly message?: string;
 }
 
-/** Decides who may connect, and to which session: the session id, or a refusal. */
-export type Authorize = (
-  request: IncomingMessage,
+/** Decides who may connect, and to which session: the session id, or a refusal (`node:http`'s request, or Fetch's). */
+export type Authorize<Request = IncomingMessage> = (
+  request: Request,
 ) => string | TransportRefusalResponse | Promise<string | TransportRefusalResponse>;
 
 /** A run a client's send started, handed to the app's worker. */
@@ -33,22 +33,22 @@ export interface RunStart {
 export type ReportError = (error: unknown, context: { readonly sessionId: string | null; readonly op: string }) => void;
 
 /** Options every transport takes. */
-export interface TransportHostOptions {
+export interface TransportHostOptions<Request = IncomingMessage> {
   readonly hub: ConversationHub;
-  readonly authorize: Authorize;
+  readonly authorize: Authorize<Request>;
   readonly run: (start: RunStart) => Promise<void> | void;
   readonly onError?: ReportError;
   readonly maxSubscribersPerSession?: number;
 }
 
 /** The shared state of one transport instance. */
-export class TransportHost {
+export class TransportHost<Request = IncomingMessage> {
   readonly hub: ConversationHub;
   readonly maxSubscribersPerSession: number;
-  readonly #options: TransportHostOptions;
+  readonly #options: TransportHostOptions<Request>;
   readonly #subscribers = new Map<string, number>();
 
-  constructor(options: TransportHostOptions, name: string) {
+  constructor(options: TransportHostOptions<Request>, name: string) {
     if (typeof options.authorize !== 'function' || typeof options.run !== 'function')
       throw new TypeError(`${name} needs authorize(request) and run(start) functions`);
     this.hub = options.hub;
@@ -66,7 +66,7 @@ export class TransportHost {
   };
 
   /** The session `request` may use, checked (a valid identifier, not reserved), or the refusal to answer. */
-  async authorized(request: IncomingMessage): Promise<string | TransportRefusalResponse> {
+  async authorized(request: Request): Promise<string | TransportRefusalResponse> {
     const decision = await this.#options.authorize(request);
     if (typeof decision === 'string') {
       if (!isValidIdentifier(decision) || reservedSessionIdRefusal(decision) !== null)
@@ -113,6 +113,15 @@ export class TransportHost {
     });
   }
 }
+
+/**
+ * What a connection needs of its transport's host once it is authorized: the hub, the error hook, the subscriber
+ * count and the worker. It does not depend on the kind of request (`node:http`'s or Fetch's) that was authorized.
+ */
+export type SessionHost = Pick<
+  TransportHost,
+  'hub' | 'report' | 'startRun' | 'claimSubscriber' | 'releaseSubscriber' | 'maxSubscribersPerSession'
+>;
 
 /** `value`, checked to be a positive number, or `fallback` when undefined. */
 export function positive(value: number | undefined, fallback: number, name: string): number {

@@ -27,6 +27,7 @@ export function httpStatusOf(code: string): number {
       return 429;
     case 'session_closed':
     case 'session_failed':
+    case 'too_many_sessions':
       return 503;
     default:
       return 500;

@@ -2,7 +2,7 @@
 // cancel by request id, an ack in the client's name.
 import type { ClientFrame } from './frames.js';
 import { errorReply } from './frames.js';
-import type { TransportHost } from './host.js';
+import type { SessionHost } from './host.js';
 
 /** A call frame: any frame but the hello. */
 export type CallFrame = Exclude<ClientFrame, { type: 'hello' }>;
@@ -13,7 +13,7 @@ export type CallFrame = Exclude<ClientFrame, { type: 'hello' }>;
  * cancel or ack rejects with the session's error, for the transport's error reply.
  */
 export async function serveCall(
-  host: TransportHost,
+  host: SessionHost,
   sessionId: string,
   clientId: string,
   frame: CallFrame,

@@ -92,7 +92,7 @@ export interface StreamClient {
 
 /** Opens a GET stream with the given query and headers; resolves once the response headers arrived. */
 export function openStream(
-  server: SseServer,
+  server: { readonly port: number },
   query: Record<string, string>,
   headers: Record<string, string> = {},
 ): Promise<StreamClient> {
@@ -192,7 +192,7 @@ function streamClient(req: ClientRequest, response: IncomingMessage): StreamClie
 
 /** POSTs `body` (an object as JSON, or raw text) and resolves with the status and the parsed JSON answer. */
 export function post(
-  server: SseServer,
+  server: { readonly port: number },
   session: string,
   body: unknown,
   headers: Record<string, string> = {},
@@ -229,7 +229,7 @@ export function post(
 }
 
 /** The server still serves: a new stream on a fresh session receives its snapshot and `live`. */
-export async function expectSseServerUp(server: SseServer): Promise<void> {
+export async function expectSseServerUp(server: { readonly port: number }): Promise<void> {
   const probe = await openStream(server, {
     session: `probe-${Math.random().toString(36).slice(2, 10)}`,
     clientId: 'p',
