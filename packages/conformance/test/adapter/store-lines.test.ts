@@ -2,7 +2,7 @@ import { appendFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { linesOf, THROUGH_LINES } from '../../src/adapter/runner/writer/store-lines.js';
+import { featureOf, linesOf, THROUGH_LINES } from '../../src/adapter/runner/writer/store-lines.js';
 import { AdapterFailure, AdapterProcess, runConformance } from '../support/internals.js';
 import { bin, brokenAdapter } from './support.js';
 
@@ -17,7 +17,7 @@ describe('feature store-lines: the writer tier reads a record store back through
     const report = await runConformance({ adapter: storeAdapter, tier: 'writer', runs: 3, writerRounds: 3 });
     const ran = report.checks.filter((c) => c.id.startsWith('writer/') && c.status !== 'skipped');
     // The checks of features it does not claim (lifecycle, retention) are skipped as unclaimed; every other one runs.
-    const claimed = [...THROUGH_LINES].filter((id) => !/^writer\/(turn-|event-|compact)/.test(id));
+    const claimed = [...THROUGH_LINES].filter((id) => featureOf(id) === undefined);
     expect(ran.map((c) => [c.id, c.status, c.details.slice(0, 2)]).sort()).toEqual(
       claimed.map((id) => [id, 'passed', []]).sort(),
     );

@@ -91,7 +91,7 @@ const FAMILY_OF: Readonly<Record<string, 'run' | 'state'>> = {
 };
 
 /** The feature a writer check needs, by its id: a check of a feature the adapter does not claim is skipped as such. */
-function featureOf(id: string): Feature | undefined {
+export function featureOf(id: string): Feature | undefined {
   if (id.startsWith('writer/live-')) return 'live';
   if (id.startsWith('writer/recover')) return 'recovery';
   if (id.startsWith('writer/sweep') || id.startsWith('writer/compact')) return 'retention';
