@@ -90,7 +90,7 @@ MUTANTS = ("pid-only-liveness", "no-dir-fsync", "no-fdatasync", "no-poison", "so
            "split-checkpoint-ignored", "incomplete-parts-used", "compact-at-last-part",
            "checkpoint-always-split", "separator-2028-only",
            "offset-index", "first-record-represents",
-           "representatives-omitted")
+           "representatives-omitted", "extension-closes-segment", "below-first-silent", "limit-in-characters")
 if MUTANT and MUTANT not in MUTANTS:
     sys.stderr.write("adapter.py: unknown TJ_MUTANT %r; one of %s\n" % (MUTANT, ", ".join(MUTANTS)))
     sys.exit(2)

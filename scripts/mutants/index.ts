@@ -8,6 +8,7 @@ import { LIFECYCLE_MUTANTS } from './lifecycle.js';
 import { LIVE_MUTANTS } from './live.js';
 import type { Mutant } from './mutant.js';
 import { READER_MUTANTS } from './reader.js';
+import { READER_GENERATED_MUTANTS } from './reader-generated.js';
 import { READER_SHAPE_MUTANTS } from './reader-shapes.js';
 import { RECOVERY_MUTANTS } from './recovery.js';
 import { RETENTION_MUTANTS } from './retention.js';
@@ -22,6 +23,7 @@ export const MUTANTS: readonly Mutant[] = [
   ...DURABILITY_MUTANTS,
   ...READER_MUTANTS,
   ...READER_SHAPE_MUTANTS,
+  ...READER_GENERATED_MUTANTS,
   ...LIFECYCLE_MUTANTS,
   ...RECOVERY_MUTANTS,
   ...RETENTION_MUTANTS,

@@ -26,6 +26,7 @@ import { AppendFile, nodeFileSystem } from '@turnjournal/writer/file-system';
 import { lifecycleDefects } from './mutants/lifecycle.mjs';
 import { liveDefects } from './mutants/live.mjs';
 import { recoveryDefects } from './mutants/recovery.mjs';
+import { relocatedImplementation } from './mutants/relocated.mjs';
 import { representativeDefects } from './mutants/representatives.mjs';
 import { retentionDefects } from './mutants/retention.mjs';
 import { spaceDefects } from './mutants/space.mjs';
@@ -675,6 +676,8 @@ implementations['claims-store-lines'] = {
     features: [...referenceImplementation.capabilities.features, 'store-lines'],
   },
 };
+// Not a defect: the reference with its journals away from the paths named, read back through `lines` (store-lines.test.ts).
+implementations['store-lines-relocated'] = relocatedImplementation;
 implementations['claim-event-only'] = {
   capabilities: { ...referenceImplementation.capabilities, families: ['event'], name: 'event-only' },
 };

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type PostgresServer, startPostgres } from '@turnjournal/test-support/postgres-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { featureOf, THROUGH_LINES as THROUGH_LINES_OF_ANY_CLAIM } from '../../src/adapter/runner/writer/store-lines.js';
 import { AdapterFailure, AdapterProcess, runConformance } from '../support/internals.js';
 import { bin, brokenAdapter } from './support.js';
 
@@ -20,19 +21,11 @@ afterAll(() => server?.stop());
 
 const adapterOn = (url: string) => `node ${bin} adapter --store-lines=${url}`;
 
-/** The checks that run through `lines` (adapter.md §5.8); every other writer check is skipped with its reason. */
-const THROUGH_LINES = [
-  'writer/claims',
-  'writer/ack-oracle',
-  'writer/restart',
-  'writer/lock',
-  'writer/race',
-  'writer/byte-exact',
-  'writer/escape-separators',
-  'writer/invalid-record',
-  'writer/line-too-long',
-  'writer/histories',
-];
+/**
+ * The checks that run through `lines` (adapter.md §5.8) of an adapter claiming no feature besides store-lines; every
+ * other writer check is skipped with its reason.
+ */
+const THROUGH_LINES = [...THROUGH_LINES_OF_ANY_CLAIM].filter((id) => featureOf(id) === undefined);
 
 /** One SQL statement's rows as text, through psql on the server's socket. */
 function psql(sql: string): string[] {

@@ -2,6 +2,7 @@ import { appendFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { featureOf, linesOf, THROUGH_LINES } from '../../src/adapter/runner/writer/store-lines.js';
 import { AdapterFailure, AdapterProcess, runConformance } from '../support/internals.js';
 import { bin, brokenAdapter } from './support.js';
 
@@ -11,26 +12,14 @@ import { bin, brokenAdapter } from './support.js';
 
 const storeAdapter = `node ${bin} adapter --store-lines`;
 
-/** The checks that run through `lines` (adapter.md §5.8); every other writer check is skipped with its reason. */
-const THROUGH_LINES = [
-  'writer/claims',
-  'writer/ack-oracle',
-  'writer/restart',
-  'writer/lock',
-  'writer/race',
-  'writer/byte-exact',
-  'writer/escape-separators',
-  'writer/invalid-record',
-  'writer/line-too-long',
-  'writer/histories',
-];
-
 describe('feature store-lines: the writer tier reads a record store back through `lines`', () => {
   it('the reference writer on a record store passes every check that reads through lines; the checks about files are not applicable, never passed (TJ-CONF-052, TJ-CONF-053)', async () => {
     const report = await runConformance({ adapter: storeAdapter, tier: 'writer', runs: 3, writerRounds: 3 });
     const ran = report.checks.filter((c) => c.id.startsWith('writer/') && c.status !== 'skipped');
+    // The checks of features it does not claim (lifecycle, retention) are skipped as unclaimed; every other one runs.
+    const claimed = [...THROUGH_LINES].filter((id) => featureOf(id) === undefined);
     expect(ran.map((c) => [c.id, c.status, c.details.slice(0, 2)]).sort()).toEqual(
-      THROUGH_LINES.map((id) => [id, 'passed', []]).sort(),
+      claimed.map((id) => [id, 'passed', []]).sort(),
     );
     const skipped = report.checks.filter((c) => c.status === 'skipped');
     const notApplicable = skipped.filter((c) =>
@@ -43,6 +32,22 @@ describe('feature store-lines: the writer tier reads a record store back through
     expect(others.filter((c) => !/not claimed|does not claim the reader level/.test(c.details[0] ?? ''))).toEqual([]);
     expect(report.not_proven).toEqual([]);
     expect(report.conformant).toBe(true);
+  }, 180_000);
+
+  it('the lifecycle and compaction checks plant and read back through the adapter: a writer whose journals are away from the paths named passes them (TJ-CONF-053)', async () => {
+    // The reference file adapter with every journal relocated below `<root>/.relocated/`: a check that read or planted
+    // the path it names would find nothing there, or plant a log the writer never sees, and fail.
+    const report = await runConformance({
+      adapter: brokenAdapter('store-lines-relocated'),
+      tier: 'writer',
+      runs: 2,
+      writerRounds: 2,
+      only: [...THROUGH_LINES, 'writer/event-seq', 'writer/turn-submit-invalid-session', 'writer/sweep'],
+    });
+    const status = Object.fromEntries(report.checks.map((c) => [c.id, c.status]));
+    for (const id of THROUGH_LINES) expect([id, status[id]]).toEqual([id, 'passed']);
+    expect(report.checks.find((c) => c.id === 'writer/event-seq')?.details[0]).toMatch(/^not applicable/);
+    expect(report.not_proven).toEqual(['writer/turn-submit-invalid-session', 'writer/sweep']);
   }, 180_000);
 
   it('a reader of the store that leaves out the last line fails the ack oracle (TJ-STORE-002, TJ-CONF-052)', async () => {
@@ -61,14 +66,14 @@ describe('feature store-lines: the writer tier reads a record store back through
   it('a claim of store-lines that still reads files is not proven for the features it claims (TJ-CONF-053)', async () => {
     // The reference file adapter with store-lines added to its claim: every lifecycle, recovery, retention and live
     // check reads files at paths, so none may pass for a store that is not files.
+    const ids = ['writer/turn-submit-invalid-session', 'writer/recover', 'writer/sweep', 'writer/live-turn-flow'];
     const report = await runConformance({
       adapter: brokenAdapter('claims-store-lines'),
       tier: 'writer',
       runs: 1,
       writerRounds: 1,
-      only: ['writer/event-seq', 'writer/recover', 'writer/sweep', 'writer/live-turn-flow'],
+      only: ids,
     });
-    const ids = ['writer/event-seq', 'writer/recover', 'writer/sweep', 'writer/live-turn-flow'];
     const checks = report.checks.filter((c) => ids.includes(c.id));
     expect(checks.map((c) => [c.id, c.status])).toEqual(ids.map((id) => [id, 'skipped']));
     expect(report.not_proven).toEqual(ids);
@@ -92,10 +97,7 @@ describe('feature store-lines: the writer tier reads a record store back through
       const privateFile = join(root, '.store-lines', '_turn_journal', 's1.jsonl');
       appendFileSync(privateFile, Buffer.from([0xff, 0xfe, 0x7b, 0x0a, 0x7b, 0x22]));
       const { lines } = (await adapter.request('lines', { file })) as { lines: string[] };
-      expect(lines.map((line) => Buffer.from(line, 'base64'))).toEqual([
-        Buffer.from(JSON.stringify(record)),
-        Buffer.from([0xff, 0xfe, 0x7b]),
-      ]);
+      expect(linesOf({ lines })).toEqual([Buffer.from(JSON.stringify(record)), Buffer.from([0xff, 0xfe, 0x7b])]);
     } finally {
       await adapter.dispose();
       rmSync(root, { recursive: true, force: true });

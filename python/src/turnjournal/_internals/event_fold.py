@@ -46,6 +46,7 @@ class EventFold:
         self.messages = []
         self.accepted = SeqSet()
         self.last = None
+        self.first = None  # the first accepted seq (a mutant's)
         self.runs = []  # request ids in chat.started order
         self.run_line = {}
         self.finished = set()
@@ -59,6 +60,10 @@ class EventFold:
         obj = rec["obj"]
         seq = obj.get("seq")
         last = self.last
+        if defects.MUTANT == "below-first-silent" and self.first is not None and seq < self.first:
+            return  # defect switch: TJ-EVENT-014 (a seq below the log's first taken for a compaction leftover)
+        if self.first is None:
+            self.first = seq
         if last is not None and seq <= last:  # TJ-EVENT-013/014
             code = "seq_duplicate" if seq in self.accepted and defects.MUTANT != "duplicate-as-regression" else "seq_regression"
             findings.add(code, path, rec["line"], rec["offset"])
@@ -82,6 +87,8 @@ class EventFold:
         if self.parts is not None:
             self.interrupt_parts()
         if rec.get("unknown"):
+            if defects.MUTANT == "extension-closes-segment":
+                self.segment = None  # defect switch: TJ-REPLAY-009 (the overlay is the deltas at the very tail)
             return
         t = rec["type"]
         payload = obj.get("payload")

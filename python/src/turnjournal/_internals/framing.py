@@ -108,7 +108,8 @@ def iter_lines(path):
                     skipped += len(piece)
                 else:
                     buf += piece
-                    if len(buf) > READ_LIMIT[0]:
+                    if len(buf) > READ_LIMIT[0] and (defects.MUTANT != "limit-in-characters"  # switch: TJ-FRAME-031
+                                                     or len(bytes(buf).decode("utf-8", "ignore")) > READ_LIMIT[0]):
                         skipping, skipped = True, len(buf)
                         buf = bytearray()
                 if nl < 0:

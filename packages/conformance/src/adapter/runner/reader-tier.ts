@@ -1,13 +1,10 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { discoverStore } from '@turnjournal/reader';
 import type { StoreFixtureCase, StoreFixtureFile } from '../../fixtures/fixture-file.js';
 import { loadFixtureFile, loadFixtures } from '../../fixtures/load-fixtures.js';
 import {
   compareStoreObservation,
-  readStoreReference,
-  relativeReading,
   type StoreObservation,
   writeStoreFixture,
 } from '../../fixtures/run-store-fixtures.js';
@@ -18,6 +15,8 @@ import { Random } from '../random.js';
 import { adapterReading } from './adapter-reading.js';
 import { boundedMemoryCheck } from './bounded-memory.js';
 import { freshDir } from './fresh-dir.js';
+import { generatedCaseOutcome } from './generated-cases.js';
+import { generatedReaderChecks } from './generated-readers.js';
 import type { CheckRecorder } from './record.js';
 import { representativesCheck } from './representatives.js';
 import type { Session } from './session.js';
@@ -234,96 +233,14 @@ export async function readerTier(
       async () => {
         if (!claims.families.includes('turn')) return { skip: 'family turn not claimed' };
         const store = generateTurnStore(new Random(caseSeed));
-        const failures = await compareGenerated(session, store.files);
-        if (failures.length === 0) return { failures: [] };
-        // Shrink: drop lines while the adapter still disagrees with the reference, then save the counterexample
-        // as a store fixture case that replays it (TJ-CONF-010).
-        const shrunk = await shrink(session, store.files);
-        const counterexample = await asFixtureCase(shrunk, `generated case ${index}, seed ${caseSeed}`);
-        // A fresh directory per failure: two runs with one seed (CI jobs in parallel) never overwrite each other.
-        const path = join(
-          mkdtempSync(join(tmpdir(), `tj-conformance-counterexample-${caseSeed}-`)),
-          'counterexample.json',
-        );
-        writeFileSync(path, `${JSON.stringify(counterexample, null, 2)}\n`);
-        return {
-          failures: [
-            ...failures,
-            `perturbations: ${store.perturbations.join(', ') || 'none'}`,
-            `seed ${caseSeed} (run seed ${seed}, case ${index}); shrunk counterexample written to ${path}:`,
-            truncate(JSON.stringify(shrunk), 2000),
-            `after shrinking: ${(await compareGenerated(session, shrunk)).join('; ')}`,
-          ],
-        };
+        return generatedCaseOutcome(session, store, GENERATED_REQUIREMENTS, {
+          caseSeed,
+          seed,
+          name: `case ${index}`,
+        });
       },
     );
   }
-}
 
-type StoreFiles = { readonly path: string; readonly text: string }[];
-
-async function asFixtureCase(files: StoreFiles, description: string): Promise<StoreFixtureCase> {
-  const root = freshDir('tj-conf-gen-');
-  try {
-    writeStoreFixture(root, { files });
-    const expected = relativeReading(await readStoreReference([root]), root);
-    return {
-      description,
-      requirements: GENERATED_REQUIREMENTS,
-      files,
-      expect: {
-        turns: expected.turns as Record<string, Record<string, string>>,
-        findings: expected.findings.map((f) =>
-          Object.fromEntries(Object.entries(f).filter(([, v]) => v !== undefined)),
-        ) as NonNullable<StoreFixtureCase['expect']['findings']>,
-      },
-    };
-  } finally {
-    rmSync(root, { recursive: true, force: true });
-  }
-}
-
-async function compareGenerated(session: Session, files: StoreFiles): Promise<string[]> {
-  const expected = await asFixtureCase(files, 'generated');
-  const root = freshDir('tj-conf-gen-');
-  try {
-    writeStoreFixture(root, { files });
-    const process = await session.get();
-    const reading = await adapterReading(process, root, 'tolerant', false);
-    return compareStoreObservation(expected, { ...reading, replay: [] });
-  } finally {
-    rmSync(root, { recursive: true, force: true });
-  }
-}
-
-async function shrink(session: Session, files: StoreFiles): Promise<StoreFiles> {
-  let current = files.filter((f) => f.text !== '');
-  let budget = 150;
-  let progress = true;
-  while (progress && budget > 0) {
-    progress = false;
-    for (let f = 0; f < current.length && budget > 0; f++) {
-      const lines = (current[f] as StoreFiles[number]).text.split(/(?<=\n)/);
-      for (let l = 0; l < lines.length && budget > 0; l++) {
-        const text = [...lines.slice(0, l), ...lines.slice(l + 1)].join('');
-        const candidate =
-          text === ''
-            ? current.filter((_, i) => i !== f)
-            : current.map((file, i) => (i === f ? { path: file.path, text } : file));
-        if (candidate.length === 0) continue;
-        budget--;
-        // A failure of the adapter on the candidate keeps it as failing too: the shrink is after any failure.
-        const failures = await compareGenerated(session, candidate).catch((error: unknown) => [
-          `adapter failure: ${error instanceof Error ? error.message : String(error)}`,
-        ]);
-        if (failures.length > 0) {
-          current = candidate;
-          progress = true;
-          break;
-        }
-      }
-      if (progress) break;
-    }
-  }
-  return current;
+  await generatedReaderChecks(session, claims, { runs, seed }, recorder);
 }

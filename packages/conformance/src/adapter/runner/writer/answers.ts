@@ -12,39 +12,51 @@ export function bytesOf(file: string): Buffer {
 }
 
 /**
- * The records of a JSONL file the harness reads back. A line that does not parse as JSON (a torn tail left in place,
- * damage) is added to `failures`: the writer's file must hold whole records only.
+ * The records of a journal's bytes as the harness reads them back. A line that does not parse as JSON (a torn tail left
+ * in place, damage) is added to `failures`: the writer's journal must hold whole records only.
  */
-export function recordsOf(file: string, failures: string[]): Record<string, unknown>[] {
+export function parseRecords(bytes: Buffer, failures: string[]): Record<string, unknown>[] {
   const records: Record<string, unknown>[] = [];
-  for (const [index, line] of bytesOf(file).toString('utf8').split('\n').entries()) {
+  for (const [index, line] of bytes.toString('utf8').split('\n').entries()) {
     if (line.length === 0) continue;
     try {
       records.push(JSON.parse(line) as Record<string, unknown>);
-    } catch {
-      failures.push(`line ${index + 1} of the file is not a JSON record: ${JSON.stringify(line.slice(0, 80))}`);
+    } catch (error) {
+      if (!(error instanceof SyntaxError)) throw error;
+      failures.push(`line ${index + 1} of the journal is not a JSON record: ${JSON.stringify(line.slice(0, 80))}`);
     }
   }
   return records;
 }
 
+/** The records of the JSONL file `file` ({@link parseRecords} of its bytes). */
+export function recordsOf(file: string, failures: string[]): Record<string, unknown>[] {
+  return parseRecords(bytesOf(file), failures);
+}
+
+/** Where a check reads a journal's bytes: the file at a path, or a reader of its bytes (feature `store-lines`). */
+export type JournalSource = string | (() => Promise<Buffer>);
+
+const bytesFrom = (source: JournalSource): Promise<Buffer> =>
+  typeof source === 'string' ? Promise.resolve(bytesOf(source)) : source();
+
 /**
  * Sends a request that the spec says must be refused, and checks that it is — answered `refused` — and that
- * the file did not change.
+ * the journal did not change.
  */
 export async function expectRefused(
   process: AdapterProcess,
-  file: string,
+  journal: JournalSource,
   op: string,
   params: Record<string, unknown>,
   why: string,
   failures: string[],
 ): Promise<void> {
-  const before = bytesOf(file);
+  const before = await bytesFrom(journal);
   const code = await answerCode(process.request(op, params));
   if (code !== 'refused') failures.push(`${why}: answered ${code}, not refused`);
-  const after = bytesOf(file);
-  if (!after.equals(before)) failures.push(`${why}: the file changed (${after.length - before.length} byte(s))`);
+  const after = await bytesFrom(journal);
+  if (!after.equals(before)) failures.push(`${why}: the journal changed (${after.length - before.length} byte(s))`);
 }
 
 /** Sends a request that must succeed; a failure is recorded. Resolves with the result, or null. */

@@ -1,8 +1,9 @@
-import { copyFileSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { openEventLog } from '@turnjournal/writer';
 import { freshDir } from '../fresh-dir.js';
 import { type WriterContext, withAdapter } from './context.js';
+import { type JournalAccess, journalAccess } from './journal-access.js';
 import { claimsFeature } from './support.js';
 
 // The compaction check of feature `retention` (adapter.md §5.6, spec §14.2): event logs the harness writes with known
@@ -11,6 +12,15 @@ import { claimsFeature } from './support.js';
 /** The harness's "now": every age below is relative to it. */
 const NOW_MS = Date.UTC(2026, 5, 20, 12, 0, 0);
 const DAY_S = 24 * 3600;
+
+/**
+ * What the log `file` holds after its compaction: the file's exact bytes, or with `store-lines` its lines through the
+ * adapter. Compared byte for byte with the original bytes from the cut on.
+ */
+async function compacted(context: WriterContext, journal: JournalAccess, file: string): Promise<Buffer> {
+  if (context.storeLines) return journal.bytes(file);
+  return existsSync(file) ? readFileSync(file) : Buffer.alloc(0);
+}
 
 /** The lines of an event log, and where its checkpoints are. */
 interface PlannedLog {
@@ -155,11 +165,14 @@ export async function compactCheck(context: WriterContext): Promise<void> {
           ahead: await writeEventLog(join(root, 'ahead.jsonl'), 'ahead'),
         };
         await withAdapter(context, async (adapter) => {
+          const journal = journalAccess(context, adapter);
           for (const [index, testCase] of COMPACTION_CASES.entries()) {
             const source = testCase.log;
             const log = logs[source];
-            const file = join(root, `case-${index}.jsonl`);
-            copyFileSync(join(root, `${source}.jsonl`), file);
+            // A journal location of the layout (spec §4.4), which a writer on a record store maps to its journal.
+            const file = join(root, `case-${index}`, 'events.jsonl');
+            mkdirSync(dirname(file), { recursive: true });
+            await journal.plant(file, log.bytes.toString('utf8'));
             const where = `${testCase.name}`;
             let answer: { removed_records: number; expired: string[] };
             try {
@@ -170,7 +183,7 @@ export async function compactCheck(context: WriterContext): Promise<void> {
             }
             const cut = testCase.cutAt === null ? 0 : (log.checkpoints[testCase.cutAt] as number);
             const expected = log.bytes.subarray(cut);
-            const after = existsSync(file) ? readFileSync(file) : Buffer.alloc(0);
+            const after = await compacted(context, journal, file);
             if (!after.equals(expected))
               failures.push(
                 testCase.cutAt === null
@@ -257,16 +270,18 @@ export async function compactSplitCheck(context: WriterContext): Promise<void> {
         const cases = { complete: await writeSplitLog(join(root, 'complete.jsonl'), false) };
         const torn = await writeSplitLog(join(root, 'torn.jsonl'), true);
         await withAdapter(context, async (adapter) => {
+          const journal = journalAccess(context, adapter);
           for (const [name, log] of Object.entries({ ...cases, 'last part missing': torn })) {
-            const file = join(root, `case-${name.replace(/ /g, '-')}.jsonl`);
-            writeFileSync(file, log.bytes);
+            const file = join(root, `case-${name.replace(/ /g, '-')}`, 'events.jsonl');
+            mkdirSync(dirname(file), { recursive: true });
+            await journal.plant(file, log.bytes.toString('utf8'));
             try {
               await adapter.request('compact', { file, now: NOW_MS, window_s: DAY_S, delivery_window_s: DAY_S });
             } catch (error) {
               failures.push(`${name}: compact failed: ${error instanceof Error ? error.message : String(error)}`);
               continue;
             }
-            const after = existsSync(file) ? readFileSync(file) : Buffer.alloc(0);
+            const after = await compacted(context, journal, file);
             const expected = log.bytes.subarray(log.cut);
             if (!after.equals(expected))
               failures.push(

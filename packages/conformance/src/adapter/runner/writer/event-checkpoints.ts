@@ -1,8 +1,9 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { observeEventLog } from '../../../fixtures/run-store-fixtures.js';
-import { expectOk, expectRefused, recordsOf } from './answers.js';
+import { expectOk, expectRefused } from './answers.js';
 import { type WriterContext, withAdapter } from './context.js';
+import { journalAccess } from './journal-access.js';
 import { eventLogOf, inFreshStore } from './lifecycle.js';
 
 // The checks of an event-log writer's checkpoints (feature `lifecycle`, spec §6.2): what it writes into them
@@ -114,11 +115,12 @@ async function checkpointsCheck(context: WriterContext): Promise<void> {
       let written = 0;
       const outcome = await inFreshStore(context, 'event', eventLogOf, async (root, file) => {
         const failures: string[] = [];
-        await withAdapter(context, async (process) => {
+        const records = await withAdapter(context, async (process) => {
           for (const [n, { type, payload }] of appendPlan().entries())
             await expectOk(process, 'event_append', { file, type, payload }, `append ${n} (${type})`, failures);
+          return journalAccess(context, process).records(file, failures);
         });
-        const records = recordsOf(file, failures);
+        // The harness's own copy of each prefix, which the reference reader folds.
         const scratch = join(root, 'prefix', 'events.jsonl');
         mkdirSync(dirname(scratch), { recursive: true });
         const parts = records.filter((record) => record.type === 'checkpoint.part');
@@ -158,13 +160,14 @@ async function runIndexCheck(context: WriterContext): Promise<void> {
       inFreshStore(context, 'event', eventLogOf, (root, file) =>
         withAdapter(context, async (process) => {
           const failures: string[] = [];
+          const journal = journalAccess(context, process);
           const started = (requestId: string, target: string) => ({
             file: target,
             type: 'chat.started',
             payload: { request_id: requestId },
           });
           // r1 is running at the checkpoint and finished after it: a new run may start, r1 may not start again.
-          writeFileSync(
+          await journal.plant(
             file,
             line(0, 'chat.started', { request_id: 'r1' }) +
               line(1, 'checkpoint', {
@@ -191,7 +194,14 @@ async function runIndexCheck(context: WriterContext): Promise<void> {
             'chat.started r2 after r1 finished past the checkpoint',
             failures,
           );
-          await expectRefused(process, file, 'event_append', started('r1', file), 'chat.started r1 again', failures);
+          await expectRefused(
+            process,
+            journal.source(file),
+            'event_append',
+            started('r1', file),
+            'chat.started r1 again',
+            failures,
+          );
           // A checkpoint with no run index, then one whose index is malformed: r0 is known only from the records before.
           for (const [name, runs] of [
             ['no-index', undefined],
@@ -199,7 +209,7 @@ async function runIndexCheck(context: WriterContext): Promise<void> {
           ] as const) {
             const other = join(root, name, 'events.jsonl');
             mkdirSync(dirname(other), { recursive: true });
-            writeFileSync(
+            await journal.plant(
               other,
               line(0, 'chat.started', { request_id: 'r0' }) +
                 line(1, 'chat.done', { request_id: 'r0' }) +
@@ -208,7 +218,7 @@ async function runIndexCheck(context: WriterContext): Promise<void> {
             );
             await expectRefused(
               process,
-              other,
+              journal.source(other),
               'event_append',
               started('r0', other),
               `chat.started r0 in a log whose checkpoint has ${runs === undefined ? 'no run index' : 'a malformed run index'}`,

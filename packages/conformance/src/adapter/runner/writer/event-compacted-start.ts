@@ -1,8 +1,9 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Random } from '../../random.js';
-import { expectOk, expectRefused, recordsOf } from './answers.js';
+import { expectOk, expectRefused } from './answers.js';
 import { type WriterContext, withAdapter } from './context.js';
+import { journalAccess } from './journal-access.js';
 import { eventLogOf, inFreshStore } from './lifecycle.js';
 
 // A writer of an event log that compaction cut (spec §14.2) starts from a log whose first record is a checkpoint with
@@ -73,18 +74,19 @@ export async function eventCompactedStartCheck(context: WriterContext): Promise<
       inFreshStore(context, 'event', eventLogOf, (root) =>
         withAdapter(context, async (process) => {
           const failures: string[] = [];
+          const journal = journalAccess(context, process);
           // N well above the few records a log holds, so a seq counted from the records can never hit it by chance.
           const n = new Random(context.seed + 37).int(1_000, 1_000_000);
           for (const log of compactedLogs(n)) {
             const file = join(root, log.name, 'events.jsonl');
             mkdirSync(dirname(file), { recursive: true });
-            writeFileSync(file, log.text);
+            await journal.plant(file, log.text);
             const what = (step: string) => `${log.name} log from a checkpoint at seq ${n}: ${step}`;
             // Expected: one more than the seq of the file's last record, read before each append (a writer may have
             // added a checkpoint of its own since, TJ-EVENT-006).
-            const lastSeq = () => recordsOf(file, failures).at(-1)?.seq as number;
+            const lastSeq = async () => (await journal.records(file, failures)).at(-1)?.seq as number;
             const append = async (type: string, payload: Json, step: string) => {
-              const expected = lastSeq() + 1;
+              const expected = (await lastSeq()) + 1;
               const result = await expectOk(process, 'event_append', { file, type, payload }, what(step), failures);
               if (result === null) return;
               if (result.seq !== expected)
@@ -93,15 +95,17 @@ export async function eventCompactedStartCheck(context: WriterContext): Promise<
                     `${step} was given seq ${result.seq}, not ${expected} (the last record's seq + 1, TJ-EVENT-003/004)`,
                   ),
                 );
-              const written = recordsOf(file, failures).find((r) => r.seq === result.seq && r.type === type);
+              const written = (await journal.records(file, failures)).find(
+                (r) => r.seq === result.seq && r.type === type,
+              );
               if (written === undefined)
-                failures.push(what(`${step}: the file holds no ${type} with the answered seq ${result.seq}`));
+                failures.push(what(`${step}: the journal holds no ${type} with the answered seq ${result.seq}`));
             };
             const started = (requestId: string) => ({ file, type: 'chat.started', payload: { request_id: requestId } });
             await append('message_append', { message: { role: 'user', content: 'resumed' } }, 'the first append');
             await expectRefused(
               process,
-              file,
+              journal.source(file),
               'event_append',
               started('r3'),
               what('chat.started r3 while r2 has not finished (TJ-EVENT-009)'),
@@ -110,7 +114,7 @@ export async function eventCompactedStartCheck(context: WriterContext): Promise<
             await append('chat.done', { request_id: 'r2' }, 'chat.done r2');
             await expectRefused(
               process,
-              file,
+              journal.source(file),
               'event_append',
               started('r1'),
               what('chat.started r1, a request id only the checkpoint’s run index holds (TJ-EVENT-017)'),

@@ -3,94 +3,68 @@ import { Random } from '../../random.js';
 import { straceAvailable } from '../../strace.js';
 import { freshDir } from '../fresh-dir.js';
 import { answerCode, openHandle, spawnAdapter, started, type WriterContext } from './context.js';
+import {
+  faultWrapper,
+  faultyPath,
+  type InjectedFault,
+  SYNC_EIO,
+  SYNC_EIO_ONCE,
+  WRITE_EIO,
+  WRITE_ENOSPC,
+} from './injected-fault.js';
 import { prefixProblems, STRACE_MISSING, survivors, target, writerRecord } from './support.js';
 
-interface Fault {
+/** A fault check: its id, title and requirements, and the fault it injects. */
+interface FaultCheck {
   readonly id: string;
   readonly title: string;
   readonly requirements: readonly string[];
-  /** Syscalls that fail, and the errno they fail with. */
-  readonly syscalls: string;
-  readonly errno: 'EIO' | 'ENOSPC';
-  /** After the fault is lifted, appends must still be refused (a failed sync poisons the file, TJ-DUR-021). */
-  readonly poisons: boolean;
-  /**
-   * The fault hits only the first such syscall on the file (strace `when=1`, counted per thread and syscall): a retry
-   * of the failed call then succeeds, so a writer that retries a failed sync and acknowledges shows.
-   */
-  readonly oneShot?: true;
+  readonly fault: InjectedFault;
 }
 
-const FAULTS: readonly Fault[] = [
+const FAULTS: readonly FaultCheck[] = [
   {
     id: 'writer/fault-fdatasync-eio',
     title:
       'an fsync/fdatasync failing with EIO: that append is refused, and every later one, even once syncs work again',
     requirements: ['TJ-DUR-021', 'TJ-CONF-014'],
-    syscalls: 'fdatasync,fsync',
-    errno: 'EIO',
-    poisons: true,
+    fault: SYNC_EIO,
   },
   {
     id: 'writer/fault-fdatasync-once',
     title:
       'an fsync/fdatasync failing with EIO once (a retry would succeed): that append is refused, and every later one',
     requirements: ['TJ-DUR-021', 'TJ-CONF-014'],
-    syscalls: 'fdatasync,fsync',
-    errno: 'EIO',
-    poisons: true,
-    oneShot: true,
+    fault: SYNC_EIO_ONCE,
   },
   {
     id: 'writer/fault-write-eio',
     title: 'a write failing with EIO: that append and the appends queued behind it are refused, nothing acked is lost',
     requirements: ['TJ-DUR-030', 'TJ-DUR-022', 'TJ-CONF-014'],
-    syscalls: 'write,pwrite64,writev,pwritev',
-    errno: 'EIO',
-    poisons: false,
+    fault: WRITE_EIO,
   },
   {
     id: 'writer/fault-write-enospc',
     title:
       'a write failing with ENOSPC: that append and the appends queued behind it are refused, nothing acked is lost',
     requirements: ['TJ-DUR-030', 'TJ-DUR-022', 'TJ-CONF-014'],
-    syscalls: 'write,pwrite64,writev,pwritev',
-    errno: 'ENOSPC',
-    poisons: false,
+    fault: WRITE_ENOSPC,
   },
 ];
 
-/**
- * Fault injection through strace: the adapter runs under `strace -P <file>.fault -e inject=…`, so a syscall fails only
- * on a descriptor whose file is named `<file>.fault`. The harness renames the open journal to that name to start the
- * fault and back to end it: deterministic, whatever thread or order the adapter's syscalls take.
- */
+/** The fault checks (injected-fault.ts says how a fault is injected). */
 export async function faultInjectionChecks(context: WriterContext): Promise<void> {
   const { claims, seed, recorder } = context;
-  for (const fault of FAULTS)
-    await recorder.record(fault.id, fault.title, 'writer', fault.requirements, async () => {
+  for (const { id, title, requirements, fault } of FAULTS)
+    await recorder.record(id, title, 'writer', requirements, async () => {
       if (context.strace === 'never') return { skip: 'disabled: not proven', unproven: true };
       if (!claims.durability.includes('every')) return { skip: 'durability every not claimed' };
       if (!straceAvailable()) return { skip: STRACE_MISSING, unproven: true };
       const dir = freshDir('tj-conf-fault-');
       const where = target(claims, dir);
-      const faulty = `${where.file}.fault`;
+      const faulty = faultyPath(where.file);
       const random = new Random(seed + 9);
-      const wrapper = [
-        'strace',
-        '-f',
-        '-qq',
-        '-o',
-        '/dev/null',
-        '-P',
-        faulty,
-        '-e',
-        `trace=${fault.syscalls}`,
-        '-e',
-        `inject=${fault.syscalls}:error=${fault.errno}${fault.oneShot === true ? ':when=1' : ''}`,
-        '--',
-      ];
-      const process = spawnAdapter(context, wrapper);
+      const process = spawnAdapter(context, faultWrapper(where.file, fault));
       const failures: string[] = [];
       const acked: number[] = [];
       try {

@@ -5,6 +5,14 @@ import { Random } from '../../random.js';
 import { straceAvailable } from '../../strace.js';
 import { freshDir } from '../fresh-dir.js';
 import { answerCode, spawnAdapter, started, type WriterContext } from './context.js';
+import {
+  faultWrapper,
+  faultyPath,
+  type InjectedFault,
+  SYNC_EIO,
+  SYNC_EIO_ONCE,
+  WRITE_ENOSPC,
+} from './injected-fault.js';
 import { catchProbability, roundsToCatch } from './race.js';
 import { heldBytes } from './store-lines.js';
 import { claimsFeature } from './support.js';
@@ -95,42 +103,19 @@ function startingState(family: Family, start: Start, random: Random): { records:
 }
 
 /**
- * A fault a history may meet once (strace `-P <file>.fault -e inject=…`, as the fault checks inject them): the harness
- * renames the journal to `<file>.fault` for two pipelined appends. A failed sync poisons the writer (TJ-DUR-021), a
- * one-shot one too although a retry would succeed; a failed write cancels what is queued behind it (TJ-DUR-030).
+ * A fault a history may meet once (injected as the fault checks inject them, injected-fault.ts): the harness renames
+ * the journal to `<file>.fault` for two pipelined appends. A failed sync poisons the writer (TJ-DUR-021), a one-shot one
+ * too although a retry would succeed; a failed write cancels what is queued behind it (TJ-DUR-030).
  */
-interface HistoryFault {
+interface HistoryFault extends InjectedFault {
   readonly name: string;
-  readonly syscalls: string;
-  readonly errno: 'EIO' | 'ENOSPC';
-  readonly oneShot: boolean;
-  readonly poisons: boolean;
 }
 
 const FAULTS: readonly HistoryFault[] = [
-  { name: 'fdatasync EIO once', syscalls: 'fdatasync,fsync', errno: 'EIO', oneShot: true, poisons: true },
-  { name: 'fdatasync EIO', syscalls: 'fdatasync,fsync', errno: 'EIO', oneShot: false, poisons: true },
-  { name: 'write ENOSPC', syscalls: 'write,pwrite64,writev,pwritev', errno: 'ENOSPC', oneShot: false, poisons: false },
+  { name: 'fdatasync EIO once', ...SYNC_EIO_ONCE },
+  { name: 'fdatasync EIO', ...SYNC_EIO },
+  { name: 'write ENOSPC', ...WRITE_ENOSPC },
 ];
-
-/** The strace command a history with `fault` runs every adapter process under. */
-function faultWrapper(file: string, fault: HistoryFault): string[] {
-  const when = fault.oneShot ? ':when=1' : '';
-  return [
-    'strace',
-    '-f',
-    '-qq',
-    '-o',
-    '/dev/null',
-    '-P',
-    `${file}.fault`,
-    '-e',
-    `trace=${fault.syscalls}`,
-    '-e',
-    `inject=${fault.syscalls}:error=${fault.errno}${when}`,
-    '--',
-  ];
-}
 
 /** One step of a history. */
 type Step =
@@ -340,14 +325,14 @@ async function runHistory(
         const ids = [nextId++, nextId++];
         for (const id of ids) sent.batchOf.set(id, index);
         const what = `step ${index} (${describeStep(step)})`;
-        renameSync(file, `${file}.fault`);
+        renameSync(file, faultyPath(file));
         let codes: string[];
         try {
           codes = await Promise.all(
             ids.map((id, i) => answerCode(adapter.request('append', { handle: h, record: record(id, first + i) }))),
           );
         } finally {
-          renameSync(`${file}.fault`, file);
+          renameSync(faultyPath(file), file);
         }
         for (const [i, code] of codes.entries()) {
           const id = ids[i] as number;

@@ -3,8 +3,9 @@ import { dirname, join } from 'node:path';
 import { freshDir } from '../fresh-dir.js';
 import type { Outcome } from '../record.js';
 import { snapshotTree, treeChanges } from '../tree-snapshot.js';
-import { bytesOf, expectOk, expectRefused, recordsOf } from './answers.js';
+import { expectOk, expectRefused, recordsOf } from './answers.js';
 import { answerCode, type WriterContext, withAdapter } from './context.js';
+import { journalAccess } from './journal-access.js';
 import { claimsFeature } from './support.js';
 
 const SESSION = 's1';
@@ -75,18 +76,29 @@ export async function lifecycleChecks(context: WriterContext): Promise<void> {
       inFreshStore(context, 'turn', turnJournalOf, (root, file) =>
         withAdapter(context, async (process) => {
           const failures: string[] = [];
+          const journal = journalAccess(context, process);
           const submit = (content: string) => ({ root, session_id: SESSION, turn_id: 't1', content });
           const first = await expectOk(process, 'turn_submit', submit('hello'), 'the first submission', failures);
           if (first !== null && first.created !== true) failures.push('the first submission answered created: false');
-          const before = bytesOf(file);
+          const before = await journal.bytes(file);
           const retry = await expectOk(process, 'turn_submit', submit('hello'), 'a retry of it', failures);
           if (retry !== null && retry.created !== false) failures.push('a retry answered created: true');
-          if (!bytesOf(file).equals(before)) failures.push('a retry with the same content wrote to the file');
+          if (!(await journal.bytes(file)).equals(before))
+            failures.push('a retry with the same content wrote to the journal');
           const conflict = submit('something else');
-          await expectRefused(process, file, 'turn_submit', conflict, 'the same turn id with other content', failures);
-          const submitted = recordsOf(file, failures).filter((r) => r.event === 'submitted' && r.turn_id === 't1');
+          await expectRefused(
+            process,
+            journal.source(file),
+            'turn_submit',
+            conflict,
+            'the same turn id with other content',
+            failures,
+          );
+          const submitted = (await journal.records(file, failures)).filter(
+            (r) => r.event === 'submitted' && r.turn_id === 't1',
+          );
           if (submitted.length !== 1)
-            failures.push(`the file holds ${submitted.length} submitted records of t1, not 1`);
+            failures.push(`the journal holds ${submitted.length} submitted records of t1, not 1`);
           return failures;
         }),
       ),
@@ -101,9 +113,10 @@ export async function lifecycleChecks(context: WriterContext): Promise<void> {
       inFreshStore(context, 'turn', turnJournalOf, (root, file) =>
         withAdapter(context, async (process) => {
           const failures: string[] = [];
+          const journal = journalAccess(context, process);
           const step = (event: string) => ({ root, session_id: SESSION, turn_id: 't1', event });
           const refused = (params: Record<string, unknown>, why: string) =>
-            expectRefused(process, file, 'turn_event', params, why, failures);
+            expectRefused(process, journal.source(file), 'turn_event', params, why, failures);
           const submit = { root, session_id: SESSION, turn_id: 't1', content: 'hi' };
           await expectOk(process, 'turn_submit', submit, 'submit', failures);
           await expectOk(process, 'turn_event', step('worker_started'), 'worker_started', failures);
@@ -113,10 +126,10 @@ export async function lifecycleChecks(context: WriterContext): Promise<void> {
           await expectOk(process, 'turn_event', step('completed'), 'completed', failures);
           await refused(step('completed'), 'a second completed');
           await refused({ ...step('interrupted'), reason: 'error' }, 'interrupted after completed');
-          const events = recordsOf(file, failures).map((r) => r.event);
+          const events = (await journal.records(file, failures)).map((r) => r.event);
           const expected = ['submitted', 'worker_started', 'assistant_started', 'completed'];
           if (JSON.stringify(events) !== JSON.stringify(expected))
-            failures.push(`the file holds ${JSON.stringify(events)}, not ${JSON.stringify(expected)}`);
+            failures.push(`the journal holds ${JSON.stringify(events)}, not ${JSON.stringify(expected)}`);
           return failures;
         }),
       ),
@@ -164,9 +177,10 @@ export async function lifecycleChecks(context: WriterContext): Promise<void> {
       inFreshStore(context, 'event', eventLogOf, (_root, file) =>
         withAdapter(context, async (process) => {
           const failures: string[] = [];
+          const journal = journalAccess(context, process);
           const record = (type: string, requestId: string) => ({ file, type, payload: { request_id: requestId } });
           const refused = (params: Record<string, unknown>, why: string) =>
-            expectRefused(process, file, 'event_append', params, why, failures);
+            expectRefused(process, journal.source(file), 'event_append', params, why, failures);
           await expectOk(process, 'event_append', record('chat.started', 'r1'), 'chat.started r1', failures);
           await refused(record('chat.started', 'r2'), 'chat.started r2 while r1 is active');
           await expectOk(process, 'event_append', record('chat.done', 'r1'), 'chat.done r1', failures);
@@ -186,8 +200,8 @@ export async function lifecycleChecks(context: WriterContext): Promise<void> {
           );
           await refused(record('chat.started', 'r1'), 'chat.started r1 again');
           await expectOk(process, 'event_append', record('chat.started', 'r2'), 'chat.started r2 after r1', failures);
-          const started = recordsOf(file, failures).filter((r) => r.type === 'chat.started').length;
-          if (started !== 2) failures.push(`the file holds ${started} chat.started records, not 2`);
+          const started = (await journal.records(file, failures)).filter((r) => r.type === 'chat.started').length;
+          if (started !== 2) failures.push(`the journal holds ${started} chat.started records, not 2`);
           return failures;
         }),
       ),

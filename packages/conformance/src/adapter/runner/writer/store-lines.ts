@@ -10,10 +10,11 @@ import { claimsFeature, type Feature, survivors, withoutSpace } from './support.
 // about files on a disk are not applicable (reported so, never passed).
 
 /**
- * Checks whose oracle is the records a journal holds: with `store-lines` they read back through `lines`. Every other
- * writer check is reported as skipped, for one of the reasons below.
+ * Checks whose oracle is the records a journal holds: with `store-lines` they read back through `lines`, and plant
+ * their starting logs through `open` and `append` (the same bytes, TJ-CONF-027). Every other writer check is reported
+ * as skipped, for one of the reasons below.
  */
-const THROUGH_LINES = new Set([
+export const THROUGH_LINES: ReadonlySet<string> = new Set([
   'writer/claims',
   'writer/ack-oracle',
   'writer/restart',
@@ -24,7 +25,32 @@ const THROUGH_LINES = new Set([
   'writer/invalid-record',
   'writer/line-too-long',
   'writer/histories',
+  // Feature lifecycle: what the writer decides, read back through `lines`.
+  'writer/turn-submit-idempotent',
+  'writer/turn-transitions',
+  'writer/event-runs',
+  'writer/event-checkpoints',
+  'writer/event-run-index',
+  'writer/event-compacted-start',
+  // Feature retention: compaction of logs the harness planted through the adapter.
+  'writer/compact',
+  'writer/compact-split-checkpoint',
 ]);
+
+/**
+ * Checks of a claimed feature that still read or plant files, with why: reported as not proven, which keeps a
+ * store-lines run from being CONFORMANT until they can run through the protocol.
+ */
+const NOT_THROUGH_LINES: Readonly<Record<string, string>> = {
+  'writer/turn-submit-invalid-session':
+    'it checks that a refused submission created nothing by listing the store directory, and `lines` answers only for a journal a path names',
+  'writer/run-steps':
+    'a run file (`sessions/YYYY/MM/DD/<run_id>.jsonl`) is no journal location `lines` names (adapter.md §5.8)',
+  'writer/recover':
+    "its store holds a torn tail, a journal whose lock file a live writer holds and a run file, which the protocol's `append` cannot plant in a record store",
+  'writer/sweep':
+    "its store holds a line that is not JSON, records in non-canonical bytes, a live writer's lock file and another sweep's directory lock, which the protocol's `append` cannot plant in a record store",
+};
 
 /** Checks about files on a disk: what a record store has no counterpart of. */
 const FILE_ONLY: Readonly<Record<string, string>> = {
@@ -55,10 +81,17 @@ const FILE_ONLY: Readonly<Record<string, string>> = {
   'writer/sweep-recheck': 'strace holds the sweep on the journal lock file',
   'writer/state-replace': 'strace follows the temporary file and its rename',
   'writer/live-durable': 'strace follows the writes and syncs of the event log file',
+  'writer/event-seq': "the harness appends a torn tail to the log's file between two writers",
+};
+
+/** The family a writer check needs beyond the turn or event family of every writer check. */
+const FAMILY_OF: Readonly<Record<string, 'run' | 'state'>> = {
+  'writer/run-steps': 'run',
+  'writer/state-replace': 'state',
 };
 
 /** The feature a writer check needs, by its id: a check of a feature the adapter does not claim is skipped as such. */
-function featureOf(id: string): Feature | undefined {
+export function featureOf(id: string): Feature | undefined {
   if (id.startsWith('writer/live-')) return 'live';
   if (id.startsWith('writer/recover')) return 'recovery';
   if (id.startsWith('writer/sweep') || id.startsWith('writer/compact')) return 'retention';
@@ -80,13 +113,14 @@ function featureOf(id: string): Feature | undefined {
 function storeLinesOutcome(claims: StartResult, id: string): Outcome {
   const feature = featureOf(id);
   if (feature !== undefined && !claimsFeature(claims, feature)) return { skip: `feature ${feature} is not claimed` };
+  const family = FAMILY_OF[id];
+  if (family !== undefined && !claims.families.includes(family)) return { skip: `family ${family} not claimed` };
   const fileOnly = FILE_ONLY[id];
   if (fileOnly !== undefined)
     return { skip: `not applicable to a store that is not files (feature store-lines): ${fileOnly}` };
-  return {
-    skip: 'not proven for a store that is not files (feature store-lines): this check reads the files at the paths it names, and does not read back through `lines` yet',
-    unproven: true,
-  };
+  const why =
+    NOT_THROUGH_LINES[id] ?? 'it reads the files at the paths it names, and does not read back through `lines` yet';
+  return { skip: `not proven for a store that is not files (feature store-lines): ${why}`, unproven: true };
 }
 
 /**
@@ -108,6 +142,14 @@ export function storeLinesRecorder(recorder: WriterRecorder, claims: StartResult
 }
 
 /**
+ * The lines of a `lines` result (adapter.md §5.8), each the exact bytes its base64 stands for, without its LF. The
+ * result was validated against the protocol schema when it arrived (TJ-CONF-028).
+ */
+export function linesOf(result: unknown): Buffer[] {
+  return (result as { lines: string[] }).lines.map((line) => Buffer.from(line, 'base64'));
+}
+
+/**
  * What the journal `file` holds, as bytes: with `store-lines`, the committed lines `lines` answers, each with its LF
  * (asked of `process`, or of a fresh adapter process: reading takes no lock); otherwise the file's bytes without the
  * pre-allocated space at their end (a torn tail included). Empty for a journal that does not exist.
@@ -121,10 +163,8 @@ export async function heldBytes(context: WriterContext, file: string, process?: 
       return Buffer.alloc(0);
     }
   }
-  const ask = async (adapter: AdapterProcess) => {
-    const { lines } = (await adapter.request('lines', { file })) as { lines: string[] };
-    return Buffer.concat(lines.flatMap((line) => [Buffer.from(line, 'base64'), Buffer.from('\n')]));
-  };
+  const ask = async (adapter: AdapterProcess) =>
+    Buffer.concat(linesOf(await adapter.request('lines', { file })).flatMap((line) => [line, Buffer.from('\n')]));
   if (process !== undefined) return ask(process);
   const reader = spawnAdapter(context);
   try {
@@ -151,7 +191,8 @@ export async function heldSurvivors(
     let value: unknown;
     try {
       value = JSON.parse(Buffer.from(line, 'latin1').toString('utf8'));
-    } catch {
+    } catch (error) {
+      if (!(error instanceof SyntaxError)) throw error;
       findings.push(`malformed_line at line ${index + 1}`);
       continue;
     }
