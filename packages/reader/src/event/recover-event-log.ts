@@ -4,7 +4,7 @@ import { ReaderError } from '../errors.js';
 import { openRegular, pathExists } from '../file/open-regular.js';
 import { decodeLine } from '../framing/decode-line.js';
 import { DEFAULT_MAX_LINE_BYTES } from '../framing/line-splitter.js';
-import { type JournalSource, readJournal } from '../framing/read-journal.js';
+import { type JournalSource, type RecoveryMode, readJournal } from '../framing/read-journal.js';
 import type { EventLogState } from './fold-event-log.js';
 import { IncrementalEventFold } from './incremental-event-fold.js';
 import { type ReadCounter, readLinesBackward } from './read-lines-backward.js';
@@ -15,6 +15,12 @@ export interface RecoverEventLogOptions {
   readonly chunkBytes?: number;
   /** Line-size limit in bytes without the LF; 16 MiB by default (TJ-FRAME-031). */
   readonly maxLineBytes?: number;
+  /**
+   * `tolerant` (default) recovers from the last valid checkpoint, stepping over damage (spec §15.2). `prefix` derives
+   * the state of the records before the first damaged line only (TJ-EVENT-031): no checkpoint is trusted, since the
+   * damage may lie anywhere before it, so the log is folded from its start and its cost follows the file (TJ-EVENT-032).
+   */
+  readonly mode?: Exclude<RecoveryMode, 'strict'>;
   /**
    * True (default) to read back to the last `chat.started` when it lies before the last valid checkpoint, so that the
    * active run and its overlay are exact (TJ-REPLAY-011) — unless the checkpoint's run index shows every run before it
@@ -120,6 +126,9 @@ interface PartsFound {
  * regression is still used, because telling would need the prefix the recovery exists to skip. Runs, undelivered
  * runs and findings cover the part read only; an audit of the whole log reads it all.
  *
+ * With `mode: 'prefix'` no checkpoint is trusted: the log is folded from its start up to its first damaged line
+ * (TJ-EVENT-031, TJ-EVENT-032), so the answer equals a prefix-mode read of the whole file.
+ *
  * A log that does not exist yet (nothing was ever appended to the session) recovers as an empty one, as seed 002's
  * reader answers an empty message list: no records, no findings.
  */
@@ -148,6 +157,11 @@ export async function recoverEventFold(path: string, options: RecoverEventLogOpt
   const chunkBytes = options.chunkBytes ?? DEFAULT_CHUNK_BYTES;
   const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
   const findActiveRun = options.findActiveRun ?? true;
+  if (options.mode !== undefined && options.mode !== 'tolerant' && options.mode !== 'prefix')
+    throw new ReaderError(
+      'invalid_option',
+      `recoverEventLog: mode must be tolerant or prefix, not ${String(options.mode)}`,
+    );
   if (options.source !== undefined && (options.size === undefined || !Number.isSafeInteger(options.size)))
     throw new ReaderError('invalid_option', 'recoverEventLog: a source needs its size');
   const handle = options.source === undefined ? await openRegular(path) : undefined;
@@ -174,7 +188,11 @@ export async function recoverEventFold(path: string, options: RecoverEventLogOpt
     // (TJ-REPLAY-020): any other line between them, or a part that does not fit, leaves the set incomplete, skipped as
     // a damaged checkpoint is (a crash between parts tears or loses the last one).
     let parts: PartsFound | undefined;
+    const prefix = options.mode === 'prefix';
     for await (const line of readLinesBackward(source, size, chunkBytes, maxLineBytes, counter)) {
+      // The scan meets its first line only once it has stepped over the space at the end: in prefix mode, where no
+      // checkpoint is trusted (TJ-EVENT-032), that is all it is for.
+      if (prefix) break;
       if (line.kind === 'oversized') {
         parts = undefined;
         continue;
@@ -239,7 +257,7 @@ export async function recoverEventFold(path: string, options: RecoverEventLogOpt
     let acceptedSinceCheckpoint = 0;
     const lastOfCheckpoint = runIndexOffset ?? -1;
     for await (const batch of readJournal(path, {
-      mode: 'tolerant',
+      mode: prefix ? 'prefix' : 'tolerant',
       startOffset,
       chunkBytes,
       maxLineBytes,

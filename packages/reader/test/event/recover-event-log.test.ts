@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { ReaderError } from '../../src/errors.js';
 import { recoverEventFold, recoverEventLog } from '../../src/event/recover-event-log.js';
 import { tempFile } from '../support/temp.js';
 import { ev, eventLog, foldFile, line, msg, PROPERTY, PROPERTY_TIMEOUT } from './event-log.js';
@@ -218,6 +219,84 @@ describe('recoverEventLog (spec §15.2)', () => {
             lastSeq: whole.lastSeq,
           });
         }),
+        PROPERTY,
+      );
+    },
+    PROPERTY_TIMEOUT,
+  );
+});
+
+/** Framing codes that are damage (spec §3.3): in prefix mode the first of them ends the view. */
+const DAMAGE = new Set(['malformed_line', 'zero_filled_region', 'oversized_line', 'glued_record']);
+
+/** What a reader derives from a log, without findings and positions. */
+const derived = (state: Awaited<ReturnType<typeof recoverEventLog>> | Awaited<ReturnType<typeof foldFile>>) => ({
+  messages: state.messages,
+  lastSeq: state.lastSeq,
+  activeRun: state.activeRun,
+  overlay: state.overlay,
+  undelivered: state.undelivered,
+  epoch: state.epoch,
+});
+
+describe('recoverEventLog in prefix mode (spec §6.8)', () => {
+  const damagedThenCheckpoint = () => {
+    const head = line(ev(0, 'message_append', { message: a }));
+    const torn = `${JSON.stringify(ev(1, 'message_append', { message: b })).slice(0, -5)}\n`;
+    const tail = [
+      { ...ev(2, 'checkpoint', { messages: [a, b] }), epoch: 'e-after-the-hole' },
+      ev(3, 'message_append', { message: c }),
+    ];
+    return { head, path: tempFile(head + torn + tail.map(line).join('')) };
+  };
+
+  it('folds no checkpoint after the first damaged line and nothing from that line on (TJ-EVENT-031, TJ-EVENT-032)', async () => {
+    const { head, path } = damagedThenCheckpoint();
+    const recovered = await recoverEventLog(path, { mode: 'prefix', chunkBytes: 16 });
+    expect(derived(recovered)).toMatchObject({ messages: [a], lastSeq: 0, epoch: null });
+    expect(recovered).toMatchObject({ checkpointOffset: null, startOffset: 0 });
+    expect(recovered.findings.map((f) => [f.code, f.offset])).toEqual([['malformed_line', head.length]]);
+  });
+
+  it('leaves the default, tolerant, recovery at the checkpoint after the damage (TJ-REPLAY-006)', async () => {
+    const { path } = damagedThenCheckpoint();
+    const recovered = await recoverEventLog(path, { chunkBytes: 16 });
+    expect(derived(recovered)).toMatchObject({ messages: [a, b, c], lastSeq: 3, epoch: 'e-after-the-hole' });
+    expect(recovered.checkpointOffset).toBeGreaterThan(0);
+  });
+
+  it('refuses a mode it does not know, and strict, with invalid_option', async () => {
+    const { path } = damagedThenCheckpoint();
+    for (const mode of ['strict', 'Prefix'])
+      await expect(
+        recoverEventLog(path, { mode: mode as 'prefix' }).catch((error: unknown) =>
+          error instanceof ReaderError ? error.code : Promise.reject(error),
+        ),
+      ).resolves.toBe('invalid_option');
+  });
+
+  it(
+    'yields the state of the log cut before its first damaged line, for logs with damage, torn tails, space and seq anomalies (TJ-EVENT-031, TJ-EVENT-032)',
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          eventLog(true),
+          fc.constantFrom(7, 64, 65536),
+          fc.constantFrom(0, 300),
+          async (log, chunkBytes, space) => {
+            const bytes = Buffer.concat([Buffer.from(log.content), Buffer.alloc(space)]);
+            const path = tempFile(bytes, 'events.jsonl');
+            const recovered = await recoverEventLog(path, { mode: 'prefix', chunkBytes });
+            // The oracle: a tolerant fold of the bytes before the first damage, which hold no damage at all.
+            const firstDamage = recovered.findings.find((f) => DAMAGE.has(f.code));
+            const cut = firstDamage === undefined ? bytes : bytes.subarray(0, firstDamage.offset);
+            const whole = await foldFile(tempFile(cut, 'events.jsonl'));
+            expect(whole.framing.filter((code) => DAMAGE.has(code))).toEqual([]);
+            expect(derived(recovered)).toEqual(derived(whole));
+            // And the prefix-mode read of the whole file agrees with both.
+            expect(derived(await foldFile(path, { mode: 'prefix' }))).toEqual(derived(whole));
+          },
+        ),
         PROPERTY,
       );
     },
