@@ -63,6 +63,10 @@ export const READER_MUTANTS: readonly Mutant[] = [
   py('no-epoch-conflict', 'TJ-EVENT-026'),
   py('epoch-not-cleared', 'TJ-EVENT-025'),
   py('replay-epoch-ignored', 'TJ-REPLAY-018'),
+  // Event logs read in prefix mode (spec §6.8), on the reference reader: the mode ignored for event logs, as the reference
+  // did before §6.8, and a prefix read that trusts a checkpoint written after the first damaged line.
+  reference('event-prefix-ignored', 'TJ-EVENT-031'),
+  reference('prefix-trusts-checkpoint', 'TJ-EVENT-032'),
   py('no-abandoned-run', 'TJ-REPLAY-010'),
   py('acks-ignored', 'TJ-REPLAY-015'),
   py('edit-out-of-range-appends', 'TJ-REPLAY-002'),

@@ -23,6 +23,7 @@ import { AdapterRequestError, referenceImplementation, runAdapter } from '@turnj
 import { currentBootId, currentPidNamespace, lockStatusOf, trailingNulCount } from '@turnjournal/reader/store-format';
 import { isAcceptedRecord, validateRecord } from '@turnjournal/schema';
 import { AppendFile, nodeFileSystem } from '@turnjournal/writer/file-system';
+import { eventModeDefects } from './mutants/event-modes.mjs';
 import { lifecycleDefects } from './mutants/lifecycle.mjs';
 import { liveDefects } from './mutants/live.mjs';
 import { recoveryDefects } from './mutants/recovery.mjs';
@@ -661,7 +662,7 @@ Object.assign(implementations, {
 });
 
 Object.assign(implementations, lifecycleDefects, recoveryDefects, retentionDefects, liveDefects, representativeDefects);
-Object.assign(implementations, spaceDefects(readTransformed));
+Object.assign(implementations, spaceDefects(readTransformed), eventModeDefects);
 // The writer on a record store (feature store-lines) and its defects: each replaces the whole implementation.
 for (const name of Object.keys(storeLinesDefects)) implementations[name] = storeLinesImplementation(name);
 // A PostgreSQL defect is built only when it is the one asked for: it needs a database, the others do not.

@@ -52,6 +52,18 @@ const DEFECTS: readonly {
   },
   { defect: 'split-u2028', tier: 'reader', only: ['reader/store/framing.json'], ids: ['TJ-FRAME-002'] },
   {
+    defect: 'event-prefix-ignored',
+    tier: 'reader',
+    only: ['reader/store/event-log-modes.json'],
+    ids: ['TJ-EVENT-031'],
+  },
+  {
+    defect: 'prefix-trusts-checkpoint',
+    tier: 'reader',
+    only: ['reader/store/event-log-modes.json'],
+    ids: ['TJ-EVENT-032'],
+  },
+  {
     defect: 'space-as-torn-tail',
     tier: 'reader',
     only: ['reader/store/preallocated-space.json'],
