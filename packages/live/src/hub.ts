@@ -242,7 +242,10 @@ export class ConversationHub {
     this.#fanOut = options.fanOut ?? new InProcessFanOut();
     this.#settings = {
       store,
-      time: new ProcessTime(liveClock(options.clock ?? options.store?.clock)),
+      time:
+        options.clock === undefined && options.store?.clock !== undefined
+          ? new ProcessTime(liveClock(options.store.clock), { deferStart: true })
+          : new ProcessTime(liveClock(options.clock)),
       fanOut: storeFanOut(this.#fanOut, store.channel, (sessionId, error) => this.#report('channel', error, sessionId)),
       ringRecords: positive(options.ringRecords, 4096, 'ringRecords'),
       ringBytes: positive(options.ringBytes, 4 * 1024 * 1024, 'ringBytes'),

@@ -26,15 +26,23 @@ export const systemClock: LiveClock = { now: () => Date.now(), monotonic: () => 
  */
 export class ProcessTime {
   readonly #clock: LiveClock;
-  readonly #startWall: number;
-  readonly #startMonotonic: number;
+  /** The wall and monotonic readings ages are bounded from. */
+  #start: { readonly wall: number; readonly monotonic: number } | undefined;
   #lastNow = Number.NEGATIVE_INFINITY;
   #lastStamp = Number.NEGATIVE_INFINITY;
 
-  constructor(clock: LiveClock) {
+  /**
+   * Takes the start readings now, or with `deferStart` at the first stamp or age asked for: a record store's clock (a
+   * database's) can be read only once the store has reached its server, which is after the hub is made.
+   */
+  constructor(clock: LiveClock, options: { readonly deferStart?: boolean } = {}) {
     this.#clock = clock;
-    this.#startWall = clock.now();
-    this.#startMonotonic = clock.monotonic();
+    if (options.deferStart !== true) this.#start = { wall: clock.now(), monotonic: clock.monotonic() };
+  }
+
+  #startFrom(wall: number): { readonly wall: number; readonly monotonic: number } {
+    this.#start ??= { wall, monotonic: this.#clock.monotonic() };
+    return this.#start;
   }
 
   /** The monotonic clock's reading (milliseconds): for idle time and a subscriber's lag. */
@@ -46,6 +54,7 @@ export class ProcessTime {
   stamp(): number {
     const wall = this.#clock.now();
     if (!Number.isFinite(wall)) return wall; // the writer refuses it with a clear error
+    this.#startFrom(wall);
     if (wall > this.#lastStamp) this.#lastStamp = wall;
     return this.#lastStamp;
   }
@@ -53,7 +62,8 @@ export class ProcessTime {
   /** Now, in epoch milliseconds, for the age of a record (TJ-LIVE-031). */
   now(): number {
     const wall = this.#clock.now();
-    const elapsed = this.#startWall + (this.#clock.monotonic() - this.#startMonotonic);
+    const start = this.#startFrom(wall);
+    const elapsed = start.wall + (this.#clock.monotonic() - start.monotonic);
     const now = Math.min(wall, elapsed);
     if (!Number.isFinite(now)) return now; // compaction refuses it with a clear error
     if (now > this.#lastNow) this.#lastNow = now;
