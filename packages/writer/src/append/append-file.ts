@@ -209,6 +209,14 @@ export class AppendFile implements WritableJournal {
    */
   #writesDone = 0;
   #writesSynced = 0;
+  /**
+   * Flushes waiting for the queue to be written (see {@link AppendFile.idleForFlush}): while there are any, the write
+   * that empties the queue issues the sync itself, in the same synchronous run, rather than the flush a few promise
+   * reactions later (see `#syncAfterWrite`).
+   */
+  #flushWaiters = 0;
+  /** The sync the last such write issued, and the count of writes it covers; null before the first. */
+  #writeSync: { readonly covered: number; readonly done: Promise<void> } | null = null;
 
   static {
     holdLineOf = (file, line, length) => file.#holdNow(line, length);
@@ -664,7 +672,10 @@ export class AppendFile implements WritableJournal {
         for (const pending of batch) pending.reject(unlinked);
         return;
       }
-    } else this.#writesDone += 1;
+    } else {
+      this.#writesDone += 1;
+      if (this.#flushWaiters > 0 && !this.#writeDue()) this.#syncAfterWrite();
+    }
     this.#size = end;
     this.#fileEnd = Math.max(this.#fileEnd, spaceEnd);
     let offset = start;
@@ -721,6 +732,23 @@ export class AppendFile implements WritableJournal {
   }
 
   /**
+   * {@link AppendFile.idle} for a caller that flushes next (an event log's flush waits for its appender between the
+   * two): in `none` mode the write that empties the queue issues the sync at once, which the flush then waits for
+   * instead of issuing its own (see `#syncAfterWrite`). Also starts the pre-allocation {@link AppendFile.flush} starts,
+   * so the write that the sync covers adds the space.
+   */
+  async idleForFlush(): Promise<void> {
+    if (this.durability !== 'none') return this.idle();
+    if (this.#preallocateOnFlush) this.#preallocate = true;
+    this.#flushWaiters += 1;
+    try {
+      await this.idle();
+    } finally {
+      this.#flushWaiters -= 1;
+    }
+  }
+
+  /**
    * Waits for pending appends and writes the held lines, then fdatasyncs the file: what makes `none`-mode lines
    * durable (spec §11.1) before close, which fsyncs (TJ-DUR-015). From the first flush on, a `none`-mode file
    * pre-allocates space as the other modes do (unless opened with `preallocate: false`): a caller that flushes is
@@ -730,11 +758,38 @@ export class AppendFile implements WritableJournal {
     // Closing makes every line durable with its own sync (or reports why not): a flush that meets it answers with it.
     if (this.#closing !== null) return this.#closing;
     if (this.#preallocateOnFlush) this.#preallocate = true;
-    await this.idle();
+    await this.idleForFlush();
     if (this.#closing !== null) return this.#closing;
     if (this.#poison !== null) throw new WriterPoisonedError(this.path, this.#poison);
     const covered = this.#writesDone;
     if (covered === this.#writesSynced) return;
+    // A sync issued after the write that made `covered` writes (or a later one) covers them: the writes before it had
+    // returned when it was issued. Otherwise (a write since, or none was issued), a sync of its own.
+    const issued = this.#writeSync;
+    await (issued !== null && issued.covered >= covered ? issued.done : this.#sync(covered));
+  }
+
+  /**
+   * Issues the sync of a flush waiting for the write that just emptied the queue, right after that write (see
+   * {@link AppendFile.idleForFlush}): the flush finds it covering what it must make durable and waits for it. Its
+   * failure poisons the file (as a flush's does), which is how it reaches everyone: the flush that waits for it
+   * rethrows it, and every later append and flush is refused with it — so the rejection is observed here as well, for
+   * the case where nobody waits (the flush met a close meanwhile, which makes the lines durable itself).
+   */
+  #syncAfterWrite(): void {
+    const covered = this.#writesDone;
+    const done = this.#sync(covered);
+    this.#writeSync = { covered, done };
+    done.then(undefined, (error: unknown) => {
+      if (this.#poison === null) throw error;
+    });
+  }
+
+  /**
+   * fdatasyncs the file, then records that the first `covered` writes are durable; a failed sync poisons the file
+   * (TJ-DUR-021), as does finding the file unlinked (TJ-DUR-036), and rejects with that.
+   */
+  async #sync(covered: number): Promise<void> {
     // fdatasync, not fsync: the data and the file size are what a reader needs back; an fsync would also commit the
     // modification time, which turns every sync into a journal commit even inside pre-allocated space.
     const sync = this.#fs.fdatasync(this.#fd);

@@ -471,8 +471,10 @@ export class EventLog {
    * the first flush on, a `none`-mode log pre-allocates space after its lines (spec §11.6), as its syncs then need.
    */
   async flush(): Promise<void> {
-    // Waiting on the file at once tells it a sync is coming, so it writes what is queued without pausing first.
-    const written = this.#file.idle();
+    // Waiting on the file at once tells it a sync is coming, so it writes what is queued without pausing first; an
+    // append file then issues the sync in the same run as that write, and its flush below waits for that sync.
+    const file = this.#heldFile;
+    const written = file !== null ? file.idleForFlush() : this.#file.idle();
     await this.#appender.idle();
     await written;
     await this.#file.flush();
