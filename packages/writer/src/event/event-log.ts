@@ -17,7 +17,9 @@ import {
   AppendFile,
   type AppendLineOptions,
   type Durability,
+  flushAfter,
   holdLine,
+  idleForFlush,
   type OpenReport,
 } from '../append/append-file.js';
 import { type EncodedRecord, encodeCheckedRecord } from '../append/encode-checked.js';
@@ -471,11 +473,19 @@ export class EventLog {
    * the first flush on, a `none`-mode log pre-allocates space after its lines (spec §11.6), as its syncs then need.
    */
   async flush(): Promise<void> {
-    // Waiting on the file at once tells it a sync is coming, so it writes what is queued without pausing first.
-    const written = this.#file.idle();
+    // Waiting on the file at once tells it a sync is coming, so it writes what is queued without pausing first; an
+    // append file then issues the sync in the same run as that write, and the flush waits for that sync.
+    const file = this.#heldFile;
+    if (file === null) {
+      const written = this.#file.idle();
+      await this.#appender.idle();
+      await written;
+      await this.#file.flush();
+      return;
+    }
+    const issued = idleForFlush(file);
     await this.#appender.idle();
-    await written;
-    await this.#file.flush();
+    await flushAfter(file, await issued);
   }
 
   /**
