@@ -1,57 +1,26 @@
 // The SSE transport over the Fetch API: a `Request` in, a `Response` out, for servers that speak it (Next.js route
 // handlers, Hono, Deno- and Bun-style `fetch` handlers). The same endpoint as the node:http transport serves it, so
 // cursors, limits, backpressure and replies are the same; only the reading of a body and the stream's output differ.
-import type { ConversationHub } from '../hub.js';
-import type { RunStart } from '../transport/host.js';
 import { positive } from '../transport/host.js';
 import { refusal, type SseAnswer, type SseBody, SseEndpoint } from './endpoint.js';
+import type { SseEndpointOptions, SseRefusal } from './options.js';
 import { FetchSseOutput } from './output.js';
 import { SSE_HEADERS } from './stream.js';
 
 /** An `authorize` refusal of {@link createFetchSseTransport}: answered with this HTTP status and message. */
-export interface FetchSseRefusal {
-  /** The HTTP status (401, 403, 404, …). */
-  readonly status: number;
-  /** A short text for the client; no server detail. */
-  readonly message?: string;
-}
+export type FetchSseRefusal = SseRefusal;
 
 /** Options of {@link createFetchSseTransport}: those of `createSseTransport`, with Fetch's `Request`. */
-export interface FetchSseTransportOptions {
-  /** The hub whose sessions the streams subscribe to. */
-  readonly hub: ConversationHub;
+export interface FetchSseTransportOptions extends SseEndpointOptions<Request> {
   /**
    * The URL path served (GET: the stream, POST: a call); any other is answered 404. Unset by default: the framework's
    * routing decides which requests reach {@link FetchSseTransport.fetch}.
    */
   readonly path?: string;
-  /**
-   * Decides who may connect, and to which session: the session id (a valid identifier, not reserved), or a refusal.
-   * Called for every GET and POST before anything is read or opened; a throw answers 500 and goes to `onError`.
-   */
-  readonly authorize: (request: Request) => string | FetchSseRefusal | Promise<string | FetchSseRefusal>;
-  /** Streams the run a client's send started (the app's worker); stop when `run.signal` aborts. */
-  readonly run: (start: RunStart) => Promise<void> | void;
-  /** Errors a client is told only by code (write failures, a worker's rejection, a failed authorize). */
-  readonly onError?: (error: unknown, context: { readonly sessionId: string | null; readonly op: string }) => void;
-  /** Largest POST body, in bytes; a larger one is answered 413 (`payload_too_large`), its rest not read. 1 MiB. */
-  readonly maxPayloadBytes?: number;
-  /** Most open streams; a GET beyond is answered 503. 10,000 by default. */
-  readonly maxConnections?: number;
-  /** Most streams per session; a GET beyond is answered 429 (`too_many_subscribers`). 64 by default. */
-  readonly maxSubscribersPerSession?: number;
-  /** POSTs being read or served at once; one beyond is answered 429 (`too_many_requests`). 256 by default. */
-  readonly maxPendingRequests?: number;
-  /** Longest time a POST body may take to arrive; then 408. 10 s by default. */
-  readonly bodyTimeoutMs?: number;
-  /** Interval of the heartbeat comment; a stream that did not drain for `slowClientMs` at a heartbeat is dropped. 15 s. */
-  readonly heartbeatMs?: number;
   /** Bytes a stream's body queues before the next record waits for the server to take them. 64 KiB by default. */
   readonly highWaterBytes?: number;
   /** Longest wait for a stream's body to drain below `highWaterBytes`; then the client is cut off. 10 s by default. */
   readonly slowClientMs?: number;
-  /** Bytes a stream may hold unsent before a control frame cuts the client off instead of queueing. 4 MiB. */
-  readonly maxBufferedBytes?: number;
 }
 
 /** A running Fetch SSE transport (see {@link createFetchSseTransport}). */

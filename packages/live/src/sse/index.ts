@@ -2,10 +2,9 @@
 // (packages/live/README.md, "SSE transport"; spec §18.7). Records go down a GET as events whose id is their seq, so a
 // browser's EventSource resumes by itself; sends, cancels and acks go up as POSTs of the WebSocket transport's frames.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { ConversationHub } from '../hub.js';
-import type { RunStart } from '../transport/host.js';
 import { sendJson } from '../transport/http-replies.js';
 import { refusal, type SseAnswer, type SseBody, SseEndpoint } from './endpoint.js';
+import type { SseEndpointOptions } from './options.js';
 import { NodeSseOutput } from './output.js';
 import { SSE_HEADERS } from './stream.js';
 
@@ -17,49 +16,14 @@ export {
   type FetchSseTransport,
   type FetchSseTransportOptions,
 } from './fetch.js';
-
-/** An `authorize` refusal: the request is answered with this HTTP status and message. */
-export interface SseRefusal {
-  /** The HTTP status (401, 403, 404, …). */
-  readonly status: number;
-  /** A short text for the client; no server detail. */
-  readonly message?: string;
-}
+export type { SseEndpointOptions, SseRefusal } from './options.js';
 
 /** Options of {@link createSseTransport}. */
-export interface SseTransportOptions {
-  /** The hub whose sessions the streams subscribe to. */
-  readonly hub: ConversationHub;
+export interface SseTransportOptions extends SseEndpointOptions<IncomingMessage> {
   /** The URL path of the endpoint (GET: the stream, POST: a call); `/sse` by default. Other paths are not handled. */
   readonly path?: string;
-  /**
-   * Decides who may connect, and to which session: the session id (a valid identifier, not reserved), or a refusal.
-   * Called for every GET and POST before anything is read or opened; a throw answers 500 and goes to `onError`.
-   */
-  readonly authorize: (request: IncomingMessage) => string | SseRefusal | Promise<string | SseRefusal>;
-  /**
-   * Streams the run a client's send started (the app's worker): call `run.delta`, `run.done`, … and stop when
-   * `run.signal` aborts. A rejection goes to `onError`, and a run it left active is ended with `run.error`.
-   */
-  readonly run: (start: RunStart) => Promise<void> | void;
-  /** Errors a client is told only by code (write failures, a worker's rejection, a failed authorize). */
-  readonly onError?: (error: unknown, context: { readonly sessionId: string | null; readonly op: string }) => void;
-  /** Largest POST body, in bytes; a larger one is answered 413 (`payload_too_large`). 1 MiB by default. */
-  readonly maxPayloadBytes?: number;
-  /** Most open streams; a GET beyond is answered 503. 10,000 by default. */
-  readonly maxConnections?: number;
-  /** Most streams per session; a GET beyond is answered 429 (`too_many_subscribers`). 64 by default. */
-  readonly maxSubscribersPerSession?: number;
-  /** POSTs being read or served at once; one beyond is answered 429 (`too_many_requests`). 256 by default. */
-  readonly maxPendingRequests?: number;
-  /** Longest time a POST body may take to arrive; then 408. 10 s by default. */
-  readonly bodyTimeoutMs?: number;
-  /** Interval of the heartbeat comment; a stream that did not drain for `slowClientMs` at a heartbeat is dropped. 15 s. */
-  readonly heartbeatMs?: number;
   /** Longest wait for a stream's buffer to drain (`write` returned false); then the client is cut off. 10 s. */
   readonly slowClientMs?: number;
-  /** Bytes a stream may hold unsent before a control frame cuts the client off instead of queueing. 4 MiB. */
-  readonly maxBufferedBytes?: number;
 }
 
 /** A running SSE transport (see {@link createSseTransport}). */
