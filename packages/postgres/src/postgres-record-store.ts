@@ -35,8 +35,8 @@ export type PostgresRecordStoreOptions = {
   readonly maxLineBytes?: number;
   /**
    * Most transactions of lines the store runs at once; the commits of the journals that wait meanwhile share the next
-   * one. 4 by default (or the pool's size, when smaller): with 64 sessions appending at once on a 2-core server, 64 in
-   * flight cost the server 130 µs per line and 4 cost 35 µs (the same lines, in transactions of about 16).
+   * one. 4 by default (or the pool's size, when smaller): many sessions appending at once then share transactions
+   * and their WAL flushes instead of each paying for one (BENCHMARKS.md, `postgres-live`).
    */
   readonly maxConcurrentCommits?: number;
 } & (

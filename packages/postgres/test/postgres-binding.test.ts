@@ -2,29 +2,15 @@
 // see from the seam (the rows, the transactions, the fencing epoch checked inside each commit, the channel's
 // reconnection).
 import type { JournalReader } from '@turnjournal/reader/record-store';
-import { type PostgresServer, startPostgres } from '@turnjournal/test-support/postgres-server';
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openPostgresRecordStore, type PostgresRecordStore } from '../src/index.js';
+import { describe, expect, it } from 'vitest';
+import type { PostgresRecordStore } from '../src/index.js';
+import { useThrowawayDatabase } from './support/throwaway-database.js';
 
-let server: PostgresServer;
-let admin: pg.Pool;
-const opened: PostgresRecordStore[] = [];
-beforeAll(() => {
-  server = startPostgres();
-  admin = new pg.Pool({ connectionString: server.connectionString, max: 2 });
-});
-afterAll(async () => {
-  for (const store of opened) await store.close();
-  await admin?.end();
-  server?.stop();
-});
+const database = useThrowawayDatabase();
 
 let count = 0;
 function newStore(): PostgresRecordStore {
-  const store = openPostgresRecordStore({ connectionString: server.connectionString, store: `binding-${++count}` });
-  opened.push(store);
-  return store;
+  return database.open({ store: `binding-${++count}` });
 }
 
 const encoder = new TextEncoder();
@@ -34,7 +20,7 @@ const event = (seq: number, text = `m${seq}`) =>
   );
 
 async function rowsOf(store: PostgresRecordStore, stream: string) {
-  const { rows } = await admin.query<{ line: Buffer; start: string; position: string }>(
+  const { rows } = await database.admin.query<{ line: Buffer; start: string; position: string }>(
     'SELECT line, start, position FROM turnjournal_lines WHERE store = $1 AND stream = $2 ORDER BY position',
     [store.store, stream],
   );
@@ -52,7 +38,7 @@ async function codeOf(promise: Promise<unknown>): Promise<string> {
 
 /** The next transaction id the server will assign: every commit that writes takes one. */
 async function nextXid(): Promise<number> {
-  const { rows } = await admin.query<{ xid: string }>('SELECT pg_snapshot_xmax(pg_current_snapshot()) AS xid');
+  const { rows } = await database.admin.query<{ xid: string }>('SELECT pg_snapshot_xmax(pg_current_snapshot()) AS xid');
   return Number(rows[0]?.xid);
 }
 
@@ -87,8 +73,7 @@ describe('the PostgreSQL binding (spec §19.4)', () => {
       expect([Number(row.position), Number(row.start)]).toEqual([i, cursor]);
       cursor += row.line.length;
     }
-    const other = openPostgresRecordStore({ connectionString: server.connectionString, store: store.store });
-    opened.push(other);
+    const other = database.open({ store: store.store });
     const reader = await other.openReader({ family: 'event', sessionId: 'bytes' });
     expect(await reader.end()).toBe(cursor);
     expect([...(await allBytes(reader))]).toEqual([...Buffer.concat(lines)]);
@@ -105,7 +90,7 @@ describe('the PostgreSQL binding (spec §19.4)', () => {
     await journal.appendLine(event(0));
     // What a second owner's open does, while this one still believes it holds the journal (its lock connection is
     // alive: a paused process, or a partition that only the database side has noticed).
-    await admin.query(
+    await database.admin.query(
       "UPDATE turnjournal_streams SET epoch = epoch + 1 WHERE store = $1 AND stream = 'epoch/events.jsonl'",
       [store.store],
     );
@@ -139,9 +124,9 @@ describe('the PostgreSQL binding (spec §19.4)', () => {
     const journal = await store.openJournal({ family: 'event', sessionId: 'fail' }, { durability: 'group' });
     await journal.appendLine(event(0));
     // The database refuses one line (a trigger standing in for a constraint, a full disk, a killed statement).
-    await admin.query(`CREATE OR REPLACE FUNCTION refuse_boom() RETURNS trigger LANGUAGE plpgsql AS $$
+    await database.admin.query(`CREATE OR REPLACE FUNCTION refuse_boom() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN RAISE EXCEPTION 'refused by the test'; END $$`);
-    await admin.query(`CREATE TRIGGER refuse_boom BEFORE INSERT ON turnjournal_lines FOR EACH ROW
+    await database.admin.query(`CREATE TRIGGER refuse_boom BEFORE INSERT ON turnjournal_lines FOR EACH ROW
       WHEN (position('boom' in encode(NEW.line, 'escape')) > 0) EXECUTE FUNCTION refuse_boom()`);
     try {
       const failed = journal.appendLine(event(1, 'boom'));
@@ -157,7 +142,7 @@ describe('the PostgreSQL binding (spec §19.4)', () => {
         [event(0), event(1)].map((line) => Buffer.from(line).toString()),
       );
     } finally {
-      await admin.query('DROP TRIGGER refuse_boom ON turnjournal_lines');
+      await database.admin.query('DROP TRIGGER refuse_boom ON turnjournal_lines');
     }
     await journal.close();
   });
@@ -177,9 +162,9 @@ describe('the PostgreSQL binding (spec §19.4)', () => {
     await journal.flush();
     expect(await committed()).toBe(5);
     // A commit of acknowledged lines fails: the owner's state no longer matches the journal, only a reopen helps.
-    await admin.query(`CREATE OR REPLACE FUNCTION refuse_boom() RETURNS trigger LANGUAGE plpgsql AS $$
+    await database.admin.query(`CREATE OR REPLACE FUNCTION refuse_boom() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN RAISE EXCEPTION 'refused by the test'; END $$`);
-    await admin.query(`CREATE TRIGGER refuse_boom_none BEFORE INSERT ON turnjournal_lines FOR EACH ROW
+    await database.admin.query(`CREATE TRIGGER refuse_boom_none BEFORE INSERT ON turnjournal_lines FOR EACH ROW
       WHEN (position('boom' in encode(NEW.line, 'escape')) > 0) EXECUTE FUNCTION refuse_boom()`);
     try {
       await journal.appendLine(event(5, 'boom'), { hold: true });
@@ -187,7 +172,7 @@ describe('the PostgreSQL binding (spec §19.4)', () => {
       expect(journal.state).toBe('poisoned');
       expect(await codeOf(journal.appendLine(event(6)))).toBe('writer_poisoned');
     } finally {
-      await admin.query('DROP TRIGGER refuse_boom_none ON turnjournal_lines');
+      await database.admin.query('DROP TRIGGER refuse_boom_none ON turnjournal_lines');
     }
     expect(await committed()).toBe(5);
     expect(await codeOf(journal.close()), 'close says the acknowledged line is lost').toBe('writer_poisoned');
@@ -216,8 +201,7 @@ describe('the PostgreSQL binding (spec §19.4)', () => {
 
   it('TJ-STORE-024: a listener whose connection was lost is told to re-read, and hears later announcements', async () => {
     const owner = newStore();
-    const follower = openPostgresRecordStore({ connectionString: server.connectionString, store: owner.store });
-    opened.push(follower);
+    const follower = database.open({ store: owner.store });
     const heard: (number | undefined)[] = [];
     const stop = follower.channel.listen('s', (seq) => heard.push(seq));
     const until = async (what: string, done: () => boolean) => {
@@ -227,7 +211,7 @@ describe('the PostgreSQL binding (spec §19.4)', () => {
     await until('the listener is told to read the durable end', () => heard.length === 1);
     await owner.channel.publish('s', 0);
     await until('0 is heard', () => heard.includes(0));
-    const { rowCount } = await admin.query(
+    const { rowCount } = await database.admin.query(
       "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'LISTEN %' AND pid <> pg_backend_pid()",
     );
     expect(rowCount).toBe(1);

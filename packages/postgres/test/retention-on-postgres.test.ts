@@ -5,33 +5,17 @@
 // and host B's line stays. The database's state another host leaves is written here with the statements its open and
 // its commit run, as TJ-STORE-021's test does.
 import type { RecordStore, WritableJournal } from '@turnjournal/reader/record-store';
-import { type PostgresServer, startPostgres } from '@turnjournal/test-support/postgres-server';
 import { openTurnJournal, sweepTurnJournals } from '@turnjournal/writer';
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openPostgresRecordStore, type PostgresRecordStore } from '../src/index.js';
+import { describe, expect, it } from 'vitest';
+import type { PostgresRecordStore } from '../src/index.js';
+import { useThrowawayDatabase } from './support/throwaway-database.js';
 
 const DAY_MS = 86_400_000;
 const STREAM = '_turn_journal/sess~host-a.jsonl';
 
-let server: PostgresServer;
-let admin: pg.Pool;
-const opened: PostgresRecordStore[] = [];
-beforeAll(() => {
-  server = startPostgres();
-  admin = new pg.Pool({ connectionString: server.connectionString, max: 2 });
-});
-afterAll(async () => {
-  for (const store of opened) await store.close();
-  await admin?.end();
-  server?.stop();
-});
+const database = useThrowawayDatabase();
 
-function openStore(store: string): PostgresRecordStore {
-  const opened1 = openPostgresRecordStore({ connectionString: server.connectionString, store });
-  opened.push(opened1);
-  return opened1;
-}
+const openStore = (store: string): PostgresRecordStore => database.open({ store });
 
 /** Two turns answered three days ago (by the database's clock): both are due for pruning with a one-day window. */
 async function answeredLongAgo(store: PostgresRecordStore): Promise<void> {
@@ -47,7 +31,7 @@ async function answeredLongAgo(store: PostgresRecordStore): Promise<void> {
 
 /** The journal's lines, in order, from the table. */
 async function linesOf(store: string): Promise<string[]> {
-  const { rows } = await admin.query<{ line: Buffer }>(
+  const { rows } = await database.admin.query<{ line: Buffer }>(
     'SELECT line FROM turnjournal_lines WHERE store = $1 AND stream = $2 ORDER BY position',
     [store, STREAM],
   );
@@ -85,7 +69,7 @@ function withInterleaving(store: RecordStore, meanwhile: () => Promise<void>): R
 /** What host B's commit of one line does: its epoch is the journal's, and the line goes where the journal ends. */
 async function appendAsB(store: string, line: string): Promise<void> {
   const bytes = Buffer.from(`${line}\n`);
-  await admin.query(
+  await database.admin.query(
     `WITH s AS (
        UPDATE turnjournal_streams SET end_cursor = end_cursor + $3, line_count = line_count + 1
         WHERE store = $1 AND stream = $2
@@ -121,7 +105,7 @@ describe('TJ-STORE-027: a prune is one transaction that checks its owner and its
     const lineOfB = submittedByB(store);
     const hostA = withInterleaving(store, async () => {
       // Host B's open bumps the epoch (the server dropped A's lock connection; A has not seen it yet), then B appends.
-      await admin.query('UPDATE turnjournal_streams SET epoch = epoch + 1 WHERE store = $1 AND stream = $2', [
+      await database.admin.query('UPDATE turnjournal_streams SET epoch = epoch + 1 WHERE store = $1 AND stream = $2', [
         'taken-over',
         STREAM,
       ]);

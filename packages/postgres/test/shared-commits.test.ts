@@ -3,23 +3,11 @@
 // (TJ-STORE-028). What one journal's check or failure says is its own: the others' lines commit.
 
 import type { WritableJournal } from '@turnjournal/reader/record-store';
-import { type PostgresServer, startPostgres } from '@turnjournal/test-support/postgres-server';
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openPostgresRecordStore, type PostgresRecordStore } from '../src/index.js';
+import { describe, expect, it } from 'vitest';
+import type { PostgresRecordStore } from '../src/index.js';
+import { useThrowawayDatabase } from './support/throwaway-database.js';
 
-let server: PostgresServer;
-let admin: pg.Pool;
-const opened: PostgresRecordStore[] = [];
-beforeAll(() => {
-  server = startPostgres();
-  admin = new pg.Pool({ connectionString: server.connectionString, max: 2 });
-});
-afterAll(async () => {
-  for (const store of opened) await store.close();
-  await admin?.end();
-  server?.stop();
-});
+const database = useThrowawayDatabase();
 
 const encoder = new TextEncoder();
 const event = (seq: number, text: string) =>
@@ -29,12 +17,7 @@ const event = (seq: number, text: string) =>
 
 /** A store whose commits run one transaction at a time, and three journals of it, each with one line committed. */
 async function threeJournals(name: string): Promise<{ store: PostgresRecordStore; journals: WritableJournal[] }> {
-  const store = openPostgresRecordStore({
-    connectionString: server.connectionString,
-    store: name,
-    maxConcurrentCommits: 1,
-  });
-  opened.push(store);
+  const store = database.open({ store: name, maxConcurrentCommits: 1 });
   const journals = await Promise.all(
     ['s0', 's1', 's2'].map((sessionId) => store.openJournal({ family: 'event', sessionId }, { durability: 'group' })),
   );
@@ -44,7 +27,7 @@ async function threeJournals(name: string): Promise<{ store: PostgresRecordStore
 
 /** Each stream's lines with the transaction that inserted them (`xmin`), in order. */
 async function rows(store: string): Promise<{ stream: string; text: string; xmin: string }[]> {
-  const result = await admin.query<{ stream: string; line: Buffer; xmin: string }>(
+  const result = await database.admin.query<{ stream: string; line: Buffer; xmin: string }>(
     'SELECT stream, line, xmin::text AS xmin FROM turnjournal_lines WHERE store = $1 ORDER BY stream, position',
     [store],
   );
@@ -81,7 +64,7 @@ describe('TJ-STORE-028: journals appending at once share transactions, each chec
   it('a fenced journal in a shared transaction adds nothing and is refused; the others commit', async () => {
     const { journals } = await threeJournals('fenced');
     // Another owner took s1 over (its open bumped the epoch); this owner has not noticed yet.
-    await admin.query(
+    await database.admin.query(
       "UPDATE turnjournal_streams SET epoch = epoch + 1 WHERE store = 'fenced' AND stream = 's1/events.jsonl'",
     );
     const appends = journals.map((journal, i) => journal.appendLine(event(1, `second of s${i}`)));
@@ -95,7 +78,7 @@ describe('TJ-STORE-028: journals appending at once share transactions, each chec
     const { journals } = await threeJournals('failing');
     // A row where s1's next line goes, which no owner added (its stream row does not count it): s1's insert violates
     // the unique cursor, and so the whole shared statement fails.
-    await admin.query(
+    await database.admin.query(
       `INSERT INTO turnjournal_lines (store, stream, position, start, line)
        SELECT store, stream, line_count, end_cursor, '\\x7b7d0a'::bytea FROM turnjournal_streams
         WHERE store = 'failing' AND stream = 's1/events.jsonl'`,
