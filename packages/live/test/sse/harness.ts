@@ -1,55 +1,102 @@
-// A real SSE server on 127.0.0.1 over a hub, and a node:http client that parses the event stream, for the SSE tests.
+// A real SSE server on 127.0.0.1 over a hub, behind either front end of the one SSE endpoint (node:http's
+// `createSseTransport`, or `createFetchSseTransport` behind a framework-like bridge), and a node:http client that
+// parses the event stream, for the SSE tests.
 import { type ClientRequest, createServer, type IncomingMessage, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type ConversationHub, type ConversationHubOptions, openConversationHub } from '@turnjournal/live';
-import { createSseTransport, type SseTransport, type SseTransportOptions } from '@turnjournal/live/sse';
+import {
+  createFetchSseTransport,
+  createSseTransport,
+  type SseEndpointOptions,
+  type SseRefusal,
+} from '@turnjournal/live/sse';
+import { afterEach } from 'vitest';
 import { tempStore } from '../support.js';
+import { serveFetch } from './fetch-bridge.js';
 
 /** Longest any single wait of these tests may take: far above the few milliseconds each takes when quiet. */
 export const HANG_GUARD_MS = 20_000;
 
+/** The two front ends of the SSE endpoint: `createSseTransport` (node:http) and `createFetchSseTransport` (Fetch). */
+export const SSE_FRONT_ENDS = ['node', 'fetch'] as const;
+export type SseFrontEnd = (typeof SSE_FRONT_ENDS)[number];
+
+/**
+ * Transport options both front ends take. `authorize` is given the request, of which it may read only the URL (a path
+ * from node:http, an absolute URL from Fetch); `highWaterBytes` applies to the Fetch front end only.
+ */
+export interface SseTestTransportOptions extends Partial<Omit<SseEndpointOptions<never>, 'hub' | 'authorize'>> {
+  readonly authorize?: (request: {
+    readonly url?: string | undefined;
+  }) => string | SseRefusal | Promise<string | SseRefusal>;
+  readonly slowClientMs?: number;
+  readonly highWaterBytes?: number;
+}
+
+export interface SseServerOptions {
+  /** node:http by default. */
+  readonly frontEnd?: SseFrontEnd;
+  readonly hub?: Partial<ConversationHubOptions>;
+  readonly transport?: SseTestTransportOptions;
+}
+
 export interface SseServer {
+  readonly frontEnd: SseFrontEnd;
   readonly root: string;
   readonly hub: ConversationHub;
-  readonly transport: SseTransport;
+  /** What both front ends' transports share. */
+  readonly transport: { readonly connections: number; close(): Promise<void> };
   readonly http: Server;
   readonly port: number;
   readonly reported: unknown[];
   close(): Promise<void>;
 }
 
-/** Starts a hub and the SSE transport on an ephemeral port; the session is the `session` query parameter. */
-export async function startSseServer(
-  options: { hub?: Partial<ConversationHubOptions>; transport?: Partial<SseTransportOptions> } = {},
-): Promise<SseServer> {
-  const root = tempStore('tj-sse-');
+/** Starts a hub and the SSE transport on an ephemeral port at `/sse`; the session is the `session` query parameter. */
+export async function startSseServer(options: SseServerOptions = {}): Promise<SseServer> {
+  const frontEnd = options.frontEnd ?? 'node';
+  const root = tempStore(`tj-sse-${frontEnd}-`);
   const hub = openConversationHub({ root, retention: false, ...options.hub });
   const reported: unknown[] = [];
-  const transport = createSseTransport({
+  const shared = {
     hub,
-    authorize(req) {
+    authorize(req: { readonly url?: string | undefined }) {
       const session = new URL(req.url ?? '/', 'http://localhost').searchParams.get('session');
       return session ?? { status: 401, message: 'name a session' };
     },
-    async run({ run, content }) {
+    async run({ run, content }: Parameters<SseEndpointOptions<never>['run']>[0]) {
       await run.delta('echo: ');
       await run.delta(content);
       await run.done();
     },
-    onError(error) {
+    onError(error: unknown) {
       reported.push(error);
     },
     ...options.transport,
-  });
-  const http = createServer((req, res) => {
-    if (!transport.handle(req, res)) {
-      res.writeHead(404);
-      res.end();
-    }
-  });
+  };
+  let transport: SseServer['transport'];
+  let http: Server;
+  if (frontEnd === 'node') {
+    const node = createSseTransport(shared);
+    transport = node;
+    http = createServer((req, res) => {
+      if (!node.handle(req, res)) {
+        res.writeHead(404);
+        res.end();
+      }
+    });
+  } else {
+    const fetch = createFetchSseTransport({ ...shared, path: '/sse' });
+    transport = fetch;
+    http = createServer((req, res) => {
+      void serveFetch(fetch.fetch, req, res);
+    });
+  }
   await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
   const { port } = http.address() as AddressInfo;
   return {
+    frontEnd,
     root,
     hub,
     transport,
@@ -63,6 +110,33 @@ export async function startSseServer(
       await new Promise<void>((resolve) => http.close(() => resolve()));
     },
   };
+}
+
+/**
+ * For a test file or a `describe` block: a starter of servers on `frontEnd` (defaults merged under each call's
+ * options), each closed after its test.
+ */
+export function sseServers(
+  frontEnd: SseFrontEnd,
+): (options?: Omit<SseServerOptions, 'frontEnd'>) => Promise<SseServer> {
+  const open: SseServer[] = [];
+  afterEach(async () => {
+    for (const server of open.splice(0)) await server.close();
+  });
+  return async (options = {}) => {
+    const started = await startSseServer({ ...options, frontEnd });
+    open.push(started);
+    return started;
+  };
+}
+
+/** Resolves once `condition` holds, polling; throws after HANG_GUARD_MS naming `what`. */
+export async function until(condition: () => boolean, what: string): Promise<void> {
+  const started = performance.now();
+  while (!condition()) {
+    if (performance.now() - started > HANG_GUARD_MS) throw new Error(`${what} did not happen`);
+    await sleep(10);
+  }
 }
 
 /** One parsed SSE event. */

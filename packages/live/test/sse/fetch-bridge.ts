@@ -1,69 +1,13 @@
-// A real server that speaks Fetch: node:http on 127.0.0.1 with the small bridge a framework would have (a
-// `Request` built from the incoming message, the `Response` written back with backpressure), serving the Fetch SSE
-// transport. The clients of harness.ts talk to it over real sockets.
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { type ConversationHub, type ConversationHubOptions, openConversationHub } from '@turnjournal/live';
-import { createFetchSseTransport, type FetchSseTransport, type FetchSseTransportOptions } from '@turnjournal/live/sse';
-import { tempStore } from '../support.js';
+// What a framework does around a Fetch handler, as the Fetch front end's server in these tests: node:http on
+// 127.0.0.1, a `Request` built from the incoming message, the `Response` written back with backpressure.
+import type { IncomingMessage, ServerResponse } from 'node:http';
 
-export interface FetchSseServer {
-  readonly root: string;
-  readonly hub: ConversationHub;
-  readonly transport: FetchSseTransport;
-  readonly http: Server;
-  readonly port: number;
-  readonly reported: unknown[];
-  close(): Promise<void>;
-}
-
-/** Starts a hub and the Fetch SSE transport behind a node:http bridge; the session is the `session` parameter. */
-export async function startFetchSseServer(
-  options: { hub?: Partial<ConversationHubOptions>; transport?: Partial<FetchSseTransportOptions> } = {},
-): Promise<FetchSseServer> {
-  const root = tempStore('tj-sse-fetch-');
-  const hub = openConversationHub({ root, retention: false, ...options.hub });
-  const reported: unknown[] = [];
-  const transport = createFetchSseTransport({
-    hub,
-    path: '/sse',
-    authorize(request) {
-      const session = new URL(request.url).searchParams.get('session');
-      return session ?? { status: 401, message: 'name a session' };
-    },
-    async run({ run, content }) {
-      await run.delta('echo: ');
-      await run.delta(content);
-      await run.done();
-    },
-    onError(error) {
-      reported.push(error);
-    },
-    ...options.transport,
-  });
-  const http = createServer((req, res) => {
-    void bridge(transport, req, res);
-  });
-  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
-  const { port } = http.address() as AddressInfo;
-  return {
-    root,
-    hub,
-    transport,
-    http,
-    port,
-    reported,
-    async close() {
-      await transport.close();
-      await hub.close();
-      http.closeAllConnections();
-      await new Promise<void>((resolve) => http.close(() => resolve()));
-    },
-  };
-}
-
-/** What a framework does around a fetch handler: IncomingMessage → Request, Response → the socket. */
-async function bridge(transport: FetchSseTransport, req: IncomingMessage, res: ServerResponse): Promise<void> {
+/** Answers `req` with `handler`'s `Response`, pulling each body chunk only once the socket took the previous one. */
+export async function serveFetch(
+  handler: (request: Request) => Promise<Response>,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
   const headers = new Headers();
   for (const [name, value] of Object.entries(req.headers)) {
     if (typeof value === 'string') headers.set(name, value);
@@ -76,7 +20,7 @@ async function bridge(transport: FetchSseTransport, req: IncomingMessage, res: S
     headers,
     ...(hasBody ? { body: bodyStream(req, res, body), duplex: 'half' } : {}),
   } as RequestInit);
-  const response = await transport.fetch(request);
+  const response = await handler(request);
   // An unread body makes the connection unusable for the next request: the client is told not to reuse it.
   const sent: Record<string, string> = {};
   response.headers.forEach((value, name) => {
