@@ -6,6 +6,7 @@ import { durableSubmit } from './durable-submit.js';
 import { eventAppend } from './event-append.js';
 import { eventRecovery } from './event-recovery.js';
 import { groupCommit } from './group-commit.js';
+import { liveAnswerMemory } from './live-answer-memory.js';
 import { liveLongSession } from './live-long-session.js';
 import { liveMemory } from './live-memory.js';
 import { liveFanoutPeers, liveMessagePeers, liveReplayPeers } from './live-peers.js';
@@ -36,6 +37,7 @@ export const FIGURES: readonly Figure[] = [
   liveStreamCost,
   liveTokenLatency,
   liveMemory,
+  liveAnswerMemory,
   liveLongSession,
   liveMessagePeers,
   liveReplayPeers,

@@ -1,11 +1,12 @@
 import { DEFAULT_MAX_LINE_BYTES } from '@turnjournal/reader';
 import { WriterError } from '@turnjournal/writer';
 import { escapeLineSeparators } from '@turnjournal/writer/_internals';
+import type { SegmentText } from './segment-text.js';
 
 /** The open assistant segment of a run: the text its message will hold, and a bound of that text's size in it. */
 export interface OpenSegment {
   readonly messageId: string;
-  text: string;
+  readonly text: SegmentText;
   /** At least the bytes `text` takes in the message's line (JSON-escaped UTF-8). */
   bytes: number;
   /** True once `bytes` is counted exactly (delta by delta) rather than bounded by 6 bytes per UTF-16 unit. */
@@ -53,7 +54,7 @@ export function grownSegmentBytes(
   else {
     bytes = segment.bytes + 6 * text.length;
     if (bytes > room) {
-      segment.bytes = escapedBytes(segment.text);
+      segment.bytes = escapedBytes(segment.text.toString());
       segment.exact = true;
       bytes = segment.bytes + escapedBytes(text);
     }

@@ -21,6 +21,7 @@ import {
 } from './records.js';
 import { RecordRing } from './ring.js';
 import { grownSegmentBytes, type OpenSegment } from './segment-bound.js';
+import { SegmentText } from './segment-text.js';
 import type {
   AckOptions,
   FinishOptions,
@@ -715,7 +716,7 @@ export class LiveSession implements SubscriptionSource {
           const opened = this.#openSegmentRecord(requestId, messageId);
           if (opened !== null) return opened.catch(this.#rethrowAnswer);
         }
-        segment = { messageId, text: '', bytes: 0, exact: false };
+        segment = { messageId, text: new SegmentText(), bytes: 0, exact: false };
         active.segment = segment;
         active.written = 0;
         active.segmentWritten = durable;
@@ -737,7 +738,7 @@ export class LiveSession implements SubscriptionSource {
       if (durable) {
         const refused = this.#pipeline.appendDelta(requestId, segment.messageId, text, this.#settings.time.stamp());
         if (refused !== null) return refused.catch(this.#rethrowAnswer);
-        segment.text += text;
+        segment.text.append(text);
       } else {
         const refused = this.#segmentText(active, segment, text);
         if (refused !== null) return refused.catch(this.#rethrowAnswer);
@@ -926,7 +927,7 @@ export class LiveSession implements SubscriptionSource {
         requestId: active.requestId,
         messageId: segment.messageId,
         offset: from,
-        text: segment.text.slice(from),
+        text: segment.text.toString().slice(from),
       };
     // The first token that ends after `from` (bisection: ends ascend).
     let low = 0;
@@ -1068,7 +1069,7 @@ export class LiveSession implements SubscriptionSource {
       active.written += cut;
     }
     active.tail = cut > 0 ? tail.slice(cut) : tail;
-    segment.text += text;
+    segment.text.append(text);
     return null;
   }
 
@@ -1077,12 +1078,12 @@ export class LiveSession implements SubscriptionSource {
     const segment = active.segment;
     if (segment === undefined) return;
     active.segment = undefined;
-    if (segment.text === '') return;
+    if (segment.text.length === 0) return;
     active.lastAssistantIndex = messageCount(this.#log);
     this.#append('message_append', {
       message: {
         role: 'assistant',
-        content: segment.text,
+        content: segment.text.toString(),
         id: segment.messageId,
         request_id: active.requestId,
         ...(partial ? { partial: true } : {}),

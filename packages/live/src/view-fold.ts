@@ -2,6 +2,7 @@ import type { EventLogSnapshot, ScannedRun } from '@turnjournal/reader';
 import { epochOf } from '@turnjournal/reader/_internals';
 import { EVENT_FINISHING_TYPES, EVENT_STREAM_TYPES, type Message, SEGMENT_CLOSING_TYPES } from '@turnjournal/schema';
 import type { ConversationView, LiveRecord, LiveToolCall, UndeliveredRun } from './records.js';
+import { SegmentText } from './segment-text.js';
 
 /** What the session knows of one run of its log. */
 export interface RunInfo {
@@ -30,7 +31,7 @@ export class ViewFold {
   epoch: string | null;
   readonly runs = new Map<string, RunInfo>();
   activeRequestId: string | undefined;
-  segment: { requestId: string; messageId: string; text: string } | undefined;
+  segment: { requestId: string; messageId: string; text: SegmentText } | undefined;
   /**
    * The tool calls of the run that started last, by id, in start order (TJ-LIVE-063); only the active run's are
    * shown. A fold seeded mid-run (a follower that opened while the run was active) lists the calls of the records it
@@ -64,7 +65,10 @@ export class ViewFold {
       if (run !== undefined) run.lastSeq = active.lastSeq;
     }
     const overlay = snapshot.overlay;
-    this.segment = overlay === null ? undefined : { ...overlay };
+    this.segment =
+      overlay === null
+        ? undefined
+        : { requestId: overlay.requestId, messageId: overlay.messageId, text: new SegmentText(overlay.text) };
   }
 
   /** Applies the next durable record. */
@@ -112,7 +116,7 @@ export class ViewFold {
     this.lastSeq = seq;
     // `#stream` for a delta (not a segment-closing type, not a finishing one): the segment's text, the run's times.
     const segment = this.segment;
-    if (segment !== undefined && messageId === segment.messageId) segment.text += text;
+    if (segment !== undefined && messageId === segment.messageId) segment.text.append(text);
     const run = this.runs.get(requestId);
     if (run === undefined) return;
     run.lastSeq = seq;
@@ -144,9 +148,9 @@ export class ViewFold {
     }
     if ((type === 'tool.start' || type === 'tool.end') && requestId === this.toolsOf) this.#tool(type, body, ts);
     if (type === 'assistant.segment.started') {
-      this.segment = { requestId, messageId: body.message_id as string, text: '' };
+      this.segment = { requestId, messageId: body.message_id as string, text: new SegmentText() };
     } else if (type === 'chat.delta' && this.segment !== undefined && body.message_id === this.segment.messageId) {
-      this.segment.text += body.text as string;
+      if (typeof body.text === 'string') this.segment.text.append(body.text);
     }
     const run = this.runs.get(requestId);
     if (run === undefined) return;
@@ -208,7 +212,9 @@ export class ViewFold {
           };
     const segment = this.segment;
     const overlay =
-      segment !== undefined && activeRun !== null && segment.requestId === activeRun.requestId ? { ...segment } : null;
+      segment !== undefined && activeRun !== null && segment.requestId === activeRun.requestId
+        ? { requestId: segment.requestId, messageId: segment.messageId, text: segment.text.toString() }
+        : null;
     const undelivered: UndeliveredRun[] = [];
     for (const r of this.runs.values()) {
       if (r.finish === null || r.finishedSeq === null || r.finishedTs === null) continue;
