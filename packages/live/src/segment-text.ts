@@ -2,11 +2,11 @@
 const PIECE_CHARS = 16 * 1024;
 
 /**
- * The text of an open segment, built token by token. `text += token` made V8 a rope: a 32-byte node per token over a
- * string of its own, kept until something flattened it, so a segment streamed in 5-byte tokens held about 11 bytes
- * per byte of text in each of the session's and the view's copies (27 × in all, with the writer's, for a 10 MB
- * answer in `durable` mode). Here tokens are joined into one flat piece every {@link PIECE_CHARS} characters, so the
- * text costs about its length plus one piece's tokens, and reading it whole joins the pieces once (and keeps that).
+ * The text of an open segment, built token by token. `text += token` made V8 a rope: a node per token over a string
+ * of its own, kept until something flattened it, so a segment streamed in tiny tokens held many times its length
+ * (packages/live/README.md gives the figures). Here tokens are joined into one flat piece every {@link PIECE_CHARS}
+ * characters, so the text costs about its length plus one piece's tokens, and reading it whole joins the pieces once
+ * (and keeps that).
  */
 export class SegmentText {
   /** Joined pieces, in order. */

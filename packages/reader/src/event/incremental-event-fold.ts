@@ -45,8 +45,30 @@ interface OpenParts {
 interface OpenSegment {
   readonly requestId: string;
   readonly messageId: string;
-  /** The deltas' texts; joined into one element whenever the text is read, so reading it again costs no new join. */
+  /**
+   * The deltas' texts; joined into one element whenever the text is read, so reading it again costs no new join, and
+   * every {@link JOIN_DELTAS} deltas into one piece, so that an answer streamed in tiny deltas does not keep a string
+   * and an array slot per delta until its segment closes.
+   */
   parts: string[];
+  /** How many of `parts`, from the start, are joined pieces; the deltas after them are kept apart. */
+  joined: number;
+}
+
+/** Deltas kept apart at the end of an open segment's parts before they are joined into one piece. */
+const JOIN_DELTAS = 512;
+
+/**
+ * Adds a delta's text to the open segment. Joining puts the parts in a new array (never changes the old one), so an
+ * overlay read later from the old array still sees the text as of when it was taken.
+ */
+function appendDelta(segment: OpenSegment, text: string): void {
+  segment.parts.push(text);
+  if (segment.parts.length - segment.joined < JOIN_DELTAS) return;
+  const parts = segment.parts.slice(0, segment.joined);
+  parts.push(segment.parts.slice(segment.joined).join(''));
+  segment.parts = parts;
+  segment.joined = parts.length;
 }
 
 /**
@@ -150,7 +172,7 @@ export class IncrementalEventFold {
     if (this.#parts !== undefined) this.#interruptParts();
     // `#stream` for a delta (not a segment-closing type): the open segment's text, then the run's last seq.
     const segment = this.#segment;
-    if (segment !== undefined && messageId === segment.messageId) segment.parts.push(text);
+    if (segment !== undefined && messageId === segment.messageId) appendDelta(segment, text);
     const run = this.#runs.get(requestId);
     if (run !== undefined) run.lastSeq = seq;
     return true;
@@ -300,6 +322,7 @@ export class IncrementalEventFold {
     if (segment === undefined || activeRun === null || segment.requestId !== activeRun.requestId) return null;
     const text = segment.parts.length === 1 ? (segment.parts[0] as string) : segment.parts.join('');
     segment.parts = [text];
+    segment.joined = 1;
     return { requestId: segment.requestId, messageId: segment.messageId, text };
   }
 
@@ -461,9 +484,9 @@ export class IncrementalEventFold {
       return;
     }
     if (type === 'assistant.segment.started' && payload.message_id !== undefined) {
-      this.#segment = { requestId, messageId: payload.message_id, parts: [] };
+      this.#segment = { requestId, messageId: payload.message_id, parts: [], joined: 0 };
     } else if (type === 'chat.delta' && this.#segment !== undefined && payload.message_id === this.#segment.messageId) {
-      this.#segment.parts.push(payload.text ?? '');
+      appendDelta(this.#segment, payload.text ?? '');
     }
     const run = this.#runs.get(requestId);
     if (run === undefined) return;

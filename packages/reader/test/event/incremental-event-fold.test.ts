@@ -98,6 +98,24 @@ describe('IncrementalEventFold: readable between records', () => {
     expect(fold.openSegment).toMatchObject({ requestId: 'r', messageId: 'm' });
   });
 
+  it('keeps the text of thousands of tiny deltas, joined in pieces as they come, and each late-read snapshot as of its time', () => {
+    // An answer streamed in tiny deltas is joined every few hundred deltas (a string and a slot per delta is what a
+    // long answer must not keep): a snapshot taken before a join and read after it still gives the text as of then.
+    const fold = new IncrementalEventFold();
+    openSegment(fold);
+    let text = '';
+    const taken: { snapshot: ReturnType<IncrementalEventFold['snapshot']>; text: string }[] = [];
+    for (let i = 0; i < 3000; i += 1) {
+      const token = String.fromCharCode(97 + (i % 26)).repeat(1 + (i % 3));
+      fold.addDelta(2 + i, 'r', 'm', token, WHERE);
+      text += token;
+      if (i % 251 === 0) taken.push({ snapshot: fold.snapshot(), text });
+      if (i % 997 === 0) expect(fold.snapshot().overlay?.text).toBe(text);
+    }
+    for (const { snapshot, text: then } of taken) expect(snapshot.overlay?.text).toBe(then);
+    expect(fold.snapshot().overlay?.text).toBe(text);
+  });
+
   it('gives each snapshot the overlay as of the snapshot, however late it is read, and a segment after it', () => {
     // The overlay is built when read (a live session snapshots the log at every checkpoint while an answer streams): reading it
     // later must still give the text as of the snapshot, whether or not another snapshot joined the parts meanwhile.
