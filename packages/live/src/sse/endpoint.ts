@@ -2,30 +2,17 @@
 // `createSseTransport` (node:http) and `createFetchSseTransport` (Fetch Request → Response) only translate requests
 // and answers, so both refuse, bound and serve exactly alike.
 
-import type { ConversationHub } from '../hub.js';
 import type { Opening } from '../transport/follow.js';
 import { errorReply, parseClientFrame, parseClientId, requestIdOf, TransportRefusal } from '../transport/frames.js';
-import { type Authorize, positive, type ReportError, type RunStart, TransportHost } from '../transport/host.js';
+import { positive, TransportHost } from '../transport/host.js';
 import { httpStatusOf } from '../transport/http-replies.js';
 import { serveCall } from '../transport/serve.js';
+import type { SseEndpointOptions } from './options.js';
 import type { SseOutput } from './output.js';
 import { SseStream } from './stream.js';
 
-/** Options both SSE transports take, `Request` being the kind of request their server hands them. */
-export interface SseEndpointOptions<Request> {
-  readonly hub: ConversationHub;
-  readonly authorize: Authorize<Request>;
-  readonly run: (start: RunStart) => Promise<void> | void;
-  readonly onError?: ReportError;
-  readonly maxPayloadBytes?: number;
-  readonly maxConnections?: number;
-  readonly maxSubscribersPerSession?: number;
-  readonly maxPendingRequests?: number;
-  readonly bodyTimeoutMs?: number;
-  readonly heartbeatMs?: number;
-  readonly slowClientMs?: number;
-  readonly maxBufferedBytes?: number;
-}
+/** What the endpoint takes: the options both transports share, and the drain wait each documents its own way. */
+type EndpointOptions<Request> = SseEndpointOptions<Request> & { readonly slowClientMs?: number };
 
 /** An answer to a request: an HTTP status and a JSON body. */
 export interface SseAnswer {
@@ -67,7 +54,7 @@ export class SseEndpoint<Request> {
   #pending = 0;
   #closed = false;
 
-  constructor(options: SseEndpointOptions<Request>, name: string) {
+  constructor(options: EndpointOptions<Request>, name: string) {
     this.#host = new TransportHost(options, name);
     this.limits = {
       maxPayloadBytes: positive(options.maxPayloadBytes, 1 << 20, 'maxPayloadBytes'),
