@@ -1,6 +1,12 @@
 import { closeSync, fdatasyncSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { linesEnd, openFloorFile, sampleCommittedMessages } from '../lib/committed-messages.js';
+import {
+  FULL_WARM_UP,
+  linesEnd,
+  openFloorFile,
+  QUICK_WARM_UP,
+  sampleCommittedMessages,
+} from '../lib/committed-messages.js';
 import { live } from '../lib/live.js';
 import { gc, judge, latencyInfoRow, median, nowMs, quantile, round } from '../lib/stats.js';
 import type { Figure, FigureRow } from '../lib/types.js';
@@ -25,6 +31,7 @@ export const liveStreamCost: Figure = {
     const deltas = context.mode === 'quick' ? 2000 : 20000;
     const rounds = context.mode === 'quick' ? 3 : 5;
     const messages = context.mode === 'quick' ? 100 : 600;
+    const warmUp = context.mode === 'quick' ? QUICK_WARM_UP : FULL_WARM_UP;
     const hub = live.openConversationHub({ root: join(context.workDir, 'stream'), retention: false });
     const session = await hub.session(SESSION);
     const sent = await session.send({ requestId: 'r1', content: 'hi' });
@@ -71,7 +78,7 @@ export const liveStreamCost: Figure = {
     // Committed messages: one tool result each, awaited, sampled with the durable floor of the same bytes.
     const messageFloor = join(context.workDir, 'message-floor.jsonl');
     const asyncFloorPath = join(context.workDir, 'message-async-floor.jsonl');
-    const committed = await committedMessages(sent.run, file, messageFloor, messages, asyncFloorPath);
+    const committed = await committedMessages(sent.run, file, messageFloor, messages, warmUp, asyncFloorPath);
     const { subject, floor, messageBytes } = committed;
     await sent.run.done();
     await hub.close();
@@ -90,7 +97,7 @@ export const liveStreamCost: Figure = {
       const blockingSent = await blockingSession.send({ requestId: 'r1', content: 'hi' });
       if (!blockingSent.created) throw new Error('expected a new run');
       const blockingFile = join(context.workDir, 'stream-blocking', SESSION, 'events.jsonl');
-      blocking = await committedMessages(blockingSent.run, blockingFile, messageFloor, messages);
+      blocking = await committedMessages(blockingSent.run, blockingFile, messageFloor, messages, warmUp);
       await blockingSent.run.done();
       await blockingHub.close();
     }
@@ -130,7 +137,7 @@ export const liveStreamCost: Figure = {
       messageRow(committed, messages, {
         id: 'live-message-cost',
         name: `live committed message through the hub, median (tool.result + message_append, ${messageBytes} B)`,
-        note: `${messages} run.toolResult() awaited one at a time, each sampled in a shuffled order with writeSync of the same bytes + fdatasyncSync (and with the non-blocking floor of the last row)`,
+        note: `${messages} run.toolResult() awaited one at a time, after ${warmUp} untimed ones, each sampled in a shuffled order with writeSync of the same bytes + fdatasyncSync (and with the non-blocking floor of the last row)`,
       }),
       ...(blocking === null
         ? []
@@ -167,7 +174,7 @@ interface CommittedMessages {
 }
 
 /**
- * `messages` awaited `run.toolResult()` calls, each sampled with the durable floor of the bytes a message adds to
+ * `messages` awaited `run.toolResult()` calls after `warmUp` untimed ones, each sampled with the durable floor of the bytes a message adds to
  * `file` (`writeSync` + `fdatasyncSync` to `floorPath`) in a shuffled order, so both see the same disk. With
  * `asyncFloorPath`, the non-blocking floor of those bytes joins the shuffle: `writeSync`, then `fdatasync` through
  * libuv's thread pool, awaited (as `durable-submit-async-floor` measures it for a turn record).
@@ -177,13 +184,14 @@ async function committedMessages(
   file: string,
   floorPath: string,
   messages: number,
+  warmUp: number,
   asyncFloorPath?: string,
 ): Promise<CommittedMessages> {
   const durable = openFloorFile(floorPath);
   const nonBlocking = asyncFloorPath === undefined ? undefined : openFloorFile(asyncFloorPath);
   try {
     const others = nonBlocking === undefined ? [durable.durable] : [durable.durable, nonBlocking.nonBlocking];
-    const sampled = await sampleCommittedMessages(run, file, messages, others);
+    const sampled = await sampleCommittedMessages(run, file, messages, others, warmUp);
     const [floor = [], asyncFloor = []] = sampled.others;
     return { subject: sampled.hub, floor, asyncFloor, messageBytes: sampled.messageBytes };
   } finally {

@@ -79,26 +79,49 @@ export interface CommittedSamples {
   readonly hub: number[];
   readonly others: number[][];
   readonly messageBytes: number;
+  /**
+   * The same, for the first messages after the hub started (after the first {@link FIRST_UNTIMED}, at most as many as
+   * the samples): what a process that has just started pays while V8 still compiles its code.
+   */
+  readonly afterStart: { readonly hub: number[]; readonly others: number[][] };
 }
 
-/** Untimed messages before the samples: the first, before any size is known, and the compiler's warm-up. */
-const WARM_UP = 10;
+/** Messages never sampled: the first, sent before any size is known. */
+const FIRST_UNTIMED = 10;
 
 /**
- * `messages` awaited `run.toolResult()` calls (after {@link WARM_UP} untimed), each sampled with every series of
- * `others` in a shuffled order; each series stores as many bytes as the hub's previous message added to `file`, found
- * by a {@link LinesFollower}, which leaves the hub's syncs as they are. Ids and outputs are of fixed width, so every
- * message adds the same count, but for the rare one the writer follows with a checkpoint (TJ-EVENT-007), whose bytes
- * the next sample of the others then stores too.
+ * Untimed messages before the samples of a full run. V8 compiles a function with its optimising compiler only after
+ * many calls, on a second thread, and a committed message runs a few hundred functions once or twice each: in the
+ * first thousand messages of a hub they were still being compiled, each compilation taking 0.3–12 ms of the second of
+ * the machine's two cores, and the samples taken meanwhile measured that (bench/results/history.md, "The committed
+ * message and the compiler"). The figures measure a process that has served its first messages, and report the first
+ * ones apart ({@link CommittedSamples.afterStart}).
+ */
+export const FULL_WARM_UP = 2000;
+
+/** The warm-up of a quick run, which only proves the harness (and samples a few messages after the start). */
+export const QUICK_WARM_UP = 3 * FIRST_UNTIMED;
+
+/**
+ * `messages` awaited `run.toolResult()` calls after `warmUp` untimed ones, each sampled with every series of `others`
+ * in a shuffled order; each series stores as many bytes as the hub's previous message added to `file`, found by a
+ * {@link LinesFollower}, which leaves the hub's syncs as they are. Ids and outputs are of fixed width, so every message
+ * adds the same count, but for the rare one the writer follows with a checkpoint (TJ-EVENT-007), whose bytes the next
+ * sample of the others then stores too.
  */
 export async function sampleCommittedMessages(
   run: { toolResult(input: { toolCallId: string; output: string }): Promise<void> },
   file: string,
   messages: number,
   others: readonly MessageSeries[],
+  warmUp: number = QUICK_WARM_UP,
 ): Promise<CommittedSamples> {
+  if (!Number.isInteger(warmUp) || warmUp < FIRST_UNTIMED)
+    throw new RangeError(`warm-up must be an integer of at least ${FIRST_UNTIMED}: ${warmUp}`);
   const hub: number[] = [];
   const samples = others.map(() => [] as number[]);
+  const startHub: number[] = [];
+  const startSamples = others.map(() => [] as number[]);
   const lines = new LinesFollower(file);
   let before = lines.next();
   let messageBytes = 0;
@@ -107,7 +130,7 @@ export async function sampleCommittedMessages(
   // disk's drift nor the place in the loop favours one of them.
   const shuffled = new ShuffledSamples(others.length + 1);
   try {
-    for (let i = 0; i < messages + WARM_UP; i += 1) {
+    for (let i = 0; i < messages + warmUp; i += 1) {
       const id = String(i).padStart(6, '0');
       const current = message;
       const series: (() => unknown)[] = [
@@ -119,15 +142,20 @@ export async function sampleCommittedMessages(
       messageBytes = after - before;
       before = after;
       if (message.line.length !== messageBytes) message = bytesOf(messageBytes);
-      if (i >= WARM_UP) {
-        hub.push(h as number);
-        for (const [k, ms] of rest.entries()) samples[k]?.push(ms);
-      }
+      const [hubTo, othersTo] =
+        i >= warmUp
+          ? [hub, samples]
+          : i >= FIRST_UNTIMED && i < FIRST_UNTIMED + messages
+            ? [startHub, startSamples]
+            : [];
+      if (hubTo === undefined || othersTo === undefined) continue;
+      hubTo.push(h as number);
+      for (const [k, ms] of rest.entries()) othersTo[k]?.push(ms);
     }
   } finally {
     lines.close();
   }
-  return { hub, others: samples, messageBytes };
+  return { hub, others: samples, messageBytes, afterStart: { hub: startHub, others: startSamples } };
 }
 
 function bytesOf(length: number): MessageBytes {

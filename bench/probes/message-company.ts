@@ -4,7 +4,7 @@
  * loop (`sampleCommittedMessages`) with the companions chosen by `--with=` and cuts each hub sample at the issue and
  * the completion of its sync (`timedFileSystem`):
  *
- *   npx tsx bench/probes/message-company.ts --with=redis,postgres [--messages=600]
+ *   npx tsx bench/probes/message-company.ts --with=redis,postgres [--messages=600] [--warm-up=2000]
  *
  * Companions: `redis`, `postgres` (the figure's peers, started here), `pre` (the floor's bytes overwritten into a file
  * zero-filled and synced beforehand, as the hub's pre-allocated space is), `sleep` (a 1 ms timer: the process idles),
@@ -14,7 +14,7 @@
 import { closeSync, fdatasync, fsyncSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { PerformanceObserver, performance } from 'node:perf_hooks';
-import { type MessageSeries, openFloorFile, sampleCommittedMessages } from '../lib/committed-messages.js';
+import { FULL_WARM_UP, type MessageSeries, openFloorFile, sampleCommittedMessages } from '../lib/committed-messages.js';
 import { live } from '../lib/live.js';
 import { startPostgresPeer, startRedisPeer } from '../lib/peer-servers.js';
 import { median, quantile } from '../lib/stats.js';
@@ -25,6 +25,7 @@ const companions = new Set((option('with') ?? '').split(',').filter((name) => na
 const known = new Set(['redis', 'postgres', 'pre', 'sleep', 'burn']);
 for (const name of companions) if (!known.has(name)) throw new Error(`unknown companion ${name}: ${[...known]}`);
 const messages = Number(option('messages') ?? 600);
+const warmUp = Number(option('warm-up') ?? FULL_WARM_UP);
 
 const collections: { start: number; end: number }[] = [];
 new PerformanceObserver((list) => {
@@ -114,7 +115,13 @@ const timedRun = {
     });
   },
 };
-const sampled = await sampleCommittedMessages(timedRun, join(dir, 'hub', 's1', 'events.jsonl'), messages, others);
+const sampled = await sampleCommittedMessages(
+  timedRun,
+  join(dir, 'hub', 's1', 'events.jsonl'),
+  messages,
+  others,
+  warmUp,
+);
 await sent.run.done();
 floor.close();
 if (preFd >= 0) closeSync(preFd);
@@ -125,7 +132,9 @@ rmSync(dir, { recursive: true, force: true });
 
 const ms = (xs: number[]) => `${median(xs).toFixed(3)} / ${quantile(xs, 0.99).toFixed(2)} ms`;
 const floorMs = sampled.others[0] ?? [];
-console.log(`with [${[...companions].join(', ')}], ${messages} messages of ${sampled.messageBytes} B (median / p99)`);
+console.log(
+  `with [${[...companions].join(', ')}], ${messages} messages after ${warmUp} untimed, of ${sampled.messageBytes} B (median / p99)`,
+);
 console.log(`  hub ${ms(sampled.hub)}; ratio to the floor ${(median(sampled.hub) / median(floorMs)).toFixed(2)}`);
 for (const [k, samples] of sampled.others.entries()) console.log(`  ${names[k]} ${ms(samples)}`);
 // The untimed warm-up messages come first in `hubSamples`.
