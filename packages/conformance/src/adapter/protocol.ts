@@ -195,8 +195,20 @@ const LiveSession = {
   root: Type.String({ minLength: 1, description: 'The store root.' }),
   session_id: Identifier,
 };
-/** `live_open` (feature `live`): open (and recover) a live session. */
-export const LiveOpenRequest = Type.Object({ id: Id, op: Type.Literal('live_open'), ...LiveSession });
+/** `live_open` (feature `live`): open (and recover) a live session, naming the token mode of its next runs. */
+export const LiveOpenRequest = Type.Object({
+  id: Id,
+  op: Type.Literal('live_open'),
+  ...LiveSession,
+  tokens: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 64,
+      description:
+        'The token mode of the runs the session starts from now on (spec §18.2, TJ-LIVE-066): `durable` or `segments`.',
+    }),
+  ),
+});
 /** `live_send` (feature `live`): submit a user turn and start its run; idempotent on `request_id`. */
 export const LiveSendRequest = Type.Object({
   id: Id,
@@ -219,6 +231,7 @@ export const LiveStepRequest = Type.Object({
     Type.Literal('done'),
     Type.Literal('error'),
     Type.Literal('cancel'),
+    Type.Literal('system'),
   ]),
   text: Type.Optional(Type.String()),
   tool_call_id: Type.Optional(Identifier),
@@ -240,7 +253,12 @@ export const LiveAckRequest = Type.Object({
   op: Type.Literal('live_ack'),
   ...LiveSession,
   request_id: Identifier,
-  client_id: Type.Optional(Identifier),
+  client_id: Type.Optional(
+    Type.String({
+      description:
+        'May be empty or long: the live session itself refuses a client id out of its bound (TJ-LIVE-057), answered `refused`.',
+    }),
+  ),
   through_seq: Type.Optional(Type.Integer({ minimum: 0 })),
 });
 /** `live_subscribe` (feature `live`): what a subscription with cursor `after` yields. */
@@ -411,8 +429,16 @@ export const CompactResult = Type.Object({
   expired: Type.Array(Type.String()),
 });
 
-/** `live_open` result: the session's last durable seq. */
-export const LiveOpenResult = Type.Object({ last_seq: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]) });
+/** `live_open` result: the session's last durable seq, and the bound it states for client ids. */
+export const LiveOpenResult = Type.Object({
+  last_seq: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]),
+  client_id_max: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      description: 'The most characters of a client id the session records in an acknowledgement (TJ-LIVE-057).',
+    }),
+  ),
+});
 /** `live_send` result: whether a run was started, and the run's status. */
 export const LiveSendResult = Type.Object({
   created: Type.Boolean(),

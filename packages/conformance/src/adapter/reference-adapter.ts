@@ -66,8 +66,13 @@ type LiveRequest = Extract<
 async function serveLive(live: LiveOperations, request: LiveRequest): Promise<Record<string, unknown>> {
   const ref = { root: request.root, sessionId: request.session_id };
   switch (request.op) {
-    case 'live_open':
-      return { last_seq: (await live.open(ref)).lastSeq };
+    case 'live_open': {
+      const opened = await live.open(ref, request.tokens);
+      return {
+        last_seq: opened.lastSeq,
+        ...(opened.clientIdMax === undefined ? {} : { client_id_max: opened.clientIdMax }),
+      };
+    }
     case 'live_send':
       return await live.send(ref, request.request_id, request.content);
     case 'live_step':

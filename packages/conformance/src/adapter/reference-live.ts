@@ -1,4 +1,11 @@
-import { type ConversationHub, type HubSession, LiveError, type LiveRun, openConversationHub } from '@turnjournal/live';
+import {
+  type ConversationHub,
+  type HubSession,
+  LiveError,
+  type LiveRun,
+  openConversationHub,
+  type TokenMode,
+} from '@turnjournal/live';
 import type { LiveSubscribeResult } from './protocol.js';
 import { AdapterRequestError, refusingWhen } from './request-error.js';
 
@@ -10,7 +17,7 @@ export interface LiveSessionRef {
 
 /** One step of a run (`live_step`). */
 export interface LiveStep {
-  readonly step: 'delta' | 'tool_start' | 'tool_end' | 'tool_result' | 'done' | 'error' | 'cancel';
+  readonly step: 'delta' | 'tool_start' | 'tool_end' | 'tool_result' | 'done' | 'error' | 'cancel' | 'system';
   readonly text?: string;
   readonly toolCallId?: string;
   readonly tool?: string;
@@ -32,8 +39,12 @@ export interface LiveSnapshotAnswer {
 
 /** Feature `live` (adapter.md §5.7): the implementation's live sessions, one per root and session id. */
 export interface LiveOperations {
-  /** `live_open`: opens (and recovers) the session; resolves with its last durable seq. */
-  open(ref: LiveSessionRef): Promise<{ lastSeq: number | null }>;
+  /**
+   * `live_open`: opens (and recovers) the session, its next runs in token mode `tokens` when given (TJ-LIVE-066; a mode
+   * the implementation lacks throws an `AdapterRequestError` with code `unsupported`); resolves with its last durable
+   * seq and the bound it states for client ids (TJ-LIVE-057).
+   */
+  open(ref: LiveSessionRef, tokens?: string): Promise<{ lastSeq: number | null; clientIdMax?: number }>;
   /** `live_send`: submits a turn and starts its run, or answers a retry. */
   send(ref: LiveSessionRef, requestId: string, content: string): Promise<{ created: boolean; status: string }>;
   /** `live_step`: the run's next step; throws a refusal as an `AdapterRequestError` with code `refused`. */
@@ -52,6 +63,9 @@ export interface LiveOperations {
 }
 
 const REFUSED_CODES = new Set([
+  // A value the session refuses by a rule of spec §18: a client id out of bound (TJ-LIVE-057), a token mode it does
+  // not state (TJ-LIVE-066).
+  'invalid_request',
   'run_active',
   'run_not_active',
   'run_not_finished',
@@ -59,6 +73,9 @@ const REFUSED_CODES = new Set([
   'ack_beyond_log',
   'unknown_run',
 ]);
+
+/** The bound @turnjournal/live states for a client id recorded in an acknowledgement (TJ-LIVE-057). */
+const CLIENT_ID_MAX = 128;
 
 /** Runs `call`, answering a refusal of @turnjournal/live with `refused` rather than `failed` (TJ-CONF-040). */
 const refusing = <T>(call: () => Promise<T>) =>
@@ -68,15 +85,16 @@ const refusing = <T>(call: () => Promise<T>) =>
 export function referenceLiveOperations(): LiveOperations {
   const hubs = new Map<string, ConversationHub>();
   const runs = new Map<string, LiveRun>();
-  const session = (ref: LiveSessionRef): Promise<HubSession> => {
+  const hubOf = (ref: LiveSessionRef): ConversationHub => {
     let hub = hubs.get(ref.root);
     if (hub === undefined) {
       // No background retention and no idle close: the harness decides what happens and when.
       hub = openConversationHub({ root: ref.root, retention: false, idleCloseMs: 24 * 3_600_000 });
       hubs.set(ref.root, hub);
     }
-    return hub.session(ref.sessionId);
+    return hub;
   };
+  const session = (ref: LiveSessionRef): Promise<HubSession> => hubOf(ref).session(ref.sessionId);
   const runKey = (ref: LiveSessionRef, requestId: string) => JSON.stringify([ref.root, ref.sessionId, requestId]);
   const runOf = (ref: LiveSessionRef, requestId: string): LiveRun => {
     const run = runs.get(runKey(ref, requestId));
@@ -84,9 +102,13 @@ export function referenceLiveOperations(): LiveOperations {
     return run;
   };
   return {
-    async open(ref) {
-      return { lastSeq: (await session(ref)).snapshot().lastSeq };
-    },
+    open: (ref, tokens) =>
+      refusing(async () => {
+        const hub = hubOf(ref);
+        // The hub keeps the mode for the session (TJ-LIVE-066); no mode named leaves the one it has.
+        const opened = await hub.session(ref.sessionId, tokens === undefined ? {} : { tokens: tokens as TokenMode });
+        return { lastSeq: opened.snapshot().lastSeq, clientIdMax: CLIENT_ID_MAX };
+      }),
     send: (ref, requestId, content) =>
       refusing(async () => {
         const result = await (await session(ref)).send({ requestId, content });
@@ -118,6 +140,8 @@ export function referenceLiveOperations(): LiveOperations {
             return run.error({ message: need(step.message, 'message') });
           case 'cancel':
             return run.cancel(step.reason);
+          case 'system':
+            return run.system(need(step.text, 'text'));
         }
       }),
     async snapshot(ref, clientId) {

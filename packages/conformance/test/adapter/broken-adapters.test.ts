@@ -265,6 +265,11 @@ describe('what the kit does with a failure and with a partial claim', () => {
       'writer/live-restart-long',
       'writer/live-durable',
       'writer/live-invalid-session',
+      'writer/live-ack-receipts',
+      'writer/live-system-message',
+      'writer/live-tokens-durable',
+      'writer/live-tokens-segments',
+      'writer/live-tokens-session',
     ];
     const report = await runConformance({
       adapter: brokenAdapter('live-handwritten'),
@@ -276,6 +281,38 @@ describe('what the kit does with a failure and with a partial claim', () => {
     expect(report.checks.filter((c) => c.id.startsWith('writer/live')).map((c) => [c.id, c.status])).toEqual(
       only.map((id) => [id, 'passed']),
     );
+  }, 120_000);
+
+  it('live sessions that give no session token mode segments answer unsupported: the checks that need it are skipped naming the mode, never passed (TJ-CONF-071)', async () => {
+    const report = await runConformance({
+      adapter: brokenAdapter('live-durable-only'),
+      tier: 'writer',
+      runs: 1,
+      writerRounds: 1,
+      only: ['writer/live-tokens'],
+    });
+    expect(
+      report.checks
+        .filter((c) => c.id.startsWith('writer/'))
+        .map((c) => [c.id, c.status, c.status === 'skipped' && /segments/.test(c.details.join(' '))]),
+    ).toEqual([
+      ['writer/live-tokens-durable', 'passed', false],
+      ['writer/live-tokens-segments', 'skipped', true],
+      ['writer/live-tokens-session', 'skipped', true],
+    ]);
+  }, 120_000);
+
+  it('live sessions that state no client_id_max fail writer/live-ack-receipts, saying the bound must be stated (TJ-CONF-070, TJ-LIVE-057)', async () => {
+    const report = await runConformance({
+      adapter: brokenAdapter('live-client-id-bound-unstated'),
+      tier: 'writer',
+      runs: 1,
+      writerRounds: 1,
+      only: ['writer/live-ack-receipts'],
+    });
+    const check = report.checks.find((c) => c.id === 'writer/live-ack-receipts');
+    expect(check?.status).toBe('failed');
+    expect(check?.details.join('\n')).toContain('states no client_id_max');
   }, 120_000);
 
   it('a writer that writes U+2028 raw gets a warning, not a failure: TJ-FRAME-007 is a SHOULD (TJ-CONF-004)', async () => {

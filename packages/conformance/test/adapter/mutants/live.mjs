@@ -10,6 +10,11 @@ const RECOVERY = 'server_startup_recovery';
 const DELIVERY_WINDOW_MS = 48 * 3_600_000;
 const FINISHING = new Set(['chat.done', 'chat.error', 'chat.cancelled']);
 const TERMINAL = new Set(['completed', 'interrupted']);
+// The bound the hand-written sessions state for a client id (TJ-LIVE-057), and the characters of a segment's unwritten
+// text that `segments` mode writes whole (TJ-LIVE-059).
+const CLIENT_ID_MAX = 128;
+const SEGMENT_CHUNK_CHARS = 4096;
+const TOKEN_MODES = new Set(['durable', 'segments']);
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -28,6 +33,32 @@ class HandwrittenSession {
     this.timer = null;
     // A server that handles one request at a time: subscriptions hold this while they wait (TJ-CONF-041 defect).
     this.queue = Promise.resolve();
+    // The token mode of the runs the session starts (TJ-LIVE-066).
+    this.tokens = 'durable';
+    // Receipts the log holds or an ack is writing, by `<request id>\0<client id>` and `<request id>\0*` for any
+    // client: the write's promise, which a repeat awaits instead of writing again (TJ-LIVE-056).
+    this.receipts = new Map();
+    for (const r of records(this.logFile))
+      if (r.type === 'delivery.ack' && typeof r.payload?.request_id === 'string')
+        this.noteReceipt(r.payload, Promise.resolve());
+  }
+
+  noteReceipt({ request_id: requestId, client_id: clientId }, written) {
+    if (typeof clientId === 'string') this.receipts.set(`${requestId}\u0000${clientId}`, written);
+    if (!this.receipts.has(`${requestId}\u0000*`)) this.receipts.set(`${requestId}\u0000*`, written);
+  }
+
+  /** Names the token mode of the session's next runs (`live_open`'s `tokens`); none keeps the mode it has. */
+  useTokens(mode) {
+    if (this.broken === 'live-tokens-ignored') return; // TJ-CONF-071: `tokens` taken for a member it need not know
+    if (mode === undefined) {
+      if (this.broken === 'live-tokens-forgotten') this.tokens = 'durable'; // TJ-LIVE-066: the named mode is lost
+      return;
+    }
+    if (mode === 'segments' && this.broken === 'live-durable-only')
+      throw new AdapterRequestError('unsupported', 'these sessions write every token (mode durable) only');
+    if (!TOKEN_MODES.has(mode)) throw new AdapterRequestError('refused', `no token mode ${JSON.stringify(mode)}`);
+    this.tokens = mode;
   }
 
   static async open(broken, root, sessionId) {
@@ -163,8 +194,13 @@ class HandwrittenSession {
     await this.log.appendMessage({ role: 'user', content, id: `${requestId}.user`, request_id: requestId });
     await this.sync();
     await this.journal.workerStarted(turnId);
-    this.active = { requestId, turnId, segment: null, segments: 0 };
+    this.active = { requestId, turnId, segment: null, segments: 0, systems: 0, tokens: this.tokens };
     return { created: true, status: 'running' };
+  }
+
+  /** The token mode of `run`'s deltas: its own (TJ-LIVE-058), or for the defect the session's at the moment. */
+  modeOf(run) {
+    return this.broken === 'live-tokens-follow-session' ? this.tokens : run.tokens;
   }
 
   /** Commits the open segment as an assistant message (TJ-LIVE-004). */
@@ -173,6 +209,9 @@ class HandwrittenSession {
     run.segment = null;
     if (segment === null || segment.text.length === 0) return;
     if (byTool && this.broken === 'live-tool-drops-segment') return;
+    // TJ-LIVE-058: the defect writes a durable segment's text as one delta at its close, not one per token.
+    if (this.broken === 'live-durable-one-delta' && segment.held.length > 0)
+      await this.log.delta({ requestId: run.requestId, messageId: segment.id, text: segment.held });
     await this.log.appendMessage({
       role: 'assistant',
       content: segment.text,
@@ -203,6 +242,21 @@ class HandwrittenSession {
         await this.closeSegment(run, true);
         await this.log.toolEnd({ requestId, toolCallId: step.toolCallId });
         return this.boundary(true);
+      case 'system': {
+        // TJ-LIVE-062: a boundary, the open segment committed first; the defect live-system-first commits it after.
+        const segmentFirst = this.broken !== 'live-system-first';
+        if (segmentFirst) await this.closeSegment(run, false);
+        run.systems += 1;
+        await this.log.appendMessage({
+          role: 'system',
+          content: step.text,
+          // TJ-LIVE-062: the defect gives every system message of the run the same id.
+          id: this.broken === 'live-system-same-id' ? `${requestId}.system` : `${requestId}.system${run.systems}`,
+          request_id: requestId,
+        });
+        if (!segmentFirst) await this.closeSegment(run, false);
+        return this.boundary();
+      }
       case 'tool_result':
         await this.closeSegment(run, true);
         await this.log.toolResult({ requestId, toolCallId: step.toolCallId, output: step.output });
@@ -232,14 +286,43 @@ class HandwrittenSession {
     }
   }
 
-  /** Appends a delta, opening a segment first when none is open. */
+  /**
+   * Appends a delta, opening a segment first when none is open: in `durable` mode one `chat.delta` per delta; in
+   * `segments` mode (TJ-LIVE-059) none, unless the unwritten text now ends a paragraph (written through the last one)
+   * or reaches SEGMENT_CHUNK_CHARS, the segment's start written with its first text.
+   */
   async appendDelta(run, text) {
+    const segments = this.modeOf(run) === 'segments';
     if (run.segment === null) {
-      run.segment = { id: `${run.requestId}.a${++run.segments}`, text: '' };
-      await this.log.segmentStarted({ requestId: run.requestId, messageId: run.segment.id });
+      run.segment = { id: `${run.requestId}.a${++run.segments}`, text: '', tail: '', started: false, held: '' };
+      if (!segments) {
+        await this.log.segmentStarted({ requestId: run.requestId, messageId: run.segment.id });
+        run.segment.started = true;
+      }
     }
-    run.segment.text += text;
-    await this.log.delta({ requestId: run.requestId, messageId: run.segment.id, text });
+    const segment = run.segment;
+    segment.text += text;
+    if (!segments) {
+      if (this.broken === 'live-durable-one-delta') segment.held += text;
+      else await this.log.delta({ requestId: run.requestId, messageId: segment.id, text });
+      return;
+    }
+    const tail = segment.tail + text;
+    // TJ-LIVE-059: the defect writes every token's text as it comes.
+    const paragraphEnd = tail.lastIndexOf('\n\n');
+    const cut =
+      this.broken === 'live-segments-per-token' || tail.length >= SEGMENT_CHUNK_CHARS
+        ? tail.length
+        : paragraphEnd < 0
+          ? 0
+          : paragraphEnd + 2;
+    segment.tail = tail.slice(cut);
+    if (cut === 0) return;
+    if (!segment.started) {
+      await this.log.segmentStarted({ requestId: run.requestId, messageId: segment.id });
+      segment.started = true;
+    }
+    await this.log.delta({ requestId: run.requestId, messageId: segment.id, text: tail.slice(0, cut) });
   }
 
   /** Every step but a delta makes what it appended durable, and refreshes the defect's cached view (live-stale-view). */
@@ -296,6 +379,14 @@ class HandwrittenSession {
   }
 
   async ack(requestId, options) {
+    const { clientId } = options;
+    // TJ-LIVE-057: the defect records any client id, however long (or empty).
+    if (
+      clientId !== undefined &&
+      (clientId.length === 0 || clientId.length > CLIENT_ID_MAX) &&
+      this.broken !== 'live-ack-any-client-id'
+    )
+      throw new AdapterRequestError('refused', `a client id is 1 to ${CLIENT_ID_MAX} characters (TJ-LIVE-057)`);
     const run = this.log.runs().get(requestId);
     if (run === undefined || run.finishedSeq === null)
       throw new AdapterRequestError('refused', `run ${requestId} has not finished`);
@@ -317,8 +408,15 @@ class HandwrittenSession {
     // A lenient hub that takes such an ack as one through its last durable record: the record it writes is valid
     // (TJ-EVENT-021 holds), but the client's bad receipt is accepted instead of refused.
     if (beyond && this.broken === 'live-ack-beyond-log') options = { ...options, throughSeq: this.durableSeq };
-    await this.log.ack(requestId, options);
-    if (this.broken !== 'live-ack-unsynced') await this.sync(); // TJ-CONF-042
+    // TJ-LIVE-056: a receipt the log holds, or one being written, is not written again; the defect writes each repeat.
+    const held = this.receipts.get(`${requestId}\u0000${clientId ?? '*'}`);
+    if (held !== undefined && this.broken !== 'live-ack-repeats') return held;
+    const written = (async () => {
+      await this.log.ack(requestId, options);
+      if (this.broken !== 'live-ack-unsynced') await this.sync(); // TJ-CONF-042
+    })();
+    this.noteReceipt({ request_id: requestId, client_id: clientId }, written);
+    return written;
   }
 
   /** Polls the log for durable records after the cursor (TJ-LIVE-009), with the snapshots of TJ-LIVE-010/018. */
@@ -437,10 +535,14 @@ function handwrittenLive(broken) {
       return run;
     };
     return {
-      open: (ref) =>
+      open: (ref, tokens) =>
         serial(async () => {
-          const { durableSeq } = await session(ref);
-          return { lastSeq: durableSeq < 0 ? null : durableSeq };
+          const opened = await session(ref);
+          opened.useTokens(tokens);
+          const { durableSeq } = opened;
+          const lastSeq = durableSeq < 0 ? null : durableSeq;
+          // TJ-CONF-070: the defect does not state the bound its sessions keep.
+          return broken === 'live-client-id-bound-unstated' ? { lastSeq } : { lastSeq, clientIdMax: CLIENT_ID_MAX };
         }),
       send: (ref, requestId, content) =>
         serial(async () => refusing(async () => (await session(ref)).send(requestId, content))),
@@ -497,7 +599,19 @@ export const liveDefects = Object.fromEntries([
     'live-ack-unsynced',
     'live-epoch-ignored',
     'live-snapshot-no-epoch',
+    'live-ack-repeats',
+    'live-ack-any-client-id',
+    'live-system-same-id',
+    'live-system-first',
+    'live-durable-one-delta',
+    'live-segments-per-token',
+    'live-tokens-follow-session',
+    'live-tokens-forgotten',
+    'live-tokens-ignored',
+    'live-client-id-bound-unstated',
   ].map((name) => [name, { live: handwrittenLive(name) }]),
   // Not a defect: the hand-written live sessions with nothing broken, which must pass (the defects' control).
   ['live-handwritten', { live: handwrittenLive(null) }],
+  // Not a defect either: sessions that give no session token mode `segments` and say so (`unsupported`, TJ-CONF-071).
+  ['live-durable-only', { live: handwrittenLive('live-durable-only') }],
 ]);

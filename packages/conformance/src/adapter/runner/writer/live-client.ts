@@ -15,17 +15,21 @@ export const turnJournalOf = (root: string) => join(root, '_turn_journal', `${SE
 export const eventLogOf = (root: string) => join(root, SESSION, 'events.jsonl');
 export type Json = Record<string, unknown>;
 
-/** Runs one live check in a fresh store: skipped unless feature `live` and the turn and event families are claimed. */
+/**
+ * Runs one live check in a fresh store: skipped unless feature `live` and the turn and event families are claimed.
+ * `body` answers its failures, or an outcome of its own (a skip: the adapter lacks a capability the check needs).
+ */
 export async function inFreshStore(
   context: WriterContext,
-  body: (root: string) => Promise<string[]>,
+  body: (root: string) => Promise<string[] | Outcome>,
 ): Promise<Outcome> {
   if (!claimsFeature(context.claims, 'live')) return { skip: 'feature live not claimed' };
   for (const family of ['turn', 'event'] as const)
     if (!context.claims.families.includes(family)) return { skip: `family ${family} not claimed` };
   const root = freshDir('tj-conf-live-');
   try {
-    return { failures: await body(root) };
+    const outcome = await body(root);
+    return Array.isArray(outcome) ? { failures: outcome } : outcome;
   } finally {
     rmSync(root, { recursive: true, force: true });
   }

@@ -1,10 +1,13 @@
 import type { WriterContext } from './context.js';
+import { ackReceiptsCheck } from './live-ack-receipts.js';
 import { liveDurabilityCheck } from './live-durability.js';
 import { epochCheck } from './live-epoch.js';
 import { liveInvalidSessionCheck } from './live-invalid-session.js';
 import { restartCheck, restartLongTextCheck } from './live-restart.js';
 import { snapshotAckCheck } from './live-snapshot-ack.js';
 import { burstCheck, catchUpCheck, subscribeCheck } from './live-subscribe.js';
+import { systemMessageCheck } from './live-system-message.js';
+import { tokensDurableCheck, tokensSegmentsCheck, tokensSessionCheck } from './live-tokens.js';
 import { turnFlowCheck } from './live-turn-flow.js';
 
 // The checks of feature `live` (adapter.md §5.7): the implementation's own live sessions, seen through their answers
@@ -22,4 +25,9 @@ export async function liveChecks(context: WriterContext): Promise<void> {
   await restartLongTextCheck(context);
   await liveDurabilityCheck(context);
   await liveInvalidSessionCheck(context);
+  await ackReceiptsCheck(context);
+  await systemMessageCheck(context);
+  await tokensDurableCheck(context);
+  await tokensSegmentsCheck(context);
+  await tokensSessionCheck(context);
 }
