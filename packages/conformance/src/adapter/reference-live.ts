@@ -63,9 +63,6 @@ export interface LiveOperations {
 }
 
 const REFUSED_CODES = new Set([
-  // A value the session refuses by a rule of spec §18: a client id out of bound (TJ-LIVE-057), a token mode it does
-  // not state (TJ-LIVE-066).
-  'invalid_request',
   'run_active',
   'run_not_active',
   'run_not_finished',
@@ -102,13 +99,15 @@ export function referenceLiveOperations(): LiveOperations {
     return run;
   };
   return {
-    open: (ref, tokens) =>
-      refusing(async () => {
-        const hub = hubOf(ref);
-        // The hub keeps the mode for the session (TJ-LIVE-066); no mode named leaves the one it has.
-        const opened = await hub.session(ref.sessionId, tokens === undefined ? {} : { tokens: tokens as TokenMode });
-        return { lastSeq: opened.snapshot().lastSeq, clientIdMax: CLIENT_ID_MAX };
-      }),
+    async open(ref, tokens) {
+      // The hub keeps the mode for the session (TJ-LIVE-066), and refuses one it does not know as `invalid_request`
+      // (answered `bad_request`); no mode named leaves the one the session has.
+      const opened = await hubOf(ref).session(
+        ref.sessionId,
+        tokens === undefined ? {} : { tokens: tokens as TokenMode },
+      );
+      return { lastSeq: opened.snapshot().lastSeq, clientIdMax: CLIENT_ID_MAX };
+    },
     send: (ref, requestId, content) =>
       refusing(async () => {
         const result = await (await session(ref)).send({ requestId, content });

@@ -57,7 +57,7 @@ class HandwrittenSession {
     }
     if (mode === 'segments' && this.broken === 'live-durable-only')
       throw new AdapterRequestError('unsupported', 'these sessions write every token (mode durable) only');
-    if (!TOKEN_MODES.has(mode)) throw new AdapterRequestError('refused', `no token mode ${JSON.stringify(mode)}`);
+    if (!TOKEN_MODES.has(mode)) throw new AdapterRequestError('bad_request', `no token mode ${JSON.stringify(mode)}`);
     this.tokens = mode;
   }
 
@@ -386,7 +386,7 @@ class HandwrittenSession {
       (clientId.length === 0 || clientId.length > CLIENT_ID_MAX) &&
       this.broken !== 'live-ack-any-client-id'
     )
-      throw new AdapterRequestError('refused', `a client id is 1 to ${CLIENT_ID_MAX} characters (TJ-LIVE-057)`);
+      throw new AdapterRequestError('bad_request', `a client id is 1 to ${CLIENT_ID_MAX} characters (TJ-LIVE-057)`);
     const run = this.log.runs().get(requestId);
     if (run === undefined || run.finishedSeq === null)
       throw new AdapterRequestError('refused', `run ${requestId} has not finished`);

@@ -63,12 +63,20 @@ export async function ackReceiptsCheck(context: WriterContext): Promise<void> {
             );
             return;
           }
-          await client.refused(log, 'live_ack', { request_id: 'r3', client_id: '' }, 'an ack with an empty client id');
+          // The session's `invalid_request` is a request the adapter cannot take: `bad_request` (TJ-CONF-070).
+          await client.refused(
+            log,
+            'live_ack',
+            { request_id: 'r3', client_id: '' },
+            'an ack with an empty client id',
+            'bad_request',
+          );
           await client.refused(
             log,
             'live_ack',
             { request_id: 'r3', client_id: 'x'.repeat(bound + 1) },
             `an ack with a client id of ${bound + 1} characters, past the stated bound ${bound}`,
+            'bad_request',
           );
           const atBound = 'y'.repeat(bound);
           await client.ok(

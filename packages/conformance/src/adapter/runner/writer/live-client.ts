@@ -43,8 +43,8 @@ export function liveClient(process: AdapterProcess, root: string, failures: stri
     ok: (op: string, params: Json, what: string) => expectOk(process, op, { ...at, ...params }, what, failures),
     step: (requestId: string, step: string, params: Json = {}) =>
       expectOk(process, 'live_step', { ...at, request_id: requestId, step, ...params }, `live_step ${step}`, failures),
-    refused: (file: string, op: string, params: Json, why: string) =>
-      expectRefused(process, file, op, { ...at, ...params }, why, failures),
+    refused: (file: string, op: string, params: Json, why: string, code: 'refused' | 'bad_request' = 'refused') =>
+      expectRefused(process, file, op, { ...at, ...params }, why, failures, code),
     seqs: async (after: number, extra: Json = {}) => {
       const answer = await expectOk(
         process,

@@ -182,7 +182,13 @@ export async function tokensSessionCheck(context: WriterContext): Promise<void> 
             failures.push(
               `r3 started after the switch to durable mode: its chat.delta texts are ${json(deltasOf('r3'))}, not ["m","n"]`,
             );
-          await client.refused(log, 'live_open', { tokens: 'paragraphs' }, 'live_open naming token mode "paragraphs"');
+          await client.refused(
+            log,
+            'live_open',
+            { tokens: 'paragraphs' },
+            'live_open naming token mode "paragraphs"',
+            'bad_request',
+          );
           await runOf(client, 'r4', ['u', 'v']);
           if (json(deltasOf('r4')) !== '["u","v"]')
             failures.push(
