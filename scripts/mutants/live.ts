@@ -49,4 +49,5 @@ export const LIVE_MUTANTS: readonly Mutant[] = [
   reference('live-tokens-follow-session', 'TJ-LIVE-066', 'TJ-LIVE-058'),
   reference('live-tokens-forgotten', 'TJ-LIVE-066'),
   reference('live-tokens-ignored', 'TJ-CONF-071'),
+  reference('live-snapshot-running-tools', 'TJ-LIVE-063'),
 ];

@@ -236,6 +236,8 @@ export const LiveStepRequest = Type.Object({
   text: Type.Optional(Type.String()),
   tool_call_id: Type.Optional(Identifier),
   tool: Type.Optional(Type.String({ minLength: 1 })),
+  args: Type.Optional(Type.Unknown({ description: "`tool_start`: the call's arguments, for its `tool.start`." })),
+  is_error: Type.Optional(Type.Boolean({ description: '`tool_end`: whether the call failed, for its `tool.end`.' })),
   output: Type.Optional(Type.String()),
   message: Type.Optional(Type.String()),
   reason: Type.Optional(Type.String({ minLength: 1 })),
@@ -347,6 +349,26 @@ const EventLogState = Type.Object({
   undelivered: Type.Array(Type.String()),
   epoch: Type.Optional(
     Type.Union([Type.String(), Type.Null()], { description: "The log's epoch (spec §6.7), null for none." }),
+  ),
+});
+
+/** A tool call of the active run in a live snapshot (TJ-LIVE-063). */
+const LiveToolCall = Type.Object({
+  tool_call_id: Type.String(),
+  tool: Type.String(),
+  args: Type.Optional(Type.Unknown()),
+  started_ts: Type.String({ description: 'The `ts` of its `tool.start`.' }),
+  ended_ts: Type.Union([Type.String(), Type.Null()], {
+    description: 'The `ts` of its `tool.end`, null while none came.',
+  }),
+  is_error: Type.Optional(Type.Boolean({ description: "Its `tool.end`'s `is_error`, when it carried one." })),
+});
+
+/** `live_snapshot` result: an event log's state, with the active run's tool calls (TJ-LIVE-063). */
+const LiveSnapshotResult = Type.Object({
+  ...EventLogState.properties,
+  tools: Type.Optional(
+    Type.Array(LiveToolCall, { description: "The active run's tool calls, in the order they started." }),
   ),
 });
 
@@ -486,7 +508,7 @@ export const RESULT_SCHEMAS = {
   live_open: LiveOpenResult,
   live_send: LiveSendResult,
   live_step: EmptyResult,
-  live_snapshot: EventLogState,
+  live_snapshot: LiveSnapshotResult,
   live_ack: EmptyResult,
   live_subscribe: LiveSubscribeResult,
   stop: EmptyResult,

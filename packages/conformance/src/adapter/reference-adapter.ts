@@ -81,6 +81,8 @@ async function serveLive(live: LiveOperations, request: LiveRequest): Promise<Re
         ...(request.text === undefined ? {} : { text: request.text }),
         ...(request.tool_call_id === undefined ? {} : { toolCallId: request.tool_call_id }),
         ...(request.tool === undefined ? {} : { tool: request.tool }),
+        ...(request.args === undefined ? {} : { args: request.args }),
+        ...(request.is_error === undefined ? {} : { isError: request.is_error }),
         ...(request.output === undefined ? {} : { output: request.output }),
         ...(request.message === undefined ? {} : { message: request.message }),
         ...(request.reason === undefined ? {} : { reason: request.reason }),

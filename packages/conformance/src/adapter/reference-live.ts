@@ -21,6 +21,8 @@ export interface LiveStep {
   readonly text?: string;
   readonly toolCallId?: string;
   readonly tool?: string;
+  readonly args?: unknown;
+  readonly isError?: boolean;
   readonly output?: string;
   readonly message?: string;
   readonly reason?: string;
@@ -35,6 +37,15 @@ export interface LiveSnapshotAnswer {
   undelivered: string[];
   /** The log's epoch as of `last_seq` (TJ-LIVE-021), null for none. */
   epoch: string | null;
+  /** The active run's tool calls, in the order they started (TJ-LIVE-063); empty without an active run. */
+  tools: {
+    tool_call_id: string;
+    tool: string;
+    args?: unknown;
+    started_ts: string;
+    ended_ts: string | null;
+    is_error?: boolean;
+  }[];
 }
 
 /** Feature `live` (adapter.md §5.7): the implementation's live sessions, one per root and session id. */
@@ -125,9 +136,16 @@ export function referenceLiveOperations(): LiveOperations {
           case 'delta':
             return run.delta(need(step.text, 'text'));
           case 'tool_start':
-            return run.toolStart({ toolCallId: need(step.toolCallId, 'tool_call_id'), tool: need(step.tool, 'tool') });
+            return run.toolStart({
+              toolCallId: need(step.toolCallId, 'tool_call_id'),
+              tool: need(step.tool, 'tool'),
+              ...(step.args === undefined ? {} : { args: step.args }),
+            });
           case 'tool_end':
-            return run.toolEnd({ toolCallId: need(step.toolCallId, 'tool_call_id') });
+            return run.toolEnd({
+              toolCallId: need(step.toolCallId, 'tool_call_id'),
+              ...(step.isError === undefined ? {} : { isError: step.isError }),
+            });
           case 'tool_result':
             return run.toolResult({
               toolCallId: need(step.toolCallId, 'tool_call_id'),
@@ -152,6 +170,14 @@ export function referenceLiveOperations(): LiveOperations {
         overlay: view.overlay?.text ?? null,
         undelivered: view.undelivered.map((run) => run.requestId),
         epoch: view.epoch,
+        tools: (view.activeRun?.tools ?? []).map((call) => ({
+          tool_call_id: call.toolCallId,
+          tool: call.tool,
+          ...(call.args === undefined ? {} : { args: call.args }),
+          started_ts: call.startedAt,
+          ended_ts: call.endedAt,
+          ...(call.isError === undefined ? {} : { is_error: call.isError }),
+        })),
       };
     },
     ack: (ref, requestId, options) =>

@@ -267,6 +267,7 @@ describe('what the kit does with a failure and with a partial claim', () => {
       'writer/live-invalid-session',
       'writer/live-ack-receipts',
       'writer/live-system-message',
+      'writer/live-snapshot-tools',
       'writer/live-tokens-durable',
       'writer/live-tokens-segments',
       'writer/live-tokens-session',

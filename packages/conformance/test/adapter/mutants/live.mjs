@@ -236,11 +236,11 @@ class HandwrittenSession {
         return this.deltas;
       case 'tool_start':
         await this.closeSegment(run, true);
-        await this.log.toolStart({ requestId, toolCallId: step.toolCallId, tool: step.tool });
+        await this.log.toolStart({ requestId, toolCallId: step.toolCallId, tool: step.tool, args: step.args });
         return this.boundary(true);
       case 'tool_end':
         await this.closeSegment(run, true);
-        await this.log.toolEnd({ requestId, toolCallId: step.toolCallId });
+        await this.log.toolEnd({ requestId, toolCallId: step.toolCallId, isError: step.isError });
         return this.boundary(true);
       case 'system': {
         // TJ-LIVE-062: a boundary, the open segment committed first; the defect live-system-first commits it after.
@@ -374,8 +374,39 @@ class HandwrittenSession {
       undelivered,
       // TJ-LIVE-021: the defect's snapshot says nothing of the epoch, so a client has none to store.
       epoch: this.broken === 'live-snapshot-no-epoch' ? null : state.epoch,
+      tools: this.toolsOf(all, state.activeRun?.requestId),
     };
     return view;
+  }
+
+  /**
+   * The tool calls of the active run `requestId` that `durable` records hold, in start order, each ended by its
+   * `tool.end` (TJ-LIVE-063); the defect live-snapshot-running-tools lists only the calls still running.
+   */
+  toolsOf(durable, requestId) {
+    const calls = new Map();
+    if (requestId === undefined) return [];
+    for (const r of durable) {
+      const p = r.payload ?? {};
+      if (p.request_id !== requestId) continue;
+      if (r.type === 'tool.start' && !calls.has(p.tool_call_id))
+        calls.set(p.tool_call_id, {
+          tool_call_id: p.tool_call_id,
+          tool: p.tool,
+          ...(p.args === undefined ? {} : { args: p.args }),
+          started_ts: r.ts,
+          ended_ts: null,
+        });
+      const call = calls.get(p.tool_call_id);
+      if (r.type === 'tool.end' && call !== undefined && call.ended_ts === null)
+        calls.set(p.tool_call_id, {
+          ...call,
+          ended_ts: r.ts,
+          ...(typeof p.is_error === 'boolean' ? { is_error: p.is_error } : {}),
+        });
+    }
+    const listed = [...calls.values()];
+    return this.broken === 'live-snapshot-running-tools' ? listed.filter((c) => c.ended_ts === null) : listed;
   }
 
   async ack(requestId, options) {
@@ -608,6 +639,7 @@ export const liveDefects = Object.fromEntries([
     'live-tokens-follow-session',
     'live-tokens-forgotten',
     'live-tokens-ignored',
+    'live-snapshot-running-tools',
     'live-client-id-bound-unstated',
   ].map((name) => [name, { live: handwrittenLive(name) }]),
   // Not a defect: the hand-written live sessions with nothing broken, which must pass (the defects' control).

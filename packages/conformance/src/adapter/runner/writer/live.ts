@@ -5,6 +5,7 @@ import { epochCheck } from './live-epoch.js';
 import { liveInvalidSessionCheck } from './live-invalid-session.js';
 import { restartCheck, restartLongTextCheck } from './live-restart.js';
 import { snapshotAckCheck } from './live-snapshot-ack.js';
+import { snapshotToolsCheck } from './live-snapshot-tools.js';
 import { burstCheck, catchUpCheck, subscribeCheck } from './live-subscribe.js';
 import { systemMessageCheck } from './live-system-message.js';
 import { tokensDurableCheck, tokensSegmentsCheck, tokensSessionCheck } from './live-tokens.js';
@@ -27,6 +28,7 @@ export async function liveChecks(context: WriterContext): Promise<void> {
   await liveInvalidSessionCheck(context);
   await ackReceiptsCheck(context);
   await systemMessageCheck(context);
+  await snapshotToolsCheck(context);
   await tokensDurableCheck(context);
   await tokensSegmentsCheck(context);
   await tokensSessionCheck(context);
