@@ -44,6 +44,7 @@ export const LIVE_MUTANTS: readonly Mutant[] = [
   reference('live-client-id-bound-unstated', 'TJ-CONF-070'),
   reference('live-system-same-id', 'TJ-LIVE-062'),
   reference('live-system-first', 'TJ-LIVE-062'),
+  reference('live-system-unsynced', 'TJ-LIVE-062'),
   reference('live-durable-one-delta', 'TJ-LIVE-058'),
   reference('live-segments-per-token', 'TJ-LIVE-059'),
   reference('live-tokens-follow-session', 'TJ-LIVE-066', 'TJ-LIVE-058'),

@@ -255,6 +255,8 @@ class HandwrittenSession {
           request_id: requestId,
         });
         if (!segmentFirst) await this.closeSegment(run, false);
+        // TJ-LIVE-062: durable before the answer; the defect answers with the message held (a delta's wait).
+        if (this.broken === 'live-system-unsynced') return this.syncSoon();
         return this.boundary();
       }
       case 'tool_result':
@@ -634,6 +636,7 @@ export const liveDefects = Object.fromEntries([
     'live-ack-any-client-id',
     'live-system-same-id',
     'live-system-first',
+    'live-system-unsynced',
     'live-durable-one-delta',
     'live-segments-per-token',
     'live-tokens-follow-session',

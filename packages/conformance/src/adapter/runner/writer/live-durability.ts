@@ -62,7 +62,8 @@ function undurableDeliveries(steps: readonly TraceStep[], path: string, id: numb
 
 /**
  * `writer/live-durable` (strace): a turn streamed through `live_*` requests under strace. Every answer to a send, a
- * tool step, `done` and an ack follows a sync of the event log (TJ-LIVE-006, TJ-CONF-042); a subscriber waiting for
+ * tool step, a system message (TJ-LIVE-062), `done` and an ack follows a sync of the event log (TJ-LIVE-006,
+ * TJ-CONF-042); a subscriber waiting for
  * the deltas receives none before it is synced (TJ-LIVE-008); a burst of deltas is not
  * synced delta by delta (TJ-LIVE-007); `submitted` is durable before `chat.started` is written (TJ-LIVE-003); and
  * `chat.done` is written before the turn's `completed` (TJ-LIVE-005).
@@ -70,9 +71,9 @@ function undurableDeliveries(steps: readonly TraceStep[], path: string, id: numb
 export async function liveDurabilityCheck(context: WriterContext): Promise<void> {
   await context.recorder.record(
     'writer/live-durable',
-    'live sessions sync messages, tool records, run ends and acks before answering, deliver only synced records, batch deltas, and order the two families (strace)',
+    'live sessions sync messages, tool records, system messages, run ends and acks before answering, deliver only synced records, batch deltas, and order the two families (strace)',
     'writer',
-    ['TJ-LIVE-003', 'TJ-LIVE-005', 'TJ-LIVE-006', 'TJ-LIVE-007', 'TJ-LIVE-008', 'TJ-CONF-042'],
+    ['TJ-LIVE-003', 'TJ-LIVE-005', 'TJ-LIVE-006', 'TJ-LIVE-007', 'TJ-LIVE-008', 'TJ-LIVE-062', 'TJ-CONF-042'],
     async () => {
       if (!claimsFeature(context.claims, 'live')) return { skip: 'feature live not claimed' };
       for (const family of ['turn', 'event'] as const)
@@ -116,6 +117,7 @@ export async function liveDurabilityCheck(context: WriterContext): Promise<void>
         durable.push(
           await ask('live_step', { step: 'tool_result', tool_call_id: 'c1', output: 'found' }, 'tool_result'),
         );
+        durable.push(await ask('live_step', { step: 'system', text: 'the search is done' }, 'system'));
         await ask('live_step', { step: 'delta', text: 'done.' }, 'delta');
         const done = await ask('live_step', { step: 'done' }, 'done');
         durable.push(done);
