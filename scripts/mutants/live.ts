@@ -51,4 +51,8 @@ export const LIVE_MUTANTS: readonly Mutant[] = [
   reference('live-tokens-forgotten', 'TJ-LIVE-066'),
   reference('live-tokens-ignored', 'TJ-CONF-071'),
   reference('live-snapshot-running-tools', 'TJ-LIVE-063'),
+  reference('live-retry-other-content', 'TJ-LIVE-034'),
+  reference('live-reserved-session-ids', 'TJ-LIVE-037'),
+  reference('live-cancel-not-partial', 'TJ-LIVE-035'),
+  reference('live-cancel-reason-lost', 'TJ-LIVE-035'),
 ];

@@ -321,7 +321,8 @@ export async function runAdapter(
               error instanceof WriterError && error.code === 'journal_locked'
               ? 'journal_locked'
               : (error instanceof WriterError && BAD_REQUESTS.has(error.code)) ||
-                  (error instanceof LiveError && error.code === 'invalid_request')
+                  (error instanceof LiveError &&
+                    (error.code === 'invalid_request' || error.code === 'reserved_session_id'))
                 ? 'bad_request'
                 : 'failed';
         diagnostics.write(`adapter: ${request.op} failed: ${(error as Error).stack ?? String(error)}\n`);

@@ -80,6 +80,7 @@ const REFUSED_CODES = new Set([
   'ack_before_finish',
   'ack_beyond_log',
   'unknown_run',
+  'request_id_conflict',
 ]);
 
 /** The bound @turnjournal/live states for a client id recorded in an acknowledgement (TJ-LIVE-057). */

@@ -266,6 +266,7 @@ describe('what the kit does with a failure and with a partial claim', () => {
       'writer/live-durable',
       'writer/live-invalid-session',
       'writer/live-ack-receipts',
+      'writer/live-cancel',
       'writer/live-system-message',
       'writer/live-snapshot-tools',
       'writer/live-tokens-durable',

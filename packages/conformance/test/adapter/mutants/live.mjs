@@ -15,6 +15,7 @@ const TERMINAL = new Set(['completed', 'interrupted']);
 const CLIENT_ID_MAX = 128;
 const SEGMENT_CHUNK_CHARS = 4096;
 const TOKEN_MODES = new Set(['durable', 'segments']);
+const RESERVED_SESSION_IDS = new Set(['_turn_journal', 'sessions']);
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -180,7 +181,15 @@ class HandwrittenSession {
           ? 'running'
           : undefined
         : this.statusOf(requestId);
-    if (known !== undefined) return { created: false, status: known }; // TJ-LIVE-002
+    if (known !== undefined) {
+      // TJ-LIVE-034: a request id names one turn; the defect answers other content as a retry of it.
+      const first = records(this.logFile).find(
+        (r) => r.type === 'message_append' && r.payload?.message?.id === `${requestId}.user`,
+      )?.payload.message.content;
+      if (first !== undefined && first !== content && this.broken !== 'live-retry-other-content')
+        throw new AdapterRequestError('refused', `request ${requestId} was sent with other content`);
+      return { created: false, status: known }; // TJ-LIVE-002
+    }
     if (this.active !== null) {
       const message = `run ${this.active.requestId} is active`;
       if (this.broken === 'live-busy-fails') throw new Error(message); // TJ-CONF-040: answered failed
@@ -204,7 +213,7 @@ class HandwrittenSession {
   }
 
   /** Commits the open segment as an assistant message (TJ-LIVE-004). */
-  async closeSegment(run, byTool) {
+  async closeSegment(run, byTool, partial = false) {
     const segment = run.segment;
     run.segment = null;
     if (segment === null || segment.text.length === 0) return;
@@ -217,6 +226,8 @@ class HandwrittenSession {
       content: segment.text,
       id: segment.id,
       request_id: run.requestId,
+      // TJ-LIVE-035: a run cut short leaves its open segment partial; the defect commits it as if whole.
+      ...(partial && this.broken !== 'live-cancel-not-partial' ? { partial: true } : {}),
     });
   }
 
@@ -272,7 +283,7 @@ class HandwrittenSession {
           });
         return this.boundary(true);
       default: {
-        await this.closeSegment(run, false);
+        await this.closeSegment(run, false, step.step !== 'done');
         if (this.broken === 'live-turn-first' && step.step === 'done') await this.journal.complete(run.turnId); // TJ-LIVE-005
         if (step.step === 'done') await this.log.chatDone({ requestId });
         else if (step.step === 'error') await this.log.chatError({ requestId, error: { message: step.message } });
@@ -280,8 +291,10 @@ class HandwrittenSession {
         // TJ-EVENT-012: the defect records a delivery no client confirmed.
         if (step.step === 'done' && this.broken === 'live-auto-ack') await this.log.ack(requestId, {});
         await this.boundary();
+        // TJ-LIVE-035: the turn is interrupted with the caller's reason; the defect with a reason of its own.
+        const reason = this.broken === 'live-cancel-reason-lost' ? undefined : step.reason;
         if (step.step !== 'done')
-          await this.journal.interrupt(run.turnId, step.step === 'error' ? 'error' : 'cancelled');
+          await this.journal.interrupt(run.turnId, step.step === 'error' ? 'error' : (reason ?? 'cancelled'));
         else if (this.broken !== 'live-turn-first') await this.journal.complete(run.turnId);
         this.active = null;
       }
@@ -556,6 +569,9 @@ function handwrittenLive(broken) {
           'bad_request',
           `session id ${JSON.stringify(ref.sessionId)} is not an identifier`,
         );
+      // TJ-LIVE-037: the layout's own directory names, in any case; the defect opens a session under them.
+      if (RESERVED_SESSION_IDS.has(ref.sessionId.toLowerCase()) && broken !== 'live-reserved-session-ids')
+        throw new AdapterRequestError('bad_request', `session id ${JSON.stringify(ref.sessionId)} is reserved`);
       const key = `${ref.root}\u0000${ref.sessionId}`;
       if (!sessions.has(key)) sessions.set(key, HandwrittenSession.open(broken, ref.root, ref.sessionId));
       return sessions.get(key);
@@ -643,6 +659,10 @@ export const liveDefects = Object.fromEntries([
     'live-tokens-forgotten',
     'live-tokens-ignored',
     'live-snapshot-running-tools',
+    'live-retry-other-content',
+    'live-reserved-session-ids',
+    'live-cancel-not-partial',
+    'live-cancel-reason-lost',
     'live-client-id-bound-unstated',
   ].map((name) => [name, { live: handwrittenLive(name) }]),
   // Not a defect: the hand-written live sessions with nothing broken, which must pass (the defects' control).

@@ -8,12 +8,15 @@ import { claimsFeature } from './support.js';
 
 /** Session ids that are not valid identifiers (spec §4.3): a traversal to a log beside the store, and others. */
 const INVALID_IDS = ['../outside', '..', 'a/b', 'a b', 's1~x'];
+/** Valid identifiers that name the layout's own directories, in any case (spec §4.4, TJ-LIVE-037). */
+const RESERVED_IDS = ['_turn_journal', 'Sessions', '_TURN_JOURNAL'];
 /** What the log beside the store holds: a live session that answers it has read outside the store. */
 const SECRET = 'outside the store';
 
 /**
- * `writer/live-invalid-session` (feature `live`; TJ-FAM-011, TJ-FAM-010): a live request whose session id is not a
- * valid identifier is answered `bad_request`; the session reads nothing through it (an event log planted where
+ * `writer/live-invalid-session` (feature `live`; TJ-FAM-011, TJ-FAM-010, TJ-LIVE-037): a live request whose session id
+ * is not a valid identifier, or names a directory of the layout (`_turn_journal`, `sessions`, in any case), is answered
+ * `bad_request`; the session reads nothing through it (an event log planted where
  * `<root>/../outside/events.jsonl` points stays unread) and creates or changes nothing anywhere.
  */
 export async function liveInvalidSessionCheck(context: WriterContext): Promise<void> {
@@ -21,7 +24,7 @@ export async function liveInvalidSessionCheck(context: WriterContext): Promise<v
     'writer/live-invalid-session',
     'live requests whose session id is not a valid identifier are answered bad_request and read or create nothing',
     'writer',
-    ['TJ-FAM-011', 'TJ-FAM-010'],
+    ['TJ-FAM-011', 'TJ-FAM-010', 'TJ-LIVE-037'],
     async () => {
       if (!claimsFeature(context.claims, 'live')) return { skip: 'feature live not claimed' };
       const base = freshDir('tj-conf-live-ids-');
@@ -36,7 +39,7 @@ export async function liveInvalidSessionCheck(context: WriterContext): Promise<v
         const before = snapshotTree(base);
         const failures: string[] = [];
         await withAdapter(context, async (process) => {
-          for (const sessionId of INVALID_IDS)
+          for (const sessionId of [...INVALID_IDS, ...RESERVED_IDS])
             for (const [op, params] of [
               ['live_snapshot', {}],
               ['live_subscribe', { after: -1, timeout_ms: 200 }],
@@ -46,7 +49,8 @@ export async function liveInvalidSessionCheck(context: WriterContext): Promise<v
               try {
                 const answer = await process.request(op, { root, session_id: sessionId, ...params });
                 const read = JSON.stringify(answer).includes(SECRET) ? ', with the log outside the store' : '';
-                failures.push(`${what} was answered${read}, not bad_request (TJ-FAM-011)`);
+                const rule = RESERVED_IDS.includes(sessionId) ? 'TJ-LIVE-037' : 'TJ-FAM-011';
+                failures.push(`${what} was answered${read}, not bad_request (${rule})`);
               } catch (error) {
                 if (!(error instanceof AdapterFailure && error.kind === 'error_response')) throw error;
                 if (error.code !== 'bad_request') failures.push(`${what} was answered ${error.code}, not bad_request`);

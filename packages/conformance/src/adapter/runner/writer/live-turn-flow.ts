@@ -1,6 +1,6 @@
 import { observeEventLog } from '../../../fixtures/run-store-fixtures.js';
 import { bytesOf, recordsOf } from './answers.js';
-import { type WriterContext, withAdapter } from './context.js';
+import { answerCode, type WriterContext, withAdapter } from './context.js';
 import {
   eventLogOf,
   inFreshStore,
@@ -57,7 +57,8 @@ function segmentProblems(records: readonly Json[]): string[] {
 
 /**
  * `writer/live-turn-flow`: a turn sent, streamed (two segments around a tool call) and finished. The turn's id is the run's
- * request id (TJ-LIVE-001); a retry writes nothing and answers the run's status (TJ-LIVE-002); a second send while a run
+ * request id (TJ-LIVE-001); a retry writes nothing and answers the run's status (TJ-LIVE-002), the same request id with
+ * other content is refused and writes nothing (TJ-LIVE-034); a second send while a run
  * is active is refused (TJ-CONF-040); every segment and tool result is committed as a message (TJ-LIVE-004); the turn
  * ends `completed`.
  */
@@ -66,7 +67,7 @@ export async function turnFlowCheck(context: WriterContext): Promise<void> {
     'writer/live-turn-flow',
     'a live turn: turn id = request id, idempotent send, segments and tool results committed as messages',
     'writer',
-    ['TJ-LIVE-001', 'TJ-LIVE-002', 'TJ-LIVE-004', 'TJ-CONF-040'],
+    ['TJ-LIVE-001', 'TJ-LIVE-002', 'TJ-LIVE-004', 'TJ-LIVE-034', 'TJ-CONF-040'],
     () =>
       inFreshStore(context, async (root) => {
         const failures: string[] = [];
@@ -96,6 +97,16 @@ export async function turnFlowCheck(context: WriterContext): Promise<void> {
             failures.push(`a retry of the finished run answered ${JSON.stringify(late)}, not created false/done`);
           if (!bothFiles().equals(afterRun))
             failures.push('a retry of a finished run wrote to the journals (TJ-LIVE-002)');
+          // A request id names one turn: the same id with other content is no retry (TJ-LIVE-034).
+          const conflict = await answerCode(
+            process.request('live_send', { ...client.at, request_id: 'r1', content: 'hello again' }),
+          );
+          if (conflict !== 'refused')
+            failures.push(
+              `a send of r1 with other content than its first answered ${conflict}, not refused (TJ-LIVE-034)`,
+            );
+          if (!bothFiles().equals(afterRun))
+            failures.push('a send of r1 with other content than its first wrote to the journals (TJ-LIVE-034)');
         });
         const turns = recordsOf(journal, failures);
         const events = recordsOf(log, failures);

@@ -1,5 +1,6 @@
 import type { WriterContext } from './context.js';
 import { ackReceiptsCheck } from './live-ack-receipts.js';
+import { cancelCheck } from './live-cancel.js';
 import { liveDurabilityCheck } from './live-durability.js';
 import { epochCheck } from './live-epoch.js';
 import { liveInvalidSessionCheck } from './live-invalid-session.js';
@@ -27,6 +28,7 @@ export async function liveChecks(context: WriterContext): Promise<void> {
   await liveDurabilityCheck(context);
   await liveInvalidSessionCheck(context);
   await ackReceiptsCheck(context);
+  await cancelCheck(context);
   await systemMessageCheck(context);
   await snapshotToolsCheck(context);
   await tokensDurableCheck(context);
