@@ -1,6 +1,6 @@
 // Removes, after each test file, the temporary directories its tests made directly under the system temporary
-// directory with `mkdtempSync` (the tests' `tempDir()` helpers and the rest): one run of the suite left about 5,000
-// of them (0.7 GB) behind, and a developer's or a CI machine's /tmp filled up run after run. A file with a failing
+// directory with `mkdtempSync` (the tests' `tempDir()` helpers and the rest): one run of the suite left thousands of
+// them behind, and a developer's or a CI machine's /tmp filled up run after run. A file with a failing
 // test keeps its directories, for whoever looks into the failure, and `TJ_KEEP_TMP=1` keeps them all. Directories
 // that child processes make (the CLI, adapters) are theirs to remove; the conformance runner removes its own.
 // The system temporary directory itself is left as it is: pointing TMPDIR elsewhere for a run also moved the compile

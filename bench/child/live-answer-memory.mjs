@@ -12,8 +12,6 @@
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 
 const [root, mode, answerArg, chunkArg, segmentArg, subscribersArg] = process.argv.slice(2);
-/** The hub's `subscriberLagBytes` here (see below). */
-const SUBSCRIBER_LAG_BYTES = 256 * 1024 * 1024;
 const answerBytes = Number(answerArg);
 const chunkBytes = Number(chunkArg);
 const segmentBytes = Number(segmentArg);
@@ -50,15 +48,7 @@ for (let at = 0, paragraph = 0; at < source.length; ) {
   } else if (at < source.length) source[at++] = 32;
 }
 
-// The window's byte bound for live subscribers (TJ-LIVE-030) is raised from its 64 MiB default: a 100 MB answer's
-// segment messages and checkpoint parts (each line counted at its length) pass it in one commit, and the subscriber,
-// which keeps reading, would be cut off as the spec requires. The figure measures memory while a subscriber reads.
-const hub = live.openConversationHub({
-  root,
-  retention: false,
-  tokens: mode,
-  subscriberLagBytes: SUBSCRIBER_LAG_BYTES,
-});
+const hub = live.openConversationHub({ root, retention: false, tokens: mode });
 const session = await hub.session('answer');
 const sent = await session.send({ requestId: 'r1', content: 'a long answer' });
 if (!sent.created) throw new Error('the run was not created');

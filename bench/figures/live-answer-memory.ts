@@ -114,7 +114,7 @@ export const liveAnswerMemory: Figure = {
             target: 'none',
             met: null,
             status: 'info',
-            note: `peak RSS growth ${rss} ×; live heap while streaming (after GC) ${held} ×; retained after done + GC ${retained} × heap, ${retainedRss} × RSS; segments of ${segmentBytes / 1e6} MB; the hub's subscriberLagBytes 256 MiB (at the default 64 MiB a 100 MB answer's own records cut the subscriber off); ${round(result.ms / 1000, 1)} s`,
+            note: `peak RSS growth ${rss} ×; live heap while streaming (after GC) ${held} ×; retained after done + GC ${retained} × heap, ${retainedRss} × RSS; segments of ${segmentBytes / 1e6} MB; ${round(result.ms / 1000, 1)} s`,
             details: { answerBytes, chunkBytes, segmentBytes, subscribers, ...result },
           });
         }

@@ -40,8 +40,9 @@ async function writeManyRuns(root: string, runs: number): Promise<{ size: number
  * round in a shuffled order. Both go through the real file system: the durable records of a run (`submitted`,
  * `chat.started` and the user message, `chat.done`, the turn's end) and their syncs are most of its time, and what a
  * long conversation may add on top is what the ratio shows. Copying the message list to count it at each segment (the
- * build of 2026-11-27 02:00) gave 1.27, 1.28 and 1.28 at 20,000 runs, and 0.98–1.00 without the copy, alternated on a
- * loaded machine: the target sits between the two.
+ * build of 2026-11-27 02:00) put the ratio well above the target at 20,000 runs, and the build without the copy below
+ * it, alternated on a loaded machine: the target sits between the two (bench/results/history.md, "Long conversations,
+ * 2026-11-27 night").
  */
 export const liveLongSession: Figure = {
   id: 'live-long-session',

@@ -35,7 +35,8 @@ export const liveReconnect: Figure = {
     const small = await open(join(context.workDir, 'small'), 1e6);
     const big = await open(join(context.workDir, 'big'), bigBytes);
     // Both sessions open at once, one sample of each per round in a shuffled order (`ShuffledSamples`): measured one
-    // log after the other, the disk's and the page cache's drift between the two series moved the ratio by ±0.3.
+    // log after the other, the disk's and the page cache's drift between the two series moved the ratio well away
+    // from 1, either way (bench/results/history.md, "Figures that were in code comments").
     const shuffled = new ShuffledSamples(2);
     try {
       for (let i = 0; i < samples; i += 1)

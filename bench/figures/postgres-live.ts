@@ -253,7 +253,8 @@ async function sessions64(context: BenchContext, database: Database): Promise<Fi
   let bytes = 0;
   try {
     // Round -1 is an untimed warm-up of all three (the compiler, and each pooled connection preparing the store's
-    // statements): in a first timed round the event logs took 1,011 ms where the next took 253 ms.
+    // statements): without it, the first timed round of the event logs took several times as long as the next
+    // (bench/results/history.md, "Figures that were in code comments").
     for (let r = -1; r < rounds; r += 1) {
       const tag = r < 0 ? 'warm' : String(r);
       const lines = await eventLogRound(database, pool, `sessions-${tag}`, perSession, warmup);
@@ -876,7 +877,8 @@ function serverCpuMs(server: PostgresServer): number | null {
   const own = fields(String(postmaster));
   if (own === null) return null;
   // Live processes by their scheduler run time (exact, ns), reaped children by the postmaster's tick counts: the tick
-  // counts of live backends lagged by hundreds of ms on the benchmark machine.
+  // counts of live backends lagged far behind their run time on the benchmark machine (bench/results/history.md,
+  // "Figures that were in code comments").
   let ms = ((Number(own[13]) + Number(own[14])) * 1000) / ticksPerSecond;
   for (const pid of readdirSync('/proc')) {
     if (!/^\d+$/.test(pid)) continue;

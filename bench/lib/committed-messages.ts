@@ -92,10 +92,10 @@ const FIRST_UNTIMED = 10;
 /**
  * Untimed messages before the samples of a full run. V8 compiles a function with its optimising compiler only after
  * many calls, on a second thread, and a committed message runs a few hundred functions once or twice each: in the
- * first thousand messages of a hub they were still being compiled, each compilation taking 0.3–12 ms of the second of
- * the machine's two cores, and the samples taken meanwhile measured that (bench/results/history.md, "The committed
- * message and the compiler"). The figures measure a process that has served its first messages, and report the first
- * ones apart ({@link CommittedSamples.afterStart}).
+ * first thousand messages of a hub they were still being compiled, taking the second of the machine's two cores, and
+ * the samples taken meanwhile measured that (bench/results/history.md, "The committed message and the compiler"). The
+ * figures measure a process that has served its first messages, and report the first ones apart
+ * ({@link CommittedSamples.afterStart}).
  */
 export const FULL_WARM_UP = 2000;
 

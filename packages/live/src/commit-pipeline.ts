@@ -1,5 +1,4 @@
 import { runIndexEntries } from '@turnjournal/reader/_internals';
-import type { Message } from '@turnjournal/schema';
 import type { EventLog, EventLogAck } from '@turnjournal/writer';
 import { holdDelta, lastCheckpoint, lastCheckpointParts, writtenEpoch } from '@turnjournal/writer/_internals';
 import { DeltaIds } from './delta-ids.js';
@@ -50,14 +49,23 @@ function flatSize(payload: Record<string, unknown>, nested = false): number {
   return size;
 }
 
+/** What the window counts for each message of a checkpoint: the reference its list holds, not the message. */
+const MESSAGE_REFERENCE_BYTES = 16;
+
 /**
- * A checkpoint's size for the window, estimated from its messages' text (and its runs) rather than measured by
- * serialising the whole list again.
+ * What a checkpoint, or a part of a split one, adds to the memory the window keeps (TJ-LIVE-067): its list of
+ * references and its other members' JSON (the run index), not its messages. Its messages are the session's own frozen
+ * objects (the writer's fold holds them, the checkpoint's list only points at them), so counting its line — the whole
+ * conversation again at every checkpoint — made one commit of a long conversation pass the byte bound and cut off a
+ * subscriber that read every record as it came.
  */
-function sizeOfCheckpoint(messages: readonly Message[], runs: number): number {
-  let size = 64 + runs * 160;
-  for (const message of messages)
-    size += 64 + (typeof message.content === 'string' ? message.content.length : JSON.stringify(message).length);
+function sizeOfSharedCheckpoint(payload: Readonly<Record<string, unknown>>): number {
+  let size = 64;
+  for (const key in payload) {
+    const value = payload[key];
+    if (key === 'messages' && Array.isArray(value)) size += key.length + 4 + value.length * MESSAGE_REFERENCE_BYTES;
+    else size += key.length + 4 + (JSON.stringify(value)?.length ?? 4);
+  }
   return size;
 }
 
@@ -220,11 +228,12 @@ export class CommitPipeline {
   /**
    * Keeps the checkpoint the writer reserved with seqs `seq` to `last` behind the record just appended (TJ-EVENT-006):
    * the message list and the run index as of it (TJ-EVENT-019). Several seqs are the parts of a split checkpoint
-   * (TJ-EVENT-028), which the writer keeps for the live session, payloads and line lengths, as they are. The writer's own payload when it kept it (frozen, the same object
-   * for every checkpoint of a stream of deltas), with its line's length: neither the list nor the index copied again,
-   * nor a size estimated by walking the list, at every checkpoint. The writer keeps every checkpoint it reserves (no
-   * test reaches the branch after it, checked by making it throw); should it not, both are rebuilt, the size estimated
-   * from the messages' text, so that such a change costs a copy and not the session.
+   * (TJ-EVENT-028), which the writer keeps for the live session, payloads as they are. The writer's own payload when it
+   * kept it (frozen, the same object for every checkpoint of a stream of deltas): neither the list nor the index copied
+   * again at every checkpoint. The writer keeps every checkpoint it reserves (no test reaches the branch after it,
+   * checked by making it throw); should it not, both are rebuilt from its snapshot (whose messages are its own objects
+   * too), so that such a change costs a copy and not the session. Each is counted in the window by what it adds to the
+   * session's memory, not by its line (TJ-LIVE-067).
    */
   #pushCheckpoint(seq: number, last: number, ts: string): void {
     const log = this.#log;
@@ -244,7 +253,7 @@ export class CommitPipeline {
             payload: part.payload,
             ...(part.seq === last ? { epoch } : {}),
           },
-          part.lineBytes,
+          sizeOfSharedCheckpoint(part.payload),
         );
       return;
     }
@@ -252,15 +261,14 @@ export class CommitPipeline {
     // Every checkpoint carries the log's epoch (TJ-EVENT-024).
     const epoch = writtenEpoch(log);
     if (kept !== null) {
-      this.#pending.push({ seq, ts, type: 'checkpoint', payload: kept.payload, epoch }, kept.lineBytes);
+      this.#pending.push(
+        { seq, ts, type: 'checkpoint', payload: kept.payload, epoch },
+        sizeOfSharedCheckpoint(kept.payload),
+      );
       return;
     }
-    const messages = log.snapshot().messages;
-    const runs = runIndexEntries(log.runs().values());
-    this.#pending.push(
-      { seq, ts, type: 'checkpoint', payload: { messages, runs }, epoch },
-      sizeOfCheckpoint(messages, runs.length),
-    );
+    const payload = { messages: log.snapshot().messages, runs: runIndexEntries(log.runs().values()) };
+    this.#pending.push({ seq, ts, type: 'checkpoint', payload, epoch }, sizeOfSharedCheckpoint(payload));
   }
 
   /** Makes every record appended so far durable, then delivers it (group commit: concurrent callers share a sync). */

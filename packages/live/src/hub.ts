@@ -59,8 +59,12 @@ export interface ConversationHubOptions {
    */
   readonly subscriberLagMs?: number;
   /**
-   * Most bytes the window of a session holds while live subscribers still read what it holds (TJ-LIVE-030; never less
-   * than `ringBytes`): the memory bound of a burst; a subscriber that would need more is cut off. 64 MiB by default.
+   * Most bytes the window of a session counts while live subscribers still read what it holds (TJ-LIVE-030; never less
+   * than `ringBytes`): the memory bound of a burst; a subscriber that would need more is cut off. 64 MiB by default. A
+   * record counts at its JSON length, except a checkpoint (or a split one's part), whose messages are the session's own:
+   * 16 bytes a message plus its run index's JSON (TJ-LIVE-067), so a long conversation's checkpoints cut off no
+   * subscriber that reads. The window holds at most twice what it counts, plus messages an `undo` or a `message_edit`
+   * dropped from the list since its oldest record (spec §18.3).
    */
   readonly subscriberLagBytes?: number;
   /** Longest a delta waits for its sync when no boundary comes first (TJ-LIVE-007); 20 ms by default. */

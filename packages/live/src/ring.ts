@@ -5,10 +5,12 @@ import type { LiveRecord } from './records.js';
  * The window of the most recent durable records of a session (seed 003's `eventsRing`). Its base bounds (a count and
  * bytes) decide what a subscriber joining from a recent cursor finds in memory; past them, the window keeps the records
  * that a subscriber still reading has not received yet (see {@link RecordRing.beginCommit}), up to a hard byte bound,
- * so that one large commit cuts off no subscriber that keeps reading (TJ-LIVE-030). Seqs in it are consecutive, so a
- * lookup is an index computation. A delta is kept as its `ts`, text and the {@link DeltaIds} of its segment, and its
- * record is built the first time it is read (then kept): a session that streams with nobody subscribed builds none,
- * and the window holds no object per delta for the garbage collector to copy and promote.
+ * so that one large commit cuts off no subscriber that keeps reading (TJ-LIVE-030). Its bytes are what the caller
+ * counts for each record: what it adds to the session's memory (a checkpoint of the session's own messages adds their
+ * references, not its line, TJ-LIVE-067). Seqs in it are consecutive, so a lookup is an index computation. A delta is
+ * kept as its `ts`, text and the {@link DeltaIds} of its segment, and its record is built the first time it is read
+ * (then kept): a session that streams with nobody subscribed builds none, and the window holds no object per delta for
+ * the garbage collector to copy and promote.
  */
 export class RecordRing {
   readonly #capacity: number;
@@ -37,7 +39,7 @@ export class RecordRing {
 
   /**
    * @param capacity most records kept for nobody in particular
-   * @param maxBytes most bytes kept for nobody in particular (by the records' JSON size)
+   * @param maxBytes most bytes kept for nobody in particular (by the sizes the records are pushed with)
    * @param hardBytes most bytes kept in all, while subscribers still reading need more than the bounds above
    */
   constructor(capacity: number, maxBytes: number, hardBytes = maxBytes) {
@@ -62,7 +64,7 @@ export class RecordRing {
     return this.#count;
   }
 
-  /** Bytes kept now (by the records' JSON size). */
+  /** Bytes kept now (by the sizes the records were pushed with). */
   get bytes(): number {
     return this.#bytes;
   }
@@ -83,7 +85,10 @@ export class RecordRing {
     return index < 0 ? undefined : this.#times[index];
   }
 
-  /** Appends the record with the next seq; a record of another seq empties the window first. */
+  /**
+   * Appends the record with the next seq, counted as `size` bytes (its JSON length, or what it adds to the session's
+   * memory when less: TJ-LIVE-067); a record of another seq empties the window first.
+   */
   push(record: LiveRecord, size: number): void {
     // The slot first: it may grow the arrays, and `this.#items[...] =` would read the old one before the call.
     const index = this.#slot(record.seq, size);

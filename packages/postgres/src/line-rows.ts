@@ -60,10 +60,11 @@ export async function requireCommittedEnd(db: Queryable, key: StreamKey, name: s
  * The statement of {@link seekCommittedSeq}: `$1` store, `$2` stream, `$3` target seq, `$4` the cursor nothing at or
  * after is read. Exported for the benchmark that shows its plan.
  */
-// The first line at or above the target in seq order, through the seq index: `min(start)` let the planner walk
-// the start index from the journal's beginning and filter on seq, a scan of the whole journal (150 ms on a million
-// lines) whenever it had no statistics or a table of mixed sessions. Seqs grow with position in an event log (the
-// file binding's bisection assumes the same), so that line is the first one at or above the target.
+// The first line at or above the target in seq order, through the seq index: `min(start)` let the planner walk the
+// start index from the journal's beginning and filter on seq, a scan of the whole journal (a cost that grows with its
+// length: bench/results/history.md, "Figures that were in code comments") whenever it had no statistics or a table of
+// mixed sessions. Seqs grow with position in an event log (the file binding's bisection assumes the same), so that line
+// is the first one at or above the target.
 export const SEEK_SEQ_SQL = `SELECT LEAST(
    (SELECT start FROM turnjournal_lines
      WHERE store = $1 AND stream = $2 AND seq IS NOT NULL AND seq >= $3 AND start < $4

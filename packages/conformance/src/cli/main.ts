@@ -228,7 +228,7 @@ async function targetCommand(
     return EXIT.clean;
   }
   // The turns are listed, not kept as objects: each is made when the audit, the plan or the report reaches it (issue
-  // 11: an object per turn was 96 MB of two million orphan records).
+  // 11: an object per turn made a store of millions of orphan records cost its size again in memory).
   const contents = target.kind === 'paths' ? diskContents(target.paths) : recordStoreContents(target.store);
   const report =
     command === 'audit'

@@ -38,7 +38,7 @@ export interface FileValidation {
 
 /**
  * Problems listed per code and file, as `check` caps its findings (spec TJ-AUDIT-013): a file of two million blank
- * lines has two million problems, and listing them all took a gigabyte.
+ * lines has two million problems, and listing them all took memory in proportion to the file.
  */
 export const MAX_PROBLEMS_PER_CODE = 1000;
 

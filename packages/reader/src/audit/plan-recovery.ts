@@ -128,7 +128,8 @@ export class LazyRecoveryPlan implements RecoveryPlan {
  * The `ensure_user_message` step: `kind`, and `submitted` read back on each access, both own enumerable members as
  * in an object literal. A class whose getter is one function for every instance: an object literal with a getter
  * made per planned turn gave each its own accessor and V8 a hidden class of its own, which lives in the old generation
- * until a mark-compact (issue 11: printing the plan of 100,000 abandoned turns grew the heap by 17 MB of them).
+ * until a mark-compact (issue 11: printing the plan of 100,000 abandoned turns filled the old generation with them;
+ * the figure is in bench/results/history.md, "Figures that were in code comments").
  */
 class EnsureUserMessage {
   readonly kind = 'ensure_user_message';

@@ -8,8 +8,9 @@ const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /**
  * The text of `bytes`, or {@link NOT_UTF8} when they are not valid UTF-8 (the fatal decoder, TJ-FRAME-015), at the
- * cost of a decode and not of an exception's stack trace: the decoder throws on invalid bytes, and a journal of 1
- * million lines of one byte 0xFF took 13.5 s to check, two throws a line. See {@link parseJsonText}.
+ * cost of a decode and not of an exception's stack trace: the decoder throws on invalid bytes, two throws a line, and
+ * their stack traces were most of what checking a journal of such lines cost (bench/results/history.md, "The live
+ * committed message: the same work costs more after a wait", "Hostile journals"). See {@link parseJsonText}.
  */
 export function decodeUtf8(bytes: Uint8Array): string | typeof NOT_UTF8 {
   const limit = Error.stackTraceLimit;
@@ -27,13 +28,14 @@ export function decodeUtf8(bytes: Uint8Array): string | typeof NOT_UTF8 {
 
 /**
  * `JSON.parse(text)`, or {@link NOT_JSON} when the text is not one JSON value, at the cost of a parse and not of an
- * exception. A damaged line made `JSON.parse` throw, and a thrown `SyntaxError` captured a stack trace: 4.6 µs a line
- * here, against 0.6 µs to parse a 500-byte record, so a hostile journal of 10 million bad 2-byte lines took 2 min 42 s
- * to check (16 µs a line, two throws each). So a text whose first and last characters after JSON's whitespace cannot
- * begin and end one JSON value (a log line, binary garbage, a torn record) is answered without a parse, and the parse
- * runs with no stack trace to capture (2.3 µs a throw). `JSON.parse` is given no reviver and calls no other code while
- * the limit is 0. The answer is `JSON.parse`'s in every case: the characters checked first are ones every JSON value
- * has.
+ * exception. A damaged line made `JSON.parse` throw, and a thrown `SyntaxError` captured a stack trace, which cost
+ * several times the parse of a whole valid record, so a hostile journal of millions of tiny bad lines (two throws each)
+ * took minutes to check (bench/results/history.md, "The live committed message: the same work costs more after a
+ * wait", "Hostile journals"). So a text whose first and last characters after JSON's whitespace cannot begin and end
+ * one JSON value (a log line, binary garbage, a torn record) is answered without a parse, and the parse that does run
+ * has no stack trace to capture, though a throw still costs more than a parse. `JSON.parse` is given no reviver and
+ * calls no other code while the limit is 0. The answer is `JSON.parse`'s in every case: the characters checked first
+ * are ones every JSON value has.
  */
 export function parseJsonText(text: string): unknown {
   if (!mayBeJson(text)) return NOT_JSON;

@@ -74,8 +74,9 @@ export type JournalItem =
   | { readonly kind: 'finding'; readonly finding: Finding };
 
 // Large enough that a large file costs few trips through the thread pool (each with a buffer and a promise), small
-// enough that the buffers a caller's batches still hold stay a small part of memory: 256 KiB read a little faster
-// (read-derive 0.65 against 0.63 × floor) but put the peak RSS of a 1 GiB read up to 93 MiB, near the 100 MB target.
+// enough that the buffers a caller's batches still hold stay a small part of memory: 256 KiB read a little faster but
+// put the peak RSS of a 1 GiB read near the 100 MB target (bench/results/history.md, "What was changed in the reader
+// to get here", step 9).
 const DEFAULT_CHUNK_BYTES = 128 * 1024;
 /** Bytes of lines per batch (outside strict mode and a caller's source). */
 const BATCH_BYTES = 16 * 1024;

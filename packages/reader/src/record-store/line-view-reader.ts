@@ -25,9 +25,9 @@ const LF = 0x0a;
 
 /**
  * How far back from the end a read is made at once through {@link LineView.readNow}: the tail a reconnect a little
- * behind reads, just written and so in the page cache. A trip through libuv's thread pool cost more than the read of
- * those 64 KiB from the cache (13 µs against 2 µs on the benchmark machine, issue 39); a read further back may wait for
- * the disk, and stays asynchronous so it never holds the event loop.
+ * behind reads, just written and so in the page cache. A trip through libuv's thread pool cost several times the read
+ * of those 64 KiB from the cache (bench/results/history.md, "Against Redis and PostgreSQL, the runs of 2026-11-29
+ * morning"); a read further back may wait for the disk, and stays asynchronous so it never holds the event loop.
  */
 const TAIL_NOW_BYTES = 64 * 1024;
 

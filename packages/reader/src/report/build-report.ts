@@ -46,7 +46,8 @@ export interface StreamedSession extends Omit<Report['sessions'][number], 'turns
  * An iterable that maps `items` anew on each iteration, keeping nothing, with the length of `items`. A class, not an
  * object literal with a generator method: a literal made per session gave each list a closure of its own and V8 a
  * hidden class of its own, which lives in the old generation until a mark-compact. Printing the report of 100,000
- * sessions grew the heap by 45 MB of them (issue 11: many-sessions audit over 256 MiB).
+ * sessions filled the old generation with them (issue 11: many-sessions audit over 256 MiB; the figure is in
+ * bench/results/history.md, "Figures that were in code comments").
  */
 class MappedList<T, U> implements Iterable<U> {
   readonly #items: Iterable<T> & { readonly length: number };

@@ -107,7 +107,8 @@ function isPaths(source: CheckSource): source is readonly string[] {
 /**
  * {@link checkStore}, whose sessions' turns are, when `listTurns` is true, not made into objects: each session's
  * `turns` is empty (but for sessions of a few turns) and `turnsOf` (session-folds.ts) gives them on iteration, for an
- * internal caller that walks them (an audit of two million orphan records held 96 MB of turn objects, issue 11).
+ * internal caller that walks them (an audit of two million orphan records held an object per turn at its peak, issue
+ * 11).
  * Internal to the reader.
  */
 export async function checkStoreListing(

@@ -310,7 +310,7 @@ export class TurnFold {
     // owner releases them when its last fold finishes (see SessionFolds).
     if (this.#ownArena) arena.releaseReadingColumns();
     // Made at its final size (an upper bound: compacted turns are left out, and the length cut after): grown by `push`,
-    // a list of two million turns left the lists it outgrew (about 28 MB) to the garbage collector at the peak.
+    // a list of two million turns left the lists it outgrew to the garbage collector at the peak.
     // A small session's turns are made as objects even then: a list and its typed array cost more than a few turns.
     const listed = this.#keepTurns && arena.listsTurns && this.#count >= LIST_FROM_TURNS;
     const turns: FoldedTurn[] = this.#keepTurns && !listed ? new Array(this.#count) : [];

@@ -14,7 +14,8 @@ const SCATTERED = 0b111;
 /**
  * Where turn folds keep their representatives: a table, and the table slot of each turn event (see TurnFold). A fold
  * has its own, or shares one with the other folds of a store check ({@link withArena}): a store of many small sessions
- * then holds one table, not a table, an index and their arrays per session (100,000 one-turn sessions: 630 → 260 MiB).
+ * then holds one table, not a table, an index and their arrays per session (100,000 one-turn sessions: well under half
+ * the memory; bench/results/history.md, "`checkStore` memory (issue 14), 2026-11-25 evening").
  * Turns are numbered across the folds that share it, and what a turn object would otherwise hold in fields of 8 bytes
  * each is in columns here, at the turn's number (issue 11: 2 M orphan records). Internal to the reader.
  */

@@ -125,8 +125,8 @@ export class FoldedTurn extends TurnView {
 /**
  * The turns of a fold that makes no turn object until asked (see FoldArena.listsTurns): the turns' numbers in the
  * fold's order, each made into a {@link TurnView} when an iteration reaches it and not kept. 4 bytes a turn, where
- * the array of turn objects took 48 (issue 11: an audit of 2 M orphan records held 96 MB of them). Internal to the
- * reader: an audit's findings and plan, and a recovery, walk the turns once or twice each.
+ * the array of turn objects took 48 (issue 11: an audit of 2 M orphan records held them all at its peak). Internal to
+ * the reader: an audit's findings and plan, and a recovery, walk the turns once or twice each.
  */
 export class TurnList implements Iterable<TurnView> {
   readonly #numbers: Uint32Array;

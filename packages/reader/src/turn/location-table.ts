@@ -5,7 +5,7 @@ import type { RecordLocation } from './representative.js';
 // Slots live in pages of PAGE_SLOTS; the first page grows by doubling until it is whole, so a small session holds a
 // few dozen bytes. A page's narrow columns are one buffer of 8 bytes a slot, 256 KiB for a whole page: at that size
 // the C allocator maps each page on its own instead of carving it from its heap between the reader's 128 KiB read
-// buffers, whose holes the heap could then not give back (issue 14: 17 MiB of the 1 GiB journal's peak RSS).
+// buffers, whose holes the heap could then not give back (issue 14: see PagedIndex, in paged-index.ts).
 const PAGE_BITS = 15;
 const PAGE_SLOTS = 1 << PAGE_BITS;
 const PAGE_MASK = PAGE_SLOTS - 1;

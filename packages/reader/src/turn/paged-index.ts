@@ -3,8 +3,8 @@
 // RepresentativeTable, which pages its slots the same way). A later page is made when an entry in it is first set, so
 // an index set at a few scattered places holds the pages of those places only. At 256 KiB the C allocator maps each
 // page on its own (lazily: a page's untouched part takes no memory) instead of carving it from its heap between the
-// reader's 128 KiB read buffers, whose holes the heap could then not give back: pages of 64 KiB added 17 MiB to the
-// peak RSS of a check of the 1 GiB journal (issue 14).
+// reader's 128 KiB read buffers, whose holes the heap could then not give back: pages of 64 KiB raised the peak RSS
+// of a check of the 1 GiB journal (issue 14; bench/results/history.md, "Figures that were in code comments").
 const PAGE_BITS = 16;
 const PAGE_ENTRIES = 1 << PAGE_BITS;
 const PAGE_MASK = PAGE_ENTRIES - 1;

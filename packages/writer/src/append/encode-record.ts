@@ -97,8 +97,9 @@ function recordJson(record: unknown): string {
  * {@link encodeRecordLine} for a record built only of values parsed from JSON lines (no cycle, no `toJSON`, nothing
  * `JSON.stringify` drops or refuses but an integer beyond ±(2^53-1) that a foreign writer's line held): the check for
  * such integers walks the record's numbers instead of scanning its text with the regular expression, which for an
- * event log's checkpoint of its whole message list cost 1.1–1.3 ms per 760 KB, against 0.3 ms for the walk (the
- * serialisation itself: 1.0–1.3 ms).
+ * event log's checkpoint of its whole message list cost about as much as the serialisation itself, and several times
+ * the walk (bench/results/history.md, "The live committed message: what the figure measured, and the checked
+ * encoder").
  */
 export function encodeParsedLine(record: object, maxLineBytes: number): RecordLine {
   const json = serialiseRecord(record);
@@ -130,7 +131,8 @@ function unsafeIntegerIn(value: unknown, depth: number): boolean | undefined {
 export function lineOfJson(json: string, maxLineBytes: number): RecordLine {
   const text = escapeLineSeparators(json);
   // A Buffer, not TextEncoder: several times faster for the short lines most records are (a pooled copy). Written in
-  // place rather than from `text + LF`, which V8 would first flatten into a copy: 3 × slower for a long checkpoint.
+  // place rather than from `text + LF`, which V8 would first flatten into a copy: several times slower for a long
+  // checkpoint (bench/results/history.md, "Figures that were in code comments").
   const length = checkedLength(text, maxLineBytes);
   const bytes = Buffer.allocUnsafe(length + 1);
   bytes.write(text, 0, length, 'utf8');
@@ -169,7 +171,8 @@ function rejectUnsafeIntegers(record: object): void {
  * `text` with U+2028 and U+2029 escaped as `encodeRecord` escapes them (TJ-FRAME-007). Whether there is one is asked
  * with two `indexOf`, not a regular expression: a string search for one character, which V8 answers at once for a
  * one-byte string (it cannot hold either) and with a vectorised scan otherwise, against a regular expression run over
- * every character — about 0.05 against 0.5 µs for the line of a short record, paid by every record written.
+ * every character, which cost far more for the line of a short record; and every record written pays for this check
+ * (bench/results/history.md, "Against Redis and PostgreSQL, the runs of 2026-11-29 morning").
  */
 export function escapeLineSeparators(text: string): string {
   return text.indexOf('\u2028') < 0 && text.indexOf('\u2029') < 0

@@ -18,14 +18,15 @@ export interface LinkCheck {
  * succeeds, and its bytes go when the descriptor closes, so without the check a caller is told a record is durable
  * that no reader will ever find.
  *
- * The file's link count (`fstat`) is the direct answer, but an `fstat` (or `stat`) of the journal at every sync cost
- * 50–70 µs more per durable append on the benchmark machine (Linux 6.18, ext4), wherever it was placed — before the
- * sync, during it or after it — while the call itself takes 2 µs: the likely cause is multigrain timestamps (Linux
- * 6.13+), where reading a file's change time makes its next write take a fine-grained one, so every write dirties the
- * inode and the next `fdatasync` commits it. A `stat` of the directory costs nothing measurable (its entries change
- * rarely), and no name in it can be removed or replaced without moving its change time. So the directory is `stat`ed
- * at every check, and the file only when the directory is gone, is another one, or has changed since the file was
- * last seen linked — or when its change time is too recent to prove that (see `isSettled`).
+ * The file's link count (`fstat`) is the direct answer, but an `fstat` (or `stat`) of the journal at every sync made
+ * every durable append on the benchmark machine (Linux 6.18, ext4) dearer, by far more than the call itself takes,
+ * wherever it was placed — before the sync, during it or after it (bench/results/history.md, "Long conversations,
+ * 2026-11-27 night"): the likely cause is multigrain timestamps (Linux 6.13+), where reading a file's change time makes
+ * its next write take a fine-grained one, so every write dirties the inode and the next `fdatasync` commits it. A
+ * `stat` of the directory costs nothing measurable (its entries change rarely), and no name in it can be removed or
+ * replaced without moving its change time. So the directory is `stat`ed at every check, and the file only when the
+ * directory is gone, is another one, or has changed since the file was last seen linked — or when its change time is
+ * too recent to prove that (see `isSettled`).
  */
 export class LinkWatch {
   readonly #fs: FileSystem;

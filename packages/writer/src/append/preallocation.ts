@@ -1,8 +1,9 @@
 /**
  * How much space the reference writer pre-allocates after a file's lines (spec §11.6). A sync after an append that
  * grows a file commits its new length too (on ext4, a journal commit); an overwrite of space the file already holds
- * commits only the data. Measured on this project's machine (ext4 on virtio, `bench/figures/durable-submit.ts`): an
- * overwrite of written zeros plus fdatasync costs about 0.7 × an append plus fdatasync.
+ * commits only the data. On this project's machine (ext4 on virtio) an overwrite of written zeros plus fdatasync costs
+ * clearly less than an append plus fdatasync: `bench/figures/durable-submit.ts` measures both
+ * (bench/results/history.md, "Figures that were in code comments").
  */
 
 /** The most space kept after the lines: the spec's SHOULD (TJ-DUR-035) asks for small, and this is what we keep. */

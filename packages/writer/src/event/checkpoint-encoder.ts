@@ -23,10 +23,11 @@ export interface CheckpointRecord {
 
 /**
  * Encodes an event log's checkpoints (TJ-EVENT-006, TJ-EVENT-007) from text the writer already has. A checkpoint
- * repeats the whole message list, and serialising it afresh each time was a third of a live session's CPU in a
- * conversation of a thousand tool results, and held the event loop 0.1 s for a 16 MiB list. But a conversation mostly
- * grows by appended messages, and the text of each one is already encoded: the older ones in the last checkpoint's
- * line, the newer ones in their `message_append` lines, which the writer hands over as it writes them
+ * repeats the whole message list, and serialising it afresh each time was a large share of a live session's CPU in a
+ * conversation of a thousand tool results, and held the event loop for a long pause on a list near the line-size limit
+ * (bench/results/history.md, "Long conversations, 2026-11-27 night"). But a conversation mostly grows by appended
+ * messages, and the text of each one is already encoded: the older ones in the last checkpoint's line, the newer ones
+ * in their `message_append` lines, which the writer hands over as it writes them
  * ({@link CheckpointEncoder.noteAppended}). When the list is exactly those messages — the very objects, in order (the
  * writer's fold keeps its messages frozen; an edit, an undo or a re-read of the file replaces them) — the new line is
  * those texts copied, with only the run index serialised and checked.

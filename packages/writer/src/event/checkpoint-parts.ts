@@ -4,7 +4,8 @@ const PART_RULE: RecordRule = { family: 'event', type: 'checkpoint.part' };
 /**
  * What a part's messages take at most, unless one message is longer: reading a part parses it whole, twice on open (the
  * backward scan checks it is a valid record, the fold reads it). With parts of the line-size limit (16 MiB), opening a
- * 20 MB transcript peaked 108 MiB over the process's baseline; with 1 MiB parts, 51–67 MiB.
+ * long transcript peaked far higher over the process's baseline than with 1 MiB parts (bench/results/history.md,
+ * "Figures that were in code comments").
  */
 const PART_BYTES = 1024 * 1024;
 /** Room on each line for what surrounds the messages: `{"seq":…,"ts":"…","type":"checkpoint.part","payload":{…}}`. */

@@ -620,8 +620,8 @@ export class EventLog {
     } catch (error) {
       // The list does not encode even split (a part over the line-size limit). A try serialises the whole list,
       // so try again only after an interval and as many bytes as the limit (TJ-EVENT-022): retrying every interval
-      // made the cost of a record follow the length of the conversation (35 µs → 590 µs an append over 42,000
-      // records, 1 MiB limit).
+      // made the cost of a record follow the length of the conversation (bench/results/history.md, "Long
+      // conversations, 2026-11-27 night").
       this.#checkpointFailure = error;
       this.#checkpointDue = this.#sinceCheckpoint + this.checkpointInterval;
       this.#checkpointBytesDue = this.#bytesSinceCheckpoint + this.#maxLineBytes;

@@ -229,13 +229,14 @@ function toStat(stats: fs.Stats): FileStat {
 
 /**
  * Awaited writes (see {@link WriteOptions.awaited}) up to this size are made with a synchronous call. Appending a line
- * to a file whose last page is cached only copies it into the page cache (a few microseconds), while a trip through
- * libuv's thread pool and back costs 25–35 µs on the benchmark machine: on the durable path (`write` then `fdatasync`)
- * that trip alone added a fifth to the latency of a raw `fdatasync`, and on the buffered path (`none` mode: a live
- * session's deltas) it was nine tenths of the cost of an append. The sync, which waits for the device, stays
- * asynchronous. Larger writes go through the pool so the event loop never copies megabytes. Appends made in one
- * synchronous run still share one write: `AppendFile` in `none` mode waits a microtask before it drains its queue, and
- * in `group` mode the appends made while a sync is in flight share the next write.
+ * to a file whose last page is cached only copies it into the page cache, while a trip through libuv's thread pool and
+ * back costs several times that (bench/results/history.md, "The target not met: durable `submit` latency", step 1): on
+ * the durable path (`write` then `fdatasync`) that trip alone added a visible share to the latency of a raw
+ * `fdatasync`, and on the buffered path (`none` mode: a live session's deltas) it was most of the cost of an append.
+ * The sync, which waits for the device, stays asynchronous. Larger writes go through the pool so the event loop never
+ * copies megabytes. Appends made in one synchronous run still share one write: `AppendFile` in `none` mode waits a
+ * microtask before it drains its queue, and in `group` mode the appends made while a sync is in flight share the next
+ * write.
  */
 export const SYNC_WRITE_MAX_BYTES = 64 * 1024;
 
@@ -284,8 +285,9 @@ export function withSynchronousStat<T extends FileSystem>(fs: T, statNow: Synchr
  * @internal The synchronous twin of `fs.stat`, when `fs` has one. What a check that must not wait uses: the check of a
  * session's other shards before a caller's turn id is written (`turn/sibling-shards.ts`). A promise, even one that is
  * already settled, can only be read after the current synchronous run: a `submit` that awaited the `stat` of its
- * directory issued its write several promise reactions later than one that did not, which cost 15–20 µs on the
- * benchmark machine right after an `fdatasync` (cold caches), where the `stat` itself costs about 5.
+ * directory issued its write several promise reactions later than one that did not, which cost the benchmark machine
+ * several times what the `stat` itself costs right after an `fdatasync` (cold caches; bench/results/history.md, "A
+ * caller's turn id: where its 20–50 µs went", and "Figures that were in code comments").
  */
 export function synchronousStat(fs: FileSystem): SynchronousStat | undefined {
   return STAT_NOW.of(fs);
@@ -390,9 +392,9 @@ withSynchronousRead(nodeFileSystem, readNow);
 
 /**
  * The real file system with `fdatasync` and `fsync` made on the calling thread, as better-sqlite3 commits: a durable
- * append then costs what the device takes and nothing more (no trip to a thread and back, 20–80 µs on the benchmark
- * machine), but **every sync blocks the event loop** for the device's latency — about 0.15 ms on the benchmark's
- * virtual disk, tens of milliseconds on a busy or rotating one — and syncs of different files can no longer overlap.
+ * append then costs what the device takes and nothing more (no trip to a thread and back), but **every sync blocks
+ * the event loop** for the device's latency — a fraction of a millisecond on a fast disk, tens of milliseconds on a
+ * busy or rotating one — and syncs of different files can no longer overlap.
  * Pass it as `fs` only where one caller at a time waits for the writer (a command-line tool, a worker process that
  * does nothing but persist); a server with many sessions should keep {@link nodeFileSystem}. Failures still reject
  * with the errno error, so the writer's handling of a failed sync (TJ-DUR-021) is unchanged.

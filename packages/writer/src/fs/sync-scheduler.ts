@@ -13,14 +13,15 @@ import { Worker } from 'node:worker_threads';
  * still resolves only after its own `fdatasync`/`fsync` returned without error: nothing is skipped or merged, so the
  * guarantee does not depend on how the file system commits.
  *
- * Cost: each worker thread is a V8 isolate of about 8.5 MiB, started on the first burst that needs it and stopped
- * after {@link IDLE_STOP_MS} without work.
+ * Cost: each worker thread is a V8 isolate of its own, with its own heap (bench/results/history.md, "64 sessions:
+ * parallel syncs without `UV_THREADPOOL_SIZE`"), started on the first burst that needs it and stopped after
+ * {@link IDLE_STOP_MS} without work.
  */
 
 /** Syncs the scheduler hands to libuv's pool at once: its size, as Node.js reads it when the pool starts. */
 const LIBUV_SLOTS = libuvPoolSize();
 
-/** Worker threads at most (about 8.5 MiB each). */
+/** Worker threads at most (each a V8 isolate). */
 const MAX_WORKERS = 4;
 
 /** Syncs one worker takes at a time: a share of the queue, so that no sync waits behind a long batch. */

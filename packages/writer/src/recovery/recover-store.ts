@@ -133,7 +133,7 @@ export async function recoverStore(source: CheckSource, options: RecoverStoreOpt
     ? diskRecovery(source as readonly string[], options)
     : storeRecovery(source as RecordStore, options);
   // The turns are walked, not kept as objects: the result holds the plan, not the check (issue 11: an audit of two
-  // million orphan records held 96 MB of turn objects).
+  // million orphan records held an object per turn at its peak).
   const audit = await auditStoreListing(contents, options.host === undefined ? {} : { host: options.host }, true);
   const logs = await unfinishedEventLogs(audit.check, contents);
   if (options.apply !== true)
@@ -288,8 +288,9 @@ const BATCH_TURNS = 1024;
  *
  * It is opened in `group` mode, and the `interrupted` appends of its planned turns are not awaited one by one: those
  * made while a sync is in flight share one write and one fdatasync (spec §11.3), so a journal of many abandoned turns
- * costs two syncs per batch of up to {@link BATCH_TURNS} turns, where one sync per turn cost about 2 ms each (issue
- * 11). Each append is still acknowledged only once durable (TJ-RECOV-007), and each turn's hooks still run before its
+ * costs two syncs per batch of up to {@link BATCH_TURNS} turns, where one sync per turn made it far slower
+ * (issue 11; bench/results/history.md, "The durable `submit` path, `read-derive` re-measured, and `audit` memory").
+ * Each append is still acknowledged only once durable (TJ-RECOV-007), and each turn's hooks still run before its
  * append (TJ-RECOV-003). A crash part-way leaves a valid state: every `interrupted` line is a record of its own turn,
  * so the file holds some of the batch's lines whole (their turns are closed) and at most a torn last line (a torn tail
  * that readers ignore and the next writer repairs, TJ-DUR-005); the turns without a whole line are still pending, and

@@ -143,7 +143,8 @@ export class TurnJournal {
       this.#table.insert(turnId, turn);
       outcome = { kind: 'written', turn };
       // The digest only serves to recognise a later retry: it is computed while the record's sync is in flight
-      // rather than before the write (a cold SHA-256 costs about 10 µs there), and from then on the text is not kept.
+      // rather than before the write, which a cold SHA-256 would delay (bench/results/history.md, "The target not
+      // met: durable `submit` latency", step 3), and from then on the text is not kept.
       setImmediate(() => submittedDigest(turn));
       return bytes;
     };

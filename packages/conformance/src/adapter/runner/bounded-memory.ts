@@ -17,7 +17,7 @@ import type { Session } from './session.js';
 // hold too few records for state of tens of bytes kept per record for the read (an index of every line's offset) to
 // reach the allowance, the tiny ones hold about ten times as many per byte (issue 37). State dropped at the end of each
 // file peaks with one file, not the store, and can stay under the allowance of a store of three files; measuring per
-// file would need an allowance below the reference adapter's own noise (3 to 6 MiB from its garbage collector).
+// file would need an allowance below the reference adapter's own noise (what its garbage collector holds at a time).
 
 /** Why the check was skipped: a claim it leaves unproven. */
 export const PROC_MISSING =

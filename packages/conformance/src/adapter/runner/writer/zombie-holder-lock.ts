@@ -6,7 +6,7 @@ import { freshDir } from '../fresh-dir.js';
 import { answerCode, openHandle, type WriterContext, withAdapter } from './context.js';
 import { lockText, plantLock, target } from './support.js';
 
-/** How long the harness waits for its grandchild to become a zombie: a hang guard, hundreds of times the 50 ms it takes. */
+/** How long the harness waits for its grandchild to become a zombie: a hang guard, hundreds of times what it takes. */
 const ZOMBIE_GUARD_MS = 20_000;
 
 /** A process that has exited and that its parent does not reap: `kill(pid, 0)` succeeds for it, yet it runs no more. */
