@@ -142,15 +142,11 @@ export async function sampleCommittedMessages(
       messageBytes = after - before;
       before = after;
       if (message.line.length !== messageBytes) message = bytesOf(messageBytes);
-      const [hubTo, othersTo] =
-        i >= warmUp
-          ? [hub, samples]
-          : i >= FIRST_UNTIMED && i < FIRST_UNTIMED + messages
-            ? [startHub, startSamples]
-            : [];
-      if (hubTo === undefined || othersTo === undefined) continue;
-      hubTo.push(h as number);
-      for (const [k, ms] of rest.entries()) othersTo[k]?.push(ms);
+      // The samples after the warm-up, and the first `messages` after the untimed ones, kept apart.
+      const timed = i >= warmUp;
+      if (!timed && (i < FIRST_UNTIMED || i >= FIRST_UNTIMED + messages)) continue;
+      (timed ? hub : startHub).push(h as number);
+      for (const [k, ms] of rest.entries()) (timed ? samples : startSamples)[k]?.push(ms);
     }
   } finally {
     lines.close();
