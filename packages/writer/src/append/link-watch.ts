@@ -1,9 +1,19 @@
 import { dirname } from 'node:path';
 import { JournalWriteError, journalFencedError, journalUnlinkedError, type WriterError } from '../errors.js';
-import { type FileStat, type FileSystem, type SynchronousStat, synchronousStat } from '../fs/file-system.js';
+import {
+  type FileStat,
+  type FileSystem,
+  type SynchronousReadFile,
+  type SynchronousStat,
+  synchronousReadFile,
+  synchronousStat,
+} from '../fs/file-system.js';
 import type { HeldLock } from '../fs/lock.js';
-import { lockFileState } from '../fs/lock-file-state.js';
+import { type LockFileState, LockFileWatch } from '../fs/lock-file-state.js';
 import { isSettled } from '../fs/settled-change.js';
+
+/** A file system's synchronous `stat` and `readFile`. */
+type SynchronousLookups = { readonly stat: SynchronousStat; readonly readFile: SynchronousReadFile };
 
 /** A check started with a sync (see {@link LinkWatch.start}): its answer once known, and the promise of it. */
 export interface LinkCheck {
@@ -32,11 +42,17 @@ export class LinkWatch {
   readonly #fs: FileSystem;
   /** The file system's synchronous `stat`, when it has one: the directory's answer then costs no promise reaction. */
   readonly #statNow: SynchronousStat | undefined;
+  /**
+   * The file system's synchronous `stat` and `readFile`, when it has both: the lock is then looked at without a
+   * thread-pool trip for its open, which 64 sessions syncing in a changing directory each paid at every sync.
+   */
+  readonly #lockNow: SynchronousLookups | undefined;
   readonly #path: string;
   readonly #dir: string;
   #fd: number;
   /** The journal's lock, whose file is in the same directory: checked with the file (TJ-DUR-040). */
   readonly #lock: HeldLock | undefined;
+  readonly #lockFile: LockFileWatch | undefined;
   /** The directory as it was when the file was last seen linked, with a change time that proves it unchanged since. */
   #seen: { readonly ino: number; readonly ctimeMs: number } | null = null;
 
@@ -44,10 +60,17 @@ export class LinkWatch {
   constructor(fs: FileSystem, path: string, fd: number, lock?: HeldLock) {
     this.#fs = fs;
     this.#statNow = synchronousStat(fs);
+    const readFileNow = synchronousReadFile(fs);
+    this.#lockNow =
+      this.#statNow !== undefined && readFileNow !== undefined
+        ? { stat: this.#statNow, readFile: readFileNow }
+        : undefined;
     this.#path = path;
     this.#dir = dirname(path);
     this.#fd = fd;
     this.#lock = lock;
+    this.#lockFile =
+      lock === undefined ? undefined : new LockFileWatch(lock.path, { ino: lock.ino, token: lock.holder.token });
   }
 
   /**
@@ -89,7 +112,13 @@ export class LinkWatch {
     if (dir !== undefined && seen !== null && dir.ino === seen.ino && dir.ctimeMs === seen.ctimeMs) return null;
     // The lock before the file: a removal of both between the two looks then reads as the file's (unlinked), which
     // it is; in the other order a file seen linked just before the removal would make the gone lock a take-over.
-    const lock = this.#lock === undefined ? 'held' : await this.#lockState(this.#lock);
+    const lockFile = this.#lockFile;
+    const lock =
+      lockFile === undefined
+        ? 'held'
+        : this.#lockNow === undefined
+          ? await this.#lockState(lockFile)
+          : this.#lockStateNow(lockFile, this.#lockNow);
     if (lock instanceof Error) return lock;
     let links: number | undefined;
     try {
@@ -113,13 +142,22 @@ export class LinkWatch {
     return null;
   }
 
-  /** Whether the lock file is still the one `lock` created (TJ-DUR-040), or the error of a failed look at it. */
-  async #lockState(lock: HeldLock): Promise<'held' | 'replaced' | 'gone' | WriterError> {
-    const identity = { ino: lock.ino, token: lock.holder.token };
+  /** Whether the lock file is still the one the lock created (TJ-DUR-040), or the error of a failed look at it. */
+  async #lockState(lockFile: LockFileWatch): Promise<LockFileState | WriterError> {
     try {
-      return await lockFileState(this.#fs, lock.path, identity, this.#statNow ?? ((path) => this.#fs.stat(path)));
+      const stat = this.#statNow ?? ((path: string) => this.#fs.stat(path));
+      return await lockFile.state(stat, (path) => this.#fs.readFile(path));
     } catch (error) {
-      return new JournalWriteError(lock.path, 'read lock after sync', error);
+      return lockReadError(lockFile, error);
+    }
+  }
+
+  /** The same, through the file system's synchronous twins. */
+  #lockStateNow(lockFile: LockFileWatch, now: SynchronousLookups): LockFileState | WriterError {
+    try {
+      return lockFile.stateNow(now);
+    } catch (error) {
+      return lockReadError(lockFile, error);
     }
   }
 
@@ -128,4 +166,8 @@ export class LinkWatch {
     this.#fd = fd;
     this.#seen = null;
   }
+}
+
+function lockReadError(lockFile: LockFileWatch, error: unknown): WriterError {
+  return new JournalWriteError(lockFile.path, 'read lock after sync', error);
 }

@@ -177,7 +177,11 @@ function notRegularFile(path: string, stats: fs.Stats): NodeJS.ErrnoException {
 
 /** Opens `path` with `flags` (which include {@link SAFE_FLAGS}), then keeps the descriptor only if it is a regular file. */
 async function openRegular(path: string, flags: number): Promise<number> {
-  const fd = await openAsync(path, flags, 0o644);
+  return keepIfRegular(path, await openAsync(path, flags, 0o644));
+}
+
+/** `fd`, open at `path`, if it is a regular file; otherwise closes it and throws `EFTYPE`. */
+function keepIfRegular(path: string, fd: number): number {
   let stats: fs.Stats;
   try {
     stats = fs.fstatSync(fd);
@@ -194,7 +198,15 @@ async function openRegular(path: string, flags: number): Promise<number> {
 
 /** Reads a whole regular file through {@link openRegular}, so a lock file that is a FIFO or a link is refused too. */
 async function readRegularFile(path: string): Promise<Uint8Array> {
-  const fd = await openRegular(path, OPEN_FLAGS.read);
+  return readWholeAndClose(await openRegular(path, OPEN_FLAGS.read));
+}
+
+/** The same, synchronously: the open cannot wait for a writer (`O_NONBLOCK`, see {@link SAFE_FLAGS}). */
+function readRegularFileNow(path: string): Uint8Array {
+  return readWholeAndClose(keepIfRegular(path, fs.openSync(path, OPEN_FLAGS.read)));
+}
+
+function readWholeAndClose(fd: number): Uint8Array {
   try {
     // Synchronous: the files read whole are lock files of a few dozen bytes, answered from the page cache.
     return fs.readFileSync(fd);
@@ -345,6 +357,25 @@ export function synchronousRead(fs: FileSystem): SynchronousRead | undefined {
 const readNow: SynchronousRead = (fd, buffer, offset, length, position) =>
   fs.readSync(fd, buffer, offset, length, position);
 
+/** A synchronous `readFile`: returns what the file system's `readFile` resolves with, throws what it rejects with. */
+export type SynchronousReadFile = (path: string) => Uint8Array;
+
+const READ_FILE_NOW = twinSlot<SynchronousReadFile>('readFileNow');
+
+/** @internal Gives `fs` a synchronous twin of its `readFile`, which must do what that call does. */
+export function withSynchronousReadFile<T extends FileSystem>(fs: T, readFileNow: SynchronousReadFile): T {
+  return READ_FILE_NOW.attach(fs, readFileNow);
+}
+
+/**
+ * @internal The synchronous twin of `fs.readFile`, when `fs` has one: what the check of a journal's lock after a sync
+ * uses (`append/link-watch.ts`). A thread-pool trip for the lock file's open at every such check made 64 sessions
+ * syncing together in a busy directory markedly slower (bench/results/history.md, "sessions-64 and the lock check").
+ */
+export function synchronousReadFile(fs: FileSystem): SynchronousReadFile | undefined {
+  return READ_FILE_NOW.of(fs);
+}
+
 /**
  * The real file system (Node.js `fs` on raw descriptors). Callback APIs are used rather than `FileHandle`: they cost
  * one thread-pool hop per call and no handle object, which matters on the durable append path. Calls the kernel
@@ -389,6 +420,7 @@ export const nodeFileSystem: FileSystem = {
 withSynchronousStat(nodeFileSystem, statNow);
 withSynchronousWrite(nodeFileSystem, writeNow);
 withSynchronousRead(nodeFileSystem, readNow);
+withSynchronousReadFile(nodeFileSystem, readRegularFileNow);
 
 /**
  * The real file system with `fdatasync` and `fsync` made on the calling thread, as better-sqlite3 commits: a durable
@@ -407,3 +439,4 @@ export const blockingSyncFileSystem: FileSystem = {
 withSynchronousStat(blockingSyncFileSystem, statNow);
 withSynchronousWrite(blockingSyncFileSystem, writeNow);
 withSynchronousRead(blockingSyncFileSystem, readNow);
+withSynchronousReadFile(blockingSyncFileSystem, readRegularFileNow);

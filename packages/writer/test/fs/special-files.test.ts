@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { closeSync, constants, mkdirSync, openSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { nodeFileSystem, openTurnJournal } from '../support/internals.js';
+import { nodeFileSystem, openTurnJournal, synchronousReadFile } from '../support/internals.js';
 import { tempDir } from '../support/temp.js';
 
 // Issue 11, defect 8: the writer followed symbolic links (a journal linked to a file outside the store was truncated
@@ -35,13 +35,16 @@ function fifoWithGuard(path: string): { waited: () => boolean } {
 }
 
 describe('nodeFileSystem refuses links and special files (TJ-DUR-031, TJ-DUR-032)', () => {
-  it('rejects a symbolic link with ELOOP in every open mode and in readFile', async () => {
+  const readFileNow = synchronousReadFile(nodeFileSystem) as (path: string) => Uint8Array;
+
+  it('rejects a symbolic link with ELOOP in every open mode and in readFile (and its synchronous twin)', async () => {
     const dir = tempDir();
     writeFileSync(join(dir, 'target'), 'outside\n');
     symlinkSync(join(dir, 'target'), join(dir, 'link'));
     for (const mode of ['read', 'read-write'] as const)
       await expect(nodeFileSystem.open(join(dir, 'link'), mode)).rejects.toMatchObject({ code: 'ELOOP' });
     await expect(nodeFileSystem.readFile(join(dir, 'link'))).rejects.toMatchObject({ code: 'ELOOP' });
+    expect(() => readFileNow(join(dir, 'link'))).toThrow(expect.objectContaining({ code: 'ELOOP' }));
     expect(readFileSync(join(dir, 'target'), 'utf8')).toBe('outside\n');
   });
 
@@ -51,6 +54,7 @@ describe('nodeFileSystem refuses links and special files (TJ-DUR-031, TJ-DUR-032
     await expect(nodeFileSystem.open(join(dir, 'fifo'), 'read')).rejects.toMatchObject({ code: 'EFTYPE' });
     await expect(nodeFileSystem.open(join(dir, 'fifo'), 'read-write')).rejects.toMatchObject({ code: 'EFTYPE' });
     await expect(nodeFileSystem.readFile(join(dir, 'fifo'))).rejects.toMatchObject({ code: 'EFTYPE' });
+    expect(() => readFileNow(join(dir, 'fifo'))).toThrow(expect.objectContaining({ code: 'EFTYPE' }));
     await expect(nodeFileSystem.open('/dev/zero', 'read')).rejects.toMatchObject({ code: 'EFTYPE' });
     expect(fifo.waited()).toBe(false);
   });
