@@ -54,9 +54,13 @@ export interface FoundEventSeq {
  * its line in the one 64 KiB read of the search's first step, and a forward read that starts with those bytes reads
  * the log once, not twice (issue 39).
  */
-export async function findEventSeq(target: number, options: SeekEventSeqOptions): Promise<FoundEventSeq> {
+export async function findEventSeq(
+  target: number,
+  options: SeekEventSeqOptions,
+  readAlready?: BytesRead,
+): Promise<FoundEventSeq> {
   const { source, size } = options;
-  const probe = new Probe(source, Math.max(1024, options.windowBytes ?? DEFAULT_WINDOW));
+  const probe = new Probe(source, Math.max(1024, options.windowBytes ?? DEFAULT_WINDOW), readAlready);
   let lo = 0;
   let hi = size;
   // Back from the end, in growing steps, while the records found are at or past the target.
@@ -81,6 +85,15 @@ export async function findEventSeq(target: number, options: SeekEventSeqOptions)
   return { offset, following: probe.bytesFrom(offset) };
 }
 
+/**
+ * Bytes a caller read from the source at `position` a moment ago, committed lines up to the search's `size` (the
+ * search looks at nothing past it): the search reads none of them again. Its own buffer from then on, never written to.
+ */
+export interface BytesRead {
+  readonly position: number;
+  readonly bytes: Buffer;
+}
+
 /** Positional reads of the first record after a point, into a buffer that grows only for long lines. */
 class Probe {
   readonly #source: JournalSource;
@@ -88,15 +101,20 @@ class Probe {
   // A Buffer, not a bare Uint8Array: its indexOf is a native search, several times faster than a Uint8Array's at
   // finding the line ends of a 64 KiB read (bench/results/history.md, "Against Redis and PostgreSQL, the runs of
   // 2026-11-29 morning"). Not zero-filled: only the bytes read are ever looked at.
-  #buffer = Buffer.allocUnsafe(FIRST_PROBE_BYTES);
+  #buffer: Buffer = Buffer.allocUnsafe(FIRST_PROBE_BYTES);
   /** Where the bytes in the buffer were read from, and how many were read. */
   #bufferAt = -1;
   #bufferLength = 0;
+  /** Bytes read before the search began, answered from where a read falls within them. */
+  readonly #readAlready: BytesRead | undefined;
+  /** Whether the buffer is (a view of) those bytes, which a read must not overwrite. */
+  #borrowed = false;
   readonly #decoder = new TextDecoder('utf-8', { fatal: false });
 
-  constructor(source: JournalSource, window: number) {
+  constructor(source: JournalSource, window: number, readAlready?: BytesRead) {
     this.#source = source;
     this.#window = window;
+    this.#readAlready = readAlready;
   }
 
   /**
@@ -156,7 +174,19 @@ class Probe {
 
   /** Reads `length` bytes at `position` into the buffer (grown when needed) and remembers where they came from. */
   async #read(length: number, position: number): Promise<number> {
-    if (this.#buffer.length < length) this.#buffer = Buffer.allocUnsafe(length);
+    const known = this.#readAlready;
+    if (known !== undefined && position >= known.position && position + length <= known.position + known.bytes.length) {
+      const start = position - known.position;
+      this.#buffer = known.bytes.subarray(start, start + length);
+      this.#borrowed = true;
+      this.#bufferAt = position;
+      this.#bufferLength = length;
+      return length;
+    }
+    if (this.#borrowed || this.#buffer.length < length) {
+      this.#buffer = Buffer.allocUnsafe(Math.max(length, FIRST_PROBE_BYTES));
+      this.#borrowed = false;
+    }
     this.#bufferAt = -1;
     const read = await readFully(this.#source, this.#buffer, length, position);
     this.#bufferAt = position;

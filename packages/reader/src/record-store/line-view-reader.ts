@@ -1,7 +1,7 @@
 import { Buffer } from 'node:buffer';
 import { ReaderError } from '../errors.js';
 import { type BackwardLine, readLinesBackward } from '../event/read-lines-backward.js';
-import { findEventSeq, seekEventSeq } from '../event/seek-event-seq.js';
+import { type BytesRead, findEventSeq, seekEventSeq } from '../event/seek-event-seq.js';
 import { DEFAULT_MAX_LINE_BYTES } from '../framing/line-splitter.js';
 import { type JournalItem, type JournalSource, readJournal } from '../framing/read-journal.js';
 import type { JournalCursor, JournalReader, JournalReadOptions, SeqReadOptions } from './record-store.js';
@@ -40,8 +40,6 @@ export class LineViewReader implements JournalReader {
   readonly name: string;
   readonly #view: LineView;
   #closed = false;
-  /** The last bytes of the journal, read by {@link LineViewReader.recordsFromSeq} to find where its lines end. */
-  #tail: Buffer = Buffer.alloc(0);
 
   constructor(name: string, view: LineView) {
     this.name = name;
@@ -70,32 +68,31 @@ export class LineViewReader implements JournalReader {
    */
   async *recordsFromSeq(target: number, options: SeqReadOptions = {}): AsyncGenerator<JournalItem[]> {
     const to = options.to ?? (await this.end());
-    const linesEnd = this.#linesEndNow(to);
+    const tail = this.#tailNowOf(to);
+    const linesEnd = linesEndIn(tail, to);
     const source = this.#tailNow(bounded(this, to), linesEnd - TAIL_NOW_BYTES, to);
     if (this.seekSeq !== LineViewReader.prototype.seekSeq) {
       yield* this.#read(source, await this.seekSeq(target, { to }), options);
       return;
     }
-    const found = await findEventSeq(target, { source, size: linesEnd });
+    // The search's first step reads the 64 KiB before the lines' end: when the lines end where the journal does (no
+    // pre-allocated space), those are the bytes just read, and the search reads nothing.
+    const found = await findEventSeq(target, { source, size: linesEnd }, tail);
     yield* this.#read(startingWith(source, found.offset, found.following), found.offset, options);
   }
 
   /**
-   * Where the lines before `to` end, by one read at once of the last {@link TAIL_NOW_BYTES} (where the view can; `to`
-   * otherwise): after the last LF in them. A journal being written ends in pre-allocated space (NULs, up to 64 KiB,
-   * TJ-DUR-035), which the end includes: a seek from that end spent its first read on NULs, and the records a
-   * reconnect wants lay before the tail read at once. Bytes after the last LF hold no line (pre-allocated space, or a
-   * line not yet whole), so a seek within the lines answers as one within all the bytes would. No LF in those bytes
-   * (a line longer than them): `to`.
+   * The last {@link TAIL_NOW_BYTES} before `to`, read at once where the view can (undefined where it cannot): where
+   * the lines end is found in them (see {@link linesEndIn}), and a seek answered within them reads nothing more. A
+   * buffer of its own for each read: two replays of one reader may interleave.
    */
-  #linesEndNow(to: number): number {
+  #tailNowOf(to: number): BytesRead | undefined {
     const readNow = this.#view.readNow;
-    if (readNow === undefined || this.#closed || to <= 0) return to;
+    if (readNow === undefined || this.#closed || to <= 0) return undefined;
     const length = Math.min(TAIL_NOW_BYTES, to);
-    if (this.#tail.length < length) this.#tail = Buffer.allocUnsafe(TAIL_NOW_BYTES);
-    const read = readNow.call(this.#view, this.#tail, 0, length, to - length);
-    const lf = this.#tail.subarray(0, read).lastIndexOf(LF);
-    return lf < 0 ? to : to - length + lf + 1;
+    const bytes = Buffer.allocUnsafe(length);
+    const read = readNow.call(this.#view, bytes, 0, length, to - length);
+    return { position: to - length, bytes: bytes.subarray(0, read) };
   }
 
   /** `source`, with its reads from `from` to `to` made at once where the view can. */
@@ -141,6 +138,19 @@ export class LineViewReader implements JournalReader {
     this.#closed = true;
     await this.#view.close();
   }
+}
+
+/**
+ * Where the lines before `to` end, given the bytes read at once before it (`to` without them): after the last LF in
+ * them. A journal being written ends in pre-allocated space (NULs, up to 64 KiB, TJ-DUR-035), which the end includes:
+ * a seek from that end spent its first read on NULs, and the records a reconnect wants lay before the tail read at
+ * once. Bytes after the last LF hold no line (pre-allocated space, or a line not yet whole), so a seek within the
+ * lines answers as one within all the bytes would. No LF in those bytes (a line longer than them): `to`.
+ */
+function linesEndIn(tail: BytesRead | undefined, to: number): number {
+  if (tail === undefined) return to;
+  const lf = tail.bytes.lastIndexOf(LF);
+  return lf < 0 ? to : tail.position + lf + 1;
 }
 
 /** A source that reads nothing at or after `to`: a read that began at one end is not changed by later appends. */

@@ -123,6 +123,16 @@ describe('LineViewReader.recordsFromSeq (TJ-STORE-005)', () => {
     // Where the lines end (the last LF of the last 64 KiB), the seek's read, then the pre-allocated space after them.
     expect({ reads: now.reads, readsNow: now.readsNow }).toEqual({ reads: 0, readsNow: 3 });
 
+    // A journal that ends with its lines (no pre-allocated space): the seek answers from the bytes read to find where
+    // the lines end, and nothing is read again.
+    const bare = logOf(
+      Array.from({ length: 50_000 }, () => ({ kind: 'record', pad: 200 })),
+      0,
+    );
+    const tight = viewOf(bare.content, true);
+    expect(await seqs(new LineViewReader('log', tight).recordsFromSeq(bare.records - 100))).toEqual(wanted);
+    expect({ reads: tight.reads, readsNow: tight.readsNow }).toEqual({ reads: 0, readsNow: 1 });
+
     // A journal being written ends in up to 64 KiB of pre-allocated space: the records before it are read at once too.
     const written = logOf(
       Array.from({ length: 50_000 }, () => ({ kind: 'record', pad: 200 })),
