@@ -55,4 +55,5 @@ export const LIVE_MUTANTS: readonly Mutant[] = [
   reference('live-reserved-session-ids', 'TJ-LIVE-037'),
   reference('live-cancel-not-partial', 'TJ-LIVE-035'),
   reference('live-cancel-reason-lost', 'TJ-LIVE-035'),
+  reference('live-shutdown-abandons', 'TJ-LIVE-036'),
 ];

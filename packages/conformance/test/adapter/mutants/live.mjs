@@ -7,6 +7,7 @@ import { oversizeRefusal } from '@turnjournal/writer/_internals';
 import { records } from './shared.mjs';
 
 const RECOVERY = 'server_startup_recovery';
+const SHUTDOWN = 'server_shutdown';
 const DELIVERY_WINDOW_MS = 48 * 3_600_000;
 const FINISHING = new Set(['chat.done', 'chat.error', 'chat.cancelled']);
 const TERMINAL = new Set(['completed', 'interrupted']);
@@ -520,7 +521,22 @@ class HandwrittenSession {
     return events;
   }
 
+  /**
+   * A clean shutdown (TJ-LIVE-036): the active run is cancelled with reason `server_shutdown`, its open segment
+   * committed as partial and its turn interrupted, before the writers close; the defect leaves it for recovery.
+   */
+  async shutDown() {
+    const run = this.active;
+    if (run === null || this.broken === 'live-shutdown-abandons') return;
+    await this.closeSegment(run, false, true);
+    await this.log.chatCancelled({ requestId: run.requestId, reason: SHUTDOWN });
+    await this.sync();
+    await this.journal.interrupt(run.turnId, SHUTDOWN);
+    this.active = null;
+  }
+
   async close() {
+    await this.shutDown();
     await this.sync().catch(() => undefined);
     await this.log.close();
     await this.journal.close();
@@ -664,6 +680,7 @@ export const liveDefects = Object.fromEntries([
     'live-cancel-not-partial',
     'live-cancel-reason-lost',
     'live-client-id-bound-unstated',
+    'live-shutdown-abandons',
   ].map((name) => [name, { live: handwrittenLive(name) }]),
   // Not a defect: the hand-written live sessions with nothing broken, which must pass (the defects' control).
   ['live-handwritten', { live: handwrittenLive(null) }],

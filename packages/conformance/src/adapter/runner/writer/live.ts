@@ -5,6 +5,7 @@ import { liveDurabilityCheck } from './live-durability.js';
 import { epochCheck } from './live-epoch.js';
 import { liveInvalidSessionCheck } from './live-invalid-session.js';
 import { restartCheck, restartLongTextCheck } from './live-restart.js';
+import { shutdownCheck } from './live-shutdown.js';
 import { snapshotAckCheck } from './live-snapshot-ack.js';
 import { snapshotToolsCheck } from './live-snapshot-tools.js';
 import { burstCheck, catchUpCheck, subscribeCheck } from './live-subscribe.js';
@@ -34,4 +35,5 @@ export async function liveChecks(context: WriterContext): Promise<void> {
   await tokensDurableCheck(context);
   await tokensSegmentsCheck(context);
   await tokensSessionCheck(context);
+  await shutdownCheck(context);
 }
