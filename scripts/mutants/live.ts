@@ -56,4 +56,5 @@ export const LIVE_MUTANTS: readonly Mutant[] = [
   reference('live-cancel-not-partial', 'TJ-LIVE-035'),
   reference('live-cancel-reason-lost', 'TJ-LIVE-035'),
   reference('live-shutdown-abandons', 'TJ-LIVE-036'),
+  reference('live-restart-checkpoints', 'TJ-LIVE-023'),
 ];

@@ -5,6 +5,7 @@ import { liveDurabilityCheck } from './live-durability.js';
 import { epochCheck } from './live-epoch.js';
 import { liveInvalidSessionCheck } from './live-invalid-session.js';
 import { restartCheck, restartLongTextCheck } from './live-restart.js';
+import { restartCheckpointCheck } from './live-restart-checkpoint.js';
 import { shutdownCheck } from './live-shutdown.js';
 import { snapshotAckCheck } from './live-snapshot-ack.js';
 import { snapshotToolsCheck } from './live-snapshot-tools.js';
@@ -26,6 +27,7 @@ export async function liveChecks(context: WriterContext): Promise<void> {
   await snapshotAckCheck(context);
   await restartCheck(context);
   await restartLongTextCheck(context);
+  await restartCheckpointCheck(context);
   await liveDurabilityCheck(context);
   await liveInvalidSessionCheck(context);
   await ackReceiptsCheck(context);
