@@ -57,4 +57,5 @@ export const LIVE_MUTANTS: readonly Mutant[] = [
   reference('live-cancel-reason-lost', 'TJ-LIVE-035'),
   reference('live-shutdown-abandons', 'TJ-LIVE-036'),
   reference('live-restart-checkpoints', 'TJ-LIVE-023'),
+  reference('live-evicts-busy', 'TJ-LIVE-065'),
 ];

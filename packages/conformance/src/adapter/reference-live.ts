@@ -53,9 +53,14 @@ export interface LiveOperations {
   /**
    * `live_open`: opens (and recovers) the session, its next runs in token mode `tokens` when given (TJ-LIVE-066; a mode
    * the implementation lacks throws an `AdapterRequestError` with code `unsupported`); resolves with its last durable
-   * seq and the bound it states for client ids (TJ-LIVE-057).
+   * seq and the bounds it states for client ids (TJ-LIVE-057) and for the sessions of `ref.root` open at once
+   * (TJ-LIVE-065), which `limits.maxOpenSessions` asks for when this is the first request naming the root (TJ-CONF-073).
    */
-  open(ref: LiveSessionRef, tokens?: string): Promise<{ lastSeq: number | null; clientIdMax?: number }>;
+  open(
+    ref: LiveSessionRef,
+    tokens?: string,
+    limits?: { readonly maxOpenSessions?: number },
+  ): Promise<{ lastSeq: number | null; clientIdMax?: number; maxOpenSessions?: number }>;
   /** `live_send`: submits a turn and starts its run, or answers a retry. */
   send(ref: LiveSessionRef, requestId: string, content: string): Promise<{ created: boolean; status: string }>;
   /** `live_step`: the run's next step; throws a refusal as an `AdapterRequestError` with code `refused`. */
@@ -81,10 +86,13 @@ const REFUSED_CODES = new Set([
   'ack_beyond_log',
   'unknown_run',
   'request_id_conflict',
+  'too_many_sessions',
 ]);
 
 /** The bound @turnjournal/live states for a client id recorded in an acknowledgement (TJ-LIVE-057). */
 const CLIENT_ID_MAX = 128;
+/** The hub's default bound on the sessions it holds open at once (`maxOpenSessions`, TJ-LIVE-065). */
+const MAX_OPEN_SESSIONS = 1000;
 
 /** Runs `call`, answering a refusal of @turnjournal/live with `refused` rather than `failed` (TJ-CONF-040). */
 const refusing = <T>(call: () => Promise<T>) =>
@@ -92,17 +100,26 @@ const refusing = <T>(call: () => Promise<T>) =>
 
 /** Feature `live` over @turnjournal/live's hub: one hub per store root, the runs a `live_send` started by request id. */
 export function referenceLiveOperations(): LiveOperations {
-  const hubs = new Map<string, ConversationHub>();
+  const hubs = new Map<string, { hub: ConversationHub; maxOpenSessions: number }>();
   const runs = new Map<string, LiveRun>();
-  const hubOf = (ref: LiveSessionRef): ConversationHub => {
-    let hub = hubs.get(ref.root);
-    if (hub === undefined) {
-      // No background retention and no idle close: the harness decides what happens and when.
-      hub = openConversationHub({ root: ref.root, retention: false, idleCloseMs: 24 * 3_600_000 });
-      hubs.set(ref.root, hub);
+  const served = (ref: LiveSessionRef, limits: { readonly maxOpenSessions?: number } = {}) => {
+    let served = hubs.get(ref.root);
+    if (served === undefined) {
+      // No background retention and no idle close: the harness decides what happens and when. The bound on open
+      // sessions is the one the first request naming the root asks for (TJ-CONF-073).
+      const maxOpenSessions = limits.maxOpenSessions ?? MAX_OPEN_SESSIONS;
+      const hub = openConversationHub({
+        root: ref.root,
+        retention: false,
+        idleCloseMs: 24 * 3_600_000,
+        maxOpenSessions,
+      });
+      served = { hub, maxOpenSessions };
+      hubs.set(ref.root, served);
     }
-    return hub;
+    return served;
   };
+  const hubOf = (ref: LiveSessionRef): ConversationHub => served(ref).hub;
   const session = (ref: LiveSessionRef): Promise<HubSession> => hubOf(ref).session(ref.sessionId);
   const runKey = (ref: LiveSessionRef, requestId: string) => JSON.stringify([ref.root, ref.sessionId, requestId]);
   const runOf = (ref: LiveSessionRef, requestId: string): LiveRun => {
@@ -111,15 +128,15 @@ export function referenceLiveOperations(): LiveOperations {
     return run;
   };
   return {
-    async open(ref, tokens) {
+    open: (ref, tokens, limits) =>
       // The hub keeps the mode for the session (TJ-LIVE-066), and refuses one it does not know as `invalid_request`
-      // (answered `bad_request`); no mode named leaves the one the session has.
-      const opened = await hubOf(ref).session(
-        ref.sessionId,
-        tokens === undefined ? {} : { tokens: tokens as TokenMode },
-      );
-      return { lastSeq: opened.snapshot().lastSeq, clientIdMax: CLIENT_ID_MAX };
-    },
+      // (answered `bad_request`); no mode named leaves the one the session has. An open with every session busy is
+      // refused `too_many_sessions` (TJ-LIVE-065), answered `refused`.
+      refusing(async () => {
+        const { hub, maxOpenSessions } = served(ref, limits);
+        const opened = await hub.session(ref.sessionId, tokens === undefined ? {} : { tokens: tokens as TokenMode });
+        return { lastSeq: opened.snapshot().lastSeq, clientIdMax: CLIENT_ID_MAX, maxOpenSessions };
+      }),
     send: (ref, requestId, content) =>
       refusing(async () => {
         const result = await (await session(ref)).send({ requestId, content });
@@ -224,7 +241,7 @@ export function referenceLiveOperations(): LiveOperations {
       }
     },
     async close() {
-      const all = [...hubs.values()];
+      const all = [...hubs.values()].map((entry) => entry.hub);
       hubs.clear();
       runs.clear();
       const settled = await Promise.allSettled(all.map((hub) => hub.close()));

@@ -14,6 +14,8 @@ const TERMINAL = new Set(['completed', 'interrupted']);
 // The bound the hand-written sessions state for a client id (TJ-LIVE-057), and the characters of a segment's unwritten
 // text that `segments` mode writes whole (TJ-LIVE-059).
 const CLIENT_ID_MAX = 128;
+// The bound on a root's open sessions when the first request names none (TJ-LIVE-065).
+const MAX_OPEN_SESSIONS = 1000;
 const SEGMENT_CHUNK_CHARS = 4096;
 const TOKEN_MODES = new Set(['durable', 'segments']);
 const RESERVED_SESSION_IDS = new Set(['_turn_journal', 'sessions']);
@@ -29,6 +31,8 @@ class HandwrittenSession {
     this.journal = journal;
     this.log = log;
     this.active = null;
+    this.subscribers = 0;
+    this.lastUsed = 0;
     this.durableSeq = log.lastSeq ?? -1;
     // The first seq a window of records appended by this process would hold (the defect live-window-only).
     this.windowStart = this.durableSeq + 1;
@@ -479,8 +483,18 @@ class HandwrittenSession {
     return written;
   }
 
+  /** A subscription keeps its session busy while it waits (TJ-LIVE-065). */
+  async subscribe(options) {
+    this.subscribers += 1;
+    try {
+      return await this.follow(options);
+    } finally {
+      this.subscribers -= 1;
+    }
+  }
+
   /** Polls the log for durable records after the cursor (TJ-LIVE-009), with the snapshots of TJ-LIVE-010/018. */
-  async subscribe({ after, epoch, untilSeq, timeoutMs }) {
+  async follow({ after, epoch, untilSeq, timeoutMs }) {
     // A server that delivers what it wrote (the defect live-delivers-unsynced) has no reason to sync first; a sync
     // here would cover the records the subscription is about to read and hide the defect.
     if (this.broken !== 'live-delivers-unsynced') await this.sync();
@@ -589,8 +603,13 @@ async function readSnapshot(file) {
 function handwrittenLive(broken) {
   return () => {
     const sessions = new Map();
+    // Sessions that finished opening, those closing for room, and each root's bound (TJ-LIVE-065).
+    const open = new Map();
+    const closing = new Map();
+    const bounds = new Map();
+    let used = 0;
     let busy = Promise.resolve();
-    const session = (ref) => {
+    const session = (ref, maxOpenSessions) => {
       // TJ-FAM-010/011: no path from an invalid session id. The defect live-reads-any-session checks it only before it
       // opens the writers, so a snapshot still reads the log the id points at.
       if (!isValidIdentifier(ref.sessionId))
@@ -601,9 +620,52 @@ function handwrittenLive(broken) {
       // TJ-LIVE-037: the layout's own directory names, in any case; the defect opens a session under them.
       if (RESERVED_SESSION_IDS.has(ref.sessionId.toLowerCase()) && broken !== 'live-reserved-session-ids')
         throw new AdapterRequestError('bad_request', `session id ${JSON.stringify(ref.sessionId)} is reserved`);
+      if (!bounds.has(ref.root)) bounds.set(ref.root, maxOpenSessions ?? MAX_OPEN_SESSIONS);
       const key = `${ref.root}\u0000${ref.sessionId}`;
-      if (!sessions.has(key)) sessions.set(key, HandwrittenSession.open(broken, ref.root, ref.sessionId));
-      return sessions.get(key);
+      let opening = sessions.get(key);
+      if (opening === undefined) {
+        const room = makeRoom(ref.root);
+        opening = room
+          .then(() => closing.get(key))
+          .then(() => HandwrittenSession.open(broken, ref.root, ref.sessionId));
+        sessions.set(key, opening);
+        opening.then(
+          (opened) => open.set(key, opened),
+          () => sessions.delete(key),
+        );
+      }
+      return opening.then((opened) => {
+        used += 1;
+        opened.lastUsed = used;
+        return opened;
+      });
+    };
+    /**
+     * TJ-LIVE-065: at the bound, closes the idle session of `root` used least recently (no active run, no subscriber)
+     * and resolves once it closed; throws the refusal at once when every one is busy or still opening. The defect
+     * live-evicts-busy closes the one used least recently whatever it is doing.
+     */
+    const makeRoom = (root) => {
+      const ofRoot = [...sessions.keys()].filter((key) => key.startsWith(`${root}\u0000`));
+      if (ofRoot.length < bounds.get(root)) return Promise.resolve();
+      let victim;
+      for (const key of ofRoot) {
+        const opened = open.get(key);
+        if (opened === undefined) continue;
+        if (broken !== 'live-evicts-busy' && (opened.active !== null || opened.subscribers > 0)) continue;
+        if (victim === undefined || opened.lastUsed < open.get(victim).lastUsed) victim = key;
+      }
+      if (victim === undefined)
+        throw new AdapterRequestError(
+          'refused',
+          `${bounds.get(root)} sessions are open, each busy (too_many_sessions)`,
+        );
+      const closed = open.get(victim);
+      sessions.delete(victim);
+      open.delete(victim);
+      const done = closed.close().finally(() => closing.delete(victim));
+      closing.set(victim, done);
+      return done;
     };
     // TJ-CONF-041 defect: one request at a time, a waiting subscription included.
     const serial = (task) => {
@@ -613,14 +675,17 @@ function handwrittenLive(broken) {
       return run;
     };
     return {
-      open: (ref, tokens) =>
+      open: (ref, tokens, limits) =>
         serial(async () => {
-          const opened = await session(ref);
+          const opened = await session(ref, limits?.maxOpenSessions);
           opened.useTokens(tokens);
           const { durableSeq } = opened;
           const lastSeq = durableSeq < 0 ? null : durableSeq;
+          const maxOpenSessions = bounds.get(ref.root);
           // TJ-CONF-070: the defect does not state the bound its sessions keep.
-          return broken === 'live-client-id-bound-unstated' ? { lastSeq } : { lastSeq, clientIdMax: CLIENT_ID_MAX };
+          return broken === 'live-client-id-bound-unstated'
+            ? { lastSeq, maxOpenSessions }
+            : { lastSeq, clientIdMax: CLIENT_ID_MAX, maxOpenSessions };
         }),
       send: (ref, requestId, content) =>
         serial(async () => refusing(async () => (await session(ref)).send(requestId, content))),
@@ -636,6 +701,7 @@ function handwrittenLive(broken) {
       subscribe: (ref, options) => serial(async () => (await session(ref)).subscribe(options)),
       close: async () => {
         for (const opening of sessions.values()) await (await opening).close().catch(() => undefined);
+        await Promise.allSettled(closing.values());
         sessions.clear();
       },
     };
@@ -695,6 +761,7 @@ export const liveDefects = Object.fromEntries([
     'live-client-id-bound-unstated',
     'live-shutdown-abandons',
     'live-restart-checkpoints',
+    'live-evicts-busy',
   ].map((name) => [name, { live: handwrittenLive(name) }]),
   // Not a defect: the hand-written live sessions with nothing broken, which must pass (the defects' control).
   ['live-handwritten', { live: handwrittenLive(null) }],

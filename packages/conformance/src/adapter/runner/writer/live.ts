@@ -6,6 +6,7 @@ import { epochCheck } from './live-epoch.js';
 import { liveInvalidSessionCheck } from './live-invalid-session.js';
 import { restartCheck, restartLongTextCheck } from './live-restart.js';
 import { restartCheckpointCheck } from './live-restart-checkpoint.js';
+import { sessionBoundCheck } from './live-session-bound.js';
 import { shutdownCheck } from './live-shutdown.js';
 import { snapshotAckCheck } from './live-snapshot-ack.js';
 import { snapshotToolsCheck } from './live-snapshot-tools.js';
@@ -38,4 +39,5 @@ export async function liveChecks(context: WriterContext): Promise<void> {
   await tokensSegmentsCheck(context);
   await tokensSessionCheck(context);
   await shutdownCheck(context);
+  await sessionBoundCheck(context);
 }
