@@ -58,4 +58,5 @@ export const LIVE_MUTANTS: readonly Mutant[] = [
   reference('live-shutdown-abandons', 'TJ-LIVE-036'),
   reference('live-restart-checkpoints', 'TJ-LIVE-023'),
   reference('live-evicts-busy', 'TJ-LIVE-065'),
+  reference('live-window-counts-checkpoints', 'TJ-LIVE-067'),
 ];

@@ -216,6 +216,14 @@ export const LiveOpenRequest = Type.Object({
         'The bound on the sessions of `root` held open at once (TJ-LIVE-065) the harness asks for; applies when this request is the first to name `root` (TJ-CONF-073).',
     }),
   ),
+  window_bytes: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: 1_073_741_824,
+      description:
+        "The byte bound of a session's window for live subscribers (TJ-LIVE-030, TJ-LIVE-067) the harness asks for; applies when this request is the first to name `root` (TJ-CONF-074).",
+    }),
+  ),
 });
 /** `live_send` (feature `live`): submit a user turn and start its run; idempotent on `request_id`. */
 export const LiveSendRequest = Type.Object({
@@ -472,6 +480,12 @@ export const LiveOpenResult = Type.Object({
     Type.Integer({
       minimum: 1,
       description: 'The most sessions of `root` the server holds open at once (TJ-LIVE-065, TJ-CONF-073).',
+    }),
+  ),
+  window_bytes: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      description: "The byte bound of a session's window for live subscribers (TJ-LIVE-030, TJ-CONF-074).",
     }),
   ),
 });

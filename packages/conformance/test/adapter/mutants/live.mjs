@@ -14,8 +14,10 @@ const TERMINAL = new Set(['completed', 'interrupted']);
 // The bound the hand-written sessions state for a client id (TJ-LIVE-057), and the characters of a segment's unwritten
 // text that `segments` mode writes whole (TJ-LIVE-059).
 const CLIENT_ID_MAX = 128;
-// The bound on a root's open sessions when the first request names none (TJ-LIVE-065).
+// The bounds on a root's open sessions (TJ-LIVE-065) and on a session's window (TJ-LIVE-030) when the first request
+// names none.
 const MAX_OPEN_SESSIONS = 1000;
+const WINDOW_BYTES = 64 * 1024 * 1024;
 const SEGMENT_CHUNK_CHARS = 4096;
 const TOKEN_MODES = new Set(['durable', 'segments']);
 const RESERVED_SESSION_IDS = new Set(['_turn_journal', 'sessions']);
@@ -33,6 +35,8 @@ class HandwrittenSession {
     this.active = null;
     this.subscribers = 0;
     this.lastUsed = 0;
+    // The byte bound of the window for live subscribers the server states (TJ-LIVE-030), set when the session opens.
+    this.windowBytes = WINDOW_BYTES;
     this.durableSeq = log.lastSeq ?? -1;
     // The first seq a window of records appended by this process would hold (the defect live-window-only).
     this.windowStart = this.durableSeq + 1;
@@ -534,6 +538,17 @@ class HandwrittenSession {
         cursor = durable;
         continue;
       }
+      // TJ-LIVE-067: a window that counts a checkpoint at its line, the whole conversation, cuts off every subscriber
+      // once the conversation is longer than the window, however promptly it reads.
+      const checkpoint = next.find((r) => String(r.type).startsWith('checkpoint'));
+      if (
+        this.broken === 'live-window-counts-checkpoints' &&
+        checkpoint !== undefined &&
+        JSON.stringify(checkpoint).length > this.windowBytes
+      ) {
+        events.push({ cut_off: cursor });
+        break;
+      }
       if (this.broken === 'live-cuts-off-bursts' && next.length > 64) {
         // TJ-LIVE-030: a server whose window holds 64 records cuts off whoever one commit carried past it.
         events.push({ cut_off: cursor });
@@ -609,7 +624,7 @@ function handwrittenLive(broken) {
     const bounds = new Map();
     let used = 0;
     let busy = Promise.resolve();
-    const session = (ref, maxOpenSessions) => {
+    const session = (ref, limits) => {
       // TJ-FAM-010/011: no path from an invalid session id. The defect live-reads-any-session checks it only before it
       // opens the writers, so a snapshot still reads the log the id points at.
       if (!isValidIdentifier(ref.sessionId))
@@ -620,14 +635,22 @@ function handwrittenLive(broken) {
       // TJ-LIVE-037: the layout's own directory names, in any case; the defect opens a session under them.
       if (RESERVED_SESSION_IDS.has(ref.sessionId.toLowerCase()) && broken !== 'live-reserved-session-ids')
         throw new AdapterRequestError('bad_request', `session id ${JSON.stringify(ref.sessionId)} is reserved`);
-      if (!bounds.has(ref.root)) bounds.set(ref.root, maxOpenSessions ?? MAX_OPEN_SESSIONS);
+      if (!bounds.has(ref.root))
+        bounds.set(ref.root, {
+          maxOpenSessions: limits?.maxOpenSessions ?? MAX_OPEN_SESSIONS,
+          windowBytes: limits?.windowBytes ?? WINDOW_BYTES,
+        });
       const key = `${ref.root}\u0000${ref.sessionId}`;
       let opening = sessions.get(key);
       if (opening === undefined) {
         const room = makeRoom(ref.root);
         opening = room
           .then(() => closing.get(key))
-          .then(() => HandwrittenSession.open(broken, ref.root, ref.sessionId));
+          .then(() => HandwrittenSession.open(broken, ref.root, ref.sessionId))
+          .then((opened) => {
+            opened.windowBytes = bounds.get(ref.root).windowBytes;
+            return opened;
+          });
         sessions.set(key, opening);
         opening.then(
           (opened) => open.set(key, opened),
@@ -647,7 +670,8 @@ function handwrittenLive(broken) {
      */
     const makeRoom = (root) => {
       const ofRoot = [...sessions.keys()].filter((key) => key.startsWith(`${root}\u0000`));
-      if (ofRoot.length < bounds.get(root)) return Promise.resolve();
+      const { maxOpenSessions } = bounds.get(root);
+      if (ofRoot.length < maxOpenSessions) return Promise.resolve();
       let victim;
       for (const key of ofRoot) {
         const opened = open.get(key);
@@ -656,10 +680,7 @@ function handwrittenLive(broken) {
         if (victim === undefined || opened.lastUsed < open.get(victim).lastUsed) victim = key;
       }
       if (victim === undefined)
-        throw new AdapterRequestError(
-          'refused',
-          `${bounds.get(root)} sessions are open, each busy (too_many_sessions)`,
-        );
+        throw new AdapterRequestError('refused', `${maxOpenSessions} sessions are open, each busy (too_many_sessions)`);
       const closed = open.get(victim);
       sessions.delete(victim);
       open.delete(victim);
@@ -677,15 +698,15 @@ function handwrittenLive(broken) {
     return {
       open: (ref, tokens, limits) =>
         serial(async () => {
-          const opened = await session(ref, limits?.maxOpenSessions);
+          const opened = await session(ref, limits);
           opened.useTokens(tokens);
           const { durableSeq } = opened;
           const lastSeq = durableSeq < 0 ? null : durableSeq;
-          const maxOpenSessions = bounds.get(ref.root);
+          const stated = bounds.get(ref.root);
           // TJ-CONF-070: the defect does not state the bound its sessions keep.
           return broken === 'live-client-id-bound-unstated'
-            ? { lastSeq, maxOpenSessions }
-            : { lastSeq, clientIdMax: CLIENT_ID_MAX, maxOpenSessions };
+            ? { lastSeq, ...stated }
+            : { lastSeq, clientIdMax: CLIENT_ID_MAX, ...stated };
         }),
       send: (ref, requestId, content) =>
         serial(async () => refusing(async () => (await session(ref)).send(requestId, content))),
@@ -762,6 +783,7 @@ export const liveDefects = Object.fromEntries([
     'live-shutdown-abandons',
     'live-restart-checkpoints',
     'live-evicts-busy',
+    'live-window-counts-checkpoints',
   ].map((name) => [name, { live: handwrittenLive(name) }]),
   // Not a defect: the hand-written live sessions with nothing broken, which must pass (the defects' control).
   ['live-handwritten', { live: handwrittenLive(null) }],

@@ -14,6 +14,7 @@ import { burstCheck, catchUpCheck, subscribeCheck } from './live-subscribe.js';
 import { systemMessageCheck } from './live-system-message.js';
 import { tokensDurableCheck, tokensSegmentsCheck, tokensSessionCheck } from './live-tokens.js';
 import { turnFlowCheck } from './live-turn-flow.js';
+import { windowCheckpointsCheck } from './live-window-checkpoints.js';
 
 // The checks of feature `live` (adapter.md §5.7): the implementation's own live sessions, seen through their answers
 // and the files they write (spec §18). One module per check; what they share is in live-client.ts.
@@ -40,4 +41,5 @@ export async function liveChecks(context: WriterContext): Promise<void> {
   await tokensSessionCheck(context);
   await shutdownCheck(context);
   await sessionBoundCheck(context);
+  await windowCheckpointsCheck(context);
 }
