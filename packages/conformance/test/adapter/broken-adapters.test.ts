@@ -253,7 +253,7 @@ describe('what the kit does with a failure and with a partial claim', () => {
     ]);
   }, 120_000);
 
-  it('hand-written live sessions that break no rule pass every live check, so the defects built on them fail for their one broken rule (TJ-CONF-040, TJ-CONF-041, TJ-CONF-042, TJ-CONF-043, TJ-LIVE-012)', async () => {
+  it('hand-written live sessions that break no rule pass every live check, so the defects built on them fail for their one broken rule (TJ-CONF-040, TJ-CONF-041, TJ-CONF-042, TJ-CONF-043, TJ-LIVE-012, TJ-CONF-072, TJ-CONF-073, TJ-CONF-074)', async () => {
     const only = [
       'writer/live-turn-flow',
       'writer/live-subscribe',
@@ -263,6 +263,7 @@ describe('what the kit does with a failure and with a partial claim', () => {
       'writer/live-snapshot-ack',
       'writer/live-restart',
       'writer/live-restart-long',
+      'writer/live-restart-checkpoint',
       'writer/live-durable',
       'writer/live-invalid-session',
       'writer/live-ack-receipts',
@@ -272,6 +273,9 @@ describe('what the kit does with a failure and with a partial claim', () => {
       'writer/live-tokens-durable',
       'writer/live-tokens-segments',
       'writer/live-tokens-session',
+      'writer/live-shutdown',
+      'writer/live-session-bound',
+      'writer/live-window-checkpoints',
     ];
     const report = await runConformance({
       adapter: brokenAdapter('live-handwritten'),

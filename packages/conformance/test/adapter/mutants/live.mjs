@@ -702,7 +702,12 @@ function handwrittenLive(broken) {
           opened.useTokens(tokens);
           const { durableSeq } = opened;
           const lastSeq = durableSeq < 0 ? null : durableSeq;
-          const stated = bounds.get(ref.root);
+          const { maxOpenSessions, windowBytes } = bounds.get(ref.root);
+          // TJ-CONF-073, TJ-CONF-074: the defects keep their bound and do not say what it is.
+          const stated = {
+            ...(broken === 'live-session-bound-unstated' ? {} : { maxOpenSessions }),
+            ...(broken === 'live-window-unstated' ? {} : { windowBytes }),
+          };
           // TJ-CONF-070: the defect does not state the bound its sessions keep.
           return broken === 'live-client-id-bound-unstated'
             ? { lastSeq, ...stated }
@@ -784,6 +789,8 @@ export const liveDefects = Object.fromEntries([
     'live-restart-checkpoints',
     'live-evicts-busy',
     'live-window-counts-checkpoints',
+    'live-session-bound-unstated',
+    'live-window-unstated',
   ].map((name) => [name, { live: handwrittenLive(name) }]),
   // Not a defect: the hand-written live sessions with nothing broken, which must pass (the defects' control).
   ['live-handwritten', { live: handwrittenLive(null) }],
