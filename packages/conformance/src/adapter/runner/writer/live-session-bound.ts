@@ -15,7 +15,7 @@ const MOST_FILLED = 8;
  * ends it (a hang guard: the check's acknowledgement writes it at once).
  */
 const SUBSCRIBER_SETTLE_MS = 200;
-const SUBSCRIBER_WAIT_MS = 10_000;
+const SUBSCRIBER_WAIT_MS = 3_000;
 
 const sessionId = (i: number) => `b${i}`;
 const logOf = (root: string, id: string) => join(root, id, 'events.jsonl');
@@ -110,7 +110,11 @@ export async function sessionBoundCheck(context: WriterContext): Promise<void> {
             -1,
           );
           const subscription = answerCode(
-            request('live_subscribe', extra, { after: last, until_seq: last + 1, timeout_ms: SUBSCRIBER_WAIT_MS }),
+            request('live_subscribe', extra, {
+              after: last,
+              until_seq: last + 1,
+              timeout_ms: SUBSCRIBER_WAIT_MS * context.timeoutScale,
+            }),
           );
           await new Promise((resolve) => setTimeout(resolve, SUBSCRIBER_SETTLE_MS * context.timeoutScale));
           const code = await answerCode(request('live_open', idle, {}));
