@@ -308,6 +308,30 @@ describe('what the kit does with a failure and with a partial claim', () => {
     ]);
   }, 120_000);
 
+  it('live sessions whose fixed bounds are more than the kit fills are skipped naming the bound, never passed (TJ-CONF-073, TJ-CONF-074)', async () => {
+    const report = await runConformance({
+      adapter: brokenAdapter('live-fixed-bounds'),
+      tier: 'writer',
+      runs: 1,
+      writerRounds: 1,
+      only: ['writer/live-session-bound', 'writer/live-window-checkpoints'],
+    });
+    expect(
+      report.checks.filter((c) => c.id.startsWith('writer/')).map((c) => [c.id, c.status, c.details.join(' ')]),
+    ).toEqual([
+      [
+        'writer/live-session-bound',
+        'skipped',
+        expect.stringContaining('the adapter holds up to 1000 sessions open (asked for 2)'),
+      ],
+      [
+        'writer/live-window-checkpoints',
+        'skipped',
+        expect.stringContaining("the adapter's window is 67108864 bytes (asked for 65536)"),
+      ],
+    ]);
+  }, 120_000);
+
   it('live sessions that state no client_id_max fail writer/live-ack-receipts, saying the bound must be stated (TJ-CONF-070, TJ-LIVE-057)', async () => {
     const report = await runConformance({
       adapter: brokenAdapter('live-client-id-bound-unstated'),

@@ -635,10 +635,12 @@ function handwrittenLive(broken) {
       // TJ-LIVE-037: the layout's own directory names, in any case; the defect opens a session under them.
       if (RESERVED_SESSION_IDS.has(ref.sessionId.toLowerCase()) && broken !== 'live-reserved-session-ids')
         throw new AdapterRequestError('bad_request', `session id ${JSON.stringify(ref.sessionId)} is reserved`);
+      // TJ-CONF-073, TJ-CONF-074: bounds fixed whatever the first request asks (live-fixed-bounds, not a defect).
+      const asked = broken === 'live-fixed-bounds' ? undefined : limits;
       if (!bounds.has(ref.root))
         bounds.set(ref.root, {
-          maxOpenSessions: limits?.maxOpenSessions ?? MAX_OPEN_SESSIONS,
-          windowBytes: limits?.windowBytes ?? WINDOW_BYTES,
+          maxOpenSessions: asked?.maxOpenSessions ?? MAX_OPEN_SESSIONS,
+          windowBytes: asked?.windowBytes ?? WINDOW_BYTES,
         });
       const key = `${ref.root}\u0000${ref.sessionId}`;
       let opening = sessions.get(key);
@@ -796,4 +798,6 @@ export const liveDefects = Object.fromEntries([
   ['live-handwritten', { live: handwrittenLive(null) }],
   // Not a defect either: sessions that give no session token mode `segments` and say so (`unsupported`, TJ-CONF-071).
   ['live-durable-only', { live: handwrittenLive('live-durable-only') }],
+  // Nor this: sessions whose bounds on open sessions and on the window are fixed, and stated (TJ-CONF-073, TJ-CONF-074).
+  ['live-fixed-bounds', { live: handwrittenLive('live-fixed-bounds') }],
 ]);
