@@ -55,4 +55,10 @@ export const LIVE_MUTANTS: readonly Mutant[] = [
   reference('live-reserved-session-ids', 'TJ-LIVE-037'),
   reference('live-cancel-not-partial', 'TJ-LIVE-035'),
   reference('live-cancel-reason-lost', 'TJ-LIVE-035'),
+  reference('live-shutdown-abandons', 'TJ-LIVE-036', 'TJ-CONF-072'),
+  reference('live-restart-checkpoints', 'TJ-LIVE-023'),
+  reference('live-evicts-busy', 'TJ-LIVE-065'),
+  reference('live-window-counts-checkpoints', 'TJ-LIVE-067'),
+  reference('live-session-bound-unstated', 'TJ-CONF-073'),
+  reference('live-window-unstated', 'TJ-CONF-074'),
 ];

@@ -34,6 +34,7 @@ export {
 export { runAdapter } from './adapter/reference-adapter.js';
 export { referenceImplementation } from './adapter/reference-implementation.js';
 export type {
+  LiveLimits,
   LiveOperations,
   LiveSessionRef,
   LiveSnapshotAnswer,

@@ -208,6 +208,22 @@ export const LiveOpenRequest = Type.Object({
         'The token mode of the runs the session starts from now on (spec §18.2, TJ-LIVE-066): `durable` or `segments`.',
     }),
   ),
+  max_open_sessions: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: 1_000_000,
+      description:
+        'The bound on the sessions of `root` held open at once (TJ-LIVE-065) the harness asks for; applies when this request is the first to name `root` (TJ-CONF-073).',
+    }),
+  ),
+  window_bytes: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: 1_073_741_824,
+      description:
+        "The byte bound of a session's window for live subscribers (TJ-LIVE-030, TJ-LIVE-067) the harness asks for; applies when this request is the first to name `root` (TJ-CONF-074).",
+    }),
+  ),
 });
 /** `live_send` (feature `live`): submit a user turn and start its run; idempotent on `request_id`. */
 export const LiveSendRequest = Type.Object({
@@ -451,13 +467,25 @@ export const CompactResult = Type.Object({
   expired: Type.Array(Type.String()),
 });
 
-/** `live_open` result: the session's last durable seq, and the bound it states for client ids. */
+/** `live_open` result: the session's last durable seq, and the bounds it states for client ids and open sessions. */
 export const LiveOpenResult = Type.Object({
   last_seq: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]),
   client_id_max: Type.Optional(
     Type.Integer({
       minimum: 1,
       description: 'The most characters of a client id the session records in an acknowledgement (TJ-LIVE-057).',
+    }),
+  ),
+  max_open_sessions: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      description: 'The most sessions of `root` the server holds open at once (TJ-LIVE-065, TJ-CONF-073).',
+    }),
+  ),
+  window_bytes: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      description: "The byte bound of a session's window for live subscribers (TJ-LIVE-030, TJ-CONF-074).",
     }),
   ),
 });

@@ -67,10 +67,15 @@ async function serveLive(live: LiveOperations, request: LiveRequest): Promise<Re
   const ref = { root: request.root, sessionId: request.session_id };
   switch (request.op) {
     case 'live_open': {
-      const opened = await live.open(ref, request.tokens);
+      const opened = await live.open(ref, request.tokens, {
+        ...(request.max_open_sessions === undefined ? {} : { maxOpenSessions: request.max_open_sessions }),
+        ...(request.window_bytes === undefined ? {} : { windowBytes: request.window_bytes }),
+      });
       return {
         last_seq: opened.lastSeq,
         ...(opened.clientIdMax === undefined ? {} : { client_id_max: opened.clientIdMax }),
+        ...(opened.maxOpenSessions === undefined ? {} : { max_open_sessions: opened.maxOpenSessions }),
+        ...(opened.windowBytes === undefined ? {} : { window_bytes: opened.windowBytes }),
       };
     }
     case 'live_send':

@@ -48,14 +48,26 @@ export interface LiveSnapshotAnswer {
   }[];
 }
 
+/** The bounds a `live_open` asks for on the server of its root (TJ-CONF-073, TJ-CONF-074). */
+export interface LiveLimits {
+  readonly maxOpenSessions?: number;
+  readonly windowBytes?: number;
+}
+
 /** Feature `live` (adapter.md §5.7): the implementation's live sessions, one per root and session id. */
 export interface LiveOperations {
   /**
    * `live_open`: opens (and recovers) the session, its next runs in token mode `tokens` when given (TJ-LIVE-066; a mode
    * the implementation lacks throws an `AdapterRequestError` with code `unsupported`); resolves with its last durable
-   * seq and the bound it states for client ids (TJ-LIVE-057).
+   * seq and the bounds it states for client ids (TJ-LIVE-057), for the sessions of `ref.root` open at once
+   * (TJ-LIVE-065) and for a session's window of records for live subscribers (TJ-LIVE-030), which `limits` asks for
+   * when this is the first request naming the root (TJ-CONF-073, TJ-CONF-074).
    */
-  open(ref: LiveSessionRef, tokens?: string): Promise<{ lastSeq: number | null; clientIdMax?: number }>;
+  open(
+    ref: LiveSessionRef,
+    tokens?: string,
+    limits?: LiveLimits,
+  ): Promise<{ lastSeq: number | null; clientIdMax?: number; maxOpenSessions?: number; windowBytes?: number }>;
   /** `live_send`: submits a turn and starts its run, or answers a retry. */
   send(ref: LiveSessionRef, requestId: string, content: string): Promise<{ created: boolean; status: string }>;
   /** `live_step`: the run's next step; throws a refusal as an `AdapterRequestError` with code `refused`. */
@@ -81,10 +93,15 @@ const REFUSED_CODES = new Set([
   'ack_beyond_log',
   'unknown_run',
   'request_id_conflict',
+  'too_many_sessions',
 ]);
 
 /** The bound @turnjournal/live states for a client id recorded in an acknowledgement (TJ-LIVE-057). */
 const CLIENT_ID_MAX = 128;
+/** The hub's default bound on the sessions it holds open at once (`maxOpenSessions`, TJ-LIVE-065). */
+const MAX_OPEN_SESSIONS = 1000;
+/** The hub's default byte bound of a session's window while live subscribers read it (`subscriberLagBytes`). */
+const WINDOW_BYTES = 64 * 1024 * 1024;
 
 /** Runs `call`, answering a refusal of @turnjournal/live with `refused` rather than `failed` (TJ-CONF-040). */
 const refusing = <T>(call: () => Promise<T>) =>
@@ -92,17 +109,30 @@ const refusing = <T>(call: () => Promise<T>) =>
 
 /** Feature `live` over @turnjournal/live's hub: one hub per store root, the runs a `live_send` started by request id. */
 export function referenceLiveOperations(): LiveOperations {
-  const hubs = new Map<string, ConversationHub>();
+  const hubs = new Map<string, { hub: ConversationHub; maxOpenSessions: number; windowBytes: number }>();
   const runs = new Map<string, LiveRun>();
-  const hubOf = (ref: LiveSessionRef): ConversationHub => {
-    let hub = hubs.get(ref.root);
-    if (hub === undefined) {
-      // No background retention and no idle close: the harness decides what happens and when.
-      hub = openConversationHub({ root: ref.root, retention: false, idleCloseMs: 24 * 3_600_000 });
-      hubs.set(ref.root, hub);
+  const served = (ref: LiveSessionRef, limits: LiveLimits = {}) => {
+    let served = hubs.get(ref.root);
+    if (served === undefined) {
+      // No background retention and no idle close: the harness decides what happens and when. The bounds on open
+      // sessions and on the window are the ones the first request naming the root asks for (TJ-CONF-073, TJ-CONF-074);
+      // a window asked below the in-memory window's default bounds that one too (the hub never counts less than it).
+      const maxOpenSessions = limits.maxOpenSessions ?? MAX_OPEN_SESSIONS;
+      const windowBytes = limits.windowBytes ?? WINDOW_BYTES;
+      const hub = openConversationHub({
+        root: ref.root,
+        retention: false,
+        idleCloseMs: 24 * 3_600_000,
+        maxOpenSessions,
+        subscriberLagBytes: windowBytes,
+        ...(limits.windowBytes === undefined ? {} : { ringBytes: Math.min(windowBytes, 4 * 1024 * 1024) }),
+      });
+      served = { hub, maxOpenSessions, windowBytes };
+      hubs.set(ref.root, served);
     }
-    return hub;
+    return served;
   };
+  const hubOf = (ref: LiveSessionRef): ConversationHub => served(ref).hub;
   const session = (ref: LiveSessionRef): Promise<HubSession> => hubOf(ref).session(ref.sessionId);
   const runKey = (ref: LiveSessionRef, requestId: string) => JSON.stringify([ref.root, ref.sessionId, requestId]);
   const runOf = (ref: LiveSessionRef, requestId: string): LiveRun => {
@@ -111,15 +141,15 @@ export function referenceLiveOperations(): LiveOperations {
     return run;
   };
   return {
-    async open(ref, tokens) {
+    open: (ref, tokens, limits) =>
       // The hub keeps the mode for the session (TJ-LIVE-066), and refuses one it does not know as `invalid_request`
-      // (answered `bad_request`); no mode named leaves the one the session has.
-      const opened = await hubOf(ref).session(
-        ref.sessionId,
-        tokens === undefined ? {} : { tokens: tokens as TokenMode },
-      );
-      return { lastSeq: opened.snapshot().lastSeq, clientIdMax: CLIENT_ID_MAX };
-    },
+      // (answered `bad_request`); no mode named leaves the one the session has. An open with every session busy is
+      // refused `too_many_sessions` (TJ-LIVE-065), answered `refused`.
+      refusing(async () => {
+        const { hub, maxOpenSessions, windowBytes } = served(ref, limits);
+        const opened = await hub.session(ref.sessionId, tokens === undefined ? {} : { tokens: tokens as TokenMode });
+        return { lastSeq: opened.snapshot().lastSeq, clientIdMax: CLIENT_ID_MAX, maxOpenSessions, windowBytes };
+      }),
     send: (ref, requestId, content) =>
       refusing(async () => {
         const result = await (await session(ref)).send({ requestId, content });
@@ -224,7 +254,7 @@ export function referenceLiveOperations(): LiveOperations {
       }
     },
     async close() {
-      const all = [...hubs.values()];
+      const all = [...hubs.values()].map((entry) => entry.hub);
       hubs.clear();
       runs.clear();
       const settled = await Promise.allSettled(all.map((hub) => hub.close()));

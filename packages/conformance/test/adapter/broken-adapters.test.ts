@@ -253,7 +253,7 @@ describe('what the kit does with a failure and with a partial claim', () => {
     ]);
   }, 120_000);
 
-  it('hand-written live sessions that break no rule pass every live check, so the defects built on them fail for their one broken rule (TJ-CONF-040, TJ-CONF-041, TJ-CONF-042, TJ-CONF-043, TJ-LIVE-012)', async () => {
+  it('hand-written live sessions that break no rule pass every live check, so the defects built on them fail for their one broken rule (TJ-CONF-040, TJ-CONF-041, TJ-CONF-042, TJ-CONF-043, TJ-LIVE-012, TJ-CONF-072, TJ-CONF-073, TJ-CONF-074)', async () => {
     const only = [
       'writer/live-turn-flow',
       'writer/live-subscribe',
@@ -263,6 +263,7 @@ describe('what the kit does with a failure and with a partial claim', () => {
       'writer/live-snapshot-ack',
       'writer/live-restart',
       'writer/live-restart-long',
+      'writer/live-restart-checkpoint',
       'writer/live-durable',
       'writer/live-invalid-session',
       'writer/live-ack-receipts',
@@ -272,6 +273,9 @@ describe('what the kit does with a failure and with a partial claim', () => {
       'writer/live-tokens-durable',
       'writer/live-tokens-segments',
       'writer/live-tokens-session',
+      'writer/live-shutdown',
+      'writer/live-session-bound',
+      'writer/live-window-checkpoints',
     ];
     const report = await runConformance({
       adapter: brokenAdapter('live-handwritten'),
@@ -301,6 +305,30 @@ describe('what the kit does with a failure and with a partial claim', () => {
       ['writer/live-tokens-durable', 'passed', false],
       ['writer/live-tokens-segments', 'skipped', true],
       ['writer/live-tokens-session', 'skipped', true],
+    ]);
+  }, 120_000);
+
+  it('live sessions whose fixed bounds are more than the kit fills are skipped naming the bound, never passed (TJ-CONF-073, TJ-CONF-074)', async () => {
+    const report = await runConformance({
+      adapter: brokenAdapter('live-fixed-bounds'),
+      tier: 'writer',
+      runs: 1,
+      writerRounds: 1,
+      only: ['writer/live-session-bound', 'writer/live-window-checkpoints'],
+    });
+    expect(
+      report.checks.filter((c) => c.id.startsWith('writer/')).map((c) => [c.id, c.status, c.details.join(' ')]),
+    ).toEqual([
+      [
+        'writer/live-session-bound',
+        'skipped',
+        expect.stringContaining('the adapter holds up to 1000 sessions open (asked for 2)'),
+      ],
+      [
+        'writer/live-window-checkpoints',
+        'skipped',
+        expect.stringContaining("the adapter's window is 67108864 bytes (asked for 65536)"),
+      ],
     ]);
   }, 120_000);
 

@@ -3,16 +3,21 @@ import { AdapterRequestError } from '@turnjournal/conformance';
 import { EventLogFold, readJournal } from '@turnjournal/reader';
 import { isValidIdentifier } from '@turnjournal/reader/store-format';
 import { openEventLog, openTurnJournal, WriterError } from '@turnjournal/writer';
-import { oversizeRefusal } from '@turnjournal/writer/_internals';
+import { deferCheckpoints, oversizeRefusal } from '@turnjournal/writer/_internals';
 import { records } from './shared.mjs';
 
 const RECOVERY = 'server_startup_recovery';
+const SHUTDOWN = 'server_shutdown';
 const DELIVERY_WINDOW_MS = 48 * 3_600_000;
 const FINISHING = new Set(['chat.done', 'chat.error', 'chat.cancelled']);
 const TERMINAL = new Set(['completed', 'interrupted']);
 // The bound the hand-written sessions state for a client id (TJ-LIVE-057), and the characters of a segment's unwritten
 // text that `segments` mode writes whole (TJ-LIVE-059).
 const CLIENT_ID_MAX = 128;
+// The bounds on a root's open sessions (TJ-LIVE-065) and on a session's window (TJ-LIVE-030) when the first request
+// names none.
+const MAX_OPEN_SESSIONS = 1000;
+const WINDOW_BYTES = 64 * 1024 * 1024;
 const SEGMENT_CHUNK_CHARS = 4096;
 const TOKEN_MODES = new Set(['durable', 'segments']);
 const RESERVED_SESSION_IDS = new Set(['_turn_journal', 'sessions']);
@@ -28,6 +33,10 @@ class HandwrittenSession {
     this.journal = journal;
     this.log = log;
     this.active = null;
+    this.subscribers = 0;
+    this.lastUsed = 0;
+    // The byte bound of the window for live subscribers the server states (TJ-LIVE-030), set when the session opens.
+    this.windowBytes = WINDOW_BYTES;
     this.durableSeq = log.lastSeq ?? -1;
     // The first seq a window of records appended by this process would hold (the defect live-window-only).
     this.windowStart = this.durableSeq + 1;
@@ -124,8 +133,21 @@ class HandwrittenSession {
     return text.slice(0, low);
   }
 
-  /** Startup recovery (spec §18.5). */
+  /**
+   * Startup recovery (spec §18.5), with the log's automatic checkpoints put off until it ends (TJ-LIVE-023): a due
+   * checkpoint goes behind the next record after it. The defect live-restart-checkpoints lets one come with recovery's.
+   */
   async recover() {
+    const defer = this.broken !== 'live-restart-checkpoints';
+    if (defer) deferCheckpoints(this.log, true);
+    try {
+      await this.recoverRuns();
+    } finally {
+      if (defer) deferCheckpoints(this.log, false);
+    }
+  }
+
+  async recoverRuns() {
     const snapshot = this.log.snapshot();
     for (const [requestId, run] of this.log.runs()) {
       if (run.finish !== null) continue;
@@ -465,8 +487,18 @@ class HandwrittenSession {
     return written;
   }
 
+  /** A subscription keeps its session busy while it waits (TJ-LIVE-065). */
+  async subscribe(options) {
+    this.subscribers += 1;
+    try {
+      return await this.follow(options);
+    } finally {
+      this.subscribers -= 1;
+    }
+  }
+
   /** Polls the log for durable records after the cursor (TJ-LIVE-009), with the snapshots of TJ-LIVE-010/018. */
-  async subscribe({ after, epoch, untilSeq, timeoutMs }) {
+  async follow({ after, epoch, untilSeq, timeoutMs }) {
     // A server that delivers what it wrote (the defect live-delivers-unsynced) has no reason to sync first; a sync
     // here would cover the records the subscription is about to read and hide the defect.
     if (this.broken !== 'live-delivers-unsynced') await this.sync();
@@ -506,6 +538,17 @@ class HandwrittenSession {
         cursor = durable;
         continue;
       }
+      // TJ-LIVE-067: a window that counts a checkpoint at its line, the whole conversation, cuts off every subscriber
+      // once the conversation is longer than the window, however promptly it reads.
+      const checkpoint = next.find((r) => String(r.type).startsWith('checkpoint'));
+      if (
+        this.broken === 'live-window-counts-checkpoints' &&
+        checkpoint !== undefined &&
+        JSON.stringify(checkpoint).length > this.windowBytes
+      ) {
+        events.push({ cut_off: cursor });
+        break;
+      }
       if (this.broken === 'live-cuts-off-bursts' && next.length > 64) {
         // TJ-LIVE-030: a server whose window holds 64 records cuts off whoever one commit carried past it.
         events.push({ cut_off: cursor });
@@ -520,7 +563,22 @@ class HandwrittenSession {
     return events;
   }
 
+  /**
+   * A clean shutdown (TJ-LIVE-036): the active run is cancelled with reason `server_shutdown`, its open segment
+   * committed as partial and its turn interrupted, before the writers close; the defect leaves it for recovery.
+   */
+  async shutDown() {
+    const run = this.active;
+    if (run === null || this.broken === 'live-shutdown-abandons') return;
+    await this.closeSegment(run, false, true);
+    await this.log.chatCancelled({ requestId: run.requestId, reason: SHUTDOWN });
+    await this.sync();
+    await this.journal.interrupt(run.turnId, SHUTDOWN);
+    this.active = null;
+  }
+
   async close() {
+    await this.shutDown();
     await this.sync().catch(() => undefined);
     await this.log.close();
     await this.journal.close();
@@ -560,8 +618,13 @@ async function readSnapshot(file) {
 function handwrittenLive(broken) {
   return () => {
     const sessions = new Map();
+    // Sessions that finished opening, those closing for room, and each root's bound (TJ-LIVE-065).
+    const open = new Map();
+    const closing = new Map();
+    const bounds = new Map();
+    let used = 0;
     let busy = Promise.resolve();
-    const session = (ref) => {
+    const session = (ref, limits) => {
       // TJ-FAM-010/011: no path from an invalid session id. The defect live-reads-any-session checks it only before it
       // opens the writers, so a snapshot still reads the log the id points at.
       if (!isValidIdentifier(ref.sessionId))
@@ -572,9 +635,60 @@ function handwrittenLive(broken) {
       // TJ-LIVE-037: the layout's own directory names, in any case; the defect opens a session under them.
       if (RESERVED_SESSION_IDS.has(ref.sessionId.toLowerCase()) && broken !== 'live-reserved-session-ids')
         throw new AdapterRequestError('bad_request', `session id ${JSON.stringify(ref.sessionId)} is reserved`);
+      // TJ-CONF-073, TJ-CONF-074: bounds fixed whatever the first request asks (live-fixed-bounds, not a defect).
+      const asked = broken === 'live-fixed-bounds' ? undefined : limits;
+      if (!bounds.has(ref.root))
+        bounds.set(ref.root, {
+          maxOpenSessions: asked?.maxOpenSessions ?? MAX_OPEN_SESSIONS,
+          windowBytes: asked?.windowBytes ?? WINDOW_BYTES,
+        });
       const key = `${ref.root}\u0000${ref.sessionId}`;
-      if (!sessions.has(key)) sessions.set(key, HandwrittenSession.open(broken, ref.root, ref.sessionId));
-      return sessions.get(key);
+      let opening = sessions.get(key);
+      if (opening === undefined) {
+        const room = makeRoom(ref.root);
+        opening = room
+          .then(() => closing.get(key))
+          .then(() => HandwrittenSession.open(broken, ref.root, ref.sessionId))
+          .then((opened) => {
+            opened.windowBytes = bounds.get(ref.root).windowBytes;
+            return opened;
+          });
+        sessions.set(key, opening);
+        opening.then(
+          (opened) => open.set(key, opened),
+          () => sessions.delete(key),
+        );
+      }
+      return opening.then((opened) => {
+        used += 1;
+        opened.lastUsed = used;
+        return opened;
+      });
+    };
+    /**
+     * TJ-LIVE-065: at the bound, closes the idle session of `root` used least recently (no active run, no subscriber)
+     * and resolves once it closed; throws the refusal at once when every one is busy or still opening. The defect
+     * live-evicts-busy closes the one used least recently whatever it is doing.
+     */
+    const makeRoom = (root) => {
+      const ofRoot = [...sessions.keys()].filter((key) => key.startsWith(`${root}\u0000`));
+      const { maxOpenSessions } = bounds.get(root);
+      if (ofRoot.length < maxOpenSessions) return Promise.resolve();
+      let victim;
+      for (const key of ofRoot) {
+        const opened = open.get(key);
+        if (opened === undefined) continue;
+        if (broken !== 'live-evicts-busy' && (opened.active !== null || opened.subscribers > 0)) continue;
+        if (victim === undefined || opened.lastUsed < open.get(victim).lastUsed) victim = key;
+      }
+      if (victim === undefined)
+        throw new AdapterRequestError('refused', `${maxOpenSessions} sessions are open, each busy (too_many_sessions)`);
+      const closed = open.get(victim);
+      sessions.delete(victim);
+      open.delete(victim);
+      const done = closed.close().finally(() => closing.delete(victim));
+      closing.set(victim, done);
+      return done;
     };
     // TJ-CONF-041 defect: one request at a time, a waiting subscription included.
     const serial = (task) => {
@@ -584,14 +698,22 @@ function handwrittenLive(broken) {
       return run;
     };
     return {
-      open: (ref, tokens) =>
+      open: (ref, tokens, limits) =>
         serial(async () => {
-          const opened = await session(ref);
+          const opened = await session(ref, limits);
           opened.useTokens(tokens);
           const { durableSeq } = opened;
           const lastSeq = durableSeq < 0 ? null : durableSeq;
+          const { maxOpenSessions, windowBytes } = bounds.get(ref.root);
+          // TJ-CONF-073, TJ-CONF-074: the defects keep their bound and do not say what it is.
+          const stated = {
+            ...(broken === 'live-session-bound-unstated' ? {} : { maxOpenSessions }),
+            ...(broken === 'live-window-unstated' ? {} : { windowBytes }),
+          };
           // TJ-CONF-070: the defect does not state the bound its sessions keep.
-          return broken === 'live-client-id-bound-unstated' ? { lastSeq } : { lastSeq, clientIdMax: CLIENT_ID_MAX };
+          return broken === 'live-client-id-bound-unstated'
+            ? { lastSeq, ...stated }
+            : { lastSeq, clientIdMax: CLIENT_ID_MAX, ...stated };
         }),
       send: (ref, requestId, content) =>
         serial(async () => refusing(async () => (await session(ref)).send(requestId, content))),
@@ -607,6 +729,7 @@ function handwrittenLive(broken) {
       subscribe: (ref, options) => serial(async () => (await session(ref)).subscribe(options)),
       close: async () => {
         for (const opening of sessions.values()) await (await opening).close().catch(() => undefined);
+        await Promise.allSettled(closing.values());
         sessions.clear();
       },
     };
@@ -664,9 +787,17 @@ export const liveDefects = Object.fromEntries([
     'live-cancel-not-partial',
     'live-cancel-reason-lost',
     'live-client-id-bound-unstated',
+    'live-shutdown-abandons',
+    'live-restart-checkpoints',
+    'live-evicts-busy',
+    'live-window-counts-checkpoints',
+    'live-session-bound-unstated',
+    'live-window-unstated',
   ].map((name) => [name, { live: handwrittenLive(name) }]),
   // Not a defect: the hand-written live sessions with nothing broken, which must pass (the defects' control).
   ['live-handwritten', { live: handwrittenLive(null) }],
   // Not a defect either: sessions that give no session token mode `segments` and say so (`unsupported`, TJ-CONF-071).
   ['live-durable-only', { live: handwrittenLive('live-durable-only') }],
+  // Nor this: sessions whose bounds on open sessions and on the window are fixed, and stated (TJ-CONF-073, TJ-CONF-074).
+  ['live-fixed-bounds', { live: handwrittenLive('live-fixed-bounds') }],
 ]);

@@ -44,7 +44,7 @@ function writeCrashedStore(root: string): void {
 }
 
 /** The records appended to `file` since it held `before` (checkpoints aside: a writer may add them any time). */
-function appendedSince(file: string, before: Buffer, failures: string[], what: string): Json[] {
+export function appendedSince(file: string, before: Buffer, failures: string[], what: string): Json[] {
   const now = bytesOf(file);
   if (!now.subarray(0, before.length).equals(before)) {
     failures.push(`${what}: the lines the crash left were not kept byte for byte`);

@@ -5,12 +5,16 @@ import { liveDurabilityCheck } from './live-durability.js';
 import { epochCheck } from './live-epoch.js';
 import { liveInvalidSessionCheck } from './live-invalid-session.js';
 import { restartCheck, restartLongTextCheck } from './live-restart.js';
+import { restartCheckpointCheck } from './live-restart-checkpoint.js';
+import { sessionBoundCheck } from './live-session-bound.js';
+import { shutdownCheck } from './live-shutdown.js';
 import { snapshotAckCheck } from './live-snapshot-ack.js';
 import { snapshotToolsCheck } from './live-snapshot-tools.js';
 import { burstCheck, catchUpCheck, subscribeCheck } from './live-subscribe.js';
 import { systemMessageCheck } from './live-system-message.js';
 import { tokensDurableCheck, tokensSegmentsCheck, tokensSessionCheck } from './live-tokens.js';
 import { turnFlowCheck } from './live-turn-flow.js';
+import { windowCheckpointsCheck } from './live-window-checkpoints.js';
 
 // The checks of feature `live` (adapter.md §5.7): the implementation's own live sessions, seen through their answers
 // and the files they write (spec §18). One module per check; what they share is in live-client.ts.
@@ -25,6 +29,7 @@ export async function liveChecks(context: WriterContext): Promise<void> {
   await snapshotAckCheck(context);
   await restartCheck(context);
   await restartLongTextCheck(context);
+  await restartCheckpointCheck(context);
   await liveDurabilityCheck(context);
   await liveInvalidSessionCheck(context);
   await ackReceiptsCheck(context);
@@ -34,4 +39,7 @@ export async function liveChecks(context: WriterContext): Promise<void> {
   await tokensDurableCheck(context);
   await tokensSegmentsCheck(context);
   await tokensSessionCheck(context);
+  await shutdownCheck(context);
+  await sessionBoundCheck(context);
+  await windowCheckpointsCheck(context);
 }
