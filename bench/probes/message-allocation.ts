@@ -6,20 +6,20 @@
  *
  *   npx tsx bench/probes/message-allocation.ts [--warm-up=2000] [--messages=2000] [--interval=256] [--top=20]
  *
- * Two measures, on separate series of `--messages` messages each:
- * - the inspector's sampling heap profiler every `--interval` bytes (on average), keeping the samples of objects that
- *   collections freed since: the sum of its sizes is an estimate of every byte allocated, hence bytes per message,
- *   and its sites, the top ones printed by their own bytes with the nearest frames of this repository above them;
- * - young-generation collections per 10,000 messages, without the profiler, the semi-space fixed at 16 MiB (the probe
- *   runs itself again with `--min-semi-space-size=16 --max-semi-space-size=16` when not given them): fewer bytes per
- *   message, fewer collections, whatever the sampling.
+ * Two series of `--messages` messages each:
+ * - the first with no profiler: the bytes allocated, from the heap's use before and after each collection
+ *   (`v8.GCProfiler`) and at both ends, and the young-generation collections, the semi-space fixed at 16 MiB (the
+ *   probe runs itself again with `--min-semi-space-size=16 --max-semi-space-size=16` when not given them);
+ * - the second under the inspector's sampling heap profiler every `--interval` bytes (on average), keeping the
+ *   samples of objects that collections freed since: its sum estimates the bytes allocated again, and its sites, the
+ *   top ones printed by their own bytes with the nearest frames of this repository above them, say where.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { join, relative } from 'node:path';
-import { constants, PerformanceObserver } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
+import { GCProfiler, getHeapStatistics } from 'node:v8';
 
 const SEMI_SPACE_MIB = 16;
 const fixed = `--max-semi-space-size=${SEMI_SPACE_MIB}`;
@@ -59,18 +59,22 @@ async function commit(count: number): Promise<void> {
 
 await commit(warmUp);
 
-// Young-generation collections over one series, the profiler off.
-let scavenges = 0;
-const observer = new PerformanceObserver((list) => {
-  for (const entry of list.getEntries())
-    if ((entry as unknown as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MINOR)
-      scavenges += 1;
-});
-observer.observe({ entryTypes: ['gc'] });
+// One series with the profiler off: every byte allocated, from the heap's use before and after each collection (V8's
+// own figures, no sampling), and the young-generation collections among them.
+const gcProfiler = new GCProfiler();
+const usedAtStart = getHeapStatistics().used_heap_size;
+gcProfiler.start();
 await commit(messages);
-// The observer is told after the collection, in a later task.
-await new Promise((resolve) => setTimeout(resolve, 10));
-observer.disconnect();
+const usedAtEnd = getHeapStatistics().used_heap_size;
+const collections = gcProfiler.stop()?.statistics ?? [];
+let allocated = 0;
+let usedAfterLast = usedAtStart;
+for (const collection of collections) {
+  allocated += collection.beforeGC.heapStatistics.usedHeapSize - usedAfterLast;
+  usedAfterLast = collection.afterGC.heapStatistics.usedHeapSize;
+}
+allocated += usedAtEnd - usedAfterLast;
+const scavenges = collections.filter((collection) => collection.gcType === 'Scavenge').length;
 
 interface CallFrame {
   functionName: string;
@@ -129,9 +133,8 @@ const perMessage = (bytes: number) => bytes / messages;
 console.log(
   `${relative(repository, LIVE_PATH)}: ${messages} committed messages after ${warmUp} untimed, sampled every ${interval} B`,
 );
-console.log(`  allocated per message: ${perMessage(total).toFixed(0)} B (sampling heap profile, freed objects kept)`);
 console.log(
-  `  young-generation collections: ${((scavenges * 10000) / messages).toFixed(1)} per 10,000 messages (semi-space ${SEMI_SPACE_MIB} MiB, profiler off)`,
+  `  allocated per message: ${perMessage(allocated).toFixed(0)} B from the heap's use around each collection (profiler off; ${scavenges} young-generation collections, ${((scavenges * 10000) / messages).toFixed(1)} per 10,000 messages, semi-space ${SEMI_SPACE_MIB} MiB), ${perMessage(total).toFixed(0)} B from the sampling heap profile (the next ${messages} messages)`,
 );
 console.log(`  top ${top} sites by own bytes per message, with the repository's nearest frames above them:`);
 for (const [key, site] of [...sites].sort((a, b) => b[1].bytes - a[1].bytes).slice(0, top)) {
