@@ -170,16 +170,19 @@ export class CommitPipeline {
     // is kept as it is; one holding a caller's object (tool arguments, attachments, an error) is copied through JSON,
     // which also drops what the line dropped.
     const size = knownSize >= 0 ? knownSize : flatSize(payload);
-    // The first record of a log carries its epoch in the file (TJ-EVENT-023), and so in what subscribers get.
-    const epoch = before === -1 ? { epoch: writtenEpoch(log) } : {};
-    if (size >= 0) this.#pending.push({ seq: before + 1, ts, type, payload, ...epoch }, size + 64);
-    else {
+    let kept = payload;
+    let keptSize = size;
+    if (size < 0) {
       const json = JSON.stringify(payload);
-      this.#pending.push(
-        { seq: before + 1, ts, type, payload: JSON.parse(json) as Record<string, unknown>, ...epoch },
-        json.length + 64,
-      );
+      kept = JSON.parse(json) as Record<string, unknown>;
+      keptSize = json.length;
     }
+    // The first record of a log carries its epoch in the file (TJ-EVENT-023), and so in what subscribers get.
+    const record =
+      before === -1
+        ? { seq: before + 1, ts, type, payload: kept, epoch: writtenEpoch(log) }
+        : { seq: before + 1, ts, type, payload: kept };
+    this.#pending.push(record, keptSize + 64);
     if (after >= before + 2) this.#pushCheckpoint(before + 2, after, ts);
     // A held line cannot fail once accepted (the writer refuses up front or not at all); a write failure of the
     // batch it goes out with fails the pipeline through the sync. The handler is there so nothing goes unhandled.
