@@ -91,7 +91,8 @@ export class CommitPipeline {
   /** Records appended (handed to the writer) and not yet durable, in seq order. */
   readonly #pending = new PendingRecords();
   #durableSeq: number;
-  #changed: Deferred = deferred();
+  /** What `changed()` handed out since the last wake-up; made only when someone waits (most deliveries have nobody). */
+  #changed: Deferred | null = null;
   #flushRunning: Promise<void> | null = null;
   #flushNext: Deferred | null = null;
   #deltaTimer: ReturnType<typeof setTimeout> | null = null;
@@ -138,6 +139,7 @@ export class CommitPipeline {
 
   /** Resolves at the next delivery (or wake-up): subscribers wait on it. */
   changed(): Promise<void> {
+    this.#changed ??= deferred();
     return this.#changed.promise;
   }
 
@@ -307,8 +309,8 @@ export class CommitPipeline {
   /** Wakes every waiting subscriber (on close, or when a delivery moved the durable seq). */
   wakeAll(): void {
     const changed = this.#changed;
-    this.#changed = deferred();
-    changed.resolve();
+    this.#changed = null;
+    changed?.resolve();
   }
 
   /** Fails the pipeline (the first failure stays); drops the pending records from `fromSeq` on, never delivered. */
