@@ -209,22 +209,24 @@ export class JournalAppender {
   /** @param lines true when `line` may hold several whole lines (a trailer), appended as one. */
   #track(line: Uint8Array, lines = false): Promise<AppendAck> {
     this.#inFlight += 1;
-    return (lines ? this.file.appendLines(line) : this.file.appendLine(line)).then(
-      (ack) => {
-        this.#settled();
-        return ack;
-      },
-      (error: unknown) => {
-        // The recovery is registered before the re-read can start, so the rejection waits for it.
-        const recovered = this.file.interrupted || this.#mustFollowPoison() ? this.#awaitRecovery() : null;
-        this.#settled();
-        if (recovered === null) throw error;
-        return recovered.then(() => {
-          throw error;
-        });
-      },
-    );
+    return (lines ? this.file.appendLines(line) : this.file.appendLine(line)).then(this.#written, this.#notWritten);
   }
+
+  // The two outcomes of a tracked append, made once rather than as two closures per append.
+  readonly #written = (ack: AppendAck): AppendAck => {
+    this.#settled();
+    return ack;
+  };
+
+  readonly #notWritten = (error: unknown): Promise<never> => {
+    // The recovery is registered before the re-read can start, so the rejection waits for it.
+    const recovered = this.file.interrupted || this.#mustFollowPoison() ? this.#awaitRecovery() : null;
+    this.#settled();
+    if (recovered === null) throw error;
+    return recovered.then(() => {
+      throw error;
+    });
+  };
 
   #settled(): void {
     this.#inFlight -= 1;
