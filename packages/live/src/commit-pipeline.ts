@@ -1,6 +1,12 @@
 import { runIndexEntries } from '@turnjournal/reader/_internals';
 import type { EventLog, EventLogAck } from '@turnjournal/writer';
-import { holdDelta, lastCheckpoint, lastCheckpointParts, writtenEpoch } from '@turnjournal/writer/_internals';
+import {
+  holdDelta,
+  lastCheckpoint,
+  lastCheckpointParts,
+  stateRereads,
+  writtenEpoch,
+} from '@turnjournal/writer/_internals';
 import { DeltaIds } from './delta-ids.js';
 import { LiveError } from './errors.js';
 import { PendingRecords } from './pending-records.js';
@@ -25,6 +31,7 @@ function deferred(): Deferred {
 }
 
 const HOLD = { hold: true } as const;
+const IGNORE = (): void => undefined;
 
 /**
  * About the length of `payload`'s JSON (string lengths plus a little per member), for the window's byte bound, when
@@ -97,6 +104,8 @@ export class CommitPipeline {
   #flushNext: Deferred | null = null;
   #deltaTimer: ReturnType<typeof setTimeout> | null = null;
   #failure: unknown = null;
+  /** The last append not held: its rejection, if its write fails, is told to {@link CommitPipeline.fail} first. */
+  #lastWritten: Promise<unknown> | null = null;
   /** The last stamp turned into a `ts`, and that text: deltas come many per millisecond. */
   #tsStamp = Number.NaN;
   #ts = '';
@@ -189,6 +198,7 @@ export class CommitPipeline {
     // A held line cannot fail once accepted (the writer refuses up front or not at all); a write failure of the
     // batch it goes out with fails the pipeline through the sync. The handler is there so nothing goes unhandled.
     written.catch(hold ? this.#failed : (error: unknown) => this.fail(error, before + 1));
+    if (!hold) this.#lastWritten = written;
     return written;
   }
 
@@ -339,8 +349,17 @@ export class CommitPipeline {
 
   async #flushOnce(): Promise<void> {
     try {
-      const target = this.#log.lastSeq ?? -1;
-      await this.#log.flush();
+      const log = this.#log;
+      const target = log.lastSeq ?? -1;
+      const rereads = stateRereads(log);
+      const lastWritten = this.#lastWritten;
+      await log.flush();
+      // A write that failed meanwhile was taken back, and the writer re-read its file before the flush returned
+      // (TJ-DUR-030): its records and those after it are not in the file, and their rejections fail the pipeline
+      // (see `append`), each through a few promise reactions. Wait for the last of them to have been told, so that
+      // no such record up to `target` is delivered whatever the number of reactions on either side.
+      if (this.#failure === null && lastWritten !== null && stateRereads(log) !== rereads)
+        await lastWritten.then(IGNORE, IGNORE);
       if (this.#failure !== null) throw this.#failure;
       this.#commitThrough(target);
     } catch (error) {

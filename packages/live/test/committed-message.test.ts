@@ -38,7 +38,7 @@ describe('a committed message (TJ-LIVE-006)', () => {
     expect(sim.peek(LOG)?.at(-1)).toBe(0x0a);
   });
 
-  it('whose write fails is answered with the failure, reaches no subscriber, and is not in the log (TJ-LIVE-024)', async () => {
+  it('whose write fails is answered with the failure, reaches no subscriber, and is not in the log (TJ-LIVE-008, TJ-LIVE-024)', async () => {
     const sim = new SimulatedFileSystem();
     const hub = openConversationHub({ root: '/s', fs: sim, lock: DEAD, retention: false });
     const session = await hub.session('s1');
