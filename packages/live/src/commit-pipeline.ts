@@ -1,6 +1,12 @@
 import { runIndexEntries } from '@turnjournal/reader/_internals';
 import type { EventLog, EventLogAck } from '@turnjournal/writer';
-import { holdDelta, lastCheckpoint, lastCheckpointParts, writtenEpoch } from '@turnjournal/writer/_internals';
+import {
+  holdDelta,
+  lastCheckpoint,
+  lastCheckpointParts,
+  stateRereads,
+  writtenEpoch,
+} from '@turnjournal/writer/_internals';
 import { DeltaIds } from './delta-ids.js';
 import { LiveError } from './errors.js';
 import { PendingRecords } from './pending-records.js';
@@ -25,6 +31,7 @@ function deferred(): Deferred {
 }
 
 const HOLD = { hold: true } as const;
+const IGNORE = (): void => undefined;
 
 /**
  * About the length of `payload`'s JSON (string lengths plus a little per member), for the window's byte bound, when
@@ -91,11 +98,14 @@ export class CommitPipeline {
   /** Records appended (handed to the writer) and not yet durable, in seq order. */
   readonly #pending = new PendingRecords();
   #durableSeq: number;
-  #changed: Deferred = deferred();
+  /** What `changed()` handed out since the last wake-up; made only when someone waits (most deliveries have nobody). */
+  #changed: Deferred | null = null;
   #flushRunning: Promise<void> | null = null;
   #flushNext: Deferred | null = null;
   #deltaTimer: ReturnType<typeof setTimeout> | null = null;
   #failure: unknown = null;
+  /** The last append not held: its rejection, if its write fails, is told to {@link CommitPipeline.fail} first. */
+  #lastWritten: Promise<unknown> | null = null;
   /** The last stamp turned into a `ts`, and that text: deltas come many per millisecond. */
   #tsStamp = Number.NaN;
   #ts = '';
@@ -138,6 +148,7 @@ export class CommitPipeline {
 
   /** Resolves at the next delivery (or wake-up): subscribers wait on it. */
   changed(): Promise<void> {
+    this.#changed ??= deferred();
     return this.#changed.promise;
   }
 
@@ -170,20 +181,24 @@ export class CommitPipeline {
     // is kept as it is; one holding a caller's object (tool arguments, attachments, an error) is copied through JSON,
     // which also drops what the line dropped.
     const size = knownSize >= 0 ? knownSize : flatSize(payload);
-    // The first record of a log carries its epoch in the file (TJ-EVENT-023), and so in what subscribers get.
-    const epoch = before === -1 ? { epoch: writtenEpoch(log) } : {};
-    if (size >= 0) this.#pending.push({ seq: before + 1, ts, type, payload, ...epoch }, size + 64);
-    else {
+    let kept = payload;
+    let keptSize = size;
+    if (size < 0) {
       const json = JSON.stringify(payload);
-      this.#pending.push(
-        { seq: before + 1, ts, type, payload: JSON.parse(json) as Record<string, unknown>, ...epoch },
-        json.length + 64,
-      );
+      kept = JSON.parse(json) as Record<string, unknown>;
+      keptSize = json.length;
     }
+    // The first record of a log carries its epoch in the file (TJ-EVENT-023), and so in what subscribers get.
+    const record =
+      before === -1
+        ? { seq: before + 1, ts, type, payload: kept, epoch: writtenEpoch(log) }
+        : { seq: before + 1, ts, type, payload: kept };
+    this.#pending.push(record, keptSize + 64);
     if (after >= before + 2) this.#pushCheckpoint(before + 2, after, ts);
     // A held line cannot fail once accepted (the writer refuses up front or not at all); a write failure of the
     // batch it goes out with fails the pipeline through the sync. The handler is there so nothing goes unhandled.
     written.catch(hold ? this.#failed : (error: unknown) => this.fail(error, before + 1));
+    if (!hold) this.#lastWritten = written;
     return written;
   }
 
@@ -304,8 +319,8 @@ export class CommitPipeline {
   /** Wakes every waiting subscriber (on close, or when a delivery moved the durable seq). */
   wakeAll(): void {
     const changed = this.#changed;
-    this.#changed = deferred();
-    changed.resolve();
+    this.#changed = null;
+    changed?.resolve();
   }
 
   /** Fails the pipeline (the first failure stays); drops the pending records from `fromSeq` on, never delivered. */
@@ -334,8 +349,17 @@ export class CommitPipeline {
 
   async #flushOnce(): Promise<void> {
     try {
-      const target = this.#log.lastSeq ?? -1;
-      await this.#log.flush();
+      const log = this.#log;
+      const target = log.lastSeq ?? -1;
+      const rereads = stateRereads(log);
+      const lastWritten = this.#lastWritten;
+      await log.flush();
+      // A write that failed meanwhile was taken back, and the writer re-read its file before the flush returned
+      // (TJ-DUR-030): its records and those after it are not in the file, and their rejections fail the pipeline
+      // (see `append`), each through a few promise reactions. Wait for the last of them to have been told, so that
+      // no such record up to `target` is delivered whatever the number of reactions on either side.
+      if (this.#failure === null && lastWritten !== null && stateRereads(log) !== rereads)
+        await lastWritten.then(IGNORE, IGNORE);
       if (this.#failure !== null) throw this.#failure;
       this.#commitThrough(target);
     } catch (error) {

@@ -809,14 +809,30 @@ export class LiveSession implements SubscriptionSource {
       if (refusal !== null) throw refusal;
     }
     this.#closeSegment(active, false);
-    const writes: Promise<EventLogAck>[] = [];
+    const writes: Promise<unknown>[] = [];
+    let refused = false;
     for (const [type, payload] of records) {
       const before = this.#log.lastSeq;
       writes.push(this.#append(type, payload));
       // A refusal reserves nothing (see `CommitPipeline.append`).
-      if (this.#log.lastSeq === before) break;
+      if (this.#log.lastSeq === before) {
+        refused = true;
+        break;
+      }
     }
-    await Promise.all([...writes, this.#durable()]).catch(this.#rethrowAnswer);
+    if (refused) {
+      writes.push(this.#durable());
+      await Promise.all(writes).catch(this.#rethrowAnswer);
+      return;
+    }
+    // Every record reserved: a write of theirs that fails fails the pipeline with its error (`CommitPipeline.append`)
+    // before the sync that covers them can deliver them, and that sync then rejects with it — so the sync answers for
+    // the writes too, without a promise that gathers them.
+    try {
+      await this.#durable();
+    } catch (error) {
+      throw this.#answer(error);
+    }
   }
 
   /**

@@ -5,7 +5,7 @@
 import { SimulatedFileSystem } from '@turnjournal/conformance';
 import { openConversationHub } from '@turnjournal/live';
 import { describe, expect, it } from 'vitest';
-import { countLogCalls } from './support.js';
+import { countLogCalls, take } from './support.js';
 
 const DEAD = { statusOf: (text: string | undefined) => (text === undefined ? ('none' as const) : ('stale' as const)) };
 const LOG = '/s/s1/events.jsonl';
@@ -36,5 +36,31 @@ describe('a committed message (TJ-LIVE-006)', () => {
     await hub.close();
     // Closed, the file holds only lines (TJ-DUR-034).
     expect(sim.peek(LOG)?.at(-1)).toBe(0x0a);
+  });
+
+  it('whose write fails is answered with the failure, reaches no subscriber, and is not in the log (TJ-LIVE-008, TJ-LIVE-024)', async () => {
+    const sim = new SimulatedFileSystem();
+    const hub = openConversationHub({ root: '/s', fs: sim, lock: DEAD, retention: false });
+    const session = await hub.session('s1');
+    const sent = await session.send({ requestId: 'r1', content: 'hi' });
+    if (!sent.created) throw new Error('expected a new run');
+    await sent.run.toolResult({ toolCallId: 'c0', output: 'kept' });
+    const durable = session.durableSeq;
+    const subscription = session.subscribe({ after: durable });
+    // A write that fails without held lines before it: the file is truncated back and the writer re-reads its state,
+    // the failed records never written; the sync after them must not make the session deliver them.
+    sim.inject({ op: 'write', path: 'events.jsonl', errno: 'EIO' });
+    await expect(sent.run.toolResult({ toolCallId: 'c1', output: 'lost' })).rejects.toMatchObject({
+      code: 'session_failed',
+      cause: { code: 'write_failed' },
+    });
+    expect(session.durableSeq).toBe(durable);
+    expect(await take(subscription, 1)).toEqual([]);
+    await hub.close();
+    const reopened = openConversationHub({ root: '/s', fs: sim, lock: DEAD, retention: false });
+    const restarted = await reopened.session('s1');
+    const results = restarted.snapshot().messages.filter((message) => message.role === 'tool');
+    expect(results.map((message) => message.content)).toEqual(['kept']);
+    await reopened.close();
   });
 });

@@ -11,6 +11,7 @@ export { escapeLineSeparators } from '../append/encode-record.js';
 // A live session's held `chat.delta` appends without a promise per delta (issue 15: the per-delta cost of the hub).
 // A live session's tool result and its message, checked before either is appended (a pair goes in whole or not at all).
 // A live session's index of the next message, asked at every segment, without a copy of the list.
+// A live session's check, after a sync, that no write it waited for was taken back meanwhile.
 export {
   type CheckpointPartKept,
   deferCheckpoints,
@@ -19,5 +20,6 @@ export {
   lastCheckpointParts,
   messageCount,
   oversizeRefusal,
+  stateRereads,
   writtenEpoch,
 } from '../event/event-log.js';

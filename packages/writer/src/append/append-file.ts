@@ -559,7 +559,8 @@ export class AppendFile implements WritableJournal {
       while (this.#writeDue()) {
         const holding = this.#heldChunks > 0;
         const batch = this.#takeBatch();
-        await this.#writeBatch(batch);
+        const writing = this.#writeBatch(batch);
+        if (writing !== undefined) await writing;
         // A batch of several records means callers keep many appends in flight: let every one whose append was just
         // acknowledged run and append its next record (a macrotask runs after all their microtasks) before writing
         // again, so the next write is as large as the last. A lone caller (batches of one) is not delayed, and
@@ -601,7 +602,12 @@ export class AppendFile implements WritableJournal {
     return this.#queue.splice(0, chunks);
   }
 
-  async #writeBatch(batch: Pending[]): Promise<void> {
+  /**
+   * Writes `batch` and acknowledges its lines (after their sync, unless `none`). Undefined when that all happened in
+   * this synchronous run (a small write in `none` mode, a live session's usual batch): the drain then goes on without
+   * the promise and the reaction an async function would cost per batch; otherwise the promise of its end.
+   */
+  #writeBatch(batch: Pending[]): Promise<void> | undefined {
     const first = batch[0] as Pending;
     let bytes: Uint8Array;
     try {
@@ -613,18 +619,18 @@ export class AppendFile implements WritableJournal {
       this.#poison ??= new JournalWriteError(this.path, 'write', error);
       this.#heldLost ??= this.#poison;
       for (const pending of batch) pending.reject(new WriterPoisonedError(this.path, this.#poison));
-      return;
+      return undefined;
     }
     this.#unwrittenBytes -= bytes.length;
     if (this.#poison !== null) {
       for (const pending of batch) pending.reject(new WriterPoisonedError(this.path, this.#poison));
-      return;
+      return undefined;
     }
     if (this.#failed !== null) {
       // A held line queued before the failure was acknowledged: losing it is not a refusal the caller saw.
       if (batch.some((pending) => pending.held)) this.#poison = this.#heldLost = this.#failed;
       for (const pending of batch) pending.reject(new AppendCancelledError(this.path, this.#failed));
-      return;
+      return undefined;
     }
     const start = this.#size;
     const end = start + bytes.length;
@@ -633,25 +639,43 @@ export class AppendFile implements WritableJournal {
     // In `none` mode only a batch with a line someone waits for adds space (a live session's records, a sync follows):
     // a batch of held lines only, written at their bound, is synced by nobody, and the space would double its write.
     const spaced = this.#preallocate && end > this.#fileEnd && (this.durability !== 'none' || hasAwaited(batch));
-    let spaceEnd = spaced ? nextSpaceEnd(end) : end;
+    const spaceEnd = spaced ? nextSpaceEnd(end) : end;
+    let writing: Promise<void> | undefined;
     try {
-      try {
-        const writing = this.#writeAt(spaceEnd > end ? withSpace(bytes, spaceEnd - start) : bytes, start);
-        if (writing !== undefined) await writing;
-      } catch (error) {
-        // The space is an optimisation, never a reason to refuse records: a disk or quota with room for the lines but
-        // not for the space after them (the space is up to 64 KiB) would otherwise refuse every append from then on.
-        // Cut what the failed write left (TJ-DUR-023) and write the lines alone; a second failure is the append's.
-        if (spaceEnd === end || !isOutOfSpace(error)) throw error;
-        spaceEnd = end;
-        // A truncation that fails here is tried again below; the append reports the write's failure, not its own.
-        await this.#fs.ftruncate(this.#fd, start).catch(() => Promise.reject(error));
-        this.#fileEnd = start;
-        const writing = this.#writeAt(bytes, start);
-        if (writing !== undefined) await writing;
-      }
+      writing = this.#writeAt(spaceEnd > end ? withSpace(bytes, spaceEnd - start) : bytes, start);
     } catch (error) {
-      const failure = new JournalWriteError(this.path, 'write', error);
+      return this.#afterFailedWrite(batch, bytes, start, spaceEnd, error);
+    }
+    if (writing === undefined) return this.#afterWrite(batch, start, end, spaceEnd);
+    return writing.then(
+      () => this.#afterWrite(batch, start, end, spaceEnd),
+      (error: unknown) => this.#afterFailedWrite(batch, bytes, start, spaceEnd, error),
+    );
+  }
+
+  /**
+   * A write of `batch` (`bytes`, then the space up to `spaceEnd`) at `start` failed with `error`. The space is an
+   * optimisation, never a reason to refuse records: a disk or quota with room for the lines but not for the space
+   * after them (the space is up to 64 KiB) would otherwise refuse every append from then on. So on a lack of room
+   * the write is cut back (TJ-DUR-023) and the lines written alone; a second failure, or any other, is the append's.
+   */
+  async #afterFailedWrite(
+    batch: Pending[],
+    bytes: Uint8Array,
+    start: number,
+    spaceEnd: number,
+    error: unknown,
+  ): Promise<void> {
+    const end = start + bytes.length;
+    try {
+      if (spaceEnd === end || !isOutOfSpace(error)) throw error;
+      // A truncation that fails here is tried again below; the append reports the write's failure, not its own.
+      await this.#fs.ftruncate(this.#fd, start).catch(() => Promise.reject(error));
+      this.#fileEnd = start;
+      const writing = this.#writeAt(bytes, start);
+      if (writing !== undefined) await writing;
+    } catch (failed) {
+      const failure = new JournalWriteError(this.path, 'write', failed);
       // Set before anything is awaited: no append queued behind this one may be written (TJ-DUR-030).
       this.#failed = failure;
       // Held lines in this batch, or queued behind it, were acknowledged and are lost: the writer's memory holds
@@ -669,28 +693,46 @@ export class AppendFile implements WritableJournal {
       this.#cancelQueued(failure);
       return;
     }
-    if (this.durability !== 'none') {
-      let linked: LinkCheck;
-      try {
-        const sync = this.#fs.fdatasync(this.#fd);
-        linked = this.#links.start();
-        await sync;
-      } catch (error) {
-        const failure = new JournalWriteError(this.path, 'fdatasync', error);
-        this.#poison = failure;
-        for (const pending of batch) pending.reject(failure);
-        return;
-      }
-      const unlinked = linked.answer !== undefined ? linked.answer : await linked.answered;
-      if (unlinked !== null) {
-        this.#poison = unlinked;
-        for (const pending of batch) pending.reject(unlinked);
-        return;
-      }
-    } else {
-      this.#writesDone += 1;
-      if (this.#flushWaiters > 0 && !this.#writeDue()) this.#syncAfterWrite();
+    await this.#afterWrite(batch, start, end, end);
+  }
+
+  /**
+   * `batch` is written at `start` up to `end`, the space after it up to `spaceEnd`: in `none` mode its lines are
+   * acknowledged now (and the sync a waiting flush wants is issued), otherwise once their sync and the link check
+   * after it have returned.
+   */
+  #afterWrite(batch: Pending[], start: number, end: number, spaceEnd: number): Promise<void> | undefined {
+    if (this.durability !== 'none') return this.#syncBatch(batch, start, end, spaceEnd);
+    this.#writesDone += 1;
+    if (this.#flushWaiters > 0 && !this.#writeDue()) this.#syncAfterWrite();
+    this.#acknowledge(batch, start, end, spaceEnd);
+    return undefined;
+  }
+
+  /** `every` and `group` modes: fdatasyncs the written `batch`, checks the file's name, then acknowledges it. */
+  async #syncBatch(batch: Pending[], start: number, end: number, spaceEnd: number): Promise<void> {
+    let linked: LinkCheck;
+    try {
+      const sync = this.#fs.fdatasync(this.#fd);
+      linked = this.#links.start();
+      await sync;
+    } catch (error) {
+      const failure = new JournalWriteError(this.path, 'fdatasync', error);
+      this.#poison = failure;
+      for (const pending of batch) pending.reject(failure);
+      return;
     }
+    const unlinked = linked.answer !== undefined ? linked.answer : await linked.answered;
+    if (unlinked !== null) {
+      this.#poison = unlinked;
+      for (const pending of batch) pending.reject(unlinked);
+      return;
+    }
+    this.#acknowledge(batch, start, end, spaceEnd);
+  }
+
+  /** The lines of `batch`, written from `start` to `end` with space up to `spaceEnd`, are in the file: resolves them. */
+  #acknowledge(batch: Pending[], start: number, end: number, spaceEnd: number): void {
     this.#size = end;
     this.#fileEnd = Math.max(this.#fileEnd, spaceEnd);
     let offset = start;

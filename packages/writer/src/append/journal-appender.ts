@@ -2,6 +2,9 @@ import type { WritableJournal } from '@turnjournal/reader/record-store';
 import { WriterError, WriterPoisonedError } from '../errors.js';
 import { type AppendAck, AppendFile, type AppendLineOptions } from './append-file.js';
 
+/** What `idle` answers when nothing is left to wait for. */
+const SETTLED: Promise<void> = Promise.resolve();
+
 /** A line reserved with a second one right behind it, which nothing may come between (an automatic checkpoint). */
 export interface ReservedLines {
   /** The line the call resolves with. */
@@ -55,7 +58,8 @@ export class JournalAppender {
   /** Appends handed to the file and not settled yet. */
   #inFlight = 0;
   #drainWaiters: (() => void)[] = [];
-  #idleWaiters: (() => void)[] = [];
+  /** What `idle` handed out since the appender was last idle: one promise for every caller waiting meanwhile. */
+  #idle: { readonly promise: Promise<void>; readonly resolve: () => void } | null = null;
   /** Resolves once the state has been re-read after a failed write; the failed calls reject after it. */
   #recovery: { promise: Promise<void>; resolve: () => void } | null = null;
   #broken: unknown = null;
@@ -136,14 +140,20 @@ export class JournalAppender {
     });
   }
 
-  /** Waits until every call made so far has settled (and any re-read it caused has ended). */
-  async idle(): Promise<void> {
-    for (;;) {
-      if (this.#busy !== null) await this.#busy;
-      else if (this.#inFlight > 0 || this.#held.length > 0)
-        await new Promise<void>((resolve) => this.#idleWaiters.push(resolve));
-      else return;
+  /**
+   * Waits until every call made so far has settled (and any re-read it caused has ended): until `#pump` finds the
+   * appender idle, which it looks for whenever a call settles, a preparation or a re-read ends, or a call starts.
+   */
+  idle(): Promise<void> {
+    if (this.#busy === null && this.#inFlight === 0 && this.#held.length === 0) return SETTLED;
+    if (this.#idle === null) {
+      let resolve = (): void => undefined;
+      const promise = new Promise<void>((settle) => {
+        resolve = settle;
+      });
+      this.#idle = { promise, resolve };
     }
+    return this.#idle.promise;
   }
 
   /**
@@ -209,22 +219,24 @@ export class JournalAppender {
   /** @param lines true when `line` may hold several whole lines (a trailer), appended as one. */
   #track(line: Uint8Array, lines = false): Promise<AppendAck> {
     this.#inFlight += 1;
-    return (lines ? this.file.appendLines(line) : this.file.appendLine(line)).then(
-      (ack) => {
-        this.#settled();
-        return ack;
-      },
-      (error: unknown) => {
-        // The recovery is registered before the re-read can start, so the rejection waits for it.
-        const recovered = this.file.interrupted || this.#mustFollowPoison() ? this.#awaitRecovery() : null;
-        this.#settled();
-        if (recovered === null) throw error;
-        return recovered.then(() => {
-          throw error;
-        });
-      },
-    );
+    return (lines ? this.file.appendLines(line) : this.file.appendLine(line)).then(this.#written, this.#notWritten);
   }
+
+  // The two outcomes of a tracked append, made once rather than as two closures per append.
+  readonly #written = (ack: AppendAck): AppendAck => {
+    this.#settled();
+    return ack;
+  };
+
+  readonly #notWritten = (error: unknown): Promise<never> => {
+    // The recovery is registered before the re-read can start, so the rejection waits for it.
+    const recovered = this.file.interrupted || this.#mustFollowPoison() ? this.#awaitRecovery() : null;
+    this.#settled();
+    if (recovered === null) throw error;
+    return recovered.then(() => {
+      throw error;
+    });
+  };
 
   #settled(): void {
     this.#inFlight -= 1;
@@ -285,9 +297,9 @@ export class JournalAppender {
       next();
     }
     if (this.#busy === null && this.#inFlight === 0 && this.#held.length === 0) {
-      const waiters = this.#idleWaiters;
-      this.#idleWaiters = [];
-      for (const resolve of waiters) resolve();
+      const idle = this.#idle;
+      this.#idle = null;
+      idle?.resolve();
     }
   }
 

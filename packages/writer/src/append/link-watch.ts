@@ -22,6 +22,9 @@ export interface LinkCheck {
   readonly answered: Promise<WriterError | null>;
 }
 
+/** The check of a directory found unchanged (see `LinkWatch.start`): the file is linked, the lock this writer's. */
+const LINKED: LinkCheck = { answer: null, answered: Promise.resolve(null) };
+
 /**
  * Whether an open journal still has a name, checked once per sync before its appends are acknowledged (TJ-DUR-036):
  * every write and sync to a file whose last name was removed (`rm -rf` of its directory, a file renamed over it)
@@ -80,6 +83,8 @@ export class LinkWatch {
    * at once, so `answer` is set before the sync can return.
    */
   start(): LinkCheck {
+    // The usual answer, known at once: no check object, no promise, no reaction per sync.
+    if (this.#unchangedNow()) return LINKED;
     const check: { answer: WriterError | null | undefined; answered: Promise<WriterError | null> } = {
       answer: undefined,
       answered: this.check(),
@@ -140,6 +145,23 @@ export class LinkWatch {
         ? { ino: dir.ino, ctimeMs: dir.ctimeMs }
         : null;
     return null;
+  }
+
+  /**
+   * True when the directory, looked at synchronously now, is the one the file was last seen linked in, with the same
+   * change time: what {@link LinkWatch.check} answers null for without looking further. False when that cannot be told
+   * at once (no synchronous `stat`, nothing seen yet, a lease lost, the directory unreadable): the check then decides.
+   */
+  #unchangedNow(): boolean {
+    const seen = this.#seen;
+    if (seen === null || this.#statNow === undefined || this.#lock?.lost === true) return false;
+    let dir: FileStat;
+    try {
+      dir = this.#statNow(this.#dir);
+    } catch {
+      return false; // the full check looks again, and reports what it finds
+    }
+    return dir.ino === seen.ino && dir.ctimeMs === seen.ctimeMs;
   }
 
   /** Whether the lock file is still the one the lock created (TJ-DUR-040), or the error of a failed look at it. */

@@ -70,6 +70,8 @@ let messageCountOf: (log: EventLog) => number;
 let deferCheckpointsOf: (log: EventLog, deferred: boolean) => void;
 /** Set by {@link EventLog}'s static block: reaches its epoch for {@link writtenEpoch}. */
 let writtenEpochOf: (log: EventLog) => string;
+/** Set by {@link EventLog}'s static block: reaches its count of re-reads for {@link stateRereads}. */
+let stateRereadsOf: (log: EventLog) => number;
 /** Set by {@link EventLog}'s static block: reaches its private encoder for {@link oversizeRefusal}. */
 let oversizeRefusalOf: (log: EventLog, type: string, payload: Payload | undefined, ahead: number) => unknown;
 
@@ -192,6 +194,8 @@ export class EventLog {
   #epoch: string;
   /** The records of the last split checkpoint reserved (TJ-EVENT-028), for a live session's subscribers. */
   #lastParts: readonly CheckpointPartKept[] = [];
+  /** How many times the state was re-read from the file after a failed write or sync (see {@link stateRereads}). */
+  #rereads = 0;
 
   static {
     deferCheckpointsOf = (log, deferred) => {
@@ -202,6 +206,7 @@ export class EventLog {
     lastCheckpointPartsOf = (log, firstSeq) => (log.#lastParts[0]?.seq === firstSeq ? log.#lastParts : null);
     messageCountOf = (log) => log.#fold.messages.length;
     writtenEpochOf = (log) => log.#epoch;
+    stateRereadsOf = (log) => log.#rereads;
     oversizeRefusalOf = (log, type, payload, ahead) => log.#oversizeRefusal(type, payload, ahead);
   }
 
@@ -807,6 +812,7 @@ export class EventLog {
 
   /** After a failed write (TJ-DUR-030): the file holds what was acknowledged; the state and the next seq follow it. */
   async #reread(): Promise<void> {
+    this.#rereads += 1;
     this.#stateVersion += 1;
     const reader = this.#file.reader();
     const end = await reader.end();
@@ -875,6 +881,15 @@ export function lastCheckpoint(
  */
 export function writtenEpoch(log: EventLog): string {
   return writtenEpochOf(log);
+}
+
+/**
+ * @internal How many times `log` has re-read its state from its file since it opened: once after each failed write
+ * (TJ-DUR-030) and after a failed sync. A live session compares it across a flush to learn, without waiting for
+ * anything, whether records it appended may have been taken back meanwhile.
+ */
+export function stateRereads(log: EventLog): number {
+  return stateRereadsOf(log);
 }
 
 /**
