@@ -45,8 +45,9 @@ export default defineConfig({
     // per-test limit keeps them from flaking; speed is measured by `pnpm bench`, never by test timeouts.
     testTimeout: 30_000,
     // One test file per core, not vitest's default of one fewer: most of a file's time is spent waiting on the child
-    // processes it starts (CLI, adapters, servers, fsyncs), so on CI's 2 cores a second file in parallel cut the
-    // suite's wall time by a third, where the default ran the files one after the other.
+    // processes it starts (CLI, adapters, servers, fsyncs), so on CI's 2 cores two files at a time cut the wall time
+    // by over a quarter, where the default ran the files one after the other. The projects inherit this
+    // value, so `--maxWorkers` on the command line does not reach them: `VITEST_MAX_WORKERS=1` runs one file at a time.
     maxWorkers: availableParallelism(),
     projects: packages.map((name) => ({
       extends: true,
