@@ -103,24 +103,46 @@ if ((await chat.resume('c1')).status !== 204) throw new Error('a finished chat h
 await hub.close();
 console.log('@turnjournal/ai-sdk: ' + sent.length + ' chunks answered from the journal, ' + messages.length + ' UIMessages after a reopen');"
 
-step "default conformance run against the reference adapter"
-# With TJ_REFERENCE_REPORT set, the run's JSON report is also written there: .ci/run hands it to the mutation matrix as
-# its catalogue of checks, so that the reference adapter runs once per CI run.
-report=()
-if [ -n "${TJ_REFERENCE_REPORT:-}" ]; then report=(--report "$TJ_REFERENCE_REPORT"); fi
-npx turnjournal conformance --adapter "$project/node_modules/.bin/turnjournal adapter" ${report[@]+"${report[@]}"} |
-  grep -E -A3 '^(FAIL|[0-9]+ checks)'
-
-step "default conformance run against the Python example, copied out alone over the library installed by pip"
+step "default conformance runs against the reference adapter and the Python example (copied out alone over the library installed by pip), side by side"
+# The two runs are independent and spend much of their time waiting on their adapters' processes and fsyncs: on CI's
+# two cores they run at the same time, each into its own file, printed in order once both are done.
 mkdir "$work/python-adapter"
 cp "$repo/examples/python-adapter/adapter.py" "$work/python-adapter/"
 if ! python3 -m pip install --quiet --disable-pip-version-check --target "$work/python-lib" "$repo/python"; then
   echo "  pip could not build python/ on this machine (no setuptools from an index): the library is copied instead"
   mkdir -p "$work/python-lib" && cp -R "$repo/python/src/turnjournal" "$work/python-lib/"
 fi
+# With TJ_REFERENCE_REPORT set, the reference run's JSON report is also written there: .ci/run hands it to the
+# mutation matrix as its catalogue of checks, so that the reference adapter runs once per CI run.
+report=()
+if [ -n "${TJ_REFERENCE_REPORT:-}" ]; then report=(--report "$TJ_REFERENCE_REPORT"); fi
+npx turnjournal conformance --adapter "$project/node_modules/.bin/turnjournal adapter" ${report[@]+"${report[@]}"} \
+  >"$work/reference-run.txt" 2>&1 &
+reference_run=$!
+python_status=0
 PYTHONPATH="$work/python-lib" npx turnjournal conformance \
-  --adapter "python3 $work/python-adapter/adapter.py --schema $project/node_modules/@turnjournal/schema/dist/v1/schema.json" |
-  tail -n 3
+  --adapter "python3 $work/python-adapter/adapter.py --schema $project/node_modules/@turnjournal/schema/dist/v1/schema.json" \
+  >"$work/python-run.txt" 2>&1 || python_status=$?
+reference_status=0
+wait "$reference_run" || reference_status=$?
+echo "  the reference adapter (exit $reference_status):"
+grep -E -A3 '^(FAIL|[0-9]+ checks)' "$work/reference-run.txt" || true
+echo "  the Python example (exit $python_status):"
+tail -n 3 "$work/python-run.txt"
+failed=0
+for run in reference python; do
+  status_var="${run}_status"
+  if [ "${!status_var}" -ne 0 ]; then
+    echo "the $run run exited ${!status_var}; its whole output:" >&2
+    cat "$work/$run-run.txt" >&2
+    failed=1
+  fi
+done
+if ! grep -q -E '^[0-9]+ checks' "$work/reference-run.txt"; then
+  echo "the reference run printed no summary line" >&2
+  failed=1
+fi
+if [ "$failed" -ne 0 ]; then exit 1; fi
 
 step "defineConformanceSuite in a vitest file"
 cat >conformance.test.js <<'TEST'

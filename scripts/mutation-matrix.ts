@@ -92,6 +92,7 @@ async function judgeMutant(mutant: (typeof MUTANTS)[number]): Promise<Verdict> {
   const report = await runConformance({
     adapter: mutant.command,
     ...(mutant.timeoutMs === undefined ? {} : { timeoutMs: mutant.timeoutMs }),
+    ...(mutant.timeoutScale === undefined ? {} : { timeoutScale: mutant.timeoutScale }),
     ...(full
       ? {}
       : {

@@ -16,6 +16,11 @@ export interface Mutant {
    */
   readonly timeoutMs?: number;
   /**
+   * A multiplier below 1 of every time limit of the mutant's run (the per-request timeout and the checks' hang guards,
+   * `timeoutScale` of the kit), for a defect that shows as a guard waited out: a take-over that never comes.
+   */
+  readonly timeoutScale?: number;
+  /**
    * True for a mutant on a PostgreSQL store: the matrix starts a throwaway server and names it in
    * `TJ_MUTANT_POSTGRES_URL` (packages/conformance/test/adapter/mutants/store-postgres.mjs).
    */
@@ -38,6 +43,9 @@ export const py = (defect: string, ...requirements: string[]): Mutant => ({
 
 /** `mutant` with a shorter per-request timeout (see {@link Mutant.timeoutMs}). */
 export const withTimeout = (mutant: Mutant, timeoutMs: number): Mutant => ({ ...mutant, timeoutMs });
+
+/** `mutant` with every time limit of its run scaled down (see {@link Mutant.timeoutScale}). */
+export const withTimeoutScale = (mutant: Mutant, timeoutScale: number): Mutant => ({ ...mutant, timeoutScale });
 
 /** `mutant` on the PostgreSQL server the matrix starts (see {@link Mutant.postgres}). */
 export const onPostgres = (mutant: Mutant): Mutant => ({ ...mutant, postgres: true });
