@@ -12,6 +12,9 @@ import type { HeldLock } from '../fs/lock.js';
 import { type LockFileState, LockFileWatch } from '../fs/lock-file-state.js';
 import { isSettled } from '../fs/settled-change.js';
 
+/** A look at the journal's directory: what its `stat` answered (undefined when it failed), and when it was made. */
+type DirectoryLook = { readonly dir: FileStat | undefined; readonly readAt: number };
+
 /** A file system's synchronous `stat` and `readFile`. */
 type SynchronousLookups = { readonly stat: SynchronousStat; readonly readFile: SynchronousReadFile };
 
@@ -83,11 +86,12 @@ export class LinkWatch {
    * at once, so `answer` is set before the sync can return.
    */
   start(): LinkCheck {
+    const looked = this.#statNow === undefined ? undefined : this.#lookAtDirectory(this.#statNow);
     // The usual answer, known at once: no check object, no promise, no reaction per sync.
-    if (this.#unchangedNow()) return LINKED;
+    if (looked !== undefined && this.#lock?.lost !== true && this.#unchanged(looked.dir)) return LINKED;
     const check: { answer: WriterError | null | undefined; answered: Promise<WriterError | null> } = {
       answer: undefined,
-      answered: this.check(),
+      answered: looked === undefined ? this.check() : this.#checkAfter(looked),
     };
     check.answered.then((answer) => {
       check.answer = answer;
@@ -105,16 +109,37 @@ export class LinkWatch {
    * renewal refuses at once.
    */
   async check(): Promise<WriterError | null> {
-    if (this.#lock?.lost === true) return journalFencedError(this.#path, this.#lock.path);
+    if (this.#statNow !== undefined) return this.#checkAfter(this.#lookAtDirectory(this.#statNow));
     const readAt = Date.now();
     let dir: FileStat | undefined;
     try {
-      dir = this.#statNow === undefined ? await this.#fs.stat(this.#dir) : this.#statNow(this.#dir);
+      dir = await this.#fs.stat(this.#dir);
     } catch {
       dir = undefined; // gone (or unreadable): only the file can tell
     }
+    return this.#checkAfter({ dir, readAt });
+  }
+
+  /** The directory, looked at now (undefined when gone or unreadable: only the file can tell), and when. */
+  #lookAtDirectory(statNow: SynchronousStat): DirectoryLook {
+    const readAt = Date.now();
+    try {
+      return { dir: statNow(this.#dir), readAt };
+    } catch {
+      return { dir: undefined, readAt };
+    }
+  }
+
+  /** Whether `dir` is the directory the file was last seen linked in, with the same change time. */
+  #unchanged(dir: FileStat | undefined): boolean {
     const seen = this.#seen;
-    if (dir !== undefined && seen !== null && dir.ino === seen.ino && dir.ctimeMs === seen.ctimeMs) return null;
+    return dir !== undefined && seen !== null && dir.ino === seen.ino && dir.ctimeMs === seen.ctimeMs;
+  }
+
+  /** {@link LinkWatch.check}, given the look at the directory it starts with. */
+  async #checkAfter({ dir, readAt }: DirectoryLook): Promise<WriterError | null> {
+    if (this.#lock?.lost === true) return journalFencedError(this.#path, this.#lock.path);
+    if (this.#unchanged(dir)) return null;
     // The lock before the file: a removal of both between the two looks then reads as the file's (unlinked), which
     // it is; in the other order a file seen linked just before the removal would make the gone lock a take-over.
     const lockFile = this.#lockFile;
@@ -145,23 +170,6 @@ export class LinkWatch {
         ? { ino: dir.ino, ctimeMs: dir.ctimeMs }
         : null;
     return null;
-  }
-
-  /**
-   * True when the directory, looked at synchronously now, is the one the file was last seen linked in, with the same
-   * change time: what {@link LinkWatch.check} answers null for without looking further. False when that cannot be told
-   * at once (no synchronous `stat`, nothing seen yet, a lease lost, the directory unreadable): the check then decides.
-   */
-  #unchangedNow(): boolean {
-    const seen = this.#seen;
-    if (seen === null || this.#statNow === undefined || this.#lock?.lost === true) return false;
-    let dir: FileStat;
-    try {
-      dir = this.#statNow(this.#dir);
-    } catch {
-      return false; // the full check looks again, and reports what it finds
-    }
-    return dir.ino === seen.ino && dir.ctimeMs === seen.ctimeMs;
   }
 
   /** Whether the lock file is still the one the lock created (TJ-DUR-040), or the error of a failed look at it. */

@@ -58,7 +58,8 @@ export function appendedSince(file: string, before: Buffer, failures: string[], 
     .filter((l) => l.length > 0)) {
     try {
       added.push(JSON.parse(line) as Json);
-    } catch {
+    } catch (error) {
+      if (!(error instanceof SyntaxError)) throw error;
       failures.push(`${what}: an appended line is not JSON: ${line.slice(0, 80)}`);
     }
   }
