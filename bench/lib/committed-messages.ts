@@ -93,11 +93,14 @@ const FIRST_UNTIMED = 10;
  * Untimed messages before the samples of a full run. V8 compiles a function with its optimising compiler only after
  * many calls, on a second thread, and a committed message runs a few hundred functions once or twice each: in the
  * first thousand messages of a hub they were still being compiled, taking the second of the machine's two cores, and
- * the samples taken meanwhile measured that (bench/results/history.md, "The committed message and the compiler"). The
- * figures measure a process that has served its first messages, and report the first ones apart
- * ({@link CommittedSamples.afterStart}).
+ * the samples taken meanwhile measured that (bench/results/history.md, "The committed message and the compiler").
+ * Some events of a hub's life come later still: its window of recent records (`RecordRing`, 4,096 records by default)
+ * fills after about two thousand messages of two records, and its first evictions throw away code compiled without
+ * them, compiled again a few hundred messages on; a few functions of the write path are first compiled after that
+ * (bench/results/history.md, "The committed message's p99 and the compiler"). The figures measure a process past
+ * these, and report the first messages apart ({@link CommittedSamples.afterStart}).
  */
-export const FULL_WARM_UP = 2000;
+export const FULL_WARM_UP = 5000;
 
 /** The warm-up of a quick run, which only proves the harness (and samples a few messages after the start). */
 export const QUICK_WARM_UP = 3 * FIRST_UNTIMED;
@@ -118,40 +121,80 @@ export async function sampleCommittedMessages(
 ): Promise<CommittedSamples> {
   if (!Number.isInteger(warmUp) || warmUp < FIRST_UNTIMED)
     throw new RangeError(`warm-up must be an integer of at least ${FIRST_UNTIMED}: ${warmUp}`);
-  const hub: number[] = [];
-  const samples = others.map(() => [] as number[]);
-  const startHub: number[] = [];
-  const startSamples = others.map(() => [] as number[]);
-  const lines = new LinesFollower(file);
-  let before = lines.next();
-  let messageBytes = 0;
-  let message = bytesOf(1);
+  const total = warmUp + messages;
+  // Every message is timed and kept the same way, untimed ones too, and cut into the start and the samples afterwards:
+  // a loop whose body changed at the end of the warm-up had V8 discard its compiled code there and compile it again
+  // on the second core while the samples were being taken (bench/results/history.md, "The committed message's p99
+  // and the compiler").
+  const hub = new Array<number>(total).fill(0);
+  const samples = others.map(() => new Array<number>(total).fill(0));
+  const step = new MessageStep(run, file, others, hub, samples);
+  try {
+    for (let i = 0; i < total; i += 1) await step.sample(i);
+  } finally {
+    step.close();
+  }
+  const startEnd = Math.min(warmUp, FIRST_UNTIMED + messages);
+  return {
+    hub: hub.slice(warmUp),
+    others: samples.map((series) => series.slice(warmUp)),
+    messageBytes: step.messageBytes,
+    afterStart: {
+      hub: hub.slice(FIRST_UNTIMED, startEnd),
+      others: samples.map((series) => series.slice(FIRST_UNTIMED, startEnd)),
+    },
+  };
+}
+
+/** One message of {@link sampleCommittedMessages}: its samples, kept at its index, and the bytes it added. */
+class MessageStep {
+  readonly #run: { toolResult(input: { toolCallId: string; output: string }): Promise<void> };
+  readonly #others: readonly MessageSeries[];
+  readonly #hub: number[];
+  readonly #samples: number[][];
+  readonly #lines: LinesFollower;
   // One sample of each series per message, in an order shuffled afresh each time (`ShuffledSamples`), so neither the
   // disk's drift nor the place in the loop favours one of them.
-  const shuffled = new ShuffledSamples(others.length + 1);
-  try {
-    for (let i = 0; i < messages + warmUp; i += 1) {
-      const id = String(i).padStart(6, '0');
-      const current = message;
-      const series: (() => unknown)[] = [
-        () => run.toolResult({ toolCallId: `c${id}`, output: `result ${id}: ${'y'.repeat(200)}` }),
-        ...others.map((other) => () => other(current)),
-      ];
-      const [h, ...rest] = (await shuffled.sample(series)) as number[];
-      const after = lines.next();
-      messageBytes = after - before;
-      before = after;
-      if (message.line.length !== messageBytes) message = bytesOf(messageBytes);
-      // The samples after the warm-up, and the first `messages` after the untimed ones, kept apart.
-      const timed = i >= warmUp;
-      if (!timed && (i < FIRST_UNTIMED || i >= FIRST_UNTIMED + messages)) continue;
-      (timed ? hub : startHub).push(h as number);
-      for (const [k, ms] of rest.entries()) (timed ? samples : startSamples)[k]?.push(ms);
-    }
-  } finally {
-    lines.close();
+  readonly #shuffled: ShuffledSamples;
+  #before: number;
+  #message = bytesOf(1);
+  messageBytes = 0;
+
+  constructor(
+    run: { toolResult(input: { toolCallId: string; output: string }): Promise<void> },
+    file: string,
+    others: readonly MessageSeries[],
+    hub: number[],
+    samples: number[][],
+  ) {
+    this.#run = run;
+    this.#others = others;
+    this.#hub = hub;
+    this.#samples = samples;
+    this.#lines = new LinesFollower(file);
+    this.#before = this.#lines.next();
+    this.#shuffled = new ShuffledSamples(others.length + 1);
   }
-  return { hub, others: samples, messageBytes, afterStart: { hub: startHub, others: startSamples } };
+
+  async sample(i: number): Promise<void> {
+    const id = String(i).padStart(6, '0');
+    const current = this.#message;
+    const series: (() => unknown)[] = [
+      () => this.#run.toolResult({ toolCallId: `c${id}`, output: `result ${id}: ${'y'.repeat(200)}` }),
+      ...this.#others.map((other) => () => other(current)),
+    ];
+    const durations = await this.#shuffled.sample(series);
+    this.#hub[i] = durations[0] as number;
+    for (let k = 0; k < this.#samples.length; k += 1) (this.#samples[k] as number[])[i] = durations[k + 1] as number;
+    const after = this.#lines.next();
+    this.messageBytes = after - this.#before;
+    this.#before = after;
+    if (this.#message.line.length !== this.messageBytes) this.#message = bytesOf(this.messageBytes);
+  }
+
+  close(): void {
+    this.#lines.close();
+  }
 }
 
 function bytesOf(length: number): MessageBytes {
