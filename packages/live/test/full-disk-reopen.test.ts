@@ -126,7 +126,10 @@ describe('a live session on a disk that ran full (issue 34, TJ-LIVE-023, TJ-LIVE
 
   it('the same hub opens the session once room is back, after an open refused for want of it', async () => {
     const { sim, disk, hub, checkpointBefore } = await sessionOnAFullDisk();
-    // No room at all: the open fails, saying to call again once the cause is gone.
+    // No room at all: the open fails, saying to call again once the cause is gone. The reopen first closes the failed
+    // session's two journals, which gives their pre-allocated space back (at most 64 KiB each, TJ-DUR-034, TJ-DUR-035):
+    // the disk is left short of that much, so that no byte is free even then.
+    await disk.leaveFree(-2 * 64 * 1024);
     const refused = await failure(hub.session('s1'));
     expect(refused.code).toBe('session_failed');
     expect(refused.message).toMatch(/call hub\.session\(\) again/);

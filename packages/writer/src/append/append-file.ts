@@ -25,7 +25,7 @@ import { type AcquireLockOptions, acquireLock, type HeldLock } from '../fs/lock.
 import { DEFAULT_MAX_LINE_BYTES, encodeRecordText } from './encode-record.js';
 import { replaceWithCopy } from './fence-file.js';
 import { type LinkCheck, LinkWatch } from './link-watch.js';
-import { nextSpaceEnd } from './preallocation.js';
+import { nextSpaceEnd, spaceEndAhead } from './preallocation.js';
 import { repairTornTail, type TornTailRepair } from './repair-torn-tail.js';
 
 /**
@@ -230,6 +230,15 @@ export class AppendFile implements WritableJournal {
   #flushWaiters = 0;
   /** The sync the last such write issued; null before the first. */
   #writeSync: WriteSync | null = null;
+  /**
+   * The extension of the space under way (see `#extendAhead`), which never rejects; null when none runs. A batch that
+   * would write past the space waits for it, so that its zeros never land on a line.
+   */
+  #extension: Promise<void> | null = null;
+  /** Set when an extension ahead could not write its zeros: from then on, each batch past the space extends it. */
+  #extendingRefused = false;
+  /** Changed whenever the space is cut (a truncation, a rewrite): an extension begun before then leaves `#fileEnd`. */
+  #spaceCuts = 0;
 
   static {
     holdLineOf = (file, line, length) => file.#holdNow(line, length);
@@ -622,6 +631,11 @@ export class AppendFile implements WritableJournal {
       return undefined;
     }
     this.#unwrittenBytes -= bytes.length;
+    return this.#writeLines(batch, bytes);
+  }
+
+  /** The rest of {@link writeBatch}: writes `bytes`, the lines of `batch`, unless the file refuses them now. */
+  #writeLines(batch: Pending[], bytes: Uint8Array): Promise<void> | undefined {
     if (this.#poison !== null) {
       for (const pending of batch) pending.reject(new WriterPoisonedError(this.path, this.#poison));
       return undefined;
@@ -632,6 +646,9 @@ export class AppendFile implements WritableJournal {
       for (const pending of batch) pending.reject(new AppendCancelledError(this.path, this.#failed));
       return undefined;
     }
+    const extension = this.#extension;
+    if (extension !== null && this.#size + bytes.length > this.#fileEnd)
+      return extension.then(() => this.#writeLines(batch, bytes));
     const start = this.#size;
     const end = start + bytes.length;
     // Past the space, the same write also zero-fills the next space (spec §11.6): one write, and the sync that makes
@@ -667,11 +684,13 @@ export class AppendFile implements WritableJournal {
     error: unknown,
   ): Promise<void> {
     const end = start + bytes.length;
+    // The truncations below cut the space: an extension still writing zeros past it would grow the file again.
+    if (this.#extension !== null) await this.#extension;
     try {
       if (spaceEnd === end || !isOutOfSpace(error)) throw error;
       // A truncation that fails here is tried again below; the append reports the write's failure, not its own.
       await this.#fs.ftruncate(this.#fd, start).catch(() => Promise.reject(error));
-      this.#fileEnd = start;
+      this.#cutSpace(start);
       const writing = this.#writeAt(bytes, start);
       if (writing !== undefined) await writing;
     } catch (failed) {
@@ -685,7 +704,7 @@ export class AppendFile implements WritableJournal {
       // The truncation takes any space after the lines with it (TJ-DUR-023): the file ends where its lines do.
       try {
         await this.#fs.ftruncate(this.#fd, start);
-        this.#fileEnd = start;
+        this.#cutSpace(start);
       } catch (truncateError) {
         this.#poison = new JournalWriteError(this.path, 'ftruncate after a failed write', truncateError);
       }
@@ -728,6 +747,12 @@ export class AppendFile implements WritableJournal {
       for (const pending of batch) pending.reject(unlinked);
       return;
     }
+    // The sync of an extension ahead ran beside this one: had it failed, it may have taken the error of these lines
+    // with it (a failed sync reports an error once), so this sync's success proves nothing.
+    if (this.#poison !== null) {
+      for (const pending of batch) pending.reject(new WriterPoisonedError(this.path, this.#poison));
+      return;
+    }
     this.#acknowledge(batch, start, end, spaceEnd);
   }
 
@@ -735,11 +760,65 @@ export class AppendFile implements WritableJournal {
   #acknowledge(batch: Pending[], start: number, end: number, spaceEnd: number): void {
     this.#size = end;
     this.#fileEnd = Math.max(this.#fileEnd, spaceEnd);
+    if (this.#preallocate && this.#extension === null) this.#extendAhead();
     let offset = start;
     for (const pending of batch) {
       pending.resolve({ cursor: offset, length: pending.length });
       offset += pending.length;
     }
+  }
+
+  /**
+   * Extends the space before the appends reach its end (see `spaceEndAhead`), in the background: zeros written past
+   * it, then a sync, so that the append that would have reached the end writes into space the file holds and its own
+   * sync commits no new length (an append that extends the space pays a write of the new space and a journal commit
+   * with its sync). The sync is the file's like any other: its failure poisons the file (TJ-DUR-021), since it may
+   * have consumed the error of lines written meanwhile, and so does a write that fails for another reason than room.
+   * Without room for the zeros, nothing written changes: the appends go on within the space, and the one that passes
+   * its end extends it itself and is cut back to its lines there; none is tried ahead again.
+   */
+  #extendAhead(): void {
+    if (this.#extendingRefused || this.#closing !== null || this.#poison !== null || this.#failed !== null) return;
+    const to = spaceEndAhead(this.#size, this.#fileEnd);
+    if (to === undefined) return;
+    const from = this.#fileEnd;
+    const cuts = this.#spaceCuts;
+    const extension: Promise<void> = this.#writeSpace(from, to, cuts)
+      .then(undefined, (error: unknown) => {
+        // `#sync` poisons the file before it rejects; a write that failed otherwise than for room is recorded so too.
+        this.#poison ??= new JournalWriteError(this.path, 'pre-allocate', error);
+      })
+      .then(() => {
+        // Before anything waiting for it goes on: a batch that waited must not find it still under way.
+        this.#flushSyncs.delete(extension);
+        if (this.#extension === extension) this.#extension = null;
+      });
+    this.#extension = extension;
+    // Close and rewrite wait for it before they close the descriptor, as for a flush's sync.
+    this.#flushSyncs.add(extension);
+  }
+
+  async #writeSpace(from: number, to: number, cuts: number): Promise<void> {
+    try {
+      await writeAll(this.#fs, this.#fd, new Uint8Array(to - from), from);
+    } catch (error) {
+      if (!isOutOfSpace(error)) throw error;
+      // No room for the space: the zeros that fitted are cut away, leaving the file as it was (a closed file holds
+      // only lines, TJ-DUR-034, and the room goes back to the lines), and the append that passes the space extends it
+      // itself, cutting that write back to its lines. A truncation that fails poisons the file, as after a failed
+      // write (see `#afterFailedWrite`).
+      this.#extendingRefused = true;
+      await this.#fs.ftruncate(this.#fd, from);
+      return;
+    }
+    await this.#sync(this.#writesDone);
+    if (cuts === this.#spaceCuts) this.#fileEnd = Math.max(this.#fileEnd, to);
+  }
+
+  /** The space was cut: the file now ends at `end`. */
+  #cutSpace(end: number): void {
+    this.#fileEnd = end;
+    this.#spaceCuts += 1;
   }
 
   /**
@@ -922,7 +1001,7 @@ export class AppendFile implements WritableJournal {
       this.#fd = await this.#fs.open(this.path, 'read-write');
       this.#links.use(this.#fd);
       this.#size = (await this.#fs.fstat(this.#fd)).size;
-      this.#fileEnd = this.#size;
+      this.#cutSpace(this.#size);
     } catch (error) {
       this.#poison = new JournalWriteError(this.path, 'reopen after rewrite', error);
       throw this.#poison;

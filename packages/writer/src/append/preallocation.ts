@@ -21,3 +21,17 @@ export function nextSpaceEnd(linesEnd: number): number {
   const aligned = Math.ceil((linesEnd + growth) / PAGE_BYTES) * PAGE_BYTES;
   return Math.min(aligned, linesEnd + MAX_SPACE_BYTES);
 }
+
+/**
+ * Where to extend the space ahead of the appends, off the path of any of them, once the lines end at `linesEnd` and
+ * the space at `fileEnd`: to {@link nextSpaceEnd} when less than half of what that would give is left, so that the
+ * appends after it write into space the file already holds and their syncs commit no new length. Undefined when
+ * enough is left, and when the file has no space in use (it was never pre-allocated, or the lines reach its end: the
+ * next append then extends it itself).
+ */
+export function spaceEndAhead(linesEnd: number, fileEnd: number): number | undefined {
+  const left = fileEnd - linesEnd;
+  if (left <= 0) return undefined;
+  const wanted = nextSpaceEnd(linesEnd);
+  return 2 * left < wanted - linesEnd ? wanted : undefined;
+}

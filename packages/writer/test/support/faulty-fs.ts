@@ -203,6 +203,15 @@ export interface RecordingFileSystem extends FileSystem {
  * count syncs per durability mode (TJ-DUR-011..015) and prove that each acknowledgement follows a sync that started
  * after its bytes were written (TJ-DUR-003, TJ-DUR-014).
  */
+/**
+ * True for a write of pre-allocated space alone (spec §3.8): the zeros a writer adds ahead of its lines, in the
+ * background, each followed by a sync of its own. Lines never hold a NUL byte, so a write that carries a line is never
+ * one.
+ */
+export function isSpaceWrite(call: RecordedCall): boolean {
+  return call.op === 'write' && call.bytes !== undefined && call.bytes.length > 0 && call.bytes.every((b) => b === 0);
+}
+
 export function recordingFileSystem(base: FileSystem): RecordingFileSystem {
   const calls: RecordedCall[] = [];
   const paths = new Map<number, string>();
