@@ -35,6 +35,8 @@ export interface LogCalls {
   writes: number;
   /** Of those, writes that ended past the file's length before them: each makes the next sync commit a new size. */
   growing: number;
+  /** The text of each growing write. */
+  grown: string[];
   /** Writes of pre-allocated space alone (zeros), which the writer makes ahead of its lines, each with a sync. */
   spaceWrites: number;
   fdatasyncs: number;
@@ -47,7 +49,7 @@ export interface LogCalls {
  */
 export function countLogCalls(base: FileSystem, log: string): { fs: FileSystem; calls: LogCalls } {
   const { fs: tracked, pathOf } = withPaths(base);
-  const calls: LogCalls = { writes: 0, growing: 0, spaceWrites: 0, fdatasyncs: 0, fsyncs: 0 };
+  const calls: LogCalls = { writes: 0, growing: 0, grown: [], spaceWrites: 0, fdatasyncs: 0, fsyncs: 0 };
   const fs: FileSystem = {
     ...tracked,
     async write(fd, buffer, offset, length, position, options) {
@@ -58,7 +60,10 @@ export function countLogCalls(base: FileSystem, log: string): { fs: FileSystem; 
       if (buffer.subarray(offset, offset + length).every((byte) => byte === 0)) calls.spaceWrites += 1;
       else {
         calls.writes += 1;
-        if (position + length > before) calls.growing += 1;
+        if (position + length > before) {
+          calls.growing += 1;
+          calls.grown.push(Buffer.from(buffer.subarray(offset, offset + length)).toString('utf8'));
+        }
       }
       return base.write(fd, buffer, offset, length, position, options);
     },

@@ -26,12 +26,15 @@ export function nextSpaceEnd(linesEnd: number): number {
  * Where to extend the space ahead of the appends, off the path of any of them, once the lines end at `linesEnd` and
  * the space at `fileEnd`: to {@link nextSpaceEnd} when less than half of what that would give is left, so that the
  * appends after it write into space the file already holds and their syncs commit no new length. Undefined when
- * enough is left, and when the file has no space in use (it was never pre-allocated, or the lines reach its end: the
- * next append then extends it itself).
+ * enough is left, when the file has no space in use (it was never pre-allocated, or the lines reach its end: the next
+ * append then extends it itself), and while the space is smaller than {@link MAX_SPACE_BYTES}: a small journal's
+ * space grows with it, a page and then as much as it holds, and extending each step ahead would add a sync every few
+ * appends of a journal that is mostly opened, appended to a few times and closed.
  */
 export function spaceEndAhead(linesEnd: number, fileEnd: number): number | undefined {
   const left = fileEnd - linesEnd;
   if (left <= 0) return undefined;
   const wanted = nextSpaceEnd(linesEnd);
+  if (wanted - linesEnd < MAX_SPACE_BYTES) return undefined;
   return 2 * left < wanted - linesEnd ? wanted : undefined;
 }
