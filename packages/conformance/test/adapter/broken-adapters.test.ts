@@ -205,6 +205,8 @@ describe('what the kit does with a failure and with a partial claim', () => {
       'writer/event-runs',
       'writer/event-checkpoints',
       'writer/event-run-index',
+      'writer/event-epoch',
+      'writer/event-split-checkpoint',
       'writer/run-steps',
       'writer/state-replace',
       'writer/durable-directories',

@@ -32,6 +32,8 @@ export const THROUGH_LINES: ReadonlySet<string> = new Set([
   'writer/event-checkpoints',
   'writer/event-run-index',
   'writer/event-compacted-start',
+  'writer/event-epoch',
+  'writer/event-split-checkpoint',
   // Feature retention: compaction of logs the harness planted through the adapter.
   'writer/compact',
   'writer/compact-split-checkpoint',

@@ -5,6 +5,8 @@ import type { WriterContext } from './context.js';
 import { deadHolderLockCheck } from './dead-holder-lock.js';
 import { eventCheckpointChecks } from './event-checkpoints.js';
 import { eventCompactedStartCheck } from './event-compacted-start.js';
+import { eventEpochCheck } from './event-epoch.js';
+import { eventSplitCheckpointCheck } from './event-split-checkpoint.js';
 import { faultInjectionChecks } from './fault-injection.js';
 import { fencedCheck } from './fenced.js';
 import { foreignHostLockCheck } from './foreign-host-lock.js';
@@ -98,6 +100,8 @@ export async function writerTier(claims: StartResult, settings: WriterTierSettin
   await lifecycleChecks(context);
   await eventCheckpointChecks(context);
   await eventCompactedStartCheck(context);
+  await eventEpochCheck(context);
+  await eventSplitCheckpointCheck(context);
   await runAndStateChecks(context);
   await recoveryCheck(context);
   await retentionChecks(context);
