@@ -10,6 +10,7 @@ export const LIFECYCLE_MUTANTS: readonly Mutant[] = [
   reference('turn-steps-unchecked', 'TJ-TURN-014'),
   reference('turn-any-session-id', 'TJ-FAM-010'),
   reference('turn-mkdir-unsynced', 'TJ-DUR-008'),
+  reference('turn-unreadable-shard-skipped', 'TJ-TURN-017'),
   reference('event-seq-restarts', 'TJ-EVENT-003', 'TJ-EVENT-004'),
   reference('event-seq-from-count', 'TJ-EVENT-003', 'TJ-EVENT-004'),
   reference('event-seq-skips-extensions', 'TJ-EVENT-004'),

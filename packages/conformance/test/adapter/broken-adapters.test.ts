@@ -201,6 +201,7 @@ describe('what the kit does with a failure and with a partial claim', () => {
     const only = [
       'writer/turn-submit-idempotent',
       'writer/turn-transitions',
+      'writer/turn-unreadable-shard',
       'writer/event-seq',
       'writer/event-runs',
       'writer/event-checkpoints',

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, renameSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { AdapterRequestError, referenceImplementation } from '@turnjournal/conformance';
 import { isValidIdentifier } from '@turnjournal/reader/store-format';
-import { AppendFile } from '@turnjournal/writer/file-system';
+import { openTurnJournal, WriterError } from '@turnjournal/writer';
+import { AppendFile, nodeFileSystem } from '@turnjournal/writer/file-system';
 import { records } from './shared.mjs';
 
 const RANK = { submitted: 0, worker_started: 1, assistant_started: 2, completed: 3, interrupted: 3 };
@@ -45,7 +46,11 @@ function turnWriter(broken) {
         throw new AdapterRequestError('bad_request', `session id ${JSON.stringify(sessionId)} is not an identifier`); // TJ-FAM-010
       makeDirectory(join(root, '_turn_journal'), broken);
       return withFile(journal(root, sessionId), async (file, existing) => {
-        const earlier = existing.find((r) => r.event === 'submitted' && r.turn_id === turnId);
+        // TJ-TURN-012: a retry is recognised in any shard of the session (read through a link: a read cannot write).
+        const shards = readdirSync(join(root, '_turn_journal'))
+          .filter((name) => name.startsWith(`${sessionId}~`) && name.endsWith('.jsonl'))
+          .flatMap((name) => records(join(root, '_turn_journal', name)));
+        const earlier = [...existing, ...shards].find((r) => r.event === 'submitted' && r.turn_id === turnId);
         if (earlier !== undefined && earlier.content === content && broken !== 'turn-resubmit-appends')
           return { created: false }; // TJ-TURN-012
         if (earlier !== undefined && earlier.content !== content && broken !== 'turn-conflict-appended')
@@ -333,6 +338,42 @@ function stateWriter(broken) {
   };
 }
 
+/**
+ * The reference file system, except that a file it fails to open for reading for any reason counts as gone (ENOENT):
+ * the session's other shards that cannot be read are taken for empty (TJ-TURN-017).
+ */
+const unreadableAsGone = {
+  ...nodeFileSystem,
+  async open(path, mode) {
+    try {
+      return await nodeFileSystem.open(path, mode);
+    } catch (error) {
+      if (mode !== 'read' || error?.code === 'ENOENT') throw error;
+      throw Object.assign(new Error(`ENOENT: ${path} taken as gone (${error?.code})`), { code: 'ENOENT', path });
+    }
+  },
+};
+
+/** The reference turn writer on {@link unreadableAsGone}: a shard it cannot read is one it skips (TJ-TURN-017). */
+function unreadableShardSkipped() {
+  return {
+    ...referenceImplementation.lifecycle,
+    async turnSubmit({ root, sessionId, turnId, content }) {
+      const journal = await openTurnJournal({ dir: join(root, '_turn_journal'), sessionId, fs: unreadableAsGone });
+      try {
+        return { created: (await journal.submit({ turnId, content })).created };
+      } catch (error) {
+        // Other content for a known turn is a refusal by TJ-TURN-003, answered as the reference answers it.
+        if (error instanceof WriterError && error.code === 'turn_id_conflict')
+          throw new AdapterRequestError('refused', error.message);
+        throw error;
+      } finally {
+        await journal.close();
+      }
+    },
+  };
+}
+
 /** The reference writers, answering a refusal as `failed` instead of `refused` (TJ-CONF-032). */
 function refusalAsFailure() {
   const wrap =
@@ -388,6 +429,7 @@ export const lifecycleDefects = Object.fromEntries([
   ]),
   ['state-in-place', { lifecycle: stateWriter('state-in-place') }],
   ['refusal-as-failure', { lifecycle: refusalAsFailure() }],
+  ['turn-unreadable-shard-skipped', { lifecycle: unreadableShardSkipped() }],
   // Not a defect: the hand-written writers with nothing skipped, which must pass (the defects' control).
   [
     'lifecycle-handwritten',

@@ -83,6 +83,7 @@ const FILE_ONLY: Readonly<Record<string, string>> = {
   'writer/sweep-recheck': 'strace holds the sweep on the journal lock file',
   'writer/state-replace': 'strace follows the temporary file and its rename',
   'writer/live-durable': 'strace follows the writes and syncs of the event log file',
+  'writer/turn-unreadable-shard': "the session's other shard is a symbolic link the harness plants beside the journal",
   'writer/event-seq': "the harness appends a torn tail to the log's file between two writers",
 };
 

@@ -32,6 +32,7 @@ import { sweepRecheckCheck } from './sweep-recheck.js';
 import { preallocatedSpaceCheck, tornTailCheck } from './torn-tail.js';
 import { tracedOpenCloseChecks } from './traced-open-close.js';
 import { tracedStoreOpsChecks } from './traced-store-ops.js';
+import { unreadableShardCheck } from './turn-unreadable-shard.js';
 import { zombieHolderLockCheck } from './zombie-holder-lock.js';
 
 /** Settings of the writer tier. */
@@ -98,6 +99,7 @@ export async function writerTier(claims: StartResult, settings: WriterTierSettin
   await faultInjectionChecks(context);
   await shortWriteCheck(context);
   await lifecycleChecks(context);
+  await unreadableShardCheck(context);
   await eventCheckpointChecks(context);
   await eventCompactedStartCheck(context);
   await eventEpochCheck(context);
