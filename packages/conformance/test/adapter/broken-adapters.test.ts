@@ -201,9 +201,9 @@ describe('what the kit does with a failure and with a partial claim', () => {
     const only = [
       'writer/turn-submit-idempotent',
       'writer/turn-transitions',
-      'writer/turn-unreadable-shard',
       'writer/event-seq',
       'writer/event-runs',
+      'writer/turn-unreadable-shard',
       'writer/event-checkpoints',
       'writer/event-run-index',
       'writer/event-epoch',
