@@ -262,6 +262,27 @@ class Seed002EventLog(unittest.TestCase):
         self.assertEqual(recover_messages(path), expected + [{"role": "assistant", "content": "after compaction"}])
         self.assertEqual(turnjournal.read_events(path)[0]["type"], "checkpoint")
 
+    def test_a_checkpoint_over_the_line_size_limit_is_split_and_recovered_whole(self):
+        # Nine messages of 2 MiB: the checkpoint's line would be 18 MiB, over the 16 MiB limit (TJ-DUR-028), so it
+        # goes out as parts (TJ-EVENT-028) with consecutive seqs, in order, the run index and epoch on the last only.
+        path = os.path.join(self.logdir, "events.jsonl")
+        with EventLog(self.logdir) as log:
+            for i in range(9):
+                log.append_message({"role": "user", "content": chr(97 + i) * (2 * 1024 * 1024)})
+            log.checkpoint()
+            expected = log.messages
+            epoch = log.epoch
+        parts = [e for e in turnjournal.read_events(path) if e["type"] == "checkpoint.part"]
+        self.assertGreaterEqual(len(parts), 2)
+        self.assertEqual([p["payload"]["part"] for p in parts], list(range(len(parts))))
+        self.assertEqual({p["payload"]["parts"] for p in parts}, {len(parts)})
+        self.assertEqual([p["seq"] for p in parts], list(range(parts[0]["seq"], parts[0]["seq"] + len(parts))))
+        self.assertEqual([m for p in parts for m in p["payload"]["messages"]], expected)
+        self.assertTrue(all("runs" not in p["payload"] and "epoch" not in p for p in parts[:-1]))
+        self.assertIn("runs", parts[-1]["payload"])
+        self.assertEqual(parts[-1].get("epoch"), epoch)
+        self.assertEqual(recover_messages(path), expected)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -4,6 +4,7 @@ crash-safe appends, recovery of the message list and compaction (spec §6, §14.
 from __future__ import annotations
 
 import datetime
+import json
 import os
 import time
 from typing import Any, Mapping, Sequence, TypedDict
@@ -14,13 +15,18 @@ from ._internals.event_fold import FINISHING, EventFold
 from ._internals.journal_file import read_journal_file
 from ._internals.records import Findings
 from ._internals.retention import compact_event_log as _compact
-from ._internals.schema import is_integer
+from ._internals.schema import LINE_LIMIT, is_integer
 from ._internals.lease import DEFAULT_LEASE_MS
 from ._internals.writer import AppendFile, open_regular
 from .journal import Durability
 
 #: Records between checkpoints, as in gptme (spec TJ-EVENT-006 adds a byte condition).
 CHECKPOINT_INTERVAL = 50
+#: Messages a part of a split checkpoint holds at most, in bytes of their JSON, unless one message is longer: a reader
+#: parses a part whole, so parts far below the 16 MiB line-size limit keep that cheap.
+_PART_BYTES = 1024 * 1024
+#: Room on a checkpoint's line for what surrounds its payload: seq, ts, type and an epoch of up to 128 characters.
+_ENVELOPE_BYTES = 512
 _RUN_TYPES = ("chat.started", "delivery.ack") + FINISHING
 _OUTCOMES = {"chat.done": "done", "chat.error": "error", "chat.cancelled": "cancelled"}
 
@@ -105,6 +111,11 @@ def recover_event_log(path: str) -> EventLogState:
     return {"messages": list(state["messages"]), "last_seq": state["last_seq"], "epoch": state["epoch"],
             "active_request_id": state["active_request_id"], "overlay": state["overlay"],
             "undelivered": list(state["undelivered"]), "findings": list(findings.items)}
+
+
+def _json_bytes(value: Any) -> int:
+    """The bytes of ``value`` in a line as the writer encodes it (compact JSON, ASCII-escaped)."""
+    return len(json.dumps(value, ensure_ascii=True, separators=(",", ":")))
 
 
 def _now_iso() -> str:
@@ -245,10 +256,42 @@ class EventLog:
             head, tail = self._messages[:1], self._messages[1:]
             seq = self._append("checkpoint.part", {"part": 0, "parts": 2, "messages": head})
             self._append("checkpoint.part", {"part": 1, "parts": 2, "messages": tail, "runs": runs})
-        else:
+        elif _json_bytes({"messages": self._messages, "runs": runs}) + _ENVELOPE_BYTES <= LINE_LIMIT:
             seq = self._append("checkpoint", {"messages": list(self._messages), "runs": runs})
+        else:
+            seq = self._append_split(runs)
         self._since_checkpoint = 0
         return seq
+
+    def _append_split(self, runs: list[dict[str, Any]]) -> int:
+        """Append the checkpoint as a split checkpoint (spec §6.2, TJ-EVENT-028): its line would be over the line-size
+        limit. The parts take consecutive seqs, hold the messages in order, and only the last carries the run index (and,
+        through _append, the epoch): TJ-EVENT-030. A message whose part alone is over the limit fails, as TJ-EVENT-022
+        says."""
+        groups: list[list[Any]] = [[]]
+        size = 0
+        for message in self._messages:
+            length = _json_bytes(message) + 1
+            if groups[-1] and size + length > _PART_BYTES:
+                groups.append([])
+                size = 0
+            groups[-1].append(message)
+            size += length
+        if len(groups) == 1:
+            groups.insert(0, [])
+        fd = self._writer().fd
+        before = os.fstat(fd).st_size
+        first = None
+        for part, messages in enumerate(groups):
+            payload: dict[str, Any] = {"part": part, "parts": len(groups), "messages": messages}
+            if part == len(groups) - 1:
+                payload["runs"] = runs
+            seq = self._append("checkpoint.part", payload)
+            first = seq if first is None else first
+        # TJ-EVENT-006's byte condition counts every part's line.
+        self._last_checkpoint_bytes = os.fstat(fd).st_size - before
+        assert first is not None
+        return first
 
     def append(self, type: str, payload: Mapping[str, Any]) -> int:
         """Append a record of another type (stream events, delivery acks, ``x.<org>.<name>`` extensions) with the

@@ -1,8 +1,10 @@
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, renameSync, writeSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { AdapterRequestError, referenceImplementation } from '@turnjournal/conformance';
 import { isValidIdentifier } from '@turnjournal/reader/store-format';
-import { AppendFile } from '@turnjournal/writer/file-system';
+import { openTurnJournal, WriterError } from '@turnjournal/writer';
+import { AppendFile, nodeFileSystem } from '@turnjournal/writer/file-system';
 import { records } from './shared.mjs';
 
 const RANK = { submitted: 0, worker_started: 1, assistant_started: 2, completed: 3, interrupted: 3 };
@@ -44,7 +46,11 @@ function turnWriter(broken) {
         throw new AdapterRequestError('bad_request', `session id ${JSON.stringify(sessionId)} is not an identifier`); // TJ-FAM-010
       makeDirectory(join(root, '_turn_journal'), broken);
       return withFile(journal(root, sessionId), async (file, existing) => {
-        const earlier = existing.find((r) => r.event === 'submitted' && r.turn_id === turnId);
+        // TJ-TURN-012: a retry is recognised in any shard of the session (read through a link: a read cannot write).
+        const shards = readdirSync(join(root, '_turn_journal'))
+          .filter((name) => name.startsWith(`${sessionId}~`) && name.endsWith('.jsonl'))
+          .flatMap((name) => records(join(root, '_turn_journal', name)));
+        const earlier = [...existing, ...shards].find((r) => r.event === 'submitted' && r.turn_id === turnId);
         if (earlier !== undefined && earlier.content === content && broken !== 'turn-resubmit-appends')
           return { created: false }; // TJ-TURN-012
         if (earlier !== undefined && earlier.content !== content && broken !== 'turn-conflict-appended')
@@ -134,6 +140,71 @@ function foldMessages(records, broken) {
   return messages;
 }
 
+/**
+ * The epoch of a log (spec §6.7): the last one a record carries, none again after a checkpoint (or a split checkpoint's
+ * last part) that carries none; a value that is not a string of 1 to 128 characters is no epoch.
+ */
+function epochOf(records) {
+  let epoch = null;
+  for (const r of records) {
+    const closes =
+      r.type === 'checkpoint' || (r.type === 'checkpoint.part' && r.payload?.part === r.payload?.parts - 1);
+    if (typeof r.epoch === 'string' && r.epoch.length >= 1 && r.epoch.length <= 128) epoch = r.epoch;
+    else if (closes) epoch = null;
+  }
+  return epoch;
+}
+
+/** The epoch member of a checkpoint the writer appends to a log of `epoch`; `broken` drops or renews it (TJ-EVENT-024). */
+function checkpointEpoch(epoch, broken) {
+  if (broken === 'checkpoint-epoch-dropped') return {};
+  if (broken === 'checkpoint-epoch-renewed') return { epoch: randomUUID() };
+  return epoch === null ? {} : { epoch };
+}
+
+/** The line-size limit the writer shares with its readers (TJ-DUR-028: the default). */
+const LINE_LIMIT = 16 * 1024 * 1024;
+/** The most bytes of messages a part of a split checkpoint holds, unless one message is longer. */
+const PART_MESSAGE_BYTES = 4 * 1024 * 1024;
+
+/**
+ * The records of a checkpoint at `seq`: one `checkpoint`, or, when its line would be over LINE_LIMIT, a split
+ * checkpoint (TJ-EVENT-028, TJ-EVENT-030) whose parts hold the messages in order and whose last part alone carries the
+ * run index and the epoch. `broken` writes the parts in reverse order, leaves one out, or puts the run index and the
+ * epoch on every part (TJ-EVENT-030).
+ */
+function checkpointRecords(seq, messages, runs, epoch, broken) {
+  const ts = new Date().toISOString();
+  const whole = { seq, ts, type: 'checkpoint', payload: { messages, runs }, ...checkpointEpoch(epoch, broken) };
+  if (Buffer.byteLength(JSON.stringify(whole)) <= LINE_LIMIT) return [whole];
+  const groups = [[]];
+  let bytes = 0;
+  for (const message of messages) {
+    const size = Buffer.byteLength(JSON.stringify(message)) + 1;
+    if (groups.at(-1).length > 0 && bytes + size > PART_MESSAGE_BYTES) {
+      groups.push([]);
+      bytes = 0;
+    }
+    groups.at(-1).push(message);
+    bytes += size;
+  }
+  if (groups.length === 1) groups.unshift([]);
+  let parts = groups.map((group, part) => {
+    const carries = part === groups.length - 1 || broken === 'split-members-on-every-part';
+    return {
+      seq: seq + part,
+      ts,
+      type: 'checkpoint.part',
+      payload: { part, parts: groups.length, messages: group, ...(carries ? { runs } : {}) },
+      ...(carries ? checkpointEpoch(epoch, broken) : {}),
+    };
+  });
+  if (broken === 'split-parts-reversed') parts = parts.reverse();
+  if (broken === 'split-part-missing') parts = parts.filter((_, index) => index !== 1);
+  // The seqs stay consecutive whatever the defect: each breaks one thing only.
+  return parts.map((part, index) => ({ ...part, seq: seq + index }));
+}
+
 /** An event-log writer; `broken` names the one rule it skips. */
 function eventWriter(broken) {
   let counter = 0;
@@ -168,20 +239,18 @@ function eventWriter(broken) {
         // TJ-EVENT-021: an ack through a record not yet written (this one's seq or later) is refused.
         if (type === 'delivery.ack' && payload.through_seq >= seq && broken !== 'event-ack-beyond-log')
           throw new AdapterRequestError('refused', `through_seq ${payload.through_seq} is not below seq ${seq}`);
+        // TJ-EVENT-023: the first record of a new log carries the epoch chosen for it.
+        const epoch = existing.length === 0 ? randomUUID() : epochOf(existing);
         const record = { seq, ts: new Date().toISOString(), type, payload };
-        await file.appendRecord(record);
+        await file.appendRecord(existing.length === 0 ? { ...record, epoch } : record);
         // TJ-EVENT-006: a checkpoint after every CHECKPOINT_EVERY records, holding the fold and the run index.
         if ((seq + 1) % CHECKPOINT_EVERY === 0) {
           const all = [...existing, record];
           const runs = new Map();
           for (const r of all) applyRun(runs, r, broken);
           const messages = foldMessages(all, broken);
-          await file.appendRecord({
-            seq: seq + 1,
-            ts: new Date().toISOString(),
-            type: 'checkpoint',
-            payload: { messages, runs: [...runs.values()] },
-          });
+          for (const line of checkpointRecords(seq + 1, messages, [...runs.values()], epoch, broken))
+            await file.appendRecord(line);
         }
         return { seq };
       });
@@ -269,6 +338,42 @@ function stateWriter(broken) {
   };
 }
 
+/**
+ * The reference file system, except that a file it fails to open for reading for any reason counts as gone (ENOENT):
+ * the session's other shards that cannot be read are taken for empty (TJ-TURN-017).
+ */
+const unreadableAsGone = {
+  ...nodeFileSystem,
+  async open(path, mode) {
+    try {
+      return await nodeFileSystem.open(path, mode);
+    } catch (error) {
+      if (mode !== 'read' || error?.code === 'ENOENT') throw error;
+      throw Object.assign(new Error(`ENOENT: ${path} taken as gone (${error?.code})`), { code: 'ENOENT', path });
+    }
+  },
+};
+
+/** The reference turn writer on {@link unreadableAsGone}: a shard it cannot read is one it skips (TJ-TURN-017). */
+function unreadableShardSkipped() {
+  return {
+    ...referenceImplementation.lifecycle,
+    async turnSubmit({ root, sessionId, turnId, content }) {
+      const journal = await openTurnJournal({ dir: join(root, '_turn_journal'), sessionId, fs: unreadableAsGone });
+      try {
+        return { created: (await journal.submit({ turnId, content })).created };
+      } catch (error) {
+        // Other content for a known turn is a refusal by TJ-TURN-003, answered as the reference answers it.
+        if (error instanceof WriterError && error.code === 'turn_id_conflict')
+          throw new AdapterRequestError('refused', error.message);
+        throw error;
+      } finally {
+        await journal.close();
+      }
+    },
+  };
+}
+
 /** The reference writers, answering a refusal as `failed` instead of `refused` (TJ-CONF-032). */
 function refusalAsFailure() {
   const wrap =
@@ -312,6 +417,11 @@ export const lifecycleDefects = Object.fromEntries([
     'event-index-trusted',
     'checkpoint-ignores-undo',
     'checkpoint-runs-no-acks',
+    'checkpoint-epoch-dropped',
+    'checkpoint-epoch-renewed',
+    'split-parts-reversed',
+    'split-part-missing',
+    'split-members-on-every-part',
   ].map((name) => [name, { lifecycle: eventWriter(name) }]),
   ...['run-no-header', 'run-header-repeated', 'run-agent-seq-restarts', 'run-response-own-seq'].map((name) => [
     name,
@@ -319,6 +429,7 @@ export const lifecycleDefects = Object.fromEntries([
   ]),
   ['state-in-place', { lifecycle: stateWriter('state-in-place') }],
   ['refusal-as-failure', { lifecycle: refusalAsFailure() }],
+  ['turn-unreadable-shard-skipped', { lifecycle: unreadableShardSkipped() }],
   // Not a defect: the hand-written writers with nothing skipped, which must pass (the defects' control).
   [
     'lifecycle-handwritten',

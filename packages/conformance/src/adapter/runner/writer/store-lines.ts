@@ -32,6 +32,8 @@ export const THROUGH_LINES: ReadonlySet<string> = new Set([
   'writer/event-checkpoints',
   'writer/event-run-index',
   'writer/event-compacted-start',
+  'writer/event-epoch',
+  'writer/event-split-checkpoint',
   // Feature retention: compaction of logs the harness planted through the adapter.
   'writer/compact',
   'writer/compact-split-checkpoint',
@@ -81,6 +83,7 @@ const FILE_ONLY: Readonly<Record<string, string>> = {
   'writer/sweep-recheck': 'strace holds the sweep on the journal lock file',
   'writer/state-replace': 'strace follows the temporary file and its rename',
   'writer/live-durable': 'strace follows the writes and syncs of the event log file',
+  'writer/turn-unreadable-shard': "the session's other shard is a symbolic link the harness plants beside the journal",
   'writer/event-seq': "the harness appends a torn tail to the log's file between two writers",
 };
 

@@ -5,6 +5,8 @@ import type { WriterContext } from './context.js';
 import { deadHolderLockCheck } from './dead-holder-lock.js';
 import { eventCheckpointChecks } from './event-checkpoints.js';
 import { eventCompactedStartCheck } from './event-compacted-start.js';
+import { eventEpochCheck } from './event-epoch.js';
+import { eventSplitCheckpointCheck } from './event-split-checkpoint.js';
 import { faultInjectionChecks } from './fault-injection.js';
 import { fencedCheck } from './fenced.js';
 import { foreignHostLockCheck } from './foreign-host-lock.js';
@@ -30,6 +32,7 @@ import { sweepRecheckCheck } from './sweep-recheck.js';
 import { preallocatedSpaceCheck, tornTailCheck } from './torn-tail.js';
 import { tracedOpenCloseChecks } from './traced-open-close.js';
 import { tracedStoreOpsChecks } from './traced-store-ops.js';
+import { unreadableShardCheck } from './turn-unreadable-shard.js';
 import { zombieHolderLockCheck } from './zombie-holder-lock.js';
 
 /** Settings of the writer tier. */
@@ -96,8 +99,11 @@ export async function writerTier(claims: StartResult, settings: WriterTierSettin
   await faultInjectionChecks(context);
   await shortWriteCheck(context);
   await lifecycleChecks(context);
+  await unreadableShardCheck(context);
   await eventCheckpointChecks(context);
   await eventCompactedStartCheck(context);
+  await eventEpochCheck(context);
+  await eventSplitCheckpointCheck(context);
   await runAndStateChecks(context);
   await recoveryCheck(context);
   await retentionChecks(context);
