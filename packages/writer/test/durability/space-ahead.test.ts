@@ -121,6 +121,18 @@ describe('the space is extended ahead of the appends, off their path (spec §3.8
     expect((await readAll(file)).records.map((r) => r.value.seq)).toEqual(Array.from({ length: 800 }, (_, n) => n + 1));
   });
 
+  it('in group mode the batches extend the space themselves: an extension ahead would run beside their syncs', async () => {
+    const file = journal();
+    const { fs, writes } = spaceWatch();
+    const writer = await AppendFile.open(file, { durability: 'group', fs });
+    for (let n = 0; n < 800; n += 8)
+      await Promise.all(Array.from({ length: 8 }, (_, k) => writer.appendRecord(record(n + k))));
+    expect(writes.filter((w) => w.zeros)).toEqual([]);
+    expect(writes.filter((w) => w.trailingZeros && w.position >= 128 * 1024).length).toBeGreaterThan(0);
+    await writer.close();
+    expect((await readAll(file)).records).toHaveLength(800);
+  });
+
   it('an append that would pass the space while an extension writes waits for it: its line is never overwritten with zeros (TJ-DUR-006)', async () => {
     const file = journal();
     const { fs, writes, control } = spaceWatch();
