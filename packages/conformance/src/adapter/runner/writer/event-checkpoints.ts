@@ -5,6 +5,7 @@ import { expectOk, expectRefused } from './answers.js';
 import { type WriterContext, withAdapter } from './context.js';
 import { journalAccess } from './journal-access.js';
 import { eventLogOf, inFreshStore } from './lifecycle.js';
+import { sameJson } from './same-json.js';
 
 // The checks of an event-log writer's checkpoints (feature `lifecycle`, spec §6.2): what it writes into them
 // (`writer/event-checkpoints`) and what it learns from them when it opens a log (`writer/event-run-index`).
@@ -64,17 +65,6 @@ export function expectedRunIndex(before: readonly Json[]): Json[] {
   return [...runs.values()];
 }
 
-/** `value` with every object's members sorted, so that two JSON values compare by their text. */
-function sorted(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sorted);
-  if (value === null || typeof value !== 'object') return value;
-  return Object.fromEntries(
-    Object.entries(value as Json)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-      .map(([k, v]) => [k, sorted(v)]),
-  );
-}
-
 /**
  * The failures of one checkpoint at `index` of `records`: its messages against the reference fold of every record
  * before it (TJ-EVENT-007), and its run index, when it has one, against the runs those records give (TJ-EVENT-019).
@@ -87,15 +77,15 @@ async function checkpointFailures(records: readonly Json[], index: number, scrat
   writeFileSync(scratch, before.map((r) => `${JSON.stringify(r)}\n`).join(''));
   const observed = await observeEventLog(scratch);
   const fold = 'fold' in observed ? observed.fold : observed;
-  if (JSON.stringify(sorted(payload.messages)) !== JSON.stringify(sorted(fold.messages)))
+  if (!sameJson(payload.messages, fold.messages))
     failures.push(
       `the checkpoint at seq ${checkpoint.seq} holds messages ${JSON.stringify(payload.messages).slice(0, 300)}, not the fold of the records before it ${JSON.stringify(fold.messages).slice(0, 300)} (TJ-EVENT-007)`,
     );
   if (payload.runs !== undefined) {
-    const expected = JSON.stringify(sorted(expectedRunIndex(before)));
-    if (JSON.stringify(sorted(payload.runs)) !== expected)
+    const expected = expectedRunIndex(before);
+    if (!sameJson(payload.runs, expected))
       failures.push(
-        `the checkpoint at seq ${checkpoint.seq} has runs ${JSON.stringify(payload.runs).slice(0, 400)}, not the runs of the records before it ${expected.slice(0, 400)} (TJ-EVENT-019)`,
+        `the checkpoint at seq ${checkpoint.seq} has runs ${JSON.stringify(payload.runs).slice(0, 400)}, not the runs of the records before it ${JSON.stringify(expected).slice(0, 400)} (TJ-EVENT-019)`,
       );
   }
   return failures;

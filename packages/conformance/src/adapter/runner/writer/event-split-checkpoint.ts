@@ -5,6 +5,7 @@ import { expectOk } from './answers.js';
 import { type WriterContext, withAdapter } from './context.js';
 import { journalAccess } from './journal-access.js';
 import { eventLogOf, inFreshStore } from './lifecycle.js';
+import { sameJson } from './same-json.js';
 
 // `writer/event-split-checkpoint`: a checkpoint whose line would be over the line-size limit goes out as a split
 // checkpoint (spec §6.2), whose parts a reader can only use when they are whole, in order and alone (TJ-EVENT-030).
@@ -49,21 +50,10 @@ function plantedLog(): string {
   return text;
 }
 
-/** `value` with every object's members sorted, so that two JSON values compare by their text. */
-function sorted(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sorted);
-  if (value === null || typeof value !== 'object') return value;
-  return Object.fromEntries(
-    Object.entries(value as Json)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-      .map(([k, v]) => [k, sorted(v)]),
-  );
-}
-
 /** The index of the first message where `got` and `expected` differ, or null when they are equal. */
 function firstDifference(got: readonly unknown[], expected: readonly unknown[]): number | null {
   const length = Math.max(got.length, expected.length);
-  for (let i = 0; i < length; i++) if (JSON.stringify(sorted(got[i])) !== JSON.stringify(sorted(expected[i]))) return i;
+  for (let i = 0; i < length; i++) if (!sameJson(got[i], expected[i])) return i;
   return null;
 }
 
