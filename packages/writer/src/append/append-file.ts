@@ -771,15 +771,15 @@ export class AppendFile implements WritableJournal {
 
   /**
    * Extends the space before the appends reach its end (see `spaceEndAhead`), in the background, when no append waits
-   * to be written, in `every` and `none` modes: zeros written past it, then a sync, so that the append that would have reached the end writes into space the file holds and its own
-   * sync commits no new length (an append that extends the space pays a write of the new space and a journal commit
-   * with its sync). The sync is the file's like any other: its failure poisons the file (TJ-DUR-021), since it may
-   * have consumed the error of lines written meanwhile, and so does a write that fails for another reason than room.
-   * Without room for the zeros, nothing written changes: the appends go on within the space, and the one that passes
-   * its end extends it itself and is cut back to its lines there; none is tried ahead again. Not in `group` mode,
-   * whose appends come in a steady stream and share their syncs: there an extension ahead ran beside the batches'
-   * syncs and made the batch that reached the end wait for it, and a batch that extends the space itself spreads the
-   * cost over all of its appends.
+   * to be written, in `every` and `none` modes: zeros written past it, then a sync, so that the append that would have
+   * reached the end writes into space the file holds and its own sync commits no new length (an append that extends
+   * the space pays a write of the new space and a journal commit with its sync). The sync is the file's like any
+   * other: its failure poisons the file (TJ-DUR-021), since it may have consumed the error of lines written meanwhile,
+   * and so does a write that fails for another reason than room. Without room for the zeros, nothing written changes:
+   * the appends go on within the space, and the one that passes its end extends it itself and is cut back to its lines
+   * there; none is tried ahead again. Not in `group` mode, whose appends come in a steady stream and share their
+   * syncs: there an extension ahead ran beside the batches' syncs and made the batch that reached the end wait for it,
+   * and a batch that extends the space itself spreads the cost over all of its appends.
    */
   #extendAhead(): void {
     if (this.#extendingRefused || this.#closing !== null || this.#poison !== null || this.#failed !== null) return;
