@@ -185,6 +185,19 @@ function heldText(prompt: string) {
   return second.slice(0, Math.floor(second.length / 2)).join('');
 }
 
+/** Waits until the session's event log holds `text` at the end of its deltas (written: what a SIGKILL keeps). */
+async function untilLogged(s: Scenario, sessionId: string, text: string) {
+  const directory = await journalDirectory(s.root);
+  const deltas = () =>
+    eventRecords(directory, sessionId)
+      .filter((record) => record.type === 'chat.delta')
+      .map((record) => String(record.payload?.text ?? ''))
+      .join('');
+  for (let tries = 0; tries < 500 && !deltas().endsWith(text); tries++)
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  expect(deltas().endsWith(text), `the log's deltas end with the text the page shows`).toBe(true);
+}
+
 /** Sends a "[hold]" prompt and waits until the model is parked and the page shows everything before the gate. */
 async function sendAndHold(s: Scenario, page: Page, prompt: string) {
   const held = s.server.hook('held');
@@ -357,6 +370,9 @@ describe('resumable chat in Chromium', () => {
     const page = await s.open('s4');
     await waitLive(page);
     await sendAndHold(s, page, prompt);
+    // Tokens reach the page at once and the log within `deltaFlushMs` (TJ-LIVE-007: a crash loses at most that much):
+    // the kill comes once the text shown is written, so that the partial kept is all of it, whatever the load.
+    await untilLogged(s, 's4', heldText(prompt));
     await s.server.kill();
     await page.waitForSelector('#status[data-state="reconnecting"]');
     // While the server is down nothing answers: the page says so instead of a frozen "Answering…".
