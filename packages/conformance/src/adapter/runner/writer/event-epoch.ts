@@ -1,38 +1,16 @@
-import { expectOk } from './answers.js';
 import { type WriterContext, withAdapter } from './context.js';
 import { journalAccess } from './journal-access.js';
 import { eventLogOf, inFreshStore } from './lifecycle.js';
+import { appendMessages, PLANTED_MESSAGES, plantedMessages } from './planted-event-log.js';
 
 // `writer/event-epoch`: a writer that continues an event log keeps the log's epoch on the checkpoints it appends
 // (spec §6.7, TJ-EVENT-024), so that a recovery from that checkpoint, or a compaction cut there, keeps the log's history.
 
 type Json = Record<string, unknown>;
-const TS = '2026-06-19T03:14:07Z';
 /** The epoch the harness's log was created with; no writer would choose it. */
 const EPOCH = 'tj-kit-epoch-3f6d1c0a';
-/**
- * Records the harness writes, none a checkpoint: one short of TJ-EVENT-006's default 50, so a writer that follows the
- * default appends its first checkpoint with the first or second record it is given.
- */
-const PLANTED = 49;
 /** Records the harness appends through `event_append`, each by a writer opened for it (adapter.md §5.4). */
 const APPENDED = 3;
-
-/** The harness's log: `PLANTED` messages, the first record carrying the epoch (TJ-EVENT-023). */
-function plantedLog(): string {
-  let text = '';
-  for (let seq = 0; seq < PLANTED; seq++) {
-    const record: Json = {
-      seq,
-      ts: TS,
-      type: 'message_append',
-      payload: { message: { role: seq % 2 === 0 ? 'user' : 'assistant', content: `planted ${seq}` } },
-    };
-    if (seq === 0) record.epoch = EPOCH;
-    text += `${JSON.stringify(record)}\n`;
-  }
-  return text;
-}
 
 /** True for a record that closes a checkpoint: a `checkpoint`, or the last part of a split one (spec §6.2). */
 function closesCheckpoint(record: Json): boolean {
@@ -58,16 +36,12 @@ export async function eventEpochCheck(context: WriterContext): Promise<void> {
         withAdapter(context, async (process) => {
           const failures: string[] = [];
           const journal = journalAccess(context, process);
-          await journal.plant(file, plantedLog());
-          for (let n = 0; n < APPENDED; n++)
-            await expectOk(
-              process,
-              'event_append',
-              { file, type: 'message_append', payload: { message: { role: 'user', content: `appended ${n}` } } },
-              `append ${n} to a log of epoch ${EPOCH}`,
-              failures,
-            );
-          const appended = (await journal.records(file, failures)).slice(PLANTED);
+          await journal.plant(
+            file,
+            plantedMessages(EPOCH, (seq) => `planted ${seq}`),
+          );
+          await appendMessages(process, file, APPENDED, `a log of epoch ${EPOCH}`, failures);
+          const appended = (await journal.records(file, failures)).slice(PLANTED_MESSAGES);
           for (const record of appended) {
             const closes = closesCheckpoint(record);
             if (closes) checkpoints++;
@@ -86,7 +60,7 @@ export async function eventEpochCheck(context: WriterContext): Promise<void> {
       // A writer need not checkpoint (TJ-EVENT-006 is a SHOULD): with none appended there is nothing this check can see.
       if ('failures' in outcome && outcome.failures.length === 0 && checkpoints === 0)
         return {
-          skip: `the writers appended no checkpoint after ${PLANTED + APPENDED} records (TJ-EVENT-006 is a SHOULD): nothing to judge`,
+          skip: `the writers appended no checkpoint after ${PLANTED_MESSAGES + APPENDED} records (TJ-EVENT-006 is a SHOULD): nothing to judge`,
         };
       return outcome;
     },

@@ -1,17 +1,16 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { observeEventLog } from '../../../fixtures/run-store-fixtures.js';
-import { expectOk } from './answers.js';
 import { type WriterContext, withAdapter } from './context.js';
 import { journalAccess } from './journal-access.js';
 import { eventLogOf, inFreshStore } from './lifecycle.js';
+import { appendMessages, PLANTED_MESSAGES, plantedMessages } from './planted-event-log.js';
 import { sameJson } from './same-json.js';
 
 // `writer/event-split-checkpoint`: a checkpoint whose line would be over the line-size limit goes out as a split
 // checkpoint (spec §6.2), whose parts a reader can only use when they are whole, in order and alone (TJ-EVENT-030).
 
 type Json = Record<string, unknown>;
-const TS = '2026-06-19T03:14:07Z';
 /** The epoch the harness's log was created with (spec §6.7), which the checkpoint's last part must carry. */
 const EPOCH = 'tj-kit-epoch-5a0e92b4';
 /**
@@ -21,11 +20,6 @@ const EPOCH = 'tj-kit-epoch-5a0e92b4';
  */
 const LONG_MESSAGES = 9;
 const LONG_CHARS = 2 * 1024 * 1024;
-/**
- * Records the harness writes, none a checkpoint: one short of TJ-EVENT-006's default 50, so a writer that follows the
- * default appends its first checkpoint with the first or second record it is given.
- */
-const PLANTED = 49;
 /** Records the harness appends through `event_append`, each by a writer opened for it (adapter.md §5.4). */
 const APPENDED = 2;
 /** The members a part before the last may have: any other belongs on the last part only (TJ-EVENT-030). */
@@ -34,20 +28,11 @@ const PART_PAYLOAD = new Set(['part', 'parts', 'messages']);
 
 /** The harness's log: short messages around `LONG_MESSAGES` long ones, the first record carrying the epoch. */
 function plantedLog(): string {
-  let text = '';
-  for (let seq = 0; seq < PLANTED; seq++) {
-    const long = seq >= 1 && seq <= LONG_MESSAGES;
-    const content = long ? `long ${seq} `.padEnd(LONG_CHARS, String.fromCharCode(96 + seq)) : `short ${seq}`;
-    const record: Json = {
-      seq,
-      ts: TS,
-      type: 'message_append',
-      payload: { message: { role: seq % 2 === 0 ? 'user' : 'assistant', content } },
-    };
-    if (seq === 0) record.epoch = EPOCH;
-    text += `${JSON.stringify(record)}\n`;
-  }
-  return text;
+  return plantedMessages(EPOCH, (seq) =>
+    seq >= 1 && seq <= LONG_MESSAGES
+      ? `long ${seq} `.padEnd(LONG_CHARS, String.fromCharCode(96 + seq))
+      : `short ${seq}`,
+  );
 }
 
 /** The index of the first message where `got` and `expected` differ, or null when they are equal. */
@@ -144,20 +129,13 @@ export async function eventSplitCheckpointCheck(context: WriterContext): Promise
         const records = await withAdapter(context, async (process) => {
           const journal = journalAccess(context, process);
           await journal.plant(file, plantedLog());
-          for (let n = 0; n < APPENDED; n++)
-            await expectOk(
-              process,
-              'event_append',
-              { file, type: 'message_append', payload: { message: { role: 'user', content: `appended ${n}` } } },
-              `append ${n} to a log of 18 MiB of messages`,
-              failures,
-            );
+          await appendMessages(process, file, APPENDED, 'a log of 18 MiB of messages', failures);
           return journal.records(file, failures);
         });
         // The harness's own copy of the log before each split checkpoint, which the reference reader folds.
         const scratch = join(root, 'prefix', 'events.jsonl');
         mkdirSync(dirname(scratch), { recursive: true });
-        for (let index = PLANTED; index < records.length; ) {
+        for (let index = PLANTED_MESSAGES; index < records.length; ) {
           if (records[index]?.type !== 'checkpoint.part') {
             index++;
             continue;
